@@ -1,0 +1,114 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
+)
+
+// publishBody is the publish request as sent; pointers tell missing from zero.
+type publishBody struct {
+	RoomID         *int64          `json:"roomId"`
+	EventType      *string         `json:"eventType"`
+	Data           json.RawMessage `json:"data"`
+	PublisherID    *int64          `json:"publisherId"`
+	IdempotencyKey *string         `json:"idempotencyKey"`
+	RecipientIDs   []int64         `json:"recipientIds"`
+}
+
+// DecodePublish parses and checks a publish body. Errors are *Error values
+// with the code DESIGN.md gives (COMMON400, NOTIF4001).
+func DecodePublish(body []byte) (hub.PublishRequest, error) {
+	var b publishBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&b); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "eventType" {
+				return hub.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
+			}
+			return hub.PublishRequest{}, errBadRequest(fmt.Sprintf("%s has the wrong type", fieldName(te.Field)))
+		}
+		return hub.PublishRequest{}, errBadRequest("body is not a valid JSON object")
+	}
+	if dec.More() {
+		return hub.PublishRequest{}, errBadRequest("body must hold one JSON object")
+	}
+	if b.RoomID == nil || *b.RoomID <= 0 {
+		return hub.PublishRequest{}, errBadRequest("roomId must be a positive integer")
+	}
+	if b.EventType == nil || *b.EventType == "" {
+		return hub.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType is required", nil}
+	}
+	if len(b.Data) == 0 || b.Data[0] != '{' {
+		return hub.PublishRequest{}, errBadRequest("data must be a JSON object")
+	}
+	req := hub.PublishRequest{Room: *b.RoomID, EventType: *b.EventType, Data: b.Data, RecipientIDs: b.RecipientIDs}
+	if b.PublisherID != nil {
+		if *b.PublisherID <= 0 {
+			return hub.PublishRequest{}, errBadRequest("publisherId must be a positive integer")
+		}
+		req.PublisherID = *b.PublisherID
+	}
+	if b.IdempotencyKey != nil {
+		req.IdempotencyKey = *b.IdempotencyKey
+	}
+	return req, nil
+}
+
+func fieldName(f string) string {
+	if f == "" {
+		return "body"
+	}
+	return f
+}
+
+func (s *Server) publish(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	req, err := DecodePublish(body)
+	if err != nil {
+		return err
+	}
+	res, err := s.hub.Publish(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return ok(c, res)
+}
+
+func (s *Server) events(c echo.Context) error {
+	room, err := roomParam(c)
+	if err != nil {
+		return err
+	}
+	since, err := hub.ParseStreamID(c.QueryParam("since"))
+	if err != nil {
+		return errBadRequest("since is required: a stream id (ms-seq or ms) or 0 for the oldest")
+	}
+	count := 100
+	if v := c.QueryParam("count"); v != "" {
+		n, err := strconv.Atoi(v)
+		if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+			n, err = hub.MaxEventsPage, nil // a huge count is clamped like any count above 500
+		}
+		if err != nil || n <= 0 {
+			return errBadRequest("count must be a positive integer")
+		}
+		count = min(n, hub.MaxEventsPage)
+	}
+	page, err := s.hub.Events(c.Request().Context(), room, since, count)
+	if err != nil {
+		return err
+	}
+	return ok(c, page)
+}

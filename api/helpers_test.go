@@ -1,0 +1,295 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+)
+
+// testHub is a hub and its HTTP server, in-process, on a real Redis.
+type testHub struct {
+	URL    string
+	Hub    *hub.Hub
+	Cfg    hub.Config
+	tokens *TokenVerifier
+	rdb    rueidis.Client
+}
+
+// startHub starts a hub on the Redis at addr; mutate adjusts the config.
+func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
+	t.Helper()
+	cfg := hub.DefaultConfig()
+	cfg.RedisURL = "redis://" + addr
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	opt, err := hub.RedisOptions(cfg.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
+	h.Start()
+	srv := httptest.NewServer(New(h, log, nil))
+	t.Cleanup(func() {
+		h.EndStreams()
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("hub.Close: %v", err)
+		}
+		rdb.Close()
+	})
+	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb}
+	th.waitHealthy(t)
+	return th
+}
+
+// waitHealthy waits (bounded) until /health says healthy: the listener is subscribed.
+func (th *testHub) waitHealthy(t testing.TB) {
+	t.Helper()
+	eventually(t, 10*time.Second, "hub healthy", func() bool {
+		code, _ := th.get(t, "/health", "")
+		return code == http.StatusOK
+	})
+}
+
+func eventually(t testing.TB, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (th *testHub) token(t testing.TB, user int64) string {
+	t.Helper()
+	tok, err := th.tokens.Sign(user, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+// do sends a request and returns the status and decoded envelope.
+func (th *testHub) do(t testing.TB, method, path string, hdr map[string]string, body string) (int, Envelope) {
+	t.Helper()
+	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var env Envelope
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, path, b)
+		}
+	} else if method != http.MethodHead && path != "/metrics" {
+		t.Fatalf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
+	}
+	return resp.StatusCode, env
+}
+
+func (th *testHub) get(t testing.TB, path, token string) (int, Envelope) {
+	t.Helper()
+	h := map[string]string{}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	return th.do(t, http.MethodGet, path, h, "")
+}
+
+// publishRaw posts a publish body with the internal key.
+func (th *testHub) publishRaw(t testing.TB, body string) (int, Envelope) {
+	t.Helper()
+	return th.do(t, http.MethodPost, "/api/v1/notifications/publish",
+		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
+}
+
+// publish publishes one event and returns its result; it fails the test on error.
+func (th *testHub) publish(t testing.TB, room int64, typ string, data any) hub.PublishResult {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"roomId": room, "eventType": typ, "data": data, "publisherId": 1})
+	code, env := th.publishRaw(t, string(b))
+	if code != http.StatusOK {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	var res hub.PublishResult
+	remarshal(t, env.Result, &res)
+	return res
+}
+
+func remarshal(t testing.TB, in, out any) {
+	t.Helper()
+	b, _ := json.Marshal(in)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("result %s: %v", b, err)
+	}
+}
+
+// frame is one parsed SSE message (or comment).
+type frame struct {
+	Event, ID, Data, Comment, Retry string
+}
+
+// sseClient reads a real SSE stream and parses it line by line.
+type sseClient struct {
+	Resp   *http.Response
+	frames chan frame
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// openStream opens room's stream as user; lastEventID "" means none.
+func (th *testHub) openStream(t testing.TB, room, user int64, lastEventID string) *sseClient {
+	t.Helper()
+	return openSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), th.token(t, user), lastEventID)
+}
+
+func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("open stream: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		t.Fatalf("open stream: %d %s", resp.StatusCode, b)
+	}
+	c := &sseClient{Resp: resp, frames: make(chan frame, 1<<16), cancel: cancel, done: make(chan struct{})}
+	go c.read()
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (c *sseClient) read() {
+	defer close(c.done)
+	defer close(c.frames)
+	sc := bufio.NewScanner(c.Resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var f frame
+	empty := true
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if !empty {
+				c.frames <- f
+			}
+			f, empty = frame{}, true
+			continue
+		}
+		empty = false
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "":
+			f.Comment = value
+		case "event":
+			f.Event = value
+		case "id":
+			f.ID = value
+		case "data":
+			f.Data = value
+		case "retry":
+			f.Retry = value
+		}
+	}
+}
+
+// Close ends the stream and waits for the reader.
+func (c *sseClient) Close() {
+	c.cancel()
+	c.Resp.Body.Close()
+	<-c.done
+}
+
+// next returns the next frame that is not a comment, failing after d.
+func (c *sseClient) next(t testing.TB, d time.Duration) frame {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				t.Fatalf("stream ended while waiting for an event")
+			}
+			if f.Comment != "" || f.Retry != "" {
+				continue
+			}
+			return f
+		case <-timer.C:
+			t.Fatalf("no event within %v", d)
+		}
+	}
+}
+
+// nextAny returns the next frame of any kind (comments included), or false at the end.
+func (c *sseClient) nextAny(t testing.TB, d time.Duration) (frame, bool) {
+	t.Helper()
+	select {
+	case f, ok := <-c.frames:
+		return f, ok
+	case <-time.After(d):
+		t.Fatalf("nothing within %v", d)
+		return frame{}, false
+	}
+}
+
+// ended waits for the stream to end, failing after d.
+func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
+	t.Helper()
+	var rest []frame
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				return rest
+			}
+			rest = append(rest, f)
+		case <-timer.C:
+			t.Fatalf("stream did not end within %v", d)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// observe counts and times every request by route and status and logs it. The
+// path is logged without its query, so a ?token= never reaches the logs.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		route := routeLabel(c)
+		status := c.Response().Status
+		set := s.hub.Metrics().Set
+		set.GetOrCreateCounter(fmt.Sprintf(`http_requests_total{method=%q,route=%q,status="%d"}`,
+			c.Request().Method, route, status)).Inc()
+		set.GetOrCreateHistogram(fmt.Sprintf(`http_request_duration_seconds{route=%q}`, route)).UpdateDuration(start)
+		s.log.Debug("http", "method", c.Request().Method, "route", route, "path", c.Request().URL.Path,
+			"status", status, "duration", time.Since(start))
+		return nil
+	}
+}
+
+// routeLabel is the route template, so that metric cardinality stays bounded.
+func routeLabel(c echo.Context) string {
+	p := c.Path()
+	if p == "" || p == "/*" {
+		return "unmatched"
+	}
+	return p
+}
+
+// registerHTTPMetrics lists the HTTP metrics at zero before any request.
+func (s *Server) registerHTTPMetrics() {
+	set := s.hub.Metrics().Set
+	for _, r := range s.e.Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue
+		}
+		set.GetOrCreateCounter(fmt.Sprintf(`http_requests_total{method=%q,route=%q,status="200"}`, r.Method, r.Path))
+		set.GetOrCreateHistogram(fmt.Sprintf(`http_request_duration_seconds{route=%q}`, r.Path))
+	}
+}
+
+func (s *Server) metrics(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
+	c.Response().WriteHeader(http.StatusOK)
+	s.hub.Metrics().Set.WritePrometheus(c.Response())
+	return nil
+}
+
+func (s *Server) health(c echo.Context) error {
+	h := s.hub.Health(c.Request().Context())
+	if h.Healthy() {
+		return ok(c, h)
+	}
+	return c.JSON(http.StatusServiceUnavailable, Envelope{
+		IsSuccess: false, Code: "REDIS5001", Message: "degraded: Redis or the pub/sub listener is unavailable", Result: h,
+	})
+}
+

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestDecodePublish(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		code string // "" = ok
+	}{
+		{`{"roomId":42,"eventType":"comment.created","data":{"a":1},"publisherId":1,"idempotencyKey":"k","recipientIds":[1,2]}`, ""},
+		{`{"roomId":42,"eventType":"comment.created","data":{}}`, ""},
+		{`{"roomId":42,"eventType":"comment.created","data":{}} {}`, "COMMON400"},
+		{`not json`, "COMMON400"},
+		{`[]`, "COMMON400"},
+		{`{"roomId":"42","eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"roomId":0,"eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"roomId":-1,"eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"roomId":1.5,"eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"roomId":99999999999999999999,"eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"eventType":"comment.created","data":{}}`, "COMMON400"},
+		{`{"roomId":42,"data":{}}`, "NOTIF4001"},
+		{`{"roomId":42,"eventType":"","data":{}}`, "NOTIF4001"},
+		{`{"roomId":42,"eventType":5,"data":{}}`, "NOTIF4001"},
+		{`{"roomId":42,"eventType":"comment.created"}`, "COMMON400"},
+		{`{"roomId":42,"eventType":"comment.created","data":null}`, "COMMON400"},
+		{`{"roomId":42,"eventType":"comment.created","data":[1]}`, "COMMON400"},
+		{`{"roomId":42,"eventType":"comment.created","data":"x"}`, "COMMON400"},
+		{`{"roomId":42,"eventType":"comment.created","data":{},"publisherId":0}`, "COMMON400"},
+		{`{"roomId":42,"eventType":"comment.created","data":{},"recipientIds":"1"}`, "COMMON400"},
+	} {
+		_, err := DecodePublish([]byte(tc.body))
+		var e *Error
+		switch {
+		case tc.code == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tc.body, err)
+		case tc.code != "" && (!errors.As(err, &e) || e.Code != tc.code):
+			t.Errorf("%s: err = %v, want %s", tc.body, err, tc.code)
+		}
+	}
+}
+
+func FuzzDecodePublish(f *testing.F) {
+	for _, s := range []string{
+		`{"roomId":42,"eventType":"comment.created","data":{"a":1},"publisherId":1,"idempotencyKey":"k"}`,
+		`{"roomId":1,"eventType":"x","data":{}}`, `{}`, `[]`, `{"data":{"a":[1,{"b":null}]}}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := DecodePublish(body)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != 400 {
+				t.Fatalf("error %v is not a 400 *Error", err)
+			}
+			return
+		}
+		if req.Room <= 0 || req.EventType == "" || len(req.Data) == 0 || req.Data[0] != '{' {
+			t.Fatalf("accepted an invalid request: %+v", req)
+		}
+		if !json.Valid(req.Data) {
+			t.Fatalf("accepted invalid data %q", req.Data)
+		}
+	})
+}

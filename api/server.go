@@ -1,0 +1,156 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"roomhub/hub"
+)
+
+// Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
+type Server struct {
+	hub    *hub.Hub
+	cfg    hub.Config
+	log    *slog.Logger
+	tokens *TokenVerifier
+	web    fs.FS
+	e      *echo.Echo
+}
+
+// New builds the HTTP handler for h. web holds the demo page and client SDK
+// (served at / and /static/); it may be nil.
+func New(h *hub.Hub, log *slog.Logger, web fs.FS) *Server {
+	cfg := h.Config()
+	s := &Server{hub: h, cfg: cfg, log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
+	e := s.e
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(log)
+	e.Use(s.observe, recoverJSON(log))
+	if len(cfg.AllowedOrigins) > 0 {
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+			AllowOrigins:     cfg.AllowedOrigins,
+			AllowCredentials: true,
+			AllowMethods:     []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodOptions},
+			AllowHeaders:     []string{echo.HeaderAuthorization, echo.HeaderContentType, "Last-Event-ID", "X-Internal-Key"},
+			MaxAge:           600,
+		}))
+	}
+	e.Use(bodyLimit(64 << 10))
+	s.routes()
+	s.registerHTTPMetrics()
+	return s
+}
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// NewHTTPServer wraps handler in an http.Server with timeouts that stop slow
+// clients from holding connections. WriteTimeout is left to handlers: SSE
+// streams set a deadline per write, other handlers are bounded by Redis timeouts.
+func NewHTTPServer(addr string, handler http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+func (s *Server) routes() {
+	e := s.e
+	user := requireUser(s.tokens, false)
+	internal := requireInternal(s.cfg.InternalAPIKey)
+
+	e.GET("/health", s.health)
+	e.GET("/metrics", s.metrics)
+
+	v1 := e.Group("/api/v1")
+	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true))
+	v1.POST("/notifications/publish", s.publish, bodyLimit(s.cfg.PublishMaxBytes), internal)
+	v1.GET("/rooms/:roomId/events", s.events, user)
+
+	if !s.cfg.Production() {
+		e.GET("/dev/token", s.devToken)
+		e.POST("/dev/publish", s.devPublish, bodyLimit(s.cfg.PublishMaxBytes))
+	}
+	if s.web != nil {
+		e.GET("/", s.index)
+		e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(s.web)))))
+	}
+}
+
+func (s *Server) index(c echo.Context) error {
+	b, err := fs.ReadFile(s.web, "index.html")
+	if err != nil {
+		return errNotFound("no demo page")
+	}
+	return c.HTMLBlob(http.StatusOK, b)
+}
+
+// roomParam reads :roomId, a positive 64-bit integer.
+func roomParam(c echo.Context) (int64, error) {
+	id, err := hub.ParseRoomID(c.Param("roomId"))
+	if err != nil {
+		return 0, errBadRequest("roomId must be a positive 64-bit integer")
+	}
+	return id, nil
+}
+
+// recoverJSON turns a panic into a logged COMMON500, never a stack trace or HTML.
+func recoverJSON(log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					if r == http.ErrAbortHandler {
+						panic(r)
+					}
+					log.Error("panic in handler", "method", c.Request().Method, "route", c.Path(), "panic", fmt.Sprint(r))
+					err = &Error{http.StatusInternalServerError, "COMMON500", "internal server error", nil}
+				}
+			}()
+			return next(c)
+		}
+	}
+}
+
+// bodyLimit answers 413 COMMON413 for bodies over limit bytes.
+func bodyLimit(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > limit {
+				return &Error{http.StatusRequestEntityTooLarge, "COMMON413",
+					"request body is larger than " + strconv.FormatInt(limit, 10) + " bytes", nil}
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// readBody reads a (limited) request body, mapping an overflow to 413.
+func readBody(c echo.Context) ([]byte, error) {
+	b, err := io.ReadAll(c.Request().Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &Error{http.StatusRequestEntityTooLarge, "COMMON413",
+			"request body is larger than " + strconv.FormatInt(tooBig.Limit, 10) + " bytes", nil}
+	}
+	if err != nil {
+		return nil, errBadRequest("could not read the request body")
+	}
+	return b, nil
+}

@@ -1,0 +1,151 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
+)
+
+var keepaliveFrame = []byte(":keepalive\n\n")
+
+// sseWriter writes SSE bytes with a deadline per write, so a stalled socket is
+// dropped instead of waited on.
+type sseWriter struct {
+	w       *echo.Response
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *sseWriter) write(b []byte) error {
+	if err := w.rc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	_, err := w.w.Write(b)
+	return err
+}
+
+func (w *sseWriter) flush() error { return w.rc.Flush() }
+
+// send writes one frame and flushes it.
+func (w *sseWriter) send(b []byte) error {
+	if err := w.write(b); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+// stream serves GET /api/v1/rooms/:roomId/stream: subscribe, catch up from the
+// resume point, then live events until the client leaves, its token expires,
+// it lags, it is evicted, or the hub shuts down.
+func (s *Server) stream(c echo.Context) error {
+	room, err := roomParam(c)
+	if err != nil {
+		return err
+	}
+	u := userOf(c)
+	resume := c.Request().Header.Get("Last-Event-ID")
+	if resume == "" {
+		resume = c.QueryParam("lastEventId")
+	}
+	st, err := s.hub.OpenStream(room, u.ID, "", resume)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	res := c.Response()
+	rc := http.NewResponseController(res.Writer)
+	// The server's ReadTimeout would end a long-lived stream: lift it here.
+	_ = rc.SetReadDeadline(time.Time{})
+	h := res.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set(echo.HeaderConnection, "keep-alive")
+	res.WriteHeader(http.StatusOK)
+	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout}
+	if err := w.send([]byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")); err != nil {
+		return nil
+	}
+
+	ctx := c.Request().Context()
+	writeEvent := func(ev *hub.Event) error { return w.write(ev.Frame()) }
+	catchUp := func() bool {
+		err := st.CatchUp(ctx, writeEvent)
+		if errors.Is(err, hub.ErrLagged) {
+			s.lagged(w)
+			return false
+		}
+		if err != nil {
+			s.log.Debug("stream catch-up ended", "room", room, "err", err)
+			return false
+		}
+		return w.flush() == nil
+	}
+	if !catchUp() {
+		return nil
+	}
+
+	keepalive := time.NewTimer(s.cfg.KeepAlive)
+	defer keepalive.Stop()
+	expiry := time.NewTimer(time.Until(u.Expires))
+	defer expiry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.hub.Done():
+			return nil
+		case <-expiry.C:
+			return nil
+		case <-st.Evicted():
+			_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "connection limit"}))
+			return nil
+		case <-st.Lagged():
+			s.lagged(w)
+			return nil
+		case ev := <-st.Events():
+			if !s.sendBatch(w, st, ev, catchUp) {
+				return nil
+			}
+		case <-keepalive.C:
+			if w.send(keepaliveFrame) != nil {
+				return nil
+			}
+		}
+		keepalive.Reset(s.cfg.KeepAlive)
+	}
+}
+
+// sendBatch writes ev and whatever else is already buffered, then flushes once.
+func (s *Server) sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() bool) bool {
+	for {
+		send, needCatchUp := st.Accept(ev)
+		if needCatchUp {
+			if err := w.flush(); err != nil {
+				return false
+			}
+			return catchUp()
+		}
+		if send {
+			if err := w.write(ev.Frame()); err != nil {
+				return false
+			}
+		}
+		select {
+		case ev = <-st.Events():
+		default:
+			return w.flush() == nil
+		}
+	}
+}
+
+func (s *Server) lagged(w *sseWriter) {
+	_ = w.send(hub.SystemFrame(hub.LaggedEventType, map[string]string{"reason": "client too slow; reconnect with Last-Event-ID"}))
+}
+

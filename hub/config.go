@@ -1,0 +1,234 @@
+package hub
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dev defaults for secrets. They are refused when HUB_ENV=production.
+const (
+	DevJWTSecret      = "local_dev_secret"
+	DevInternalAPIKey = "local_dev_internal_key"
+)
+
+// DefaultEventTypes are the event types a backend may publish unless EVENT_TYPES says otherwise.
+var DefaultEventTypes = []string{
+	"retrospect.submitted", "retrospect.created", "comment.created", "like.toggled", "member.joined",
+}
+
+// eventTypeRE is what an event type may look like: no CR/LF, so no SSE field injection.
+var eventTypeRE = regexp.MustCompile(`^[a-z0-9_.-]{1,64}$`)
+
+// ValidEventTypeName reports whether s is a well-formed event type name.
+func ValidEventTypeName(s string) bool { return eventTypeRE.MatchString(s) }
+
+// reservedEventType reports whether the hub keeps this type for itself.
+func reservedEventType(s string) bool {
+	return s == PresenceEventType || strings.HasPrefix(s, "system.")
+}
+
+// Config is the hub's configuration, read once from the environment at start-up.
+// Each field names its variable; the defaults are those of DESIGN.md.
+type Config struct {
+	Port                  int           // SERVER_PORT, 8083
+	RedisURL              string        // REDIS_URL; empty means an embedded in-process Redis
+	JWTSecret             string        // JWT_SECRET
+	InternalAPIKey        string        // INTERNAL_API_KEY
+	AllowedOrigins        []string      // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
+	ChannelCapacity       int           // SSE_CHANNEL_CAPACITY, 256 events buffered per stream
+	KeepAlive             time.Duration // SSE_KEEPALIVE_SECS, 15
+	PresenceUserTTL       time.Duration // PRESENCE_USER_TTL_SECS, 60
+	PresenceHashTTL       time.Duration // PRESENCE_HASH_TTL_SECS, 120
+	WriteBehindInterval   time.Duration // WRITE_BEHIND_INTERVAL_SECS, 30
+	WriteBehindBatchSize  int           // WRITE_BEHIND_BATCH_SIZE, 200
+	StreamMaxLen          int64         // STREAM_MAXLEN, 10000 (approximate)
+	LockTTL               time.Duration // LOCK_TTL_SECS, 10
+	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
+	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
+	PublishMaxBytes       int64         // PUBLISH_MAX_BYTES, 65536
+	MaxConnectionsPerUser int           // MAX_CONNECTIONS_PER_USER, 5; 0 means no cap
+	PresenceBroadcast     time.Duration // PRESENCE_BROADCAST_MS, 1000; 0 means one update per transition
+	PresenceListMax       int           // PRESENCE_LIST_MAX, 500
+	Retry                 time.Duration // SSE_RETRY_MS, 3000
+	EventTypes            []string      // EVENT_TYPES, comma list
+	InboxRetention        time.Duration // INBOX_RETENTION_DAYS, 30
+	ReadSinkURL           string        // READ_SINK_URL; empty means a log sink
+	Env                   string        // HUB_ENV, development or production
+	LogLevel              slog.Level    // LOG_LEVEL, info
+}
+
+// Production reports whether the hub runs with HUB_ENV=production.
+func (c Config) Production() bool { return c.Env == "production" }
+
+// DefaultConfig is the configuration with nothing set.
+func DefaultConfig() Config {
+	c, err := LoadConfig(func(string) (string, bool) { return "", false })
+	if err != nil {
+		panic(err) // the defaults are valid by construction
+	}
+	return c
+}
+
+// ConfigError names the variable that stopped start-up.
+type ConfigError struct {
+	Var, Value, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason)
+}
+
+// LoadConfig reads the configuration through lookup (os.LookupEnv in main) and
+// validates it. The first bad value is returned as a *ConfigError.
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	l := loader{lookup: lookup}
+	c := Config{
+		Port:                  l.int("SERVER_PORT", 8083, 1, 65535),
+		RedisURL:              l.str("REDIS_URL", ""),
+		JWTSecret:             l.str("JWT_SECRET", DevJWTSecret),
+		InternalAPIKey:        l.str("INTERNAL_API_KEY", DevInternalAPIKey),
+		AllowedOrigins:        l.list("ALLOWED_ORIGINS", nil),
+		ChannelCapacity:       l.int("SSE_CHANNEL_CAPACITY", 256, 1, 1<<20),
+		KeepAlive:             l.secs("SSE_KEEPALIVE_SECS", 15, 1),
+		PresenceUserTTL:       l.secs("PRESENCE_USER_TTL_SECS", 60, 1),
+		PresenceHashTTL:       l.secs("PRESENCE_HASH_TTL_SECS", 120, 1),
+		WriteBehindInterval:   l.secs("WRITE_BEHIND_INTERVAL_SECS", 30, 1),
+		WriteBehindBatchSize:  l.int("WRITE_BEHIND_BATCH_SIZE", 200, 1, 100000),
+		StreamMaxLen:          int64(l.int("STREAM_MAXLEN", 10000, 1, 1<<40)),
+		LockTTL:               l.secs("LOCK_TTL_SECS", 10, 1),
+		WriteTimeout:          l.secs("SSE_WRITE_TIMEOUT_SECS", 5, 1),
+		IdempotencyTTL:        l.secs("IDEMPOTENCY_TTL_SECS", 86400, 1),
+		PublishMaxBytes:       int64(l.int("PUBLISH_MAX_BYTES", 65536, 256, 64<<20)),
+		MaxConnectionsPerUser: l.int("MAX_CONNECTIONS_PER_USER", 5, 0, 1<<20),
+		PresenceBroadcast:     time.Duration(l.int("PRESENCE_BROADCAST_MS", 1000, 0, 3600_000)) * time.Millisecond,
+		PresenceListMax:       l.int("PRESENCE_LIST_MAX", 500, 0, 1<<20),
+		Retry:                 time.Duration(l.int("SSE_RETRY_MS", 3000, 0, 3600_000)) * time.Millisecond,
+		EventTypes:            l.list("EVENT_TYPES", DefaultEventTypes),
+		InboxRetention:        time.Duration(l.int("INBOX_RETENTION_DAYS", 30, 1, 36500)) * 24 * time.Hour,
+		ReadSinkURL:           l.str("READ_SINK_URL", ""),
+		Env:                   l.str("HUB_ENV", "development"),
+	}
+	c.LogLevel = l.level("LOG_LEVEL")
+	if l.err != nil {
+		return Config{}, l.err
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	if c.Env != "development" && c.Env != "production" {
+		return &ConfigError{"HUB_ENV", c.Env, "must be development or production"}
+	}
+	if c.JWTSecret == "" {
+		return &ConfigError{"JWT_SECRET", "", "must not be empty"}
+	}
+	if c.InternalAPIKey == "" {
+		return &ConfigError{"INTERNAL_API_KEY", "", "must not be empty"}
+	}
+	if c.Production() && c.JWTSecret == DevJWTSecret {
+		return &ConfigError{"JWT_SECRET", "(dev default)", "the dev default is refused when HUB_ENV=production"}
+	}
+	if c.Production() && c.InternalAPIKey == DevInternalAPIKey {
+		return &ConfigError{"INTERNAL_API_KEY", "(dev default)", "the dev default is refused when HUB_ENV=production"}
+	}
+	if len(c.EventTypes) == 0 {
+		return &ConfigError{"EVENT_TYPES", "", "must list at least one event type"}
+	}
+	for _, t := range c.EventTypes {
+		if !ValidEventTypeName(t) {
+			return &ConfigError{"EVENT_TYPES", t, "an event type is lowercase [a-z0-9_.-], at most 64 bytes"}
+		}
+		if reservedEventType(t) {
+			return &ConfigError{"EVENT_TYPES", t, "presence.update and system.* are reserved for the hub"}
+		}
+	}
+	for _, o := range c.AllowedOrigins {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			return &ConfigError{"ALLOWED_ORIGINS", o, "an origin is * or starts with http:// or https://"}
+		}
+	}
+	if c.ReadSinkURL != "" && !strings.HasPrefix(c.ReadSinkURL, "http://") && !strings.HasPrefix(c.ReadSinkURL, "https://") {
+		return &ConfigError{"READ_SINK_URL", c.ReadSinkURL, "must be an http:// or https:// URL"}
+	}
+	if c.PresenceHashTTL < c.PresenceUserTTL {
+		return &ConfigError{"PRESENCE_HASH_TTL_SECS", strconv.Itoa(int(c.PresenceHashTTL / time.Second)),
+			"must be at least PRESENCE_USER_TTL_SECS"}
+	}
+	return nil
+}
+
+// loader parses variables and keeps the first error.
+type loader struct {
+	lookup func(string) (string, bool)
+	err    error
+}
+
+func (l *loader) get(name string) (string, bool) {
+	v, ok := l.lookup(name)
+	v = strings.TrimSpace(v)
+	return v, ok && v != ""
+}
+
+func (l *loader) fail(name, value, reason string) {
+	if l.err == nil {
+		l.err = &ConfigError{name, value, reason}
+	}
+}
+
+func (l *loader) str(name, def string) string {
+	if v, ok := l.get(name); ok {
+		return v
+	}
+	return def
+}
+
+func (l *loader) int(name string, def, lo, hi int) int {
+	v, ok := l.get(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		l.fail(name, v, "not a whole number")
+		return def
+	}
+	if n < lo || n > hi {
+		l.fail(name, v, fmt.Sprintf("must be between %d and %d", lo, hi))
+		return def
+	}
+	return n
+}
+
+func (l *loader) secs(name string, def, lo int) time.Duration {
+	return time.Duration(l.int(name, def, lo, 10*365*86400)) * time.Second
+}
+
+func (l *loader) list(name string, def []string) []string {
+	v, ok := l.get(name)
+	if !ok {
+		return append([]string(nil), def...)
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (l *loader) level(name string) slog.Level {
+	v, ok := l.get(name)
+	if !ok {
+		return slog.LevelInfo
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(v)); err != nil {
+		l.fail(name, v, "must be debug, info, warn or error")
+	}
+	return lv
+}

@@ -1,0 +1,88 @@
+package hub
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+func TestLoadConfig_Defaults(t *testing.T) {
+	c, err := LoadConfig(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 8083 || c.ChannelCapacity != 256 || c.KeepAlive != 15*time.Second ||
+		c.StreamMaxLen != 10000 || c.PublishMaxBytes != 65536 || c.MaxConnectionsPerUser != 5 ||
+		c.PresenceBroadcast != time.Second || c.PresenceListMax != 500 || c.Retry != 3*time.Second ||
+		c.IdempotencyTTL != 24*time.Hour || c.Env != "development" || c.JWTSecret != DevJWTSecret {
+		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
+	}
+	if len(c.EventTypes) != 5 {
+		t.Fatalf("EventTypes = %v, want the 5 defaults", c.EventTypes)
+	}
+}
+
+func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
+	for _, tc := range []struct{ name, val string }{
+		{"SERVER_PORT", "http"},
+		{"SERVER_PORT", "70000"},
+		{"SSE_CHANNEL_CAPACITY", "0"},
+		{"SSE_KEEPALIVE_SECS", "-1"},
+		{"MAX_CONNECTIONS_PER_USER", "five"},
+		{"PRESENCE_BROADCAST_MS", "1.5"},
+		{"LOG_LEVEL", "loud"},
+		{"HUB_ENV", "staging"},
+		{"EVENT_TYPES", "Comment.Created"},
+		{"EVENT_TYPES", "system.gap"},
+		{"EVENT_TYPES", "presence.update"},
+		{"ALLOWED_ORIGINS", "example.com"},
+		{"READ_SINK_URL", "ftp://x"},
+	} {
+		t.Run(tc.name+"="+tc.val, func(t *testing.T) {
+			_, err := LoadConfig(env(map[string]string{tc.name: tc.val}))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Var != tc.name {
+				t.Fatalf("err = %v, want a ConfigError naming %s", err, tc.name)
+			}
+			if !strings.Contains(err.Error(), tc.name) {
+				t.Fatalf("message %q does not name %s", err, tc.name)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_ProductionRefusesDevSecrets(t *testing.T) {
+	_, err := LoadConfig(env(map[string]string{"HUB_ENV": "production", "INTERNAL_API_KEY": "k"}))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Var != "JWT_SECRET" {
+		t.Fatalf("err = %v, want JWT_SECRET refused", err)
+	}
+	_, err = LoadConfig(env(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s"}))
+	if !errors.As(err, &ce) || ce.Var != "INTERNAL_API_KEY" {
+		t.Fatalf("err = %v, want INTERNAL_API_KEY refused", err)
+	}
+	c, err := LoadConfig(env(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
+	if err != nil || !c.Production() {
+		t.Fatalf("production with real secrets: %v", err)
+	}
+}
+
+func TestLoadConfig_Lists(t *testing.T) {
+	c, err := LoadConfig(env(map[string]string{
+		"EVENT_TYPES": " a.b , c_d ,", "ALLOWED_ORIGINS": "http://a.test,https://b.test",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.EventTypes, "|"); got != "a.b|c_d" {
+		t.Fatalf("EventTypes = %q", got)
+	}
+	if len(c.AllowedOrigins) != 2 {
+		t.Fatalf("AllowedOrigins = %v", c.AllowedOrigins)
+	}
+}

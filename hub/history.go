@@ -1,0 +1,102 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// historyPage is how many entries one history read asks for.
+const historyPage = 500
+
+// redisTimeout bounds one Redis call made on behalf of a request or a repair.
+const redisTimeout = 3 * time.Second
+
+// tail returns the room's newest history entry (zero Event if the stream is empty).
+func (h *Hub) tail(ctx context.Context, room int64) (*Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrevrange().Key(EventsKey(room)).End("+").Start("-").Count(1).Build()).AsXRange()
+	h.metrics.observeRedis(start)
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	if len(entries) == 0 {
+		return &Event{}, nil
+	}
+	return parseEntry(room, entries[0])
+}
+
+// oldest returns the room's oldest retained entry, or nil when history is empty.
+func (h *Hub) oldest(ctx context.Context, room int64) (*Event, error) {
+	page, err := h.xrange(ctx, room, "-", 1)
+	if err != nil || len(page) == 0 {
+		return nil, err
+	}
+	return page[0], nil
+}
+
+// readAfter returns up to count events strictly after id, oldest first.
+func (h *Hub) readAfter(ctx context.Context, room int64, id StreamID, count int64) ([]*Event, error) {
+	return h.xrange(ctx, room, "("+id.String(), count)
+}
+
+// readFrom returns up to count events from id on, id included.
+func (h *Hub) readFrom(ctx context.Context, room int64, id StreamID, count int64) ([]*Event, error) {
+	return h.xrange(ctx, room, id.String(), count)
+}
+
+func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64) ([]*Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	t := time.Now()
+	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(EventsKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
+	h.metrics.observeRedis(t)
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	out := make([]*Event, 0, len(entries))
+	for _, e := range entries {
+		ev, err := parseEntry(room, e)
+		if err != nil {
+			h.log.Warn("skipping malformed history entry", "room", room, "id", e.ID, "err", err)
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// parseEntry turns a stream entry (type, data, publisher_id, timestamp, seq) into an Event.
+func parseEntry(room int64, e rueidis.XRangeEntry) (*Event, error) {
+	id, err := ParseStreamID(e.ID)
+	if err != nil {
+		return nil, err
+	}
+	f := e.FieldValues
+	seq, err := strconv.ParseInt(f["seq"], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%w: entry %s has no seq", ErrRedisReply, e.ID)
+	}
+	data := []byte(f["data"])
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	return newEvent(room, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
+}
+
+// redisErr marks an error from a Redis call as ErrRedis (unreachable or timed
+// out) or ErrRedisReply (Redis answered with an error), keeping the cause.
+func redisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := rueidis.IsRedisErr(err); ok {
+		return fmt.Errorf("%w: %w", ErrRedisReply, err)
+	}
+	return fmt.Errorf("%w: %w", ErrRedis, err)
+}

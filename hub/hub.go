@@ -1,0 +1,130 @@
+package hub
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Hub ties the domain together: it owns the Redis client's use, the local rooms,
+// the listener and every background goroutine. Create it with New, start the
+// background work with Start, stop it with Close.
+type Hub struct {
+	cfg     Config
+	rdb     rueidis.Client
+	log     *slog.Logger
+	metrics *Metrics
+	started time.Time
+
+	ctx    context.Context // cancelled by Close; the parent of every background goroutine
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	streamsDone chan struct{} // closed by EndStreams: open streams end
+	endOnce     sync.Once
+	closeOnce   sync.Once
+	finals    []func(context.Context) // final work run by Close, in order
+
+	rooms      rooms
+	subscribed atomic.Bool // the listener's subscription is confirmed
+}
+
+// New returns a hub on rdb. It starts nothing; call Start.
+func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
+		streamsDone: make(chan struct{})}
+	h.rooms.m = map[int64]*room{}
+	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
+	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })
+	return h
+}
+
+// Config returns the hub's configuration.
+func (h *Hub) Config() Config { return h.cfg }
+
+// Metrics returns the hub's metrics.
+func (h *Hub) Metrics() *Metrics { return h.metrics }
+
+// Start launches the background work: the pub/sub listener.
+func (h *Hub) Start() {
+	h.goOwned(h.runListener)
+}
+
+// goOwned runs f as a goroutine owned by the hub: Close cancels its context and waits for it.
+func (h *Hub) goOwned(f func(ctx context.Context)) {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f(h.ctx)
+	}()
+}
+
+// OnClose registers final work that Close runs after the background goroutines stopped.
+func (h *Hub) OnClose(f func(context.Context)) { h.finals = append(h.finals, f) }
+
+// Done is closed when open streams must end (EndStreams or Close).
+func (h *Hub) Done() <-chan struct{} { return h.streamsDone }
+
+// EndStreams tells every open stream to end; the HTTP server can then drain.
+func (h *Hub) EndStreams() { h.endOnce.Do(func() { close(h.streamsDone) }) }
+
+// Close stops the background work, waits for it within ctx, then runs the final
+// work registered with OnClose. It does not close the Redis client, which the
+// caller owns.
+func (h *Hub) Close(ctx context.Context) error {
+	var err error
+	h.closeOnce.Do(func() {
+		h.EndStreams()
+		h.cancel()
+		done := make(chan struct{})
+		go func() { h.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		for _, f := range h.finals {
+			f(ctx)
+		}
+	})
+	return err
+}
+
+// Health is the hub's view of itself for /health.
+type Health struct {
+	Status            string `json:"status"`
+	RedisConnected    bool   `json:"redisConnected"`
+	ActiveConnections int64  `json:"activeConnections"`
+	ActiveRooms       int64  `json:"activeRooms"`
+	UptimeSecs        int64  `json:"uptimeSecs"`
+}
+
+// Healthy reports whether the hub can serve: Redis answers and the listener is subscribed.
+func (h Health) Healthy() bool { return h.Status == "healthy" }
+
+// Health pings Redis (bounded by a short timeout) and checks the listener.
+func (h *Hub) Health(ctx context.Context) Health {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	err := h.rdb.Do(ctx, h.rdb.B().Ping().Build()).Error()
+	h.metrics.observeRedis(start)
+	hl := Health{
+		RedisConnected: err == nil,
+		UptimeSecs:     int64(time.Since(h.started) / time.Second),
+	}
+	hl.Status = "degraded"
+	if hl.RedisConnected && h.listening() {
+		hl.Status = "healthy"
+	}
+	hl.ActiveConnections, hl.ActiveRooms = h.counts()
+	return hl
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,61 @@
+package hub
+
+import "strconv"
+
+// Redis key and channel names, all in one place. Room and user ids sit in a hash
+// tag ({...}) so that one room's (or one user's) keys share a cluster slot and a
+// single Lua script may touch them together.
+
+// roomTag is the hash tag of a room: "{42}".
+func roomTag(room int64) string { return "{" + strconv.FormatInt(room, 10) + "}" }
+
+// userTag is the hash tag of a user: "{7}".
+func userTag(user int64) string { return "{" + strconv.FormatInt(user, 10) + "}" }
+
+// RoomChannel is the pub/sub channel of a room's live events: "room:{42}".
+func RoomChannel(room int64) string { return "room:" + roomTag(room) }
+
+// roomChannelPattern matches every room channel, with or without braces.
+const roomChannelPattern = "room:*"
+
+// EventsKey is a room's history stream: "room:events:{42}".
+func EventsKey(room int64) string { return "room:events:" + roomTag(room) }
+
+// SeqKey is a room's sequence counter: "room:seq:{42}".
+func SeqKey(room int64) string { return "room:seq:" + roomTag(room) }
+
+// IdempotencyKey holds the first result of a publish: "idem:{42}:<key>".
+func IdempotencyKey(room int64, key string) string { return "idem:" + roomTag(room) + ":" + key }
+
+// PresenceKey is a room's presence hash, userId → last heartbeat: "presence:{42}".
+func PresenceKey(room int64) string { return "presence:" + roomTag(room) }
+
+// PresenceConnsKey is a room's open streams, a sorted set of "userId:connId"
+// scored by expiry: "presence:conns:{42}".
+func PresenceConnsKey(room int64) string { return "presence:conns:" + roomTag(room) }
+
+// PresenceChangesKey queues a room's presence transitions until the next
+// coalesced presence.update: "presence:changes:{42}".
+func PresenceChangesKey(room int64) string { return "presence:changes:" + roomTag(room) }
+
+// PresenceRoomsKey is the set of rooms with presence state, for the sweeper.
+const PresenceRoomsKey = "presence:rooms"
+
+// UserConnsKey is a user's open streams across instances, a sorted set of
+// connection ids scored by open time: "user:conns:{7}".
+func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
+
+// UserControlChannel carries disconnect orders (evictions) for connections.
+const UserControlChannel = "hub:control"
+
+// InboxKey is a user's inbox hash, notificationId → state: "inbox:{7}".
+func InboxKey(user int64) string { return "inbox:" + userTag(user) }
+
+// UnreadCountKey is a user's unread counter: "unread_count:{7}".
+func UnreadCountKey(user int64) string { return "unread_count:" + userTag(user) }
+
+// ReadStatusKey is a user's write-behind buffer, notificationId → readAt: "read_status:{7}".
+func ReadStatusKey(user int64) string { return "read_status:" + userTag(user) }
+
+// LockKey names a lock: "lock:<name>".
+func LockKey(name string) string { return "lock:" + name }

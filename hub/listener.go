@@ -1,0 +1,177 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/rueidis"
+)
+
+// runListener owns the pub/sub connection: it subscribes, hands messages to the
+// local rooms, and on loss reconnects with jittered backoff. Every (re)subscribe
+// makes the local rooms replay what history holds after what they delivered, so
+// a Redis blip loses no event for a connected client.
+func (h *Hub) runListener(ctx context.Context) {
+	bo := newBackoff()
+	for {
+		wasUp, err := h.listenOnce(ctx)
+		h.subscribed.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if wasUp {
+			bo.reset()
+		}
+		h.metrics.PubSubReconnect.Inc()
+		h.log.Warn("pub/sub listener disconnected; reconnecting", "err", err)
+		if !bo.wait(ctx) {
+			return
+		}
+	}
+}
+
+// listenOnce subscribes on a dedicated connection and returns when it is lost
+// (or ctx ends), reporting whether the subscription had been confirmed.
+func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
+	dc, _ := h.rdb.Dedicate()
+	defer dc.Close()
+	var up atomic.Bool
+	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) },
+		OnSubscription: func(s rueidis.PubSubSubscription) {
+			if s.Kind == "psubscribe" {
+				up.Store(true)
+				h.subscribed.Store(true)
+				h.repairAll()
+			}
+		},
+	})
+	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern).Build()).Error()
+	cancel()
+	if err != nil {
+		return false, err
+	}
+	select {
+	case err := <-lost:
+		return up.Load(), err
+	case <-ctx.Done():
+		return up.Load(), nil
+	}
+}
+
+// listening reports whether the listener is subscribed.
+func (h *Hub) listening() bool { return h.subscribed.Load() }
+
+// wireMessage is what arrives on a room channel: the hub's own message (with id
+// and seq) or a backend's raw message {"eventType","roomId","data","timestamp"}.
+type wireMessage struct {
+	ID          string          `json:"id"`
+	Seq         int64           `json:"seq"`
+	RoomID      json.RawMessage `json:"roomId"`
+	EventType   string          `json:"eventType"`
+	PublisherID json.RawMessage `json:"publisherId"`
+	Timestamp   json.RawMessage `json:"timestamp"`
+	Data        json.RawMessage `json:"data"`
+}
+
+// onMessage delivers one pub/sub message. Invalid messages are counted and
+// logged, never fatal.
+func (h *Hub) onMessage(channel, payload string) {
+	room, ok := roomFromChannel(channel)
+	if !ok {
+		h.invalidMessage(channel, "channel is not room:<id>")
+		return
+	}
+	if h.room(room) == nil {
+		return // nobody here listens to that room
+	}
+	ev, reason := parseWireMessage(room, []byte(payload))
+	if ev == nil {
+		h.invalidMessage(channel, reason)
+		return
+	}
+	h.deliverLive(ev)
+}
+
+func (h *Hub) invalidMessage(channel, reason string) {
+	h.metrics.InvalidMessages.Inc()
+	h.log.Warn("ignoring invalid pub/sub message", "channel", channel, "reason", reason)
+}
+
+// roomFromChannel reads the room id of "room:{42}" or "room:42".
+func roomFromChannel(ch string) (int64, bool) {
+	s, ok := strings.CutPrefix(ch, "room:")
+	if !ok {
+		return 0, false
+	}
+	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+		s = s[1 : len(s)-1]
+	}
+	return parseRoomID(s)
+}
+
+// parseRoomID parses a positive 64-bit room id written in plain digits.
+func parseRoomID(s string) (int64, bool) {
+	n, err := parseDigits(s)
+	if err != nil || n == 0 || n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// ParseRoomID parses a room id from a path: a positive 64-bit integer.
+func ParseRoomID(s string) (int64, error) {
+	n, ok := parseRoomID(s)
+	if !ok {
+		return 0, ErrInvalid
+	}
+	return n, nil
+}
+
+// parseWireMessage validates a channel message; on failure it returns nil and why.
+func parseWireMessage(room int64, payload []byte) (*Event, string) {
+	var m wireMessage
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return nil, "not a JSON object"
+	}
+	if len(m.RoomID) > 0 && string(m.RoomID) != "null" {
+		rid := strings.Trim(string(m.RoomID), `"`)
+		if n, ok := parseRoomID(rid); !ok || n != room {
+			return nil, "roomId does not match the channel"
+		}
+	}
+	data, err := CompactObject(m.Data)
+	if err != nil {
+		return nil, "data is not a JSON object"
+	}
+	if !ValidEventTypeName(m.EventType) {
+		return nil, "bad eventType"
+	}
+	var ts string
+	if json.Unmarshal(m.Timestamp, &ts) != nil || ts == "" {
+		ts = nowTimestamp()
+	}
+	if m.ID == "" {
+		if reservedEventType(m.EventType) {
+			return nil, "eventType is reserved for the hub"
+		}
+		return newEvent(room, StreamID{}, 0, m.EventType, data, "", ts), ""
+	}
+	id, err := ParseStreamID(m.ID)
+	if err != nil || id.IsZero() || m.Seq <= 0 {
+		return nil, "bad id or seq"
+	}
+	publisher := ""
+	if p := bytes.Trim(m.PublisherID, `"`); len(p) > 0 && string(p) != "null" {
+		if _, err := strconv.ParseInt(string(p), 10, 64); err != nil {
+			return nil, "bad publisherId"
+		}
+		publisher = string(p)
+	}
+	return newEvent(room, id, m.Seq, m.EventType, data, publisher, ts), ""
+}

@@ -1,0 +1,76 @@
+package hub
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// Metrics are the hub's counters and gauges, in a set the application owns.
+// Everything is registered up front so that /metrics lists it at zero.
+type Metrics struct {
+	Set *metrics.Set
+
+	published       map[string]*metrics.Counter
+	Delivered       *metrics.Counter
+	Lagged          *metrics.Counter
+	PubSubReconnect *metrics.Counter
+	InvalidMessages *metrics.Counter
+	Heartbeats      *metrics.Counter
+	Evictions       *metrics.Counter
+	PresenceUpdates *metrics.Counter
+	FlushTotal      *metrics.Counter
+	FlushEntries    *metrics.Counter
+	lockAcquired    *metrics.Counter
+	lockBusy        *metrics.Counter
+	lockError       *metrics.Counter
+	redisDuration   *metrics.Histogram
+}
+
+// NewMetrics registers every hub metric in a new set. eventTypes are the
+// publishable types, each given its own events_published_total series.
+func NewMetrics(eventTypes []string) *Metrics {
+	s := metrics.NewSet()
+	m := &Metrics{
+		Set:             s,
+		published:       map[string]*metrics.Counter{},
+		Delivered:       s.NewCounter("events_delivered_total"),
+		Lagged:          s.NewCounter("events_lagged_total"),
+		PubSubReconnect: s.NewCounter("pubsub_reconnect_total"),
+		InvalidMessages: s.NewCounter("pubsub_invalid_messages_total"),
+		Heartbeats:      s.NewCounter("presence_heartbeat_total"),
+		Evictions:       s.NewCounter("sse_evictions_total"),
+		PresenceUpdates: s.NewCounter("presence_updates_total"),
+		FlushTotal:      s.NewCounter("write_behind_flush_total"),
+		FlushEntries:    s.NewCounter("write_behind_flush_entries"),
+		lockAcquired:    s.NewCounter(`lock_acquire_total{result="acquired"}`),
+		lockBusy:        s.NewCounter(`lock_acquire_total{result="busy"}`),
+		lockError:       s.NewCounter(`lock_acquire_total{result="error"}`),
+		redisDuration:   s.NewHistogram("redis_command_duration_seconds"),
+	}
+	for _, t := range append([]string{PresenceEventType}, eventTypes...) {
+		m.published[t] = s.NewCounter(fmt.Sprintf(`events_published_total{event_type=%q}`, t))
+	}
+	return m
+}
+
+func (m *Metrics) countPublished(eventType string) {
+	if c := m.published[eventType]; c != nil {
+		c.Inc()
+	}
+}
+
+func (m *Metrics) countLock(acquired bool, err error) {
+	switch {
+	case err != nil:
+		m.lockError.Inc()
+	case acquired:
+		m.lockAcquired.Inc()
+	default:
+		m.lockBusy.Inc()
+	}
+}
+
+// observeRedis records how long a Redis round trip took since start.
+func (m *Metrics) observeRedis(start time.Time) { m.redisDuration.UpdateDuration(start) }

@@ -1,0 +1,213 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrLagged ends a stream whose client could not keep up.
+var ErrLagged = errors.New("client lagged")
+
+// maxCatchUpPasses bounds how often a catch-up starts again because live events
+// overflowed the buffer meanwhile; past it the client is lagging for good.
+const maxCatchUpPasses = 20
+
+// catchUpRetryFor is how long a catch-up keeps retrying while Redis is away
+// before the stream ends (the browser then resumes from its last id).
+const catchUpRetryFor = 30 * time.Second
+
+// Stream is one client's stream of a room: a live subscription plus the client's
+// position, so that replay and live join with no gap and no duplicate.
+type Stream struct {
+	*Subscriber
+	h       *Hub
+	Room    int64
+	lastID  StreamID // last event id sent to the client
+	lastSeq int64    // its seq; 0 when unknown
+	resume  bool     // history after lastID must be sent before live events
+}
+
+// OpenStream subscribes to room first, so that nothing published from now on
+// is missed, and remembers the resume point (Last-Event-ID): "" means live
+// only, "0" everything retained. CatchUp must then be called.
+func (h *Hub) OpenStream(room, user int64, connID, resume string) (*Stream, error) {
+	if room <= 0 {
+		return nil, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
+	}
+	s := &Stream{h: h, Room: room}
+	if resume != "" {
+		id, err := ParseStreamID(resume)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Last-Event-ID is not a stream id", ErrInvalid)
+		}
+		s.lastID, s.resume = id, true
+	}
+	s.Subscriber = h.subscribe(room, user, connID)
+	return s, nil
+}
+
+// Close unsubscribes. It is safe to call more than once.
+func (s *Stream) Close() { s.h.unsubscribe(s.Subscriber) }
+
+// LastID is the id of the last event sent.
+func (s *Stream) LastID() StreamID { return s.lastID }
+
+// CatchUp sends, through write, every retained event after the resume point, in
+// order (a system.gap first when history no longer reaches back to it). Live
+// events that overflow the buffer meanwhile are re-read from history. It
+// returns at once when there is nothing to catch up.
+func (s *Stream) CatchUp(ctx context.Context, write func(*Event) error) error {
+	for pass := 0; s.resume; pass++ {
+		if pass == maxCatchUpPasses {
+			return ErrLagged
+		}
+		s.clearLag()
+		if err := s.replay(ctx, write); err != nil {
+			return err
+		}
+		s.resume = s.lagged.Load()
+	}
+	return nil
+}
+
+// replay sends history from lastID to the end, page by page.
+func (s *Stream) replay(ctx context.Context, write func(*Event) error) error {
+	page, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
+		return s.h.readFrom(ctx, s.Room, s.lastID, historyPage)
+	})
+	if err != nil {
+		return err
+	}
+	if !s.lastID.IsZero() {
+		if len(page) > 0 && page[0].ID == s.lastID {
+			s.lastSeq = page[0].Seq
+		} else if len(page) > 0 {
+			// The resume point is not in history: a gap if it is older than
+			// everything retained (trimmed, or lost with Redis's data).
+			old, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
+				o, err := s.h.oldest(ctx, s.Room)
+				if o == nil {
+					return nil, err
+				}
+				return []*Event{o}, err
+			})
+			if err != nil {
+				return err
+			}
+			if len(old) > 0 && old[0].ID == page[0].ID {
+				gap := newSystemEvent(GapEventType, gapInfo{Requested: s.lastID.String(), Oldest: page[0].ID.String()})
+				if err := write(gap); err != nil {
+					return err
+				}
+				s.lastSeq = 0
+			}
+		}
+	}
+	for {
+		for _, ev := range page {
+			if s.lastID.Less(ev.ID) {
+				if err := write(ev); err != nil {
+					return err
+				}
+				s.lastID, s.lastSeq = ev.ID, ev.Seq
+			}
+		}
+		if len(page) < historyPage {
+			return nil
+		}
+		from := page[len(page)-1].ID
+		if page, err = s.read(ctx, func(ctx context.Context) ([]*Event, error) {
+			return s.h.readAfter(ctx, s.Room, from, historyPage)
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// read runs one history read, retrying with backoff while Redis is away, for
+// at most catchUpRetryFor: a catch-up is never silently skipped.
+func (s *Stream) read(ctx context.Context, f func(context.Context) ([]*Event, error)) ([]*Event, error) {
+	deadline := time.Now().Add(catchUpRetryFor)
+	bo := newBackoff()
+	for {
+		page, err := f(ctx)
+		if err == nil {
+			return page, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		s.h.log.Warn("catch-up read failed; retrying", "room", s.Room, "err", err)
+		if !bo.wait(ctx) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Accept decides what to do with a live event: send it, drop it (already sent),
+// or, when its seq shows that events are missing, catch up first (CatchUp
+// then re-reads history, this event included).
+func (s *Stream) Accept(ev *Event) (send, catchUp bool) {
+	if !ev.HasID() {
+		if ev.Type == GapEventType {
+			s.lastSeq = 0 // the room announced a gap: the next seq starts afresh
+		}
+		return true, false
+	}
+	if !s.lastID.Less(ev.ID) {
+		return false, false
+	}
+	if s.lastSeq > 0 && ev.Seq > s.lastSeq+1 {
+		s.resume = true
+		return false, true
+	}
+	s.lastID, s.lastSeq = ev.ID, ev.Seq
+	return true, false
+}
+
+// EventView is an event as the events API shows it.
+type EventView struct {
+	ID          string          `json:"id"`
+	EventType   string          `json:"eventType"`
+	Data        json.RawMessage `json:"data"`
+	PublisherID *string         `json:"publisherId"`
+	Timestamp   string          `json:"timestamp"`
+}
+
+// EventsPage is one page of a room's history.
+type EventsPage struct {
+	Events  []EventView `json:"events"`
+	LastID  *string     `json:"lastId"`
+	HasMore bool        `json:"hasMore"`
+}
+
+// MaxEventsPage is the largest page the events API returns.
+const MaxEventsPage = 500
+
+// Events returns up to count events strictly after since, oldest first.
+func (h *Hub) Events(ctx context.Context, room int64, since StreamID, count int) (EventsPage, error) {
+	count = min(count, MaxEventsPage)
+	evs, err := h.readAfter(ctx, room, since, int64(count+1))
+	if err != nil {
+		return EventsPage{}, err
+	}
+	p := EventsPage{Events: make([]EventView, 0, min(len(evs), count))}
+	if len(evs) > count {
+		evs, p.HasMore = evs[:count], true
+	}
+	for _, ev := range evs {
+		v := EventView{ID: ev.ID.String(), EventType: ev.Type, Data: ev.Data, Timestamp: ev.Timestamp}
+		if ev.PublisherID != "" {
+			pid := ev.PublisherID
+			v.PublisherID = &pid
+		}
+		p.Events = append(p.Events, v)
+	}
+	if n := len(p.Events); n > 0 {
+		p.LastID = &p.Events[n-1].ID
+	}
+	return p, nil
+}

@@ -1,0 +1,233 @@
+// Package testredis starts real redis-server processes for tests: a standalone
+// server and a 3-master Redis Cluster, on free loopback ports, stopped by
+// t.Cleanup.
+package testredis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Server is one redis-server process.
+type Server struct {
+	Port int
+	dir  string
+	args []string
+	cmd  *exec.Cmd
+	tb   testing.TB
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// URL is the server as a REDIS_URL.
+func (s *Server) URL() string { return "redis://" + s.Addr() }
+
+func redisServerPath(tb testing.TB) string {
+	tb.Helper()
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatalf("redis-server is not installed: run `make test`, which installs it (apt-get install redis-server)")
+	}
+	return p
+}
+
+// Start launches a standalone redis-server without persistence.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	return start(tb, freePort(tb, false), nil)
+}
+
+func start(tb testing.TB, port int, extra []string) *Server {
+	tb.Helper()
+	dir := tb.TempDir()
+	args := append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"),
+	}, extra...)
+	s := &Server{Port: port, dir: dir, args: args, tb: tb}
+	s.launch()
+	tb.Cleanup(s.Kill)
+	return s
+}
+
+func (s *Server) launch() {
+	s.tb.Helper()
+	s.cmd = exec.Command(redisServerPath(s.tb), s.args...)
+	if err := s.cmd.Start(); err != nil {
+		s.tb.Fatalf("starting redis-server: %v", err)
+	}
+	go func(c *exec.Cmd) { _ = c.Wait() }(s.cmd)
+	if err := waitPing(s.Addr(), 10*time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+		s.tb.Fatalf("redis-server on %s did not answer: %v\n%s", s.Addr(), err, log)
+	}
+}
+
+// Kill stops the server at once (SIGKILL): no goodbye to clients.
+func (s *Server) Kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		s.cmd = nil
+		waitClosed(s.Addr(), 5*time.Second)
+	}
+}
+
+// Restart kills the server and starts it again on the same port, empty (no
+// persistence): what a Redis restart does to a cache without AOF or RDB.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	s.Kill()
+	s.launch()
+}
+
+// Client returns a rueidis client to addrs, closed by t.Cleanup.
+func Client(tb testing.TB, addrs ...string) rueidis.Client {
+	tb.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
+	if err != nil {
+		tb.Fatalf("redis client: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// Cluster is a 3-master Redis Cluster with no replicas.
+type Cluster struct {
+	Nodes []*Server
+}
+
+// Addrs lists the nodes' host:port.
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, n := range c.Nodes {
+		out = append(out, n.Addr())
+	}
+	return out
+}
+
+// StartCluster launches three cluster-enabled servers and joins them.
+func StartCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	c := &Cluster{}
+	for i := 0; i < 3; i++ {
+		p := freePort(tb, true)
+		dir := tb.TempDir()
+		c.Nodes = append(c.Nodes, start(tb, p, []string{
+			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+			"--cluster-node-timeout", "5000",
+		}))
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	out, err := exec.Command("redis-cli", args...).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok := true
+		for _, n := range c.Nodes {
+			info, _ := exec.Command("redis-cli", "-p", strconv.Itoa(n.Port), "cluster", "info").Output()
+			if !strings.Contains(string(info), "cluster_state:ok") {
+				ok = false
+			}
+		}
+		if ok {
+			return c
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("cluster did not reach cluster_state:ok")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freePort finds a free loopback port; withBus also needs port+10000 free
+// (the cluster bus).
+func freePort(tb testing.TB, withBus bool) int {
+	tb.Helper()
+	for i := 0; i < 200; i++ {
+		p := 20000 + rand.IntN(30000)
+		if portFree(p) && (!withBus || portFree(p+10000)) {
+			return p
+		}
+	}
+	tb.Fatalf("no free port found")
+	return 0
+}
+
+func portFree(p int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
+}
+
+func waitPing(addr string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := ping(addr)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 7)
+	n, err := conn.Read(buf)
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(string(buf[:n]), "+PONG") {
+		return fmt.Errorf("answer %q", buf[:n])
+	}
+	return nil
+}
+
+func waitClosed(addr string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return
+		}
+		_ = c.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Do runs one command against addr with a short timeout, for test set-up.
+func Do(tb testing.TB, c rueidis.Client, args ...string) rueidis.RedisResult {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.Do(ctx, c.B().Arbitrary(args...).Build())
+}

@@ -1,0 +1,117 @@
+// Command roomhub is a realtime notification hub: browsers hold one SSE stream
+// per room, a backend publishes room events over HTTP, and Redis is the only
+// state. main only wires: configuration, logger, Redis, hub, HTTP server, shutdown.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/rueidis"
+
+	"roomhub/api"
+	"roomhub/hub"
+	"roomhub/web"
+)
+
+// shutdownTimeout bounds a graceful shutdown.
+const shutdownTimeout = 15 * time.Second
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck())
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "roomhub:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := hub.LoadConfig(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	var opt rueidis.ClientOption
+	if cfg.RedisURL == "" {
+		mr := miniredis.NewMiniRedis()
+		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+			return fmt.Errorf("starting embedded redis: %w", err)
+		}
+		defer mr.Close()
+		log.Warn("dev mode: REDIS_URL is unset, using an embedded in-memory Redis; data is lost on exit", "addr", mr.Addr())
+		opt = hub.EmbeddedRedisOptions(mr.Addr())
+	} else if opt, err = hub.RedisOptions(cfg.RedisURL); err != nil {
+		return &hub.ConfigError{Var: "REDIS_URL", Value: "(redacted)", Reason: err.Error()}
+	}
+	rdb, err := rueidis.NewClient(opt)
+	if err != nil {
+		return fmt.Errorf("connecting to redis: %w", err)
+	}
+	defer rdb.Close()
+
+	m := hub.NewMetrics(cfg.EventTypes)
+	h := hub.New(cfg, rdb, log, m)
+	h.Start()
+	srv := api.NewHTTPServer(":"+strconv.Itoa(cfg.Port), api.New(h, log, web.FS()), log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("roomhub listening", "port", cfg.Port, "env", cfg.Env)
+
+	select {
+	case err := <-errc:
+		_ = h.Close(context.Background())
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	h.EndStreams()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := h.Close(sctx); err != nil {
+		log.Warn("hub shutdown", "err", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// healthcheck asks the local hub's /health; the Docker HEALTHCHECK runs it, as
+// slim images have no curl.
+func healthcheck() int {
+	port := os.Getenv("SERVER_PORT")
+	if port == "" {
+		port = "8083"
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get("http://127.0.0.1:" + port + "/health")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "healthcheck:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "healthcheck: status", resp.StatusCode)
+		return 1
+	}
+	return 0
+}
