@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,19 +38,37 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// logBuffer collects a child's output; exec writes it from its own goroutine.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // startBinary runs the hub binary with env and returns its base URL.
-func startBinary(t *testing.T, bin string, env ...string) (string, *exec.Cmd, *strings.Builder) {
+func startBinary(t *testing.T, bin string, env ...string) (string, *exec.Cmd, *logBuffer) {
 	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), append(env, fmt.Sprintf("SERVER_PORT=%d", port))...)
-	var logs strings.Builder
-	cmd.Stderr = &logs
+	logs := &logBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, &logs
+	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, logs
 }
 
 func healthStatus(url string) (int, string) {

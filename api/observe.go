@@ -65,4 +65,3 @@ func (s *Server) health(c echo.Context) error {
 		IsSuccess: false, Code: "REDIS5001", Message: "degraded: Redis or the pub/sub listener is unavailable", Result: h,
 	})
 }
-

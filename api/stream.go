@@ -109,6 +109,14 @@ func (s *Server) stream(c echo.Context) error {
 		case <-st.Lagged():
 			s.lagged(w)
 			return nil
+		case <-st.Behind():
+			if st.IsLagged() {
+				s.lagged(w)
+				return nil
+			}
+			if !catchUp() {
+				return nil
+			}
 		case ev := <-st.Events():
 			if !s.sendBatch(w, st, ev, catchUp) {
 				return nil
@@ -123,8 +131,15 @@ func (s *Server) stream(c echo.Context) error {
 }
 
 // sendBatch writes ev and whatever else is already buffered, then flushes once.
+// A stream whose live buffer overflowed is cut (system.lagged) before anything
+// else: the client resumes with Last-Event-ID.
 func (s *Server) sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() bool) bool {
 	for {
+		if st.IsLagged() {
+			_ = w.flush()
+			s.lagged(w)
+			return false
+		}
 		send, needCatchUp := st.Accept(ev)
 		if needCatchUp {
 			if err := w.flush(); err != nil {
@@ -148,4 +163,3 @@ func (s *Server) sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp 
 func (s *Server) lagged(w *sseWriter) {
 	_ = w.send(hub.SystemFrame(hub.LaggedEventType, map[string]string{"reason": "client too slow; reconnect with Last-Event-ID"}))
 }
-

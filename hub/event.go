@@ -58,6 +58,17 @@ func (id StreamID) String() string {
 	return strconv.FormatUint(id.Ms, 10) + "-" + strconv.FormatUint(id.Seq, 10)
 }
 
+// prev returns the id just before id (the zero id stays zero).
+func (id StreamID) prev() StreamID {
+	switch {
+	case id.Seq > 0:
+		return StreamID{id.Ms, id.Seq - 1}
+	case id.Ms > 0:
+		return StreamID{id.Ms - 1, ^uint64(0)}
+	}
+	return id
+}
+
 // IsZero reports whether id is the zero id (no id).
 func (id StreamID) IsZero() bool { return id == StreamID{} }
 

@@ -70,7 +70,7 @@ func TestEventFrame(t *testing.T) {
 	if got := string(ev.Frame()); got != want {
 		t.Fatalf("frame:\n%q\nwant\n%q", got, want)
 	}
-	sys := SystemFrame(GapEventType, gapInfo{"1-0", "2-0"})
+	sys := newGap(StreamID{1, 0}, StreamID{2, 0}).Frame()
 	if strings.Contains(string(sys), "\nid:") {
 		t.Fatalf("system events carry no id: %q", sys)
 	}

@@ -28,7 +28,7 @@ type Hub struct {
 	streamsDone chan struct{} // closed by EndStreams: open streams end
 	endOnce     sync.Once
 	closeOnce   sync.Once
-	finals    []func(context.Context) // final work run by Close, in order
+	finals      []func(context.Context) // final work run by Close, in order
 
 	rooms      rooms
 	subscribed atomic.Bool // the listener's subscription is confirmed

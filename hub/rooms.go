@@ -37,59 +37,105 @@ type room struct {
 const pendingMax = 4096
 
 // Subscriber is one stream's subscription to a room. The room never blocks on
-// it: when its buffer is full the subscriber is marked lagged.
+// it. When its buffer overflows on a live event the subscriber is lagged (the
+// client cannot keep up); when it overflows while the room replays history it
+// is behind, and the stream re-reads history itself.
 type Subscriber struct {
 	room   *room
 	User   int64
 	ConnID string
 
-	ch     chan *Event
-	lagged atomic.Bool
-	lagCh  chan struct{} // a token when lagged becomes true
-	evict  chan struct{} // closed when the stream must end (evicted)
-	once   sync.Once
+	ch       chan *Event
+	lagged   atomic.Bool
+	behind   atomic.Bool
+	lagCh    chan struct{} // a token when lagged becomes true
+	behindCh chan struct{} // a token when behind becomes true
+	evict    chan struct{} // closed when the stream must end (evicted)
+	once     sync.Once
+
+	mu     sync.Mutex
+	missed StreamID // first id not handed over since the last clearLag
 }
 
 // Events delivers the room's live events.
 func (s *Subscriber) Events() <-chan *Event { return s.ch }
 
-// Lagged signals that the subscriber's buffer overflowed and events were dropped.
+// Lagged signals that live events overflowed the buffer: the client is too slow.
 func (s *Subscriber) Lagged() <-chan struct{} { return s.lagCh }
+
+// Behind signals that a history replay overflowed the buffer: catch up from history.
+func (s *Subscriber) Behind() <-chan struct{} { return s.behindCh }
 
 // Evicted is closed when this stream has been evicted (per-user connection cap).
 func (s *Subscriber) Evicted() <-chan struct{} { return s.evict }
 
-func (s *Subscriber) send(ev *Event) bool {
+// send hands ev over without blocking. An event with an id that finds the
+// buffer full is recorded as missed; history holds it, so a subscriber that is
+// behind gets no more of them until it has caught up.
+func (s *Subscriber) send(ev *Event, replay bool) bool {
+	if s.behind.Load() && ev.HasID() {
+		return true // it will read this from history
+	}
 	select {
 	case s.ch <- ev:
 		return true
 	default:
-		if !s.lagged.Swap(true) {
-			select {
-			case s.lagCh <- struct{}{}:
-			default:
-			}
+	}
+	if ev.HasID() {
+		s.mu.Lock()
+		if s.missed.IsZero() {
+			s.missed = ev.ID
 		}
-		return false
+		s.mu.Unlock()
+	}
+	flag, ch := &s.lagged, s.lagCh
+	if replay {
+		flag, ch = &s.behind, s.behindCh
+	}
+	if !flag.Swap(true) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	return false
+}
+
+// clearLag forgets overflows and drops what is buffered, before the stream
+// re-reads history from its last sent id, which holds everything dropped. It
+// returns the oldest id dropped or missed, for a stream that has sent nothing
+// yet and so has no id to re-read from.
+func (s *Subscriber) clearLag() StreamID {
+	s.lagged.Store(false)
+	s.behind.Store(false)
+	for _, ch := range []chan struct{}{s.lagCh, s.behindCh} {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+	s.mu.Lock()
+	first := s.missed
+	s.missed = StreamID{}
+	s.mu.Unlock()
+	for {
+		select {
+		case ev := <-s.ch:
+			if ev.HasID() && (first.IsZero() || ev.ID.Less(first)) {
+				first = ev.ID
+			}
+		default:
+			return first
+		}
 	}
 }
 
-// clearLag forgets an overflow and drops what is buffered; the caller re-reads
-// history from its last sent id, which holds everything dropped.
-func (s *Subscriber) clearLag() {
-	s.lagged.Store(false)
-	select {
-	case <-s.lagCh:
-	default:
-	}
-	for {
-		select {
-		case <-s.ch:
-		default:
-			return
-		}
-	}
-}
+// IsLagged reports whether live events overflowed the buffer: outside a
+// catch-up, that means the client cannot keep up.
+func (s *Subscriber) IsLagged() bool { return s.lagged.Load() }
+
+// overflowed reports whether events were dropped since the last clearLag.
+func (s *Subscriber) overflowed() bool { return s.lagged.Load() || s.behind.Load() }
 
 func (s *Subscriber) evicted() { s.once.Do(func() { close(s.evict) }) }
 
@@ -97,11 +143,12 @@ func (s *Subscriber) evicted() { s.once.Do(func() { close(s.evict) }) }
 // its history tail in the background) if it is the first.
 func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	s := &Subscriber{
-		User:   user,
-		ConnID: connID,
-		ch:     make(chan *Event, h.cfg.ChannelCapacity),
-		lagCh:  make(chan struct{}, 1),
-		evict:  make(chan struct{}),
+		User:     user,
+		ConnID:   connID,
+		ch:       make(chan *Event, h.cfg.ChannelCapacity),
+		lagCh:    make(chan struct{}, 1),
+		behindCh: make(chan struct{}, 1),
+		evict:    make(chan struct{}),
 	}
 	h.rooms.mu.Lock()
 	r := h.rooms.m[id]
@@ -171,7 +218,7 @@ func (h *Hub) deliverLive(ev *Event) {
 		r.queue(ev)
 		return
 	}
-	if h.applyLocked(r, ev) {
+	if h.applyLocked(r, ev, false) {
 		r.repairing = true
 		r.pending = append(r.pending[:0], ev)
 		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
@@ -191,9 +238,9 @@ func (r *room) queue(ev *Event) {
 
 // applyLocked delivers ev unless it is a duplicate. It reports true, delivering
 // nothing, when ev's seq jumps past the next one: the room must repair first.
-func (h *Hub) applyLocked(r *room, ev *Event) (needRepair bool) {
+func (h *Hub) applyLocked(r *room, ev *Event, replay bool) (needRepair bool) {
 	if !ev.HasID() {
-		h.fanoutLocked(r, ev)
+		h.fanoutLocked(r, ev, replay)
 		return false
 	}
 	if !r.lastID.Less(ev.ID) {
@@ -205,25 +252,37 @@ func (h *Hub) applyLocked(r *room, ev *Event) (needRepair bool) {
 	if r.lastSeq > 0 && ev.Seq <= r.lastSeq {
 		// A newer id with a lower seq: Redis lost its data and numbering starts
 		// again (a new epoch). What the old epoch held after lastID is unknowable.
-		h.fanoutLocked(r, newSystemEvent(GapEventType, gapInfo{Requested: r.lastID.String(), Oldest: ev.ID.String()}))
+		h.fanoutLocked(r, newGap(r.lastID, ev.ID), replay)
 	}
-	h.fanoutLocked(r, ev)
+	h.fanoutLocked(r, ev, replay)
 	r.lastID, r.lastSeq = ev.ID, ev.Seq
 	return false
 }
 
-// gapInfo is the data of system.gap.
+// gapInfo is the data of system.gap: the client's position and the oldest id
+// history still holds (null when history is empty).
 type gapInfo struct {
-	Requested string `json:"requested"`
-	Oldest    string `json:"oldest"`
+	Requested string  `json:"requested"`
+	Oldest    *string `json:"oldest"`
 }
 
-func (h *Hub) fanoutLocked(r *room, ev *Event) {
+func newGap(requested StreamID, oldest StreamID) *Event {
+	g := gapInfo{Requested: requested.String()}
+	if !oldest.IsZero() {
+		o := oldest.String()
+		g.Oldest = &o
+	}
+	return newSystemEvent(GapEventType, g)
+}
+
+// fanoutLocked hands ev to every subscriber; replay marks events of a history
+// replay, whose overflow makes a subscriber behind rather than lagged.
+func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
 	n := 0
 	for s := range r.subs {
-		if s.send(ev) {
+		if s.send(ev, replay) {
 			n++
-		} else {
+		} else if !replay {
 			h.metrics.Lagged.Inc()
 		}
 	}
@@ -270,6 +329,15 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 			}
 			r.mu.Lock()
 			r.known, r.lastID, r.lastSeq = true, tail.ID, tail.Seq
+			// Messages queued since the room was created were published after
+			// its first subscriber came: start just before the first of them,
+			// even if the tail read already saw it.
+			for _, ev := range r.pending {
+				if ev.HasID() {
+					r.lastID, r.lastSeq = ev.ID.prev(), ev.Seq-1
+					break
+				}
+			}
 			r.mu.Unlock()
 			continue
 		}
@@ -290,11 +358,11 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 		if len(page) > 0 && fromSeq > 0 && page[0].Seq != fromSeq+1 && r.lastID == from {
 			// History no longer holds what came right after the last delivered
 			// event (trimmed, or Redis lost it): announce it.
-			h.fanoutLocked(r, newSystemEvent(GapEventType, gapInfo{Requested: from.String(), Oldest: page[0].ID.String()}))
+			h.fanoutLocked(r, newGap(from, page[0].ID), true)
 		}
 		for _, ev := range page {
 			if r.lastID.Less(ev.ID) {
-				h.fanoutLocked(r, ev)
+				h.fanoutLocked(r, ev, true)
 				r.lastID, r.lastSeq = ev.ID, ev.Seq
 			}
 		}
@@ -311,7 +379,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 		r.pending = nil
 		again := false
 		for i, ev := range pending {
-			if h.applyLocked(r, ev) {
+			if h.applyLocked(r, ev, true) {
 				r.pending = append([]*Event(nil), pending[i:]...)
 				again = true
 				break

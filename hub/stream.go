@@ -28,6 +28,7 @@ type Stream struct {
 	lastID  StreamID // last event id sent to the client
 	lastSeq int64    // its seq; 0 when unknown
 	resume  bool     // history after lastID must be sent before live events
+	hasPos  bool     // lastID is a position (a resume point or an event sent)
 }
 
 // OpenStream subscribes to room first, so that nothing published from now on
@@ -43,7 +44,7 @@ func (h *Hub) OpenStream(room, user int64, connID, resume string) (*Stream, erro
 		if err != nil {
 			return nil, fmt.Errorf("%w: Last-Event-ID is not a stream id", ErrInvalid)
 		}
-		s.lastID, s.resume = id, true
+		s.lastID, s.resume, s.hasPos = id, true, true
 	}
 	s.Subscriber = h.subscribe(room, user, connID)
 	return s, nil
@@ -55,20 +56,39 @@ func (s *Stream) Close() { s.h.unsubscribe(s.Subscriber) }
 // LastID is the id of the last event sent.
 func (s *Stream) LastID() StreamID { return s.lastID }
 
-// CatchUp sends, through write, every retained event after the resume point, in
-// order (a system.gap first when history no longer reaches back to it). Live
-// events that overflow the buffer meanwhile are re-read from history. It
+// CatchUp sends, through write, every retained event after the stream's
+// position, in order (a system.gap first when history no longer reaches back
+// to it). It runs after OpenStream with a resume point, and again whenever
+// events were dropped for this stream (Behind, or a seq jump seen by Accept).
+// Live events that overflow the buffer meanwhile are re-read from history. It
 // returns at once when there is nothing to catch up.
 func (s *Stream) CatchUp(ctx context.Context, write func(*Event) error) error {
-	for pass := 0; s.resume; pass++ {
+	for pass := 0; s.resume || s.overflowed(); pass++ {
 		if pass == maxCatchUpPasses {
 			return ErrLagged
 		}
-		s.clearLag()
+		first := s.clearLag()
+		s.resume = false
+		if !s.hasPos {
+			if first.IsZero() {
+				continue // nothing was dropped before the first event
+			}
+			// Nothing sent yet: re-read from the first event dropped.
+			s.lastID, s.hasPos = first.prev(), true
+			page, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
+				return s.h.readFrom(ctx, s.Room, first, historyPage)
+			})
+			if err == nil {
+				err = s.sendPages(ctx, page, write)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.replay(ctx, write); err != nil {
 			return err
 		}
-		s.resume = s.lagged.Load()
 	}
 	return nil
 }
@@ -84,28 +104,16 @@ func (s *Stream) replay(ctx context.Context, write func(*Event) error) error {
 	if !s.lastID.IsZero() {
 		if len(page) > 0 && page[0].ID == s.lastID {
 			s.lastSeq = page[0].Seq
-		} else if len(page) > 0 {
-			// The resume point is not in history: a gap if it is older than
-			// everything retained (trimmed, or lost with Redis's data).
-			old, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
-				o, err := s.h.oldest(ctx, s.Room)
-				if o == nil {
-					return nil, err
-				}
-				return []*Event{o}, err
-			})
-			if err != nil {
-				return err
-			}
-			if len(old) > 0 && old[0].ID == page[0].ID {
-				gap := newSystemEvent(GapEventType, gapInfo{Requested: s.lastID.String(), Oldest: page[0].ID.String()})
-				if err := write(gap); err != nil {
-					return err
-				}
-				s.lastSeq = 0
-			}
+		} else if err := s.checkGap(ctx, page, write); err != nil {
+			return err
 		}
 	}
+	return s.sendPages(ctx, page, write)
+}
+
+// sendPages sends page and the pages after it, skipping what was already sent.
+func (s *Stream) sendPages(ctx context.Context, page []*Event, write func(*Event) error) error {
+	var err error
 	for {
 		for _, ev := range page {
 			if s.lastID.Less(ev.ID) {
@@ -125,6 +133,31 @@ func (s *Stream) replay(ctx context.Context, write func(*Event) error) error {
 			return err
 		}
 	}
+}
+
+// checkGap sends system.gap when the resume point is not in history and is
+// older than everything retained (trimmed), or when history is empty though the
+// client has seen an event (Redis lost its data).
+func (s *Stream) checkGap(ctx context.Context, page []*Event, write func(*Event) error) error {
+	var oldest StreamID
+	if len(page) > 0 {
+		old, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
+			o, err := s.h.oldest(ctx, s.Room)
+			if o == nil {
+				return nil, err
+			}
+			return []*Event{o}, nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(old) == 0 || old[0].ID != page[0].ID {
+			return nil // the resume point lies inside history: nothing was lost
+		}
+		oldest = page[0].ID
+	}
+	s.lastSeq = 0
+	return write(newGap(s.lastID, oldest))
 }
 
 // read runs one history read, retrying with backoff while Redis is away, for
@@ -164,7 +197,7 @@ func (s *Stream) Accept(ev *Event) (send, catchUp bool) {
 		s.resume = true
 		return false, true
 	}
-	s.lastID, s.lastSeq = ev.ID, ev.Seq
+	s.lastID, s.lastSeq, s.hasPos = ev.ID, ev.Seq, true
 	return true, false
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,6 +82,21 @@ func (s *Server) Kill() {
 		_ = s.cmd.Process.Kill()
 		s.cmd = nil
 		waitClosed(s.Addr(), 5*time.Second)
+	}
+}
+
+// Pause freezes the server (SIGSTOP): it keeps its data but answers nothing,
+// like a Redis stuck in a long fork or a network blip.
+func (s *Server) Pause() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Resume unfreezes a paused server (SIGCONT).
+func (s *Server) Resume() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
 	}
 }
 

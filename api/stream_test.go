@@ -1,0 +1,686 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+const wait = 10 * time.Second
+
+func TestStream_WireFormatAndFanOut(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	a := th.openStream(t, 42, 1, "")
+	b := th.openStream(t, 42, 2, "")
+	other := th.openStream(t, 43, 3, "")
+
+	for k, want := range map[string]string{
+		"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+	} {
+		if got := a.Resp.Header.Get(k); got != want {
+			t.Errorf("header %s = %q, want %q", k, got, want)
+		}
+	}
+	if f, _ := a.nextAny(t, wait); f.Retry != "3000" {
+		t.Fatalf("first frame = %+v, want retry: 3000", f)
+	}
+
+	res := th.publish(t, 42, "comment.created", map[string]any{"userId": 2, "text": "hi"})
+	for _, c := range []*sseClient{a, b} {
+		f := c.next(t, wait)
+		if f.Event != "comment.created" || f.ID != res.StreamID {
+			t.Fatalf("frame %+v, want comment.created with id %s", f, res.StreamID)
+		}
+		var data map[string]any
+		if err := json.Unmarshal([]byte(f.Data), &data); err != nil {
+			t.Fatalf("data %q: %v", f.Data, err)
+		}
+		ts, _ := data["timestamp"].(string)
+		if _, err := time.Parse(time.RFC3339, ts); err != nil || data["text"] != "hi" || data["userId"] != 2.0 {
+			t.Fatalf("data = %v: want the published object plus an RFC 3339 timestamp", data)
+		}
+	}
+	if res.DeliveredTo != 1 {
+		t.Fatalf("deliveredTo = %d, want 1 (one hub instance)", res.DeliveredTo)
+	}
+	// The other room hears nothing but keepalives.
+	for i := 0; i < 2; i++ {
+		f, ok := other.nextAny(t, 3*time.Second)
+		if ok && f.Event != "" {
+			t.Fatalf("room 43 received %+v", f)
+		}
+		if ok && f.Retry == "" && f.Comment != "keepalive" {
+			t.Fatalf("unexpected frame %+v", f)
+		}
+	}
+}
+
+func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.ChannelCapacity = 2048 })
+	c := th.openStream(t, 7, 1, "")
+	var ids []string
+	for i := 0; i < 1000; i++ {
+		ids = append(ids, th.publish(t, 7, "like.toggled", map[string]any{"n": i}).StreamID)
+	}
+	var prev hub.StreamID
+	for i, want := range ids {
+		f := c.next(t, wait)
+		id, err := hub.ParseStreamID(f.ID)
+		if f.ID != want || err != nil || !prev.Less(id) {
+			t.Fatalf("event %d: id %q, want %q after %v", i, f.ID, want, prev)
+		}
+		if !strings.Contains(f.Data, fmt.Sprintf(`"n":%d`, i)) {
+			t.Fatalf("event %d: data %s", i, f.Data)
+		}
+		prev = id
+	}
+}
+
+func TestStream_ResumesFromLastEventID(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	for room, how := range map[int64]string{5: "header", 6: "query"} {
+		t.Run(how, func(t *testing.T) {
+			var ids []string
+			for i := 0; i < 10; i++ {
+				ids = append(ids, th.publish(t, room, "comment.created", map[string]any{"n": i}).StreamID)
+			}
+			var c *sseClient
+			if how == "header" {
+				c = th.openStream(t, room, 1, ids[3])
+			} else {
+				c = openSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream?lastEventId=%s", th.URL, room, ids[3]), th.token(t, 1), "")
+			}
+			for _, want := range ids[4:] {
+				if f := c.next(t, wait); f.ID != want {
+					t.Fatalf("replayed %q, want %q", f.ID, want)
+				}
+			}
+			live := th.publish(t, room, "comment.created", map[string]any{"live": true})
+			if f := c.next(t, wait); f.ID != live.StreamID {
+				t.Fatalf("after replay got %+v, want live %s", f, live.StreamID)
+			}
+		})
+	}
+	t.Run("bad id", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/rooms/5/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+th.token(t, 1))
+		req.Header.Set("Last-Event-ID", "yesterday")
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Fatalf("status %d, want 400", resp.StatusCode)
+		}
+	})
+}
+
+// publisher publishes to room until stopped and records what was accepted.
+type publisher struct {
+	mu       sync.Mutex
+	accepted []string
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func startPublisher(th *testHub, room int64, max int) *publisher {
+	p := &publisher{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		client := &http.Client{Timeout: 5 * time.Second}
+		for i := 0; i < max; i++ {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, room, i)
+			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
+			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
+			resp, err := client.Do(req)
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			var env struct {
+				Result hub.PublishResult
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&env)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				p.mu.Lock()
+				p.accepted = append(p.accepted, env.Result.StreamID)
+				p.mu.Unlock()
+			} else {
+				time.Sleep(10 * time.Millisecond) // Redis is away: the backend would retry later
+			}
+		}
+	}()
+	return p
+}
+
+func (p *publisher) Stop() []string {
+	close(p.stop)
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.accepted...)
+}
+
+func (p *publisher) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.accepted)
+}
+
+// browser reconnects like EventSource: read a while, drop, reconnect with Last-Event-ID.
+type browser struct {
+	mu        sync.Mutex
+	got       []frame
+	connected chan struct{} // closed once the first stream is open
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+// last returns the id of the last event received.
+func (b *browser) last() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.got) == 0 {
+		return ""
+	}
+	return b.got[len(b.got)-1].ID
+}
+
+func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *browser {
+	b := &browser{stop: make(chan struct{}), done: make(chan struct{}), connected: make(chan struct{})}
+	var once sync.Once
+	go func() {
+		defer close(b.done)
+		last := ""
+		for {
+			select {
+			case <-b.stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), nil)
+			tok, _ := th.tokens.Sign(user, time.Hour)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			if last != "" {
+				req.Header.Set("Last-Event-ID", last)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				cancel()
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			once.Do(func() { close(b.connected) })
+			n := 0
+			stopped := make(chan struct{})
+			go func() {
+				select {
+				case <-b.stop:
+				case <-ctx.Done():
+				}
+				close(stopped)
+				cancel()
+			}()
+			sc := bufio.NewScanner(resp.Body)
+			var f frame
+			for sc.Scan() {
+				line := sc.Text()
+				if line == "" {
+					if f.Event != "" {
+						b.mu.Lock()
+						b.got = append(b.got, f)
+						b.mu.Unlock()
+						if f.ID != "" {
+							last = f.ID
+						}
+						n++
+					}
+					f = frame{}
+					if n >= every {
+						break
+					}
+					continue
+				}
+				k, v, _ := strings.Cut(line, ":")
+				v = strings.TrimPrefix(v, " ")
+				switch k {
+				case "event":
+					f.Event = v
+				case "id":
+					f.ID = v
+				case "data":
+					f.Data = v
+				}
+			}
+			cancel()
+			<-stopped
+			resp.Body.Close()
+		}
+	}()
+	return b
+}
+
+func (b *browser) Stop() []frame { close(b.stop); <-b.done; return b.got }
+
+// waitConnected waits until the browser's first stream is open (subscribed).
+func (b *browser) waitConnected(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.connected:
+	case <-time.After(wait):
+		t.Fatal("browser did not connect")
+	}
+}
+
+// checkExactlyOnce asserts that got lists accepted in order, each exactly
+// once; allowGap lets a system.gap stand for events lost with Redis's data.
+func checkExactlyOnce(t *testing.T, name string, got []frame, accepted []string, allowGap bool) {
+	t.Helper()
+	var ids []string
+	gaps := 0
+	for _, f := range got {
+		switch {
+		case f.Event == hub.GapEventType:
+			gaps++
+		case strings.HasPrefix(f.Event, "system."):
+			t.Errorf("%s: unexpected %s %s", name, f.Event, f.Data)
+		default:
+			ids = append(ids, f.ID)
+		}
+	}
+	if gaps > 0 && !allowGap {
+		t.Errorf("%s: %d system.gap with no data loss", name, gaps)
+	}
+	pos := map[string]int{}
+	for i, id := range accepted {
+		pos[id] = i
+	}
+	last := -1
+	seen := map[string]bool{}
+	for _, id := range ids {
+		i, ok := pos[id]
+		if !ok {
+			t.Fatalf("%s: received %s which was never accepted", name, id)
+		}
+		if seen[id] || i <= last {
+			t.Fatalf("%s: %s out of order or duplicated", name, id)
+		}
+		if i != last+1 && gaps == 0 {
+			t.Fatalf("%s: events %d..%d missing without a system.gap", name, last+1, i-1)
+		}
+		seen[id], last = true, i
+	}
+	if last != len(accepted)-1 {
+		t.Fatalf("%s: received %d of %d accepted events (last index %d)", name, len(seen), len(accepted), last)
+	}
+}
+
+// drainUntil reads c until it has seen id, returning everything read.
+func drainUntil(t *testing.T, c *sseClient, id string) []frame {
+	t.Helper()
+	var got []frame
+	for {
+		f := c.next(t, 20*time.Second)
+		got = append(got, f)
+		if f.ID == id {
+			return got
+		}
+	}
+}
+
+func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	b := startBrowser(t, th, 11, 1, 150)
+	b.waitConnected(t)
+	p := startPublisher(th, 11, 3000)
+	eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
+	accepted := p.Stop()
+	final := th.openStream(t, 11, 9, "0")
+	drainUntil(t, final, accepted[len(accepted)-1])
+	// The reconnecting browser must have everything, exactly once, in order.
+	eventually(t, 20*time.Second, "browser caught up", func() bool {
+		return b.last() == accepted[len(accepted)-1]
+	})
+	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
+}
+
+func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
+	rs := testredis.Start(t)
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
+	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.StreamMaxLen = 10 })
+	first := th.publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
+	var last string
+	for i := 1; i < 100; i++ {
+		last = th.publish(t, 3, "comment.created", map[string]any{"n": i}).StreamID
+	}
+	c := th.openStream(t, 3, 1, first)
+	f := c.next(t, wait)
+	if f.Event != hub.GapEventType || f.ID != "" {
+		t.Fatalf("first frame %+v, want system.gap without id", f)
+	}
+	var g struct{ Requested, Oldest string }
+	if err := json.Unmarshal([]byte(f.Data), &g); err != nil || g.Requested != first || g.Oldest == "" {
+		t.Fatalf("gap data %s", f.Data)
+	}
+	got := drainUntil(t, c, last)
+	if got[0].ID != g.Oldest {
+		t.Fatalf("after the gap came %s, want the oldest retained %s", got[0].ID, g.Oldest)
+	}
+}
+
+func TestPublish_Idempotency(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	c := th.openStream(t, 8, 1, "")
+	body := `{"roomId":8,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`
+	var wg sync.WaitGroup
+	results := make([]hub.PublishResult, 50)
+	codes := make([]int, 50)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
+			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var env struct{ Result hub.PublishResult }
+			_ = json.NewDecoder(resp.Body).Decode(&env)
+			codes[i], results[i] = resp.StatusCode, env.Result
+		}(i)
+	}
+	wg.Wait()
+	fresh := 0
+	for i, r := range results {
+		if codes[i] != 200 || r.StreamID != results[0].StreamID {
+			t.Fatalf("publish %d: %d %+v, want 200 with id %s", i, codes[i], r, results[0].StreamID)
+		}
+		if !r.Duplicate {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d publishes were not duplicates, want exactly 1", fresh)
+	}
+	code, env := th.get(t, "/api/v1/rooms/8/events?since=0", th.token(t, 1))
+	var page hub.EventsPage
+	remarshal(t, env.Result, &page)
+	if code != 200 || len(page.Events) != 1 {
+		t.Fatalf("history holds %d events, want 1", len(page.Events))
+	}
+	if f := c.next(t, wait); f.ID != results[0].StreamID {
+		t.Fatalf("delivered %+v", f)
+	}
+	marker := th.publish(t, 8, "member.joined", map[string]any{"marker": true})
+	if f := c.next(t, wait); f.ID != marker.StreamID {
+		t.Fatalf("a duplicate was delivered: got %+v before the marker", f)
+	}
+	code, env = th.publishRaw(t, `{"roomId":8,"eventType":"member.joined","data":{"u":2},"idempotencyKey":"join-1"}`)
+	if code != 409 || env.Code != "NOTIF4091" {
+		t.Fatalf("reuse with another body: %d %+v", code, env)
+	}
+	// Keys are per room: the same key in another room is a new event.
+	code, env = th.publishRaw(t, `{"roomId":9,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`)
+	var other hub.PublishResult
+	remarshal(t, env.Result, &other)
+	if code != 200 || other.Duplicate {
+		t.Fatalf("same key, other room: %d %+v", code, env)
+	}
+}
+
+func TestStream_TwoHubsShareRedis(t *testing.T) {
+	rs := testredis.Start(t)
+	a := startHub(t, rs.Addr(), nil)
+	b := startHub(t, rs.Addr(), nil)
+	cb := b.openStream(t, 21, 1, "")
+	ca := a.openStream(t, 21, 2, "")
+	res := a.publish(t, 21, "retrospect.created", map[string]any{"x": 1})
+	if f := cb.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("hub B got %+v, want %s", f, res.StreamID)
+	}
+	if f := ca.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("hub A got %+v", f)
+	}
+	if res.DeliveredTo != 2 {
+		t.Fatalf("deliveredTo = %d, want 2 hub instances", res.DeliveredTo)
+	}
+}
+
+func TestStream_RawBackendMessage(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	c := th.openStream(t, 42, 1, "")
+	rdb := testredis.Client(t, rs.Addr())
+	testredis.Do(t, rdb, "PUBLISH", "room:42", `not json`)
+	testredis.Do(t, rdb, "PUBLISH", "room:42", `{"eventType":"comment.created","roomId":42,"data":{"k":"v"},"timestamp":"2026-02-16T10:31:00Z"}`)
+	f := c.next(t, wait)
+	if f.Event != "comment.created" || f.ID != "" || !strings.Contains(f.Data, `"k":"v"`) || !strings.Contains(f.Data, "2026-02-16T10:31:00Z") {
+		t.Fatalf("raw message delivered as %+v", f)
+	}
+	if th.Hub.Metrics().InvalidMessages.Get() != 1 {
+		t.Fatalf("invalid messages = %d, want 1", th.Hub.Metrics().InvalidMessages.Get())
+	}
+}
+
+func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	rdb := testredis.Client(t, rs.Addr())
+	steady := th.openStream(t, 31, 1, "")
+	b := startBrowser(t, th, 31, 2, 100)
+	b.waitConnected(t)
+	p := startPublisher(th, 31, 100000)
+	for i := 0; i < 5; i++ {
+		eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
+		th.waitHealthy(t) // the listener is subscribed again
+		if n, err := testredis.Do(t, rdb, "CLIENT", "KILL", "TYPE", "pubsub").AsInt64(); err != nil || n < 1 {
+			t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v", n, err)
+		}
+	}
+	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 1200 })
+	accepted := p.Stop()
+	got := drainUntil(t, steady, accepted[len(accepted)-1])
+	checkExactlyOnce(t, "steady", got, accepted, false)
+	eventually(t, 20*time.Second, "browser caught up", func() bool {
+		return b.last() == accepted[len(accepted)-1]
+	})
+	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
+	if th.Hub.Metrics().PubSubReconnect.Get() < 5 {
+		t.Fatalf("pubsub_reconnect_total = %d, want >= 5", th.Hub.Metrics().PubSubReconnect.Get())
+	}
+}
+
+func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	steady := th.openStream(t, 32, 1, "")
+	p := startPublisher(th, 32, 100000)
+	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
+	rs.Restart()
+	th.waitHealthy(t)
+	n := p.count()
+	eventually(t, 20*time.Second, "events flowing again", func() bool { return p.count() >= n+200 })
+	accepted := p.Stop()
+	got := drainUntil(t, steady, accepted[len(accepted)-1])
+	checkExactlyOnce(t, "steady", got, accepted, true)
+}
+
+func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	var ids []string
+	for i := 0; i < 10; i++ {
+		ids = append(ids, th.publish(t, 33, "comment.created", map[string]any{"n": i}).StreamID)
+	}
+	rs.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			rs.Resume()
+		}
+	}()
+	c := th.openStream(t, 33, 1, ids[2])
+	time.Sleep(time.Second) // an outage, not synchronisation: the catch-up must retry through it
+	rs.Resume()
+	resumed = true
+	for _, want := range ids[3:] {
+		if f := c.next(t, 20*time.Second); f.ID != want {
+			t.Fatalf("got %+v, want %s", f, want)
+		}
+	}
+}
+
+func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.ChannelCapacity = 64
+		c.WriteTimeout = 60 * time.Second
+	})
+	fast := th.openStream(t, 50, 1, "")
+	addr := strings.TrimPrefix(th.URL, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /api/v1/rooms/50/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 2))
+	eventually(t, wait, "both subscribed", func() bool {
+		_, env := th.get(t, "/health", "")
+		res := env.Result.(map[string]any)
+		return res["activeConnections"] == 2.0
+	})
+	big := strings.Repeat("x", 60000) // 400 of these (24 MB) outgrow any socket buffers
+	var last string
+	for i := 0; i < 400; i++ {
+		last = th.publish(t, 50, "comment.created", map[string]any{"n": i, "pad": big}).StreamID
+	}
+	drainUntil(t, fast, last) // the fast client is unaffected
+	if th.Hub.Metrics().Lagged.Get() == 0 {
+		t.Fatal("events_lagged_total = 0: the slow client's buffer never filled")
+	}
+	// Now the slow client reads: what was in flight, then system.lagged, then the end.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sawLagged, events := false, 0
+	for sc.Scan() {
+		switch sc.Text() {
+		case "event: system.lagged":
+			sawLagged = true
+		case "event: comment.created":
+			events++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		_, env := th.get(t, "/health", "")
+		t.Fatalf("slow stream did not end cleanly: %v (lagged=%v events=%d health=%v)", err, sawLagged, events, env.Result)
+	}
+	if !sawLagged {
+		t.Fatalf("slow client never saw system.lagged (read %d events)", events)
+	}
+	if events >= 400 {
+		t.Fatalf("slow client got all %d events: it was never cut", events)
+	}
+}
+
+func TestStream_DisconnectFreesEverything(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	base := runtime.NumGoroutine()
+	var clients []*sseClient
+	for i := 0; i < 20; i++ {
+		clients = append(clients, th.openStream(t, int64(100+i%4), int64(i+1), ""))
+	}
+	th.publish(t, 100, "comment.created", map[string]any{})
+	clients[0].next(t, wait)
+	for _, c := range clients {
+		c.Close()
+	}
+	eventually(t, wait, "no streams, no rooms", func() bool {
+		_, env := th.get(t, "/health", "")
+		res := env.Result.(map[string]any)
+		return res["activeConnections"] == 0.0 && res["activeRooms"] == 0.0
+	})
+	deadline := time.Now().Add(wait)
+	for runtime.NumGoroutine() > base+2 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("goroutines: %d, baseline %d\n%s", runtime.NumGoroutine(), base, buf[:n])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestEvents_API(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	tok := th.token(t, 1)
+	var ids []string
+	for i := 0; i < 7; i++ {
+		ids = append(ids, th.publish(t, 60, "comment.created", map[string]any{"n": i}).StreamID)
+	}
+	page := func(q string) (int, Envelope, hub.EventsPage) {
+		code, env := th.get(t, "/api/v1/rooms/60/events?"+q, tok)
+		var p hub.EventsPage
+		if code == 200 {
+			remarshal(t, env.Result, &p)
+		}
+		return code, env, p
+	}
+	_, _, p := page("since=0&count=3")
+	if len(p.Events) != 3 || !p.HasMore || *p.LastID != ids[2] || p.Events[0].ID != ids[0] {
+		t.Fatalf("first page %+v", p)
+	}
+	e := p.Events[0]
+	if e.EventType != "comment.created" || string(e.Data) != `{"n":0}` || e.PublisherID == nil || *e.PublisherID != "1" || e.Timestamp == "" {
+		t.Fatalf("event shape %+v", e)
+	}
+	_, _, p = page("since=" + *p.LastID + "&count=3")
+	if len(p.Events) != 3 || !p.HasMore || p.Events[0].ID != ids[3] {
+		t.Fatalf("second page %+v", p)
+	}
+	_, _, p = page("since=" + *p.LastID + "&count=3")
+	if len(p.Events) != 1 || p.HasMore || *p.LastID != ids[6] {
+		t.Fatalf("last page %+v", p)
+	}
+	code, env, _ := page("since=" + ids[6])
+	if code != 200 || !strings.Contains(fmt.Sprint(env.Result), "events:[]") || !strings.Contains(fmt.Sprint(env.Result), "lastId:<nil>") {
+		t.Fatalf("empty page: %+v", env.Result)
+	}
+	ms := strings.Split(ids[0], "-")[0]
+	if _, _, p = page("since=" + ms + "&count=500"); len(p.Events) < 6 {
+		t.Fatalf("bare ms since: %d events", len(p.Events))
+	}
+	if _, _, p = page("since=0&count=100000"); len(p.Events) != 7 {
+		t.Fatalf("clamped count: %d events", len(p.Events))
+	}
+	for _, q := range []string{"", "since=", "since=abc", "since=-1", "since=0&count=0", "since=0&count=-2", "since=0&count=x"} {
+		if code, env, _ := page(q); code != 400 || env.Code != "COMMON400" {
+			t.Errorf("%q: %d %s, want 400 COMMON400", q, code, env.Code)
+		}
+	}
+}
