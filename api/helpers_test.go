@@ -242,8 +242,20 @@ func (c *sseClient) Close() {
 	<-c.done
 }
 
-// next returns the next frame that is not a comment, failing after d.
+// next returns the next event that is not a presence.update, failing after d.
 func (c *sseClient) next(t testing.TB, d time.Duration) frame {
+	t.Helper()
+	return c.nextMatching(t, d, func(f frame) bool { return f.Event != hub.PresenceEventType })
+}
+
+// nextPresence returns the next presence.update, failing after d.
+func (c *sseClient) nextPresence(t testing.TB, d time.Duration) frame {
+	t.Helper()
+	return c.nextMatching(t, d, func(f frame) bool { return f.Event == hub.PresenceEventType })
+}
+
+// nextMatching returns the next event (not a comment) for which want is true.
+func (c *sseClient) nextMatching(t testing.TB, d time.Duration, want func(frame) bool) frame {
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -253,7 +265,7 @@ func (c *sseClient) next(t testing.TB, d time.Duration) frame {
 			if !ok {
 				t.Fatalf("stream ended while waiting for an event")
 			}
-			if f.Comment != "" || f.Retry != "" {
+			if f.Event == "" || !want(f) {
 				continue
 			}
 			return f

@@ -80,6 +80,8 @@ func (s *Server) routes() {
 	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true))
 	v1.POST("/notifications/publish", s.publish, bodyLimit(s.cfg.PublishMaxBytes), internal)
 	v1.GET("/rooms/:roomId/events", s.events, user)
+	v1.GET("/rooms/:roomId/presence", s.presence, user)
+	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user)
 
 	if !s.cfg.Production() {
 		e.GET("/dev/token", s.devToken)

@@ -52,7 +52,7 @@ func (s *Server) stream(c echo.Context) error {
 	if resume == "" {
 		resume = c.QueryParam("lastEventId")
 	}
-	st, err := s.hub.OpenStream(room, u.ID, "", resume)
+	st, err := s.hub.OpenStream(c.Request().Context(), room, u.ID, resume)
 	if err != nil {
 		return err
 	}
@@ -95,6 +95,8 @@ func (s *Server) stream(c echo.Context) error {
 	defer keepalive.Stop()
 	expiry := time.NewTimer(time.Until(u.Expires))
 	defer expiry.Stop()
+	refresh := time.NewTicker(s.hub.RefreshEvery())
+	defer refresh.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -121,6 +123,9 @@ func (s *Server) stream(c echo.Context) error {
 			if !s.sendBatch(w, st, ev, catchUp) {
 				return nil
 			}
+		case <-refresh.C:
+			st.Refresh(ctx)
+			continue
 		case <-keepalive.C:
 			if w.send(keepaliveFrame) != nil {
 				return nil

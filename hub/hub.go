@@ -31,7 +31,8 @@ type Hub struct {
 	finals      []func(context.Context) // final work run by Close, in order
 
 	rooms      rooms
-	subscribed atomic.Bool // the listener's subscription is confirmed
+	presence   presence
+	subscribed atomic.Bool // the listener's subscriptions are confirmed
 }
 
 // New returns a hub on rdb. It starts nothing; call Start.
@@ -40,6 +41,9 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
 		streamsDone: make(chan struct{})}
 	h.rooms.m = map[int64]*room{}
+	h.rooms.byConn = map[string]*Subscriber{}
+	h.presence.running = map[int64]bool{}
+	h.presence.dirty = map[int64]bool{}
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
 	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })
 	return h
@@ -51,9 +55,10 @@ func (h *Hub) Config() Config { return h.cfg }
 // Metrics returns the hub's metrics.
 func (h *Hub) Metrics() *Metrics { return h.metrics }
 
-// Start launches the background work: the pub/sub listener.
+// Start launches the background work: the pub/sub listener and the presence sweeper.
 func (h *Hub) Start() {
 	h.goOwned(h.runListener)
+	h.goOwned(h.runSweeper)
 }
 
 // goOwned runs f as a goroutine owned by the hub: Close cancels its context and waits for it.

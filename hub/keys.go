@@ -30,19 +30,27 @@ func IdempotencyKey(room int64, key string) string { return "idem:" + roomTag(ro
 // PresenceKey is a room's presence hash, userId → last heartbeat: "presence:{42}".
 func PresenceKey(room int64) string { return "presence:" + roomTag(room) }
 
-// PresenceConnsKey is a room's open streams, a sorted set of "userId:connId"
-// scored by expiry: "presence:conns:{42}".
-func PresenceConnsKey(room int64) string { return "presence:conns:" + roomTag(room) }
+// PresenceConnsKey holds what keeps one user present in a room: their open
+// streams (connection ids) and "hb" for an explicit heartbeat, scored by
+// expiry: "presence:conns:{42}:7".
+func PresenceConnsKey(room, user int64) string {
+	return "presence:conns:" + roomTag(room) + ":" + strconv.FormatInt(user, 10)
+}
+
+// PresenceGateKey exists while a room's presence broadcast interval runs:
+// "presence:gate:{42}".
+func PresenceGateKey(room int64) string { return "presence:gate:" + roomTag(room) }
 
 // PresenceChangesKey queues a room's presence transitions until the next
 // coalesced presence.update: "presence:changes:{42}".
 func PresenceChangesKey(room int64) string { return "presence:changes:" + roomTag(room) }
 
 // PresenceRoomsKey is the set of rooms with presence state, for the sweeper.
+// It is one key (one cluster slot) and is only touched by plain commands.
 const PresenceRoomsKey = "presence:rooms"
 
 // UserConnsKey is a user's open streams across instances, a sorted set of
-// connection ids scored by open time: "user:conns:{7}".
+// connection ids scored by open time (Redis clock): "user:conns:{7}".
 func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
 
 // UserControlChannel carries disconnect orders (evictions) for connections.

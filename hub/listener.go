@@ -39,11 +39,18 @@ func (h *Hub) runListener(ctx context.Context) {
 func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	dc, _ := h.rdb.Dedicate()
 	defer dc.Close()
+	var confirmed atomic.Int32 // subscriptions confirmed: room pattern and control channel
 	var up atomic.Bool
 	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
-		OnMessage: func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) },
+		OnMessage: func(m rueidis.PubSubMessage) {
+			if m.Channel == UserControlChannel {
+				h.onControl(m.Message)
+				return
+			}
+			h.onMessage(m.Channel, m.Message)
+		},
 		OnSubscription: func(s rueidis.PubSubSubscription) {
-			if s.Kind == "psubscribe" {
+			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == 2 {
 				up.Store(true)
 				h.subscribed.Store(true)
 				h.repairAll()
@@ -52,6 +59,9 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	})
 	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern).Build()).Error()
+	if err == nil {
+		err = dc.Do(sctx, dc.B().Subscribe().Channel(UserControlChannel).Build()).Error()
+	}
 	cancel()
 	if err != nil {
 		return false, err

@@ -96,33 +96,64 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	if req.PublisherID > 0 {
 		publisher = strconv.FormatInt(req.PublisherID, 10)
 	}
+	reply, err := h.runPublish(ctx, keys, req.Room, req.EventType, string(req.Data), publisher, bodyHash(req), "event")
+	if err != nil {
+		return PublishResult{}, err
+	}
+	switch reply.kind {
+	case "conflict":
+		return PublishResult{}, ErrIdempotencyReuse
+	case "new":
+		h.metrics.countPublished(req.EventType)
+	}
+	return PublishResult{StreamID: reply.id, DeliveredTo: reply.delivered, Duplicate: reply.kind == "dup"}, nil
+}
+
+// publishReply is the publish script's answer.
+type publishReply struct {
+	kind      string // new, dup, conflict, wait, empty
+	id        string
+	delivered int64
+	more      int64         // presence: transitions still queued
+	wait      time.Duration // presence: until the broadcast interval ends
+}
+
+// runPublish runs lua/publish.lua; mode is "event" or "presence".
+func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string) (publishReply, error) {
 	args := []string{
-		RoomChannel(req.Room), req.EventType, string(req.Data), publisher, nowTimestamp(),
+		RoomChannel(room), typ, data, publisher, nowTimestamp(),
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
-		bodyHash(req), itoa(req.Room), "0",
+		hash, itoa(room), "0", mode,
+		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
 	}
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	reply, err := publishScript.Exec(ctx, h.rdb, keys, args).ToArray()
+	arr, err := publishScript.Exec(ctx, h.rdb, keys, args).ToArray()
 	h.metrics.observeRedis(start)
 	if err != nil {
-		return PublishResult{}, redisErr(err)
+		return publishReply{}, redisErr(err)
 	}
-	kind, _ := reply[0].ToString()
-	if kind == "conflict" {
-		return PublishResult{}, ErrIdempotencyReuse
+	var r publishReply
+	if len(arr) == 0 {
+		return r, fmt.Errorf("%w: empty answer from the publish script", ErrRedisReply)
 	}
-	if len(reply) < 3 {
-		return PublishResult{}, fmt.Errorf("%w: publish script answered %d values", ErrRedisReply, len(reply))
+	r.kind, _ = arr[0].ToString()
+	switch r.kind {
+	case "new", "dup":
+		if len(arr) < 4 {
+			return r, fmt.Errorf("%w: publish script answered %d values", ErrRedisReply, len(arr))
+		}
+		r.id, _ = arr[1].ToString()
+		r.delivered, _ = arr[2].AsInt64()
+		if len(arr) > 4 {
+			r.more, _ = arr[4].AsInt64()
+		}
+	case "wait":
+		ms, _ := arr[1].AsInt64()
+		r.wait = time.Duration(ms) * time.Millisecond
 	}
-	id, _ := reply[1].ToString()
-	delivered, _ := reply[2].AsInt64()
-	res := PublishResult{StreamID: id, DeliveredTo: delivered, Duplicate: kind == "dup"}
-	if !res.Duplicate {
-		h.metrics.countPublished(req.EventType)
-	}
-	return res, nil
+	return r, nil
 }
 
 // bodyHash identifies a request's content, to tell a retry (same body) from a

@@ -9,9 +9,10 @@ import (
 // rooms are the rooms with at least one local subscriber. Fan-out looks up one
 // room per event, so its cost grows with that room's subscribers only.
 type rooms struct {
-	mu    sync.RWMutex
-	m     map[int64]*room
-	conns atomic.Int64
+	mu     sync.RWMutex
+	m      map[int64]*room
+	byConn map[string]*Subscriber // for evictions
+	conns  atomic.Int64
 }
 
 // room fans live events out to its local subscribers, in stream order. It keeps
@@ -137,7 +138,12 @@ func (s *Subscriber) IsLagged() bool { return s.lagged.Load() }
 // overflowed reports whether events were dropped since the last clearLag.
 func (s *Subscriber) overflowed() bool { return s.lagged.Load() || s.behind.Load() }
 
-func (s *Subscriber) evicted() { s.once.Do(func() { close(s.evict) }) }
+// evicted ends the stream with system.evicted; it reports whether this call did.
+func (s *Subscriber) evicted() bool {
+	done := false
+	s.once.Do(func() { close(s.evict); done = true })
+	return done
+}
 
 // subscribe registers a subscriber in room id, creating the room (and reading
 // its history tail in the background) if it is the first.
@@ -161,6 +167,7 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	r.subs[s] = struct{}{}
 	r.mu.Unlock()
 	s.room = r
+	h.rooms.byConn[connID] = s
 	h.rooms.mu.Unlock()
 	h.rooms.conns.Add(1)
 	if created {
@@ -176,6 +183,7 @@ func (h *Hub) unsubscribe(s *Subscriber) {
 	r.mu.Lock()
 	if _, ok := r.subs[s]; ok {
 		delete(r.subs, s)
+		delete(h.rooms.byConn, s.ConnID)
 		h.rooms.conns.Add(-1)
 	}
 	if len(r.subs) == 0 && !r.closed {

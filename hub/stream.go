@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -23,18 +24,22 @@ const catchUpRetryFor = 30 * time.Second
 // position, so that replay and live join with no gap and no duplicate.
 type Stream struct {
 	*Subscriber
-	h       *Hub
-	Room    int64
-	lastID  StreamID // last event id sent to the client
-	lastSeq int64    // its seq; 0 when unknown
-	resume  bool     // history after lastID must be sent before live events
-	hasPos  bool     // lastID is a position (a resume point or an event sent)
+	h         *Hub
+	closeOnce sync.Once
+	Room      int64
+	lastID    StreamID // last event id sent to the client
+	lastSeq   int64    // its seq; 0 when unknown
+	resume    bool     // history after lastID must be sent before live events
+	hasPos    bool     // lastID is a position (a resume point or an event sent)
 }
 
 // OpenStream subscribes to room first, so that nothing published from now on
 // is missed, and remembers the resume point (Last-Event-ID): "" means live
-// only, "0" everything retained. CatchUp must then be called.
-func (h *Hub) OpenStream(room, user int64, connID, resume string) (*Stream, error) {
+// only, "0" everything retained. CatchUp must then be called. The stream
+// counts against the user's connection cap (evicting their oldest beyond it)
+// and makes the user present in the room. Redis errors there are logged, not
+// fatal: events matter more, and Refresh tries presence again.
+func (h *Hub) OpenStream(ctx context.Context, room, user int64, resume string) (*Stream, error) {
 	if room <= 0 {
 		return nil, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
 	}
@@ -46,12 +51,40 @@ func (h *Hub) OpenStream(room, user int64, connID, resume string) (*Stream, erro
 		}
 		s.lastID, s.resume, s.hasPos = id, true, true
 	}
-	s.Subscriber = h.subscribe(room, user, connID)
+	s.Subscriber = h.subscribe(room, user, newID())
+	if err := h.registerConn(ctx, user, s.ConnID); err != nil {
+		h.log.Warn("registering stream for the connection cap", "user", user, "err", err)
+	}
+	if err := h.touch(ctx, room, user, s.ConnID); err != nil {
+		h.log.Warn("joining presence", "room", room, "user", user, "err", err)
+	}
 	return s, nil
 }
 
-// Close unsubscribes. It is safe to call more than once.
-func (s *Stream) Close() { s.h.unsubscribe(s.Subscriber) }
+// Close unsubscribes and, once the stream's presence is gone, lets the user
+// leave the room if it was their last stream there. Safe to call more than once.
+func (s *Stream) Close() {
+	s.closeOnce.Do(func() {
+		s.h.unsubscribe(s.Subscriber)
+		ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
+		defer cancel()
+		if _, err := s.h.leave(ctx, s.Room, s.ConnID, []string{itoa(s.User)}); err != nil {
+			s.h.log.Warn("leaving presence", "room", s.Room, "user", s.User, "err", err)
+		}
+		s.h.unregisterConn(ctx, s.User, s.ConnID)
+	})
+}
+
+// Refresh keeps the stream's user present; call it every RefreshEvery.
+func (s *Stream) Refresh(ctx context.Context) {
+	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
+		s.h.log.Warn("refreshing presence", "room", s.Room, "user", s.User, "err", err)
+	}
+}
+
+// RefreshEvery is how often an open stream refreshes its presence: well within
+// PRESENCE_USER_TTL_SECS, so an open tab never drops out.
+func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3, 100*time.Millisecond) }
 
 // LastID is the id of the last event sent.
 func (s *Stream) LastID() StreamID { return s.lastID }

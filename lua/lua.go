@@ -18,3 +18,18 @@ var LockRelease string
 //
 //go:embed publish.lua
 var Publish string
+
+// PresenceTouch marks a user present through one member (stream or heartbeat).
+//
+//go:embed presence_touch.lua
+var PresenceTouch string
+
+// PresenceLeave removes members and reports the users left with none.
+//
+//go:embed presence_leave.lua
+var PresenceLeave string
+
+// UserConns registers a stream and evicts the user's oldest beyond the cap.
+//
+//go:embed user_conns.lua
+var UserConns string

@@ -1,0 +1,324 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testbin"
+	"roomhub/internal/testredis"
+)
+
+// presenceUpdate is the data of a presence.update event.
+type presenceUpdate struct {
+	OnlineUsers []int64 `json:"onlineUsers"`
+	Joined      *int64  `json:"joined"`
+	Left        *int64  `json:"left"`
+	Count       int     `json:"count"`
+	JoinedUsers []int64 `json:"joinedUsers"`
+	LeftUsers   []int64 `json:"leftUsers"`
+}
+
+func (c *sseClient) presenceUpdate(t *testing.T, d time.Duration) (presenceUpdate, frame) {
+	t.Helper()
+	f := c.nextPresence(t, d)
+	var u presenceUpdate
+	if err := json.Unmarshal([]byte(f.Data), &u); err != nil {
+		t.Fatalf("presence.update data %q: %v", f.Data, err)
+	}
+	if f.ID == "" {
+		t.Fatalf("presence.update without id: it must go through history")
+	}
+	return u, f
+}
+
+// transitions collects presence updates until want joins and leaves were seen.
+type transitions struct{ joined, left map[int64]int }
+
+func (tr *transitions) add(u presenceUpdate) {
+	for _, j := range u.JoinedUsers {
+		tr.joined[j]++
+	}
+	for _, l := range u.LeftUsers {
+		tr.left[l]++
+	}
+}
+
+func newTransitions() *transitions {
+	return &transitions{joined: map[int64]int{}, left: map[int64]int{}}
+}
+
+func (th *testHub) presenceList(t *testing.T, room int64) hub.PresenceList {
+	t.Helper()
+	code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), th.token(t, 1))
+	if code != 200 {
+		t.Fatalf("GET presence: %d %+v", code, env)
+	}
+	var l hub.PresenceList
+	remarshal(t, env.Result, &l)
+	return l
+}
+
+func online(l hub.PresenceList) []int64 {
+	var ids []int64
+	for _, u := range l.OnlineUsers {
+		ids = append(ids, u.UserID)
+	}
+	return ids
+}
+
+func fastPresence(c *hub.Config) {
+	c.PresenceBroadcast = 0 // one update per transition: easy to follow in a test
+}
+
+func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), fastPresence)
+	watcher := th.openStream(t, 70, 100, "")
+	if u, _ := watcher.presenceUpdate(t, wait); u.Joined == nil || *u.Joined != 100 {
+		t.Fatalf("watcher's own join: %+v", u)
+	}
+	tab1 := th.openStream(t, 70, 7, "")
+	u, _ := watcher.presenceUpdate(t, wait)
+	if u.Joined == nil || *u.Joined != 7 || u.Left != nil || u.Count != 2 || fmt.Sprint(u.OnlineUsers) != "[7 100]" ||
+		fmt.Sprint(u.JoinedUsers) != "[7]" || len(u.LeftUsers) != 0 {
+		t.Fatalf("join update %+v", u)
+	}
+	l := th.presenceList(t, 70)
+	if l.Count != 2 || fmt.Sprint(online(l)) != "[7 100]" {
+		t.Fatalf("GET presence %+v", l)
+	}
+	if _, err := time.Parse(time.RFC3339, l.OnlineUsers[0].LastSeen); err != nil {
+		t.Fatalf("lastSeen %q: %v", l.OnlineUsers[0].LastSeen, err)
+	}
+
+	tab2 := th.openStream(t, 70, 7, "")
+	tab1.Close()
+	// No join for the second tab, no leave for the first: a marker event
+	// published now must be the next thing the watcher sees.
+	marker := th.publish(t, 70, "comment.created", map[string]any{"marker": 1})
+	f := watcher.nextMatching(t, wait, func(frame) bool { return true })
+	if f.ID != marker.StreamID {
+		t.Fatalf("after a second tab and closing the first, got %+v before the marker", f)
+	}
+	if l := th.presenceList(t, 70); fmt.Sprint(online(l)) != "[7 100]" {
+		t.Fatalf("user 7 must stay present with one tab open: %+v", l)
+	}
+	tab2.Close()
+	u, _ = watcher.presenceUpdate(t, wait)
+	if u.Left == nil || *u.Left != 7 || u.Joined != nil || fmt.Sprint(u.OnlineUsers) != "[100]" || u.Count != 1 {
+		t.Fatalf("leave update %+v", u)
+	}
+	marker = th.publish(t, 70, "comment.created", map[string]any{"marker": 2})
+	if f := watcher.nextMatching(t, wait, func(frame) bool { return true }); f.ID != marker.StreamID {
+		t.Fatalf("a second leave was announced: %+v", f)
+	}
+}
+
+func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		fastPresence(c)
+		c.PresenceUserTTL = time.Second
+		c.PresenceHashTTL = 5 * time.Second
+	})
+	watcher := th.openStream(t, 71, 100, "")
+	watcher.presenceUpdate(t, wait) // own join
+	code, env := th.do(t, http.MethodPost, "/api/v1/rooms/71/presence/heartbeat",
+		map[string]string{"Authorization": "Bearer " + th.token(t, 8)}, "")
+	var ack hub.HeartbeatAck
+	remarshal(t, env.Result, &ack)
+	if code != 200 || !ack.Acknowledged || ack.NextInSecs < 1 {
+		t.Fatalf("heartbeat: %d %+v", code, env)
+	}
+	if u, _ := watcher.presenceUpdate(t, wait); u.Joined == nil || *u.Joined != 8 {
+		t.Fatalf("heartbeat join %+v", u)
+	}
+	// The watcher's own stream refreshes itself; user 8 sends nothing more.
+	u, _ := watcher.presenceUpdate(t, 10*time.Second)
+	if u.Left == nil || *u.Left != 8 || fmt.Sprint(u.OnlineUsers) != "[100]" {
+		t.Fatalf("expiry update %+v", u)
+	}
+	if l := th.presenceList(t, 71); fmt.Sprint(online(l)) != "[100]" {
+		t.Fatalf("after expiry %+v", l)
+	}
+	if th.Hub.Metrics().Heartbeats.Get() != 1 {
+		t.Fatalf("presence_heartbeat_total = %d", th.Hub.Metrics().Heartbeats.Get())
+	}
+}
+
+func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
+	rs := testredis.Start(t)
+	ttl := func(c *hub.Config) {
+		fastPresence(c)
+		c.PresenceUserTTL = time.Second
+		c.PresenceHashTTL = 5 * time.Second
+	}
+	b := startHub(t, rs.Addr(), ttl)
+	watcher := b.openStream(t, 72, 100, "")
+	watcher.presenceUpdate(t, wait)
+
+	bin := testbin.Build(t)
+	url, cmd, _ := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "PRESENCE_USER_TTL_SECS=1", "PRESENCE_HASH_TTL_SECS=5", "PRESENCE_BROADCAST_MS=0")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	for _, user := range []int64{11, 12} {
+		openSSE(t, fmt.Sprintf("%s/api/v1/rooms/72/stream", url), b.token(t, user), "")
+	}
+	tr := newTransitions()
+	for len(tr.joined) < 2 {
+		u, _ := watcher.presenceUpdate(t, wait)
+		tr.add(u)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for len(tr.left) < 2 {
+		u, _ := watcher.presenceUpdate(t, 15*time.Second)
+		tr.add(u)
+	}
+	if tr.left[11] != 1 || tr.left[12] != 1 {
+		t.Fatalf("leaves %v, want one each for 11 and 12", tr.left)
+	}
+	if l := b.presenceList(t, 72); fmt.Sprint(online(l)) != "[100]" {
+		t.Fatalf("ghosts remain: %+v", l)
+	}
+}
+
+func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
+	rs := testredis.Start(t)
+	cfg := func(c *hub.Config) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
+	hubs := []*testHub{startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)}
+	watcher := hubs[0].openStream(t, 73, 100, "")
+	watcher.presenceUpdate(t, wait)
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			th := hubs[i%2]
+			c := openSSE(t, fmt.Sprintf("%s/api/v1/rooms/73/stream", th.URL), th.token(t, 9), "")
+			time.Sleep(time.Duration(i%5) * 10 * time.Millisecond) // overlap opens and closes
+			c.Close()
+		}(i)
+	}
+	wg.Wait()
+	// Every join is followed by exactly one leave, in order, ending absent.
+	marker := hubs[1].publish(t, 73, "comment.created", map[string]any{"marker": true})
+	present := false
+	for {
+		f := watcher.nextMatching(t, 20*time.Second, func(frame) bool { return true })
+		if f.ID == marker.StreamID {
+			break
+		}
+		var u presenceUpdate
+		_ = json.Unmarshal([]byte(f.Data), &u)
+		for range u.JoinedUsers {
+			if present {
+				t.Fatalf("user 9 joined twice without leaving: %s", f.Data)
+			}
+			present = true
+		}
+		for range u.LeftUsers {
+			if !present {
+				t.Fatalf("user 9 left without being present: %s", f.Data)
+			}
+			present = false
+		}
+	}
+	if present {
+		u, _ := watcher.presenceUpdate(t, wait) // the last leave may trail the marker
+		if len(u.LeftUsers) != 1 {
+			t.Fatalf("user 9 ends present: %+v", u)
+		}
+	}
+	if l := hubs[0].presenceList(t, 73); fmt.Sprint(online(l)) != "[100]" {
+		t.Fatalf("with every stream closed, presence is %+v", l)
+	}
+}
+
+func TestPresence_CoalescesJoins(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil) // PRESENCE_BROADCAST_MS 1000
+	watcher := th.openStream(t, 74, 1000, "")
+	watcher.presenceUpdate(t, wait)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 20)
+	for u := int64(1); u <= 200; u++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(u int64) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			tok, _ := th.tokens.Sign(u, time.Hour)
+			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/rooms/74/presence/heartbeat", th.URL), nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			if resp, err := httpClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}(u)
+	}
+	wg.Wait()
+	tr := newTransitions()
+	updates := 0
+	for len(tr.joined) < 200 {
+		u, _ := watcher.presenceUpdate(t, wait)
+		tr.add(u)
+		updates++
+		if len(u.JoinedUsers) > 1 && u.Joined != nil {
+			t.Fatalf("joined must be null when several joined: %+v", u)
+		}
+	}
+	for u := int64(1); u <= 200; u++ {
+		if tr.joined[u] != 1 {
+			t.Fatalf("user %d appears in %d updates' joinedUsers, want exactly 1", u, tr.joined[u])
+		}
+	}
+	if updates > 10 {
+		t.Fatalf("%d presence updates for 200 joins: not coalesced", updates)
+	}
+	t.Logf("200 joins in %d presence.update events", updates)
+}
+
+func TestPresence_ListMaxHidesOnlineUsers(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { fastPresence(c); c.PresenceListMax = 1 })
+	watcher := th.openStream(t, 75, 1, "")
+	if u, _ := watcher.presenceUpdate(t, wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
+		t.Fatalf("%+v", u)
+	}
+	th.openStream(t, 75, 2, "")
+	u, f := watcher.presenceUpdate(t, wait)
+	if u.OnlineUsers != nil || u.Count != 2 || !json.Valid([]byte(f.Data)) {
+		t.Fatalf("above PRESENCE_LIST_MAX onlineUsers must be null: %s", f.Data)
+	}
+}
+
+func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
+	rs := testredis.Start(t)
+	cfg := func(c *hub.Config) { c.MaxConnectionsPerUser = 2 }
+	a, b := startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)
+	oldest := a.openStream(t, 76, 5, "")
+	eventually(t, wait, "first stream registered", func() bool {
+		n, _ := testredis.Do(t, testredis.Client(t, rs.Addr()), "ZCARD", hub.UserConnsKey(5)).AsInt64()
+		return n == 1
+	})
+	second := a.openStream(t, 77, 5, "")
+	b.openStream(t, 78, 5, "")
+	rest := oldest.ended(t, wait)
+	if len(rest) == 0 || rest[len(rest)-1].Event != hub.EvictedEventType {
+		t.Fatalf("oldest stream ended with %+v, want system.evicted last", rest)
+	}
+	for _, f := range rest {
+		if f.Event == hub.EvictedEventType && f.ID != "" {
+			t.Fatalf("system.evicted carries an id")
+		}
+	}
+	res := a.publish(t, 77, "comment.created", map[string]any{})
+	if f := second.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("the second stream must stay open: %+v", f)
+	}
+	if a.Hub.Metrics().Evictions.Get()+b.Hub.Metrics().Evictions.Get() != 1 {
+		t.Fatalf("evictions counted: %d + %d, want 1", a.Hub.Metrics().Evictions.Get(), b.Hub.Metrics().Evictions.Get())
+	}
+}

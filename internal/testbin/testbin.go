@@ -1,0 +1,93 @@
+// Package testbin builds the roomhub binary and runs it as a separate process
+// for tests: what an operator runs, killed as a crash would kill it.
+package testbin
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Build compiles roomhub into a temp dir and returns the binary's path.
+func Build(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "roomhub")
+	out, err := exec.Command("go", "build", "-o", bin, "roomhub").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Logs collects the process's output; exec writes it from its own goroutine.
+type Logs struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Start runs bin with env on a free port and returns its base URL; it does
+// not wait for health. The process is killed by t.Cleanup.
+func Start(t testing.TB, bin string, env ...string) (string, *exec.Cmd, *Logs) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), append(env, fmt.Sprintf("SERVER_PORT=%d", port))...)
+	logs := &Logs{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, logs
+}
+
+// HealthStatus returns /health's HTTP status, 0 when it does not answer.
+func HealthStatus(url string) int {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url + "/health")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// WaitHealth waits until /health answers want, failing after d.
+func WaitHealth(t testing.TB, url string, want int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		code := HealthStatus(url)
+		if code == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/health did not answer %d within %v (last %d)", want, d, code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
