@@ -30,6 +30,7 @@ type Hub struct {
 	closeOnce   sync.Once
 	finals      []func(context.Context) // final work run by Close, in order
 
+	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local room
 	rooms      rooms
 	presence   presence
 	subscribed atomic.Bool // the listener's subscriptions are confirmed
@@ -40,6 +41,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
 		streamsDone: make(chan struct{})}
+	h.sharded = rdb != nil && rdb.Mode() == rueidis.ClientModeCluster
 	h.rooms.m = map[int64]*room{}
 	h.rooms.byConn = map[string]*Subscriber{}
 	h.presence.running = map[int64]bool{}

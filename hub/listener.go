@@ -74,6 +74,36 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	}
 }
 
+// roomSubscription keeps room r's sharded subscription (SSUBSCRIBE room:{id})
+// on a Redis Cluster, where the hub SPUBLISHes and a pattern would not see it.
+// Each confirmed (re)subscription makes the room replay what it may have
+// missed. It ends when the room closes (ctx).
+func (h *Hub) roomSubscription(ctx context.Context, r *room) {
+	bo := newBackoff()
+	for ctx.Err() == nil {
+		var up atomic.Bool
+		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+			if s.Kind == "ssubscribe" {
+				up.Store(true)
+				h.requestRepair(r)
+			}
+		})
+		err := h.rdb.Receive(sctx, h.rdb.B().Ssubscribe().Channel(RoomChannel(r.id)).Build(),
+			func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
+		if ctx.Err() != nil {
+			return
+		}
+		if up.Load() {
+			bo.reset()
+		}
+		h.metrics.PubSubReconnect.Inc()
+		h.log.Warn("room subscription lost; resubscribing", "room", r.id, "err", err)
+		if !bo.wait(ctx) {
+			return
+		}
+	}
+}
+
 // listening reports whether the listener is subscribed.
 func (h *Hub) listening() bool { return h.subscribed.Load() }
 

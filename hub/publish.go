@@ -123,7 +123,7 @@ func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, da
 	args := []string{
 		RoomChannel(room), typ, data, publisher, nowTimestamp(),
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
-		hash, itoa(room), "0", mode,
+		hash, itoa(room), boolArg(h.sharded), mode,
 		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
 	}
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
@@ -154,6 +154,13 @@ func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, da
 		r.wait = time.Duration(ms) * time.Millisecond
 	}
 	return r, nil
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // bodyHash identifies a request's content, to tell a retry (same body) from a

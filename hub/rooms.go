@@ -28,9 +28,11 @@ type room struct {
 	lastID    StreamID
 	lastSeq   int64
 	repairing bool
+	again     bool // a repair was requested while one ran: make one more pass
 	pending   []*Event
 	overflow  bool // pending overflowed: re-read history before going live
 	closed    bool
+	cancel    context.CancelFunc // ends the room's own subscription (cluster)
 }
 
 // pendingMax bounds what a repairing room holds in memory; beyond it the room
@@ -172,6 +174,11 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	h.rooms.conns.Add(1)
 	if created {
 		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		if h.sharded {
+			ctx, cancel := context.WithCancel(h.ctx)
+			r.cancel = cancel
+			h.goOwned(func(context.Context) { h.roomSubscription(ctx, r) })
+		}
 	}
 	return s
 }
@@ -190,6 +197,9 @@ func (h *Hub) unsubscribe(s *Subscriber) {
 		r.closed = true
 		r.pending = nil
 		delete(h.rooms.m, r.id)
+		if r.cancel != nil {
+			r.cancel()
+		}
 	}
 	r.mu.Unlock()
 	h.rooms.mu.Unlock()
@@ -303,13 +313,24 @@ func (h *Hub) repairAll() {
 	h.rooms.mu.RLock()
 	defer h.rooms.mu.RUnlock()
 	for _, r := range h.rooms.m {
-		r.mu.Lock()
-		if !r.repairing && !r.closed {
-			r.repairing = true
-			r.pending = r.pending[:0]
-			h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
-		}
-		r.mu.Unlock()
+		h.requestRepair(r)
+	}
+}
+
+// requestRepair makes r re-read history before it delivers live again. A
+// repair already running is told to make one more pass: its last read may
+// predate what was missed.
+func (h *Hub) requestRepair(r *room) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+	case r.repairing:
+		r.again = true
+	default:
+		r.repairing = true
+		r.pending = r.pending[:0]
+		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
 	}
 }
 
@@ -378,8 +399,11 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 			r.mu.Unlock()
 			continue
 		}
-		if r.overflow {
-			r.overflow, r.pending = false, nil
+		if r.overflow || r.again {
+			if r.overflow {
+				r.overflow, r.pending = false, nil
+			}
+			r.again = false
 			r.mu.Unlock()
 			continue
 		}

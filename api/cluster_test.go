@@ -1,0 +1,113 @@
+package api
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// TestCluster_EventsAndPresenceAcrossSlots runs two hubs on a 3-master Redis
+// Cluster: rooms spread over slots on every node, events published through one
+// hub reach streams on the other, resume and presence work per room.
+func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ","); fastPresence(c) }
+	a := startHub(t, cl.Addrs()[0], url)
+	b := startHub(t, cl.Addrs()[1], url)
+	rooms := []int64{1, 2, 3, 4, 5, 6, 7, 8} // hash tags {1}..{8} land on all three masters
+	streams := map[int64]*sseClient{}
+	for _, r := range rooms {
+		streams[r] = b.openStream(t, r, r, "")
+	}
+	ids := map[int64]string{}
+	for _, r := range rooms {
+		ids[r] = a.publish(t, r, "comment.created", map[string]any{"room": r}).StreamID
+	}
+	for _, r := range rooms {
+		// The stream's own join came before the event (next skips presence).
+		if u, _ := streams[r].presenceUpdate(t, wait); u.Joined == nil || *u.Joined != r {
+			t.Fatalf("room %d presence %+v", r, u)
+		}
+		if f := streams[r].next(t, wait); f.ID != ids[r] {
+			t.Fatalf("room %d: got %+v, want %s", r, f, ids[r])
+		}
+	}
+	// Resume through the other hub.
+	c := a.openStream(t, 3, 2, "0")
+	if f := c.next(t, wait); f.ID != ids[3] {
+		t.Fatalf("resume on cluster: %+v", f)
+	}
+	// Idempotency and the connection cap keep to their slots.
+	code, env := a.publishRaw(t, `{"roomId":5,"eventType":"like.toggled","data":{},"idempotencyKey":"k"}`)
+	code2, env2 := b.publishRaw(t, `{"roomId":5,"eventType":"like.toggled","data":{},"idempotencyKey":"k"}`)
+	var r1, r2 hub.PublishResult
+	remarshal(t, env.Result, &r1)
+	remarshal(t, env2.Result, &r2)
+	if code != 200 || code2 != 200 || r1.StreamID != r2.StreamID || !r2.Duplicate {
+		t.Fatalf("idempotency on cluster: %+v %+v", env, env2)
+	}
+	if r1.DeliveredTo != 1 {
+		t.Fatalf("deliveredTo = %d for a room only hub B listens to, want 1", r1.DeliveredTo)
+	}
+	if r := a.publish(t, 3, "comment.created", map[string]any{}); r.DeliveredTo != 2 {
+		t.Fatalf("deliveredTo = %d for a room both hubs listen to, want 2", r.DeliveredTo)
+	}
+}
+
+// TestCluster_SubscriptionsSurviveKills kills every pub/sub connection on all
+// three masters while events are published: the sharded subscriptions come
+// back and replay, so the stream gets every event exactly once.
+func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
+	a := startHub(t, cl.Addrs()[0], url)
+	b := startHub(t, cl.Addrs()[0], url)
+	steady := b.openStream(t, 9, 1, "")
+	p := startPublisher(a, 9, 100000)
+	var nodes []rueidis.Client
+	for _, addr := range cl.Addrs() {
+		nodes = append(nodes, testredis.Client(t, addr))
+	}
+	for i := 0; i < 3; i++ {
+		eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*150 })
+		killed := 0
+		for _, n := range nodes {
+			killed += killSubscribers(t, n)
+		}
+		if killed == 0 {
+			t.Fatal("no subscribed connection found to kill")
+		}
+	}
+	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 600 })
+	accepted := p.Stop()
+	checkExactlyOnce(t, "steady", drainUntil(t, steady, accepted[len(accepted)-1]), accepted, false)
+}
+
+// killSubscribers kills every connection of node that holds a channel,
+// pattern or sharded subscription (CLIENT KILL TYPE pubsub misses the last).
+func killSubscribers(t *testing.T, node rueidis.Client) int {
+	t.Helper()
+	list, err := testredis.Do(t, node, "CLIENT", "LIST").ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		if f["sub"] != "0" || f["psub"] != "0" || f["ssub"] != "0" {
+			if f["id"] != "" && testredis.Do(t, node, "CLIENT", "KILL", "ID", f["id"]).Error() == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
