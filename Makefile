@@ -11,13 +11,21 @@ run:
 	$(GO) run .
 
 # deps installs what the tests need and the machine may lack: redis-server and
-# redis-cli (Debian packages) and staticcheck.
+# redis-cli, Chromium and Node.js (Debian packages), playwright-core (npm, to
+# drive Chromium) and staticcheck.
+APT_MISSING = $(strip \
+	$(if $(shell command -v redis-server),,redis-server) \
+	$(if $(shell command -v redis-cli),,redis-tools) \
+	$(if $(wildcard /usr/bin/chromium),,chromium) \
+	$(if $(shell command -v npm),,nodejs npm))
+
 deps:
-	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then \
-		echo "installing redis-server and redis-tools"; \
+	@if [ -n "$(APT_MISSING)" ]; then \
+		echo "installing $(APT_MISSING)"; \
 		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_MISSING) >/dev/null; \
 	fi
+	@test -d web/e2e/node_modules/playwright-core || npm ci --prefix web/e2e --no-audit --no-fund
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 vet:

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/web"
 )
 
 // testHub is a hub and its HTTP server, in-process, on a real Redis.
@@ -25,6 +26,7 @@ type testHub struct {
 	Cfg    hub.Config
 	tokens *TokenVerifier
 	rdb    rueidis.Client
+	srv    *httptest.Server
 }
 
 // startHub starts a hub on the Redis at addr; mutate adjusts the config.
@@ -46,7 +48,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	h.Start()
-	srv := httptest.NewServer(New(h, log, nil))
+	srv := httptest.NewServer(New(h, log, web.FS()))
 	t.Cleanup(func() {
 		h.EndStreams()
 		srv.Close()
@@ -57,7 +59,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb}
+	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv}
 	th.waitHealthy(t)
 	return th
 }

@@ -1,0 +1,153 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/internal/testredis"
+)
+
+// BenchmarkPresenceStorm opens 5,000 streams over 100 rooms at once, as after
+// a deploy, on a real redis-server, with one presence.update per transition
+// (PRESENCE_BROADCAST_MS=0) and coalesced (1000). It reports presence updates
+// published, deliveries to streams, bytes delivered and CPU of the hub process
+// and of redis-server. Run: go test -run '^$' -bench PresenceStorm -benchtime 1x ./hub/
+func BenchmarkPresenceStorm(b *testing.B) {
+	const streams, rooms = 5000, 100
+	for _, interval := range []time.Duration{0, time.Second} {
+		b.Run(fmt.Sprintf("broadcast=%dms", interval.Milliseconds()), func(b *testing.B) {
+			rs := testredis.Start(b)
+			rdb := testredis.Client(b, rs.Addr())
+			for i := 0; i < b.N; i++ {
+				cfg := DefaultConfig()
+				cfg.PresenceBroadcast = interval
+				cfg.MaxConnectionsPerUser = 0
+				h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+				h.Start()
+				for !h.listening() {
+					time.Sleep(10 * time.Millisecond)
+				}
+				base := int64(i) * rooms // fresh rooms each iteration
+				redisCPU0 := redisCPU(b, rs)
+				var ru0 syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				start := time.Now()
+
+				var bytes, frames atomic.Int64
+				var wg sync.WaitGroup
+				opened := make(chan *Stream, streams)
+				sem := make(chan struct{}, 64)
+				for s := 0; s < streams; s++ {
+					wg.Add(1)
+					sem <- struct{}{}
+					go func(s int) {
+						defer wg.Done()
+						defer func() { <-sem }()
+						st, err := h.OpenStream(context.Background(), base+int64(s%rooms)+1, int64(s+1), "")
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						opened <- st
+					}(s)
+				}
+				wg.Wait()
+				close(opened)
+				var all []*Stream
+				var drain sync.WaitGroup
+				done := make(chan struct{})
+				for st := range opened {
+					all = append(all, st)
+					drain.Add(1)
+					go func(st *Stream) {
+						defer drain.Done()
+						for {
+							select {
+							case ev := <-st.Events():
+								frames.Add(1)
+								bytes.Add(int64(len(ev.Frame())))
+							case <-done:
+								return
+							}
+						}
+					}(st)
+				}
+				// Wait until every join has been broadcast.
+				for !presenceSettled(h, rdb, base, rooms) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				wall := time.Since(start)
+				var ru1 syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				redisCPU1 := redisCPU(b, rs)
+				close(done)
+				drain.Wait()
+
+				b.ReportMetric(float64(h.metrics.PresenceUpdates.Get()), "updates")
+				b.ReportMetric(float64(h.metrics.Delivered.Get()), "deliveries")
+				b.ReportMetric(float64(h.metrics.Lagged.Get()), "dropped")
+				b.ReportMetric(float64(bytes.Load())/1e6, "MB-delivered")
+				b.ReportMetric(cpuSecs(ru1)-cpuSecs(ru0), "hub-cpu-s")
+				b.ReportMetric(redisCPU1-redisCPU0, "redis-cpu-s")
+				b.ReportMetric(wall.Seconds(), "wall-s")
+
+				for _, st := range all {
+					st.Close()
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_ = h.Close(ctx)
+				cancel()
+			}
+		})
+	}
+}
+
+// presenceSettled reports whether no broadcaster runs and no transition of
+// the storm's rooms is still queued.
+func presenceSettled(h *Hub, rdb rueidis.Client, base int64, rooms int) bool {
+	h.presence.mu.Lock()
+	running := len(h.presence.running)
+	h.presence.mu.Unlock()
+	if running > 0 {
+		return false
+	}
+	for r := base + 1; r <= base+int64(rooms); r++ {
+		n, err := rdb.Do(context.Background(), rdb.B().Llen().Key(PresenceChangesKey(r)).Build()).AsInt64()
+		if err != nil || n > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func cpuSecs(ru syscall.Rusage) float64 {
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// redisCPU reads used_cpu_sys + used_cpu_user from INFO cpu.
+func redisCPU(b *testing.B, rs *testredis.Server) float64 {
+	info, err := testredis.Do(b, testredis.Client(b, rs.Addr()), "INFO", "cpu").ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}
