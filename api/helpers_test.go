@@ -206,15 +206,21 @@ func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
 func (c *sseClient) read() {
 	defer close(c.done)
 	defer close(c.frames)
-	sc := bufio.NewScanner(c.Resp.Body)
+	parseSSE(c.Resp.Body, func(f frame) bool { c.frames <- f; return true })
+}
+
+// parseSSE reads an SSE byte stream and hands each message (or comment) to
+// emit until the stream ends or emit returns false.
+func parseSSE(r io.Reader, emit func(frame) bool) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var f frame
 	empty := true
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "" {
-			if !empty {
-				c.frames <- f
+			if !empty && !emit(f) {
+				return
 			}
 			f, empty = frame{}, true
 			continue

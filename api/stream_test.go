@@ -244,37 +244,19 @@ func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *brows
 				close(stopped)
 				cancel()
 			}()
-			sc := bufio.NewScanner(resp.Body)
-			var f frame
-			for sc.Scan() {
-				line := sc.Text()
-				if line == "" {
-					if f.Event != "" {
-						b.mu.Lock()
-						b.got = append(b.got, f)
-						b.mu.Unlock()
-						if f.ID != "" {
-							last = f.ID
-						}
-						n++
-					}
-					f = frame{}
-					if n >= every {
-						break
-					}
-					continue
+			parseSSE(resp.Body, func(f frame) bool {
+				if f.Event == "" {
+					return true
 				}
-				k, v, _ := strings.Cut(line, ":")
-				v = strings.TrimPrefix(v, " ")
-				switch k {
-				case "event":
-					f.Event = v
-				case "id":
-					f.ID = v
-				case "data":
-					f.Data = v
+				b.mu.Lock()
+				b.got = append(b.got, f)
+				b.mu.Unlock()
+				if f.ID != "" {
+					last = f.ID
 				}
-			}
+				n++
+				return n < every
+			})
 			cancel()
 			<-stopped
 			resp.Body.Close()

@@ -24,6 +24,11 @@ func (b *backoff) reset() { b.next = backoffMin }
 func (b *backoff) wait(ctx context.Context) bool {
 	d := b.next/2 + rand.N(b.next/2+1)
 	b.next = min(b.next*2, backoffMax)
+	return sleepCtx(ctx, d)
+}
+
+// sleepCtx sleeps for d and reports false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

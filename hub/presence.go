@@ -220,17 +220,6 @@ func (h *Hub) flushPresence(ctx context.Context, room int64) (publishReply, erro
 	return r, err
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // sweepEvery is how often one instance looks for users whose members expired.
 func (h *Hub) sweepEvery() time.Duration {
 	return min(max(h.cfg.PresenceUserTTL/4, 100*time.Millisecond), 10*time.Second)

@@ -119,6 +119,19 @@ func Client(tb testing.TB, addrs ...string) rueidis.Client {
 	return c
 }
 
+// NodeClient returns a client bound to the one server at addr, even when it
+// is a cluster node: for per-node commands such as CLIENT LIST and CLIENT KILL,
+// which a cluster client would send to any node.
+func NodeClient(tb testing.TB, addr string) rueidis.Client {
+	tb.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		tb.Fatalf("redis client: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
 // Cluster is a 3-master Redis Cluster with no replicas.
 type Cluster struct {
 	Nodes []*Server
