@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,5 +84,66 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "JWT_SECRET") {
 		t.Fatalf("production with the dev secret must not start: %v: %s", err, out)
+	}
+}
+
+// devToken asks a dev-mode hub for a token.
+func devToken(t *testing.T, url string, user int) string {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/dev/token?userId=%d", url, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct{ Result struct{ Token string } }
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Result.Token == "" {
+		t.Fatalf("dev token: %v", err)
+	}
+	return env.Result.Token
+}
+
+// TestBinary_SIGTERMEndsOpenStreams: streams end cleanly (the client sees the
+// end of the response, not a reset) and the process exits in bounded time.
+// The query token never reaches the logs, even at debug level.
+func TestBinary_SIGTERMEndsOpenStreamsAndKeepsTokensOutOfLogs(t *testing.T) {
+	bin := testbin.Build(t)
+	rs := testredis.Start(t)
+	url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "LOG_LEVEL=debug")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	token := devToken(t, url, 3)
+	resp, err := http.Get(url + "/api/v1/rooms/5/stream?token=" + token)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 64)
+	if n, err := resp.Body.Read(first); err != nil || !strings.Contains(string(first[:n]), "retry:") {
+		t.Fatalf("first bytes %q, %v", first[:n], err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("stream did not end cleanly: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("open stream not ended within 10s of SIGTERM")
+	}
+	exited := make(chan struct{})
+	go func() { _, _ = cmd.Process.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("hub did not exit within 20s of SIGTERM\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), "/api/v1/rooms/5/stream") {
+		t.Fatalf("the stream request was not logged at debug level:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "token=") {
+		t.Fatalf("the query token reached the logs:\n%s", logs)
 	}
 }

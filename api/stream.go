@@ -52,7 +52,7 @@ func (s *Server) stream(c echo.Context) error {
 	if resume == "" {
 		resume = c.QueryParam("lastEventId")
 	}
-	st, err := s.hub.OpenStream(c.Request().Context(), room, u.ID, resume)
+	st, err := s.hub.OpenStream(room, u.ID, resume)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,6 @@ func (s *Server) stream(c echo.Context) error {
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	h.Set(echo.HeaderConnection, "keep-alive")
 	res.WriteHeader(http.StatusOK)
 	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout}
 	if err := w.send([]byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")); err != nil {
@@ -74,6 +73,7 @@ func (s *Server) stream(c echo.Context) error {
 	}
 
 	ctx := c.Request().Context()
+	st.Join(ctx)
 	writeEvent := func(ev *hub.Event) error { return w.write(ev.Frame()) }
 	catchUp := func() bool {
 		err := st.CatchUp(ctx, writeEvent)

@@ -24,6 +24,8 @@ type Hub struct {
 	ctx    context.Context // cancelled by Close; the parent of every background goroutine
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	ownMu  sync.Mutex // orders goOwned's wg.Add against Close
+	closed bool       // no new goroutines once Close began
 
 	streamsDone chan struct{} // closed by EndStreams: open streams end
 	endOnce     sync.Once
@@ -64,7 +66,13 @@ func (h *Hub) Start() {
 }
 
 // goOwned runs f as a goroutine owned by the hub: Close cancels its context and waits for it.
+// After Close began it starts nothing: the work would be cancelled anyway.
 func (h *Hub) goOwned(f func(ctx context.Context)) {
+	h.ownMu.Lock()
+	defer h.ownMu.Unlock()
+	if h.closed {
+		return
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -88,6 +96,9 @@ func (h *Hub) Close(ctx context.Context) error {
 	var err error
 	h.closeOnce.Do(func() {
 		h.EndStreams()
+		h.ownMu.Lock()
+		h.closed = true
+		h.ownMu.Unlock()
 		h.cancel()
 		done := make(chan struct{})
 		go func() { h.wg.Wait(); close(done) }()

@@ -54,11 +54,12 @@ func BenchmarkPresenceStorm(b *testing.B) {
 					go func(s int) {
 						defer wg.Done()
 						defer func() { <-sem }()
-						st, err := h.OpenStream(context.Background(), base+int64(s%rooms)+1, int64(s+1), "")
+						st, err := h.OpenStream(base+int64(s%rooms)+1, int64(s+1), "")
 						if err != nil {
 							b.Error(err)
 							return
 						}
+						st.Join(context.Background())
 						opened <- st
 					}(s)
 				}

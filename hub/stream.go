@@ -35,11 +35,9 @@ type Stream struct {
 
 // OpenStream subscribes to room first, so that nothing published from now on
 // is missed, and remembers the resume point (Last-Event-ID): "" means live
-// only, "0" everything retained. CatchUp must then be called. The stream
-// counts against the user's connection cap (evicting their oldest beyond it)
-// and makes the user present in the room. Redis errors there are logged, not
-// fatal: events matter more, and Refresh tries presence again.
-func (h *Hub) OpenStream(ctx context.Context, room, user int64, resume string) (*Stream, error) {
+// only, "0" everything retained. It does not touch Redis, so the caller can
+// answer at once; it then calls Join, and CatchUp.
+func (h *Hub) OpenStream(room, user int64, resume string) (*Stream, error) {
 	if room <= 0 {
 		return nil, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
 	}
@@ -52,13 +50,17 @@ func (h *Hub) OpenStream(ctx context.Context, room, user int64, resume string) (
 		s.lastID, s.resume, s.hasPos = id, true, true
 	}
 	s.Subscriber = h.subscribe(room, user, newID())
-	if err := h.registerConn(ctx, user, s.ConnID); err != nil {
-		h.log.Warn("registering stream for the connection cap", "user", user, "err", err)
-	}
-	if err := h.touch(ctx, room, user, s.ConnID); err != nil {
-		h.log.Warn("joining presence", "room", room, "user", user, "err", err)
-	}
 	return s, nil
+}
+
+// Join counts the stream against the user's connection cap (evicting their
+// oldest beyond it) and makes the user present in the room. Redis errors are
+// logged, not fatal: events matter more, and Refresh tries presence again.
+func (s *Stream) Join(ctx context.Context) {
+	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
+		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
+	}
+	s.Refresh(ctx)
 }
 
 // Close unsubscribes and, once the stream's presence is gone, lets the user
