@@ -213,7 +213,7 @@ func (c *sseClient) read() {
 // emit until the stream ends or emit returns false.
 func parseSSE(r io.Reader, emit func(frame) bool) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20) // grows up to 1 MiB for large events
 	var f frame
 	empty := true
 	for sc.Scan() {
