@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -87,6 +89,9 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 	if u.Joined == nil || *u.Joined != 7 || u.Left != nil || u.Count != 2 || fmt.Sprint(u.OnlineUsers) != "[7 100]" ||
 		fmt.Sprint(u.JoinedUsers) != "[7]" || len(u.LeftUsers) != 0 {
 		t.Fatalf("join update %+v", u)
+	}
+	if got := metricValue(t, th, "presence_online_users"); got != "2" {
+		t.Fatalf("presence_online_users = %s, want 2", got)
 	}
 	l := th.presenceList(t, 70)
 	if l.Count != 2 || fmt.Sprint(online(l)) != "[7 100]" {
@@ -321,4 +326,22 @@ func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
 	if a.Hub.Metrics().Evictions.Get()+b.Hub.Metrics().Evictions.Get() != 1 {
 		t.Fatalf("evictions counted: %d + %d, want 1", a.Hub.Metrics().Evictions.Get(), b.Hub.Metrics().Evictions.Get())
 	}
+}
+
+// metricValue reads one series from /metrics.
+func metricValue(t *testing.T, th *testHub, series string) string {
+	t.Helper()
+	resp, err := http.Get(th.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	t.Fatalf("/metrics has no %s", series)
+	return ""
 }

@@ -50,6 +50,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h.presence.dirty = map[int64]bool{}
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
 	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })
+	m.Set.NewGauge("presence_online_users", func() float64 { return float64(h.onlineUsers()) })
 	return h
 }
 

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
@@ -33,6 +34,7 @@ type room struct {
 	overflow  bool // pending overflowed: re-read history before going live
 	closed    bool
 	cancel    context.CancelFunc // ends the room's own subscription (cluster)
+	online    int64              // count of the last presence.update delivered
 }
 
 // pendingMax bounds what a repairing room holds in memory; beyond it the room
@@ -213,6 +215,19 @@ func (h *Hub) counts() (conns, rooms int64) {
 	return h.rooms.conns.Load(), rooms
 }
 
+// onlineUsers sums the online users last announced in the local rooms.
+func (h *Hub) onlineUsers() int64 {
+	h.rooms.mu.RLock()
+	defer h.rooms.mu.RUnlock()
+	var n int64
+	for _, r := range h.rooms.m {
+		r.mu.Lock()
+		n += r.online
+		r.mu.Unlock()
+	}
+	return n
+}
+
 // room returns the local room id, or nil.
 func (h *Hub) room(id int64) *room {
 	h.rooms.mu.RLock()
@@ -296,6 +311,12 @@ func newGap(requested StreamID, oldest StreamID) *Event {
 // fanoutLocked hands ev to every subscriber; replay marks events of a history
 // replay, whose overflow makes a subscriber behind rather than lagged.
 func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
+	if ev.Type == PresenceEventType && ev.HasID() {
+		var p struct{ Count int64 }
+		if json.Unmarshal(ev.Data, &p) == nil {
+			r.online = p.Count
+		}
+	}
 	n := 0
 	for s := range r.subs {
 		if s.send(ev, replay) {
