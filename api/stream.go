@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -12,6 +13,9 @@ import (
 )
 
 var keepaliveFrame = []byte(":keepalive\n\n")
+
+// joinWait bounds the Redis work a stream does before it answers.
+const joinWait = 2 * time.Second
 
 // sseWriter writes SSE bytes with a deadline per write, so a stalled socket is
 // dropped instead of waited on.
@@ -57,6 +61,13 @@ func (s *Server) stream(c echo.Context) error {
 		return err
 	}
 	defer st.Close()
+	// Before answering: the room knows its position and the user is present,
+	// so both hold from the client's first byte on. Bounded, so that a slow
+	// or absent Redis delays the answer by at most joinWait.
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), joinWait)
+	st.WaitReady(jctx)
+	st.Join(jctx)
+	cancel()
 
 	res := c.Response()
 	rc := http.NewResponseController(res.Writer)
@@ -73,7 +84,6 @@ func (s *Server) stream(c echo.Context) error {
 	}
 
 	ctx := c.Request().Context()
-	st.Join(ctx)
 	writeEvent := func(ev *hub.Event) error { return w.write(ev.Frame()) }
 	catchUp := func() bool {
 		err := st.CatchUp(ctx, writeEvent)

@@ -25,7 +25,8 @@ type room struct {
 
 	mu        sync.Mutex
 	subs      map[*Subscriber]struct{}
-	known     bool // lastID/lastSeq hold the room's position (history tail read at creation)
+	known     bool          // lastID/lastSeq hold the room's position (history tail read at creation)
+	ready     chan struct{} // closed once known
 	lastID    StreamID
 	lastSeq   int64
 	repairing bool
@@ -164,7 +165,7 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	r := h.rooms.m[id]
 	created := r == nil
 	if created {
-		r = &room{id: id, subs: map[*Subscriber]struct{}{}, repairing: true}
+		r = &room{id: id, subs: map[*Subscriber]struct{}{}, repairing: true, ready: make(chan struct{})}
 		h.rooms.m[id] = r
 	}
 	r.mu.Lock()
@@ -379,6 +380,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 			}
 			r.mu.Lock()
 			r.known, r.lastID, r.lastSeq = true, tail.ID, tail.Seq
+			close(r.ready)
 			// Messages queued since the room was created were published after
 			// its first subscriber came: start just before the first of them,
 			// even if the tail read already saw it.

@@ -53,9 +53,22 @@ func (h *Hub) OpenStream(room, user int64, resume string) (*Stream, error) {
 	return s, nil
 }
 
+// WaitReady waits until the stream's room knows its position in history (one
+// Redis read when the room is new), or ctx ends. Every event published after
+// it returns reaches the stream, even on a Redis Cluster where the room's
+// subscription is confirmed later: the room replays from that position.
+func (s *Stream) WaitReady(ctx context.Context) {
+	select {
+	case <-s.room.ready:
+	case <-ctx.Done():
+	}
+}
+
 // Join counts the stream against the user's connection cap (evicting their
 // oldest beyond it) and makes the user present in the room. Redis errors are
 // logged, not fatal: events matter more, and Refresh tries presence again.
+// ctx should not end when the client disconnects (see Refresh), only bound
+// the time.
 func (s *Stream) Join(ctx context.Context) {
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
@@ -77,8 +90,12 @@ func (s *Stream) Close() {
 	})
 }
 
-// Refresh keeps the stream's user present; call it every RefreshEvery.
+// Refresh keeps the stream's user present; call it every RefreshEvery. It is
+// not cancelled with ctx: an abandoned touch could still run in Redis after
+// the stream's leave and leave a ghost until the TTL. It is bounded by the
+// Redis call timeout instead.
 func (s *Stream) Refresh(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
 	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("refreshing presence", "room", s.Room, "user", s.User, "err", err)
 	}
