@@ -28,6 +28,7 @@ type Error struct {
 	Cause   error
 }
 
+// Error is for logs: it includes the cause, which answers never show.
 func (e *Error) Error() string {
 	if e.Cause != nil {
 		return e.Code + ": " + e.Message + ": " + e.Cause.Error()
@@ -35,6 +36,7 @@ func (e *Error) Error() string {
 	return e.Code + ": " + e.Message
 }
 
+// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
 // Errors the handlers return.

@@ -78,6 +78,7 @@ type ConfigError struct {
 	Var, Value, Reason string
 }
 
+// Error names the variable, its value and what is wrong with it.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason)
 }

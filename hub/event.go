@@ -54,6 +54,7 @@ func parseDigits(s string) (uint64, error) {
 	return strconv.ParseUint(s, 10, 64)
 }
 
+// String formats id as Redis does: ms-seq.
 func (id StreamID) String() string {
 	return strconv.FormatUint(id.Ms, 10) + "-" + strconv.FormatUint(id.Seq, 10)
 }

@@ -32,12 +32,14 @@ type Logs struct {
 	b  strings.Builder
 }
 
+// Write appends p.
 func (l *Logs) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
+// String returns everything written so far.
 func (l *Logs) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
