@@ -164,8 +164,12 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	h.rooms.mu.Lock()
 	r := h.rooms.m[id]
 	created := r == nil
+	var subCtx context.Context // the room's own subscription (cluster), ended by its close
 	if created {
 		r = &room{id: id, subs: map[*Subscriber]struct{}{}, repairing: true, ready: make(chan struct{})}
+		if h.sharded {
+			subCtx, r.cancel = context.WithCancel(h.ctx)
+		}
 		h.rooms.m[id] = r
 	}
 	r.mu.Lock()
@@ -177,10 +181,8 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 	h.rooms.conns.Add(1)
 	if created {
 		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
-		if h.sharded {
-			ctx, cancel := context.WithCancel(h.ctx)
-			r.cancel = cancel
-			h.goOwned(func(context.Context) { h.roomSubscription(ctx, r) })
+		if subCtx != nil {
+			h.goOwned(func(context.Context) { h.roomSubscription(subCtx, r) })
 		}
 	}
 	return s

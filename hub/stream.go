@@ -73,7 +73,9 @@ func (s *Stream) Join(ctx context.Context) {
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
 	}
-	s.Refresh(ctx)
+	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
+		s.h.log.Warn("joining presence", "room", s.Room, "user", s.User, "err", err)
+	}
 }
 
 // Close unsubscribes and, once the stream's presence is gone, lets the user
