@@ -46,7 +46,7 @@ func BenchmarkFanout(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for _, ev := range events {
-				h.deliverLive(ev)
+				h.deliverLive(r, ev)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(n), "subs")

@@ -127,7 +127,8 @@ func (h *Hub) onMessage(channel, payload string) {
 		h.invalidMessage(channel, "channel is not room:<id>")
 		return
 	}
-	if h.room(room) == nil {
+	r := h.room(room)
+	if r == nil {
 		return // nobody here listens to that room
 	}
 	ev, reason := parseWireMessage(room, []byte(payload))
@@ -135,7 +136,7 @@ func (h *Hub) onMessage(channel, payload string) {
 		h.invalidMessage(channel, reason)
 		return
 	}
-	h.deliverLive(ev)
+	h.deliverLive(r, ev)
 }
 
 func (h *Hub) invalidMessage(channel, reason string) {

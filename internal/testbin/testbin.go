@@ -63,7 +63,7 @@ func Start(t testing.TB, bin string, env ...string) (string, *exec.Cmd, *Logs) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, logs
 }
 

@@ -1,0 +1,141 @@
+package hub
+
+import "context"
+
+// pendingMax bounds what a repairing room holds in memory; beyond it the room
+// re-reads history instead, where those events are too.
+const pendingMax = 4096
+
+// queue holds a live event back while the room repairs; past pendingMax it
+// drops them all and the repair re-reads history, where they are too.
+func (r *room) queue(ev *Event) {
+	if r.overflow {
+		return
+	}
+	if len(r.pending) >= pendingMax {
+		r.overflow, r.pending = true, nil
+		return
+	}
+	r.pending = append(r.pending, ev)
+}
+
+// repairAll makes every local room catch up from history: the listener has
+// (re)subscribed and may have missed messages while it was away.
+func (h *Hub) repairAll() {
+	h.rooms.mu.RLock()
+	defer h.rooms.mu.RUnlock()
+	for _, r := range h.rooms.m {
+		h.requestRepair(r)
+	}
+}
+
+// requestRepair makes r re-read history before it delivers live again. A
+// repair already running is told to make one more pass: its last read may
+// predate what was missed.
+func (h *Hub) requestRepair(r *room) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+	case r.repairing:
+		r.again = true
+	default:
+		r.repairing = true
+		r.pending = r.pending[:0]
+		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
+	}
+}
+
+// repairRoom brings r up to date from history, then releases what waited in
+// pending and returns the room to live delivery. A failing read is retried
+// with backoff, never skipped; it stops when the room closes or the hub does.
+func (h *Hub) repairRoom(ctx context.Context, r *room) {
+	bo := newBackoff()
+	wait := func() bool { return bo.wait(ctx) }
+	for {
+		r.mu.Lock()
+		closed, known, from, fromSeq := r.closed, r.known, r.lastID, r.lastSeq
+		r.mu.Unlock()
+		if closed || ctx.Err() != nil {
+			return
+		}
+		if !known {
+			tail, err := h.tail(ctx, r.id)
+			if err != nil {
+				h.log.Warn("reading room tail", "room", r.id, "err", err)
+				if !wait() {
+					return
+				}
+				continue
+			}
+			r.mu.Lock()
+			r.known, r.lastID, r.lastSeq = true, tail.ID, tail.Seq
+			close(r.ready)
+			// Messages queued since the room was created were published after
+			// its first subscriber came: start just before the first of them,
+			// even if the tail read already saw it.
+			for _, ev := range r.pending {
+				if ev.HasID() {
+					r.lastID, r.lastSeq = ev.ID.prev(), ev.Seq-1
+					break
+				}
+			}
+			r.mu.Unlock()
+			continue
+		}
+		page, err := h.readAfter(ctx, r.id, from, historyPage)
+		if err != nil {
+			h.log.Warn("replaying room history", "room", r.id, "err", err)
+			if !wait() {
+				return
+			}
+			continue
+		}
+		bo.reset()
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return
+		}
+		if len(page) > 0 && fromSeq > 0 && page[0].Seq != fromSeq+1 && r.lastID == from {
+			// History no longer holds what came right after the last delivered
+			// event (trimmed, or Redis lost it): announce it.
+			h.fanoutLocked(r, newGap(from, page[0].ID), true)
+		}
+		for _, ev := range page {
+			if r.lastID.Less(ev.ID) {
+				h.fanoutLocked(r, ev, true)
+				r.lastID, r.lastSeq = ev.ID, ev.Seq
+			}
+		}
+		if len(page) == historyPage {
+			r.mu.Unlock()
+			continue
+		}
+		if r.overflow || r.again {
+			if r.overflow {
+				r.overflow, r.pending = false, nil
+			}
+			r.again = false
+			r.mu.Unlock()
+			continue
+		}
+		pending := r.pending
+		r.pending = nil
+		again := false
+		for i, ev := range pending {
+			if h.applyLocked(r, ev, true) {
+				r.pending = append([]*Event(nil), pending[i:]...)
+				again = true
+				break
+			}
+		}
+		if !again {
+			r.repairing = false
+		}
+		r.mu.Unlock()
+		if !again {
+			return
+		}
+	}
+}
