@@ -295,21 +295,17 @@ func (c *sseClient) nextAny(t testing.TB, d time.Duration) (frame, bool) {
 	}
 }
 
-// ended waits for the stream to end, failing after d.
+// ended waits for the stream to end, returning what came before the end; it
+// fails if the stream is still open after d.
 func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
 	t.Helper()
 	var rest []frame
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	deadline := time.Now().Add(d)
 	for {
-		select {
-		case f, ok := <-c.frames:
-			if !ok {
-				return rest
-			}
-			rest = append(rest, f)
-		case <-timer.C:
-			t.Fatalf("stream did not end within %v", d)
+		f, ok := c.nextAny(t, time.Until(deadline))
+		if !ok {
+			return rest
 		}
+		rest = append(rest, f)
 	}
 }

@@ -119,11 +119,6 @@ func (s *Server) stream(c echo.Context) error {
 			_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "connection limit"}))
 			return nil
 		case <-st.Lagged():
-			if !st.IsLagged() {
-				// A stale signal: a catch-up cleared the overflow after it was
-				// raised (the flag is set before the signal is sent).
-				continue
-			}
 			s.lagged(w)
 			return nil
 		case <-st.Behind():

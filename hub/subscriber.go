@@ -22,16 +22,14 @@ type Subscriber struct {
 	evict    chan struct{} // closed when the stream must end (evicted)
 	once     sync.Once
 
-	mu     sync.Mutex
-	missed StreamID // first id not handed over since the last clearLag
+	mu     sync.Mutex // guards missed, and each overflow flag together with its signal
+	missed StreamID   // first id not handed over since the last clearLag
 }
 
 // Events delivers the room's live events.
 func (s *Subscriber) Events() <-chan *Event { return s.ch }
 
-// Lagged signals that live events overflowed the buffer: the client is too
-// slow. A signal can outlive the overflow (clearLag may run between the flag
-// and the signal): check IsLagged before acting on it.
+// Lagged signals that live events overflowed the buffer: the client is too slow.
 func (s *Subscriber) Lagged() <-chan struct{} { return s.lagCh }
 
 // Behind signals that a history replay overflowed the buffer: catch up from history.
@@ -52,18 +50,19 @@ func (s *Subscriber) send(ev *Event, replay bool) bool {
 		return true
 	default:
 	}
-	if ev.HasID() {
-		s.mu.Lock()
-		if s.missed.IsZero() {
-			s.missed = ev.ID
-		}
-		s.mu.Unlock()
+	// The overflow path is rare: the lock keeps each flag and its signal
+	// together, so clearLag never leaves a signal without its flag.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.HasID() && s.missed.IsZero() {
+		s.missed = ev.ID
 	}
 	flag, ch := &s.lagged, s.lagCh
 	if replay {
 		flag, ch = &s.behind, s.behindCh
 	}
-	if !flag.Swap(true) {
+	if !flag.Load() {
+		flag.Store(true)
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -77,6 +76,7 @@ func (s *Subscriber) send(ev *Event, replay bool) bool {
 // returns the oldest id dropped or missed, for a stream that has sent nothing
 // yet and so has no id to re-read from.
 func (s *Subscriber) clearLag() StreamID {
+	s.mu.Lock()
 	s.lagged.Store(false)
 	s.behind.Store(false)
 	for _, ch := range []chan struct{}{s.lagCh, s.behindCh} {
@@ -85,7 +85,6 @@ func (s *Subscriber) clearLag() StreamID {
 		default:
 		}
 	}
-	s.mu.Lock()
 	first := s.missed
 	s.missed = StreamID{}
 	s.mu.Unlock()
