@@ -64,7 +64,7 @@ func (s *Server) stream(c echo.Context) error {
 	// Before answering: the room knows its position and the user is present,
 	// so both hold from the client's first byte on. Bounded, so that a slow
 	// or absent Redis delays the answer by at most joinWait.
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), joinWait)
+	jctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
 	st.WaitReady(jctx)
 	st.Join(jctx)
 	cancel()

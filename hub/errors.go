@@ -11,5 +11,4 @@ var (
 	ErrNotFound         = errors.New("not found")
 	ErrRedis            = errors.New("redis unavailable")      // REDIS5001
 	ErrRedisReply       = errors.New("unexpected redis reply") // REDIS5002
-	ErrClosed           = errors.New("hub is closing")         // streams end
 )

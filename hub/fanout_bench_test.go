@@ -17,9 +17,9 @@ func BenchmarkFanout(b *testing.B) {
 			cfg := DefaultConfig()
 			h := New(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
 			for i := int64(1000); i < 2000; i++ { // idle rooms
-				h.rooms.m[i] = &room{id: i, subs: map[*Subscriber]struct{}{}, known: true}
+				h.rooms.m[i] = &room{id: i, subs: map[*Subscriber]struct{}{}}
 			}
-			r := &room{id: 1, subs: map[*Subscriber]struct{}{}, known: true}
+			r := &room{id: 1, subs: map[*Subscriber]struct{}{}}
 			h.rooms.m[1] = r
 			var wg sync.WaitGroup
 			stop := make(chan struct{})

@@ -89,6 +89,18 @@ func parseEntry(room int64, e rueidis.XRangeEntry) (*Event, error) {
 	return newEvent(room, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
 }
 
+// detach keeps ctx's deadline but not its cancellation. Writes that must not
+// be abandoned halfway use it: rueidis may give up on a command whose context
+// is cancelled (a client disconnecting) while Redis still runs it later, after
+// a write that was meant to follow it.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := time.Now().Add(redisTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
+		limit = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), limit)
+}
+
 // redisErr marks an error from a Redis call as ErrRedis (unreachable or timed
 // out) or ErrRedisReply (Redis answered with an error), keeping the cause.
 func redisErr(err error) error {

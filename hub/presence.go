@@ -53,8 +53,10 @@ type presence struct {
 }
 
 // touch marks user present in room through member; a join queues a transition.
+// It is not abandoned when ctx is cancelled (see detach): a touch that Redis
+// ran after the stream's leave would leave a ghost until the TTL.
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	ctx, cancel := detach(ctx)
 	defer cancel()
 	start := time.Now()
 	joined, err := presenceTouchScript.Exec(ctx, h.rdb,
@@ -305,8 +307,9 @@ func (h *Hub) sweepRoom(ctx context.Context, room int64) error {
 
 // registerConn records a new stream of user and evicts the user's oldest
 // streams beyond MAX_CONNECTIONS_PER_USER, on whichever instance they are.
+// Like touch, it is not abandoned when ctx is cancelled.
 func (h *Hub) registerConn(ctx context.Context, user int64, connID string) error {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	ctx, cancel := detach(ctx)
 	defer cancel()
 	start := time.Now()
 	evicted, err := userConnsScript.Exec(ctx, h.rdb, []string{UserConnsKey(user)},

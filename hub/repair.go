@@ -54,7 +54,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 	wait := func() bool { return bo.wait(ctx) }
 	for {
 		r.mu.Lock()
-		closed, known, from, fromSeq := r.closed, r.known, r.lastID, r.lastSeq
+		closed, known, from, fromSeq := r.closed, r.known(), r.lastID, r.lastSeq
 		r.mu.Unlock()
 		if closed || ctx.Err() != nil {
 			return
@@ -69,7 +69,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 				continue
 			}
 			r.mu.Lock()
-			r.known, r.lastID, r.lastSeq = true, tail.ID, tail.Seq
+			r.lastID, r.lastSeq = tail.ID, tail.Seq
 			close(r.ready)
 			// Messages queued since the room was created were published after
 			// its first subscriber came: start just before the first of them,

@@ -25,8 +25,7 @@ type room struct {
 
 	mu        sync.Mutex
 	subs      map[*Subscriber]struct{}
-	known     bool          // lastID/lastSeq hold the room's position (history tail read at creation)
-	ready     chan struct{} // closed once known
+	ready     chan struct{} // closed once lastID/lastSeq hold the room's position (history tail read at creation)
 	lastID    StreamID
 	lastSeq   int64
 	repairing bool
@@ -117,6 +116,16 @@ func (h *Hub) onlineUsers() int64 {
 		r.mu.Unlock()
 	}
 	return n
+}
+
+// known reports whether the room has its position in history.
+func (r *room) known() bool {
+	select {
+	case <-r.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // room returns the local room id, or nil.

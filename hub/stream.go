@@ -67,8 +67,7 @@ func (s *Stream) WaitReady(ctx context.Context) {
 // Join counts the stream against the user's connection cap (evicting their
 // oldest beyond it) and makes the user present in the room. Redis errors are
 // logged, not fatal: events matter more, and Refresh tries presence again.
-// ctx should not end when the client disconnects (see Refresh), only bound
-// the time.
+// ctx bounds the time; a client disconnecting does not abandon the writes.
 func (s *Stream) Join(ctx context.Context) {
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
@@ -92,12 +91,8 @@ func (s *Stream) Close() {
 	})
 }
 
-// Refresh keeps the stream's user present; call it every RefreshEvery. It is
-// not cancelled with ctx: an abandoned touch could still run in Redis after
-// the stream's leave and leave a ghost until the TTL. It is bounded by the
-// Redis call timeout instead.
+// Refresh keeps the stream's user present; call it every RefreshEvery.
 func (s *Stream) Refresh(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
 	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("refreshing presence", "room", s.Room, "user", s.User, "err", err)
 	}
@@ -106,9 +101,6 @@ func (s *Stream) Refresh(ctx context.Context) {
 // RefreshEvery is how often an open stream refreshes its presence: well within
 // PRESENCE_USER_TTL_SECS, so an open tab never drops out.
 func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3, 100*time.Millisecond) }
-
-// LastID is the id of the last event sent.
-func (s *Stream) LastID() StreamID { return s.lastID }
 
 // CatchUp sends, through write, every retained event after the stream's
 // position, in order (a system.gap first when history no longer reaches back
