@@ -18,22 +18,38 @@ var keepaliveFrame = []byte(":keepalive\n\n")
 const joinWait = 2 * time.Second
 
 // sseWriter writes SSE bytes with a deadline per write, so a stalled socket is
-// dropped instead of waited on.
+// dropped instead of waited on. It also tells a slow client from a busy hub:
+// a write that blocked for slow while events were being dropped (dropped
+// reports it) means the socket will not take bytes, and it fails with
+// hub.ErrLagged. Drops alone only make the stream catch up from history.
 type sseWriter struct {
 	w       *echo.Response
 	rc      *http.ResponseController
 	timeout time.Duration
+	slow    time.Duration
+	dropped func() bool
 }
 
-func (w *sseWriter) write(b []byte) error {
+// do runs one write or flush under the write deadline.
+func (w *sseWriter) do(f func() error) error {
 	if err := w.rc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	_, err := w.w.Write(b)
-	return err
+	start := time.Now()
+	if err := f(); err != nil {
+		return err
+	}
+	if time.Since(start) >= w.slow && w.dropped != nil && w.dropped() {
+		return hub.ErrLagged
+	}
+	return nil
 }
 
-func (w *sseWriter) flush() error { return w.rc.Flush() }
+func (w *sseWriter) write(b []byte) error {
+	return w.do(func() error { _, err := w.w.Write(b); return err })
+}
+
+func (w *sseWriter) flush() error { return w.do(w.rc.Flush) }
 
 // send writes one frame and flushes it.
 func (w *sseWriter) send(b []byte) error {
@@ -78,26 +94,29 @@ func (s *Server) stream(c echo.Context) error {
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout}
+	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout, slow: s.cfg.SlowWrite, dropped: st.IsBehind}
 	if err := w.send([]byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")); err != nil {
 		return nil
 	}
 
 	ctx := c.Request().Context()
 	writeEvent := func(ev *hub.Event) error { return w.write(ev.Frame()) }
-	catchUp := func() bool {
-		err := st.CatchUp(ctx, writeEvent)
+	// ended reports whether err ends the stream, telling a lagged client so.
+	ended := func(err error) bool {
 		if errors.Is(err, hub.ErrLagged) {
 			s.lagged(w)
-			return false
+		} else if err != nil {
+			s.log.Debug("stream ended", "room", room, "err", err)
 		}
-		if err != nil {
-			s.log.Debug("stream catch-up ended", "room", room, "err", err)
-			return false
-		}
-		return w.flush() == nil
+		return err != nil
 	}
-	if !catchUp() {
+	catchUp := func() error {
+		if err := st.CatchUp(ctx, writeEvent); err != nil {
+			return err
+		}
+		return w.flush()
+	}
+	if ended(catchUp()) {
 		return nil
 	}
 
@@ -108,6 +127,7 @@ func (s *Server) stream(c echo.Context) error {
 	refresh := time.NewTicker(s.hub.RefreshEvery())
 	defer refresh.Stop()
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return nil
@@ -118,63 +138,50 @@ func (s *Server) stream(c echo.Context) error {
 		case <-st.Evicted():
 			_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "connection limit"}))
 			return nil
-		case <-st.Lagged():
-			s.lagged(w)
-			return nil
 		case <-st.Behind():
-			if st.IsLagged() {
-				s.lagged(w)
-				return nil
-			}
-			if !catchUp() {
-				return nil
-			}
+			err = catchUp()
 		case ev := <-st.Events():
-			if !s.sendBatch(w, st, ev, catchUp) {
-				return nil
-			}
+			err = sendBatch(w, st, ev, catchUp)
 		case <-refresh.C:
 			st.Refresh(ctx)
 			continue
 		case <-keepalive.C:
-			if w.send(keepaliveFrame) != nil {
-				return nil
-			}
+			err = w.send(keepaliveFrame)
+		}
+		if ended(err) {
+			return nil
 		}
 		keepalive.Reset(s.cfg.KeepAlive)
 	}
 }
 
 // sendBatch writes ev and whatever else is already buffered, then flushes once.
-// A stream whose live buffer overflowed is cut (system.lagged) before anything
-// else: the client resumes with Last-Event-ID.
-func (s *Server) sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() bool) bool {
+// Events dropped meanwhile, or a seq jump, make the stream catch up from
+// history. ev itself came before anything dropped, so it is sent first: a
+// stream that has sent nothing yet has no position to re-read it from.
+func sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() error) error {
 	for {
-		if st.IsLagged() {
-			_ = w.flush()
-			s.lagged(w)
-			return false
-		}
 		send, needCatchUp := st.Accept(ev)
-		if needCatchUp {
-			if err := w.flush(); err != nil {
-				return false
-			}
-			return catchUp()
-		}
 		if send {
 			if err := w.write(ev.Frame()); err != nil {
-				return false
+				return err
 			}
+		}
+		if needCatchUp || st.IsBehind() {
+			if err := w.flush(); err != nil {
+				return err
+			}
+			return catchUp()
 		}
 		select {
 		case ev = <-st.Events():
 		default:
-			return w.flush() == nil
+			return w.flush()
 		}
 	}
 }
 
 func (s *Server) lagged(w *sseWriter) {
+	w.dropped = nil // the last frame is written whatever the socket's pace
 	_ = w.send(hub.SystemFrame(hub.LaggedEventType, map[string]string{"reason": "client too slow; reconnect with Last-Event-ID"}))
 }

@@ -48,6 +48,7 @@ type Config struct {
 	StreamMaxLen          int64         // STREAM_MAXLEN, 10000 (approximate)
 	LockTTL               time.Duration // LOCK_TTL_SECS, 10
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
+	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
 	PublishMaxBytes       int64         // PUBLISH_MAX_BYTES, 65536
 	MaxConnectionsPerUser int           // MAX_CONNECTIONS_PER_USER, 5; 0 means no cap
@@ -114,6 +115,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")
+	c.SlowWrite = min(time.Second, c.WriteTimeout)
 	if l.err != nil {
 		return Config{}, l.err
 	}

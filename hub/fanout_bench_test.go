@@ -24,7 +24,7 @@ func BenchmarkFanout(b *testing.B) {
 			var wg sync.WaitGroup
 			stop := make(chan struct{})
 			for i := 0; i < n; i++ {
-				s := &Subscriber{ch: make(chan *Event, cfg.ChannelCapacity), lagCh: make(chan struct{}, 1), behindCh: make(chan struct{}, 1)}
+				s := &Subscriber{ch: make(chan *Event, cfg.ChannelCapacity), behindCh: make(chan struct{}, 1)}
 				r.subs[s] = struct{}{}
 				wg.Add(1)
 				go func() {

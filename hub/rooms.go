@@ -44,7 +44,6 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 		User:     user,
 		ConnID:   connID,
 		ch:       make(chan *Event, h.cfg.ChannelCapacity),
-		lagCh:    make(chan struct{}, 1),
 		behindCh: make(chan struct{}, 1),
 		evict:    make(chan struct{}),
 	}
@@ -194,7 +193,7 @@ func newGap(requested StreamID, oldest StreamID) *Event {
 }
 
 // fanoutLocked hands ev to every subscriber; replay marks events of a history
-// replay, whose overflow makes a subscriber behind rather than lagged.
+// replay, whose drops are not counted as lagged (the room itself was behind).
 func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
 	if ev.Type == PresenceEventType && ev.HasID() {
 		var p struct{ Count int64 }
@@ -204,7 +203,7 @@ func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
 	}
 	n := 0
 	for s := range r.subs {
-		if s.send(ev, replay) {
+		if s.send(ev) {
 			n++
 		} else if !replay {
 			h.metrics.Lagged.Inc()

@@ -9,12 +9,11 @@ import (
 	"time"
 )
 
-// ErrLagged ends a stream whose client could not keep up.
+// ErrLagged ends a stream whose client cannot keep up: events were dropped for
+// it while its socket would not take bytes (a write blocked for SlowWrite).
+// Drops alone (a burst, a replay, a busy hub) only make the stream catch up
+// from history.
 var ErrLagged = errors.New("client lagged")
-
-// maxCatchUpPasses bounds how often a catch-up starts again because live events
-// overflowed the buffer meanwhile; past it the client is lagging for good.
-const maxCatchUpPasses = 20
 
 // catchUpRetryFor is how long a catch-up keeps retrying while Redis is away
 // before the stream ends (the browser then resumes from its last id).
@@ -106,14 +105,12 @@ func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3,
 // position, in order (a system.gap first when history no longer reaches back
 // to it). It runs after OpenStream with a resume point, and again whenever
 // events were dropped for this stream (Behind, or a seq jump seen by Accept).
-// Live events that overflow the buffer meanwhile are re-read from history. It
-// returns at once when there is nothing to catch up.
+// Live events dropped meanwhile are re-read from history: it makes passes
+// until one ends with nothing dropped, or write fails. It returns at once when
+// there is nothing to catch up.
 func (s *Stream) CatchUp(ctx context.Context, write func(*Event) error) error {
-	for pass := 0; s.resume || s.overflowed(); pass++ {
-		if pass == maxCatchUpPasses {
-			return ErrLagged
-		}
-		first := s.clearLag()
+	for s.resume || s.IsBehind() {
+		first := s.clearBehind()
 		s.resume = false
 		if !s.hasPos {
 			if first.IsZero() {
