@@ -86,6 +86,24 @@ func (s *Server) publish(c echo.Context) error {
 	return ok(c, res)
 }
 
+// pageSize reads a positive page size from the query parameter name: def when
+// absent, clamped to most (a number too large to parse included); 0, negative
+// or not a number is COMMON400.
+func pageSize(c echo.Context, name string, def, most int) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+		n, err = most, nil
+	}
+	if err != nil || n <= 0 {
+		return 0, errBadRequest(name + " must be a positive integer")
+	}
+	return min(n, most), nil
+}
+
 func (s *Server) events(c echo.Context) error {
 	room, err := roomParam(c)
 	if err != nil {
@@ -95,16 +113,9 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return errBadRequest("since is required: a stream id (ms-seq or ms) or 0 for the oldest")
 	}
-	count := 100
-	if v := c.QueryParam("count"); v != "" {
-		n, err := strconv.Atoi(v)
-		if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
-			n, err = hub.MaxEventsPage, nil // a huge count is clamped like any count above 500
-		}
-		if err != nil || n <= 0 {
-			return errBadRequest("count must be a positive integer")
-		}
-		count = min(n, hub.MaxEventsPage)
+	count, err := pageSize(c, "count", 100, hub.MaxEventsPage)
+	if err != nil {
+		return err
 	}
 	page, err := s.hub.Events(c.Request().Context(), room, since, count)
 	if err != nil {

@@ -82,6 +82,13 @@ func (s *Server) routes() {
 	v1.GET("/rooms/:roomId/events", s.events, user)
 	v1.GET("/rooms/:roomId/presence", s.presence, user)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user)
+	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true))
+	v1.GET("/notifications/unread", s.unread, user)
+	v1.GET("/notifications", s.inbox, user)
+	v1.PATCH("/notifications/:notificationId/read", s.markRead, user)
+	v1.POST("/notifications/read-all", s.markAllRead, user)
+	v1.GET("/notifications/settings", s.settings, user)
+	v1.PUT("/notifications/settings", s.putSettings, user)
 
 	if !s.cfg.Production() {
 		e.GET("/dev/token", s.devToken)

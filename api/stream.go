@@ -59,32 +59,69 @@ func (w *sseWriter) send(b []byte) error {
 	return w.flush()
 }
 
+// resumePoint is the client's Last-Event-ID header, else the lastEventId query.
+func resumePoint(c echo.Context) string {
+	if id := c.Request().Header.Get("Last-Event-ID"); id != "" {
+		return id
+	}
+	return c.QueryParam("lastEventId")
+}
+
 // stream serves GET /api/v1/rooms/:roomId/stream: subscribe, catch up from the
 // resume point, then live events until the client leaves, its token expires,
-// it lags, it is evicted, or the hub shuts down.
+// it is too slow, it is evicted, or the hub shuts down.
 func (s *Server) stream(c echo.Context) error {
 	room, err := roomParam(c)
 	if err != nil {
 		return err
 	}
 	u := userOf(c)
-	resume := c.Request().Header.Get("Last-Event-ID")
-	if resume == "" {
-		resume = c.QueryParam("lastEventId")
-	}
-	st, err := s.hub.OpenStream(room, u.ID, resume)
+	st, err := s.hub.OpenStream(room, u.ID, resumePoint(c))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	// Before answering: the room knows its position and the user is present,
-	// so both hold from the client's first byte on. Bounded, so that a slow
-	// or absent Redis delays the answer by at most joinWait.
+	s.join(c, st)
+	return s.serveStream(c, st, u, nil)
+}
+
+// userStream serves GET /api/v1/notifications/stream: the user's own
+// notifications, opened by notification.unread {count}, then catch-up and
+// live exactly as a room stream.
+func (s *Server) userStream(c echo.Context) error {
+	u := userOf(c)
+	st, err := s.hub.OpenUserStream(u.ID, resumePoint(c))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s.join(c, st)
+	// Read after subscribing: what changes the count from now on arrives as
+	// an event carrying the new count.
+	ctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
+	n, err := s.hub.Unread(ctx, u.ID)
+	cancel()
+	if err != nil {
+		return err
+	}
+	return s.serveStream(c, st, u, hub.SystemFrame(hub.NotificationUnreadType, map[string]int64{"count": n}))
+}
+
+// join readies a stream before it answers: its topic knows its position and
+// its user is counted (and present in the room), so both hold from the
+// client's first byte on. Bounded, so that a slow or absent Redis delays the
+// answer by at most joinWait.
+func (s *Server) join(c echo.Context, st *hub.Stream) {
 	jctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
+	defer cancel()
 	st.WaitReady(jctx)
 	st.Join(jctx)
-	cancel()
+}
 
+// serveStream answers with the SSE headers and retry:, writes first (if any),
+// catches up from the resume point, then sends live events until the stream
+// ends.
+func (s *Server) serveStream(c echo.Context, st *hub.Stream, u User, first []byte) error {
 	res := c.Response()
 	rc := http.NewResponseController(res.Writer)
 	// The server's ReadTimeout would end a long-lived stream: lift it here.
@@ -95,7 +132,8 @@ func (s *Server) stream(c echo.Context) error {
 	h.Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
 	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout, slow: s.cfg.SlowWrite, dropped: st.IsBehind}
-	if err := w.send([]byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")); err != nil {
+	hello := []byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")
+	if err := w.send(append(hello, first...)); err != nil {
 		return nil
 	}
 
@@ -106,7 +144,7 @@ func (s *Server) stream(c echo.Context) error {
 		if errors.Is(err, hub.ErrLagged) {
 			s.lagged(w)
 		} else if err != nil {
-			s.log.Debug("stream ended", "room", room, "err", err)
+			s.log.Debug("stream ended", "room", st.Room, "user", u.ID, "err", err)
 		}
 		return err != nil
 	}

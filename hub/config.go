@@ -48,6 +48,7 @@ type Config struct {
 	StreamMaxLen          int64         // STREAM_MAXLEN, 10000 (approximate)
 	LockTTL               time.Duration // LOCK_TTL_SECS, 10
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
+	OutboxGrace           time.Duration // no variable: an unfinished outbox entry this old is finished by the sweep; 10 s
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
 	PublishMaxBytes       int64         // PUBLISH_MAX_BYTES, 65536
@@ -57,6 +58,7 @@ type Config struct {
 	Retry                 time.Duration // SSE_RETRY_MS, 3000
 	EventTypes            []string      // EVENT_TYPES, comma list
 	InboxRetention        time.Duration // INBOX_RETENTION_DAYS, 30
+	InboxMaxEntries       int           // INBOX_MAX_ENTRIES, 1000 newest kept per user
 	ReadSinkURL           string        // READ_SINK_URL; empty means a log sink
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
@@ -111,11 +113,13 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		Retry:                 time.Duration(l.int("SSE_RETRY_MS", 3000, 0, 3600_000)) * time.Millisecond,
 		EventTypes:            l.list("EVENT_TYPES", DefaultEventTypes),
 		InboxRetention:        time.Duration(l.int("INBOX_RETENTION_DAYS", 30, 1, 36500)) * 24 * time.Hour,
+		InboxMaxEntries:       l.int("INBOX_MAX_ENTRIES", 1000, 1, 100000),
 		ReadSinkURL:           l.str("READ_SINK_URL", ""),
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")
 	c.SlowWrite = min(time.Second, c.WriteTimeout)
+	c.OutboxGrace = 10 * time.Second
 	if l.err != nil {
 		return Config{}, l.err
 	}

@@ -99,10 +99,15 @@ func (e *Event) Frame() []byte { return e.frame }
 // HasID reports whether the event is in history (and so moves the client's resume point).
 func (e *Event) HasID() bool { return !e.ID.IsZero() }
 
-// newEvent builds an event and its SSE frame. data must be a compact JSON object.
+// newEvent builds an event and its SSE frame. data must be a compact JSON
+// object; ts, when not "", is added to it as "timestamp" (a user log's events
+// carry their own).
 func newEvent(room int64, id StreamID, seq int64, typ string, data []byte, publisher, ts string) *Event {
 	e := &Event{Room: room, ID: id, Seq: seq, Type: typ, Data: data, PublisherID: publisher, Timestamp: ts}
-	e.frame = sseFrame(typ, id, withTimestamp(data, ts))
+	if ts != "" {
+		data = withTimestamp(data, ts)
+	}
+	e.frame = sseFrame(typ, id, data)
 	return e
 }
 

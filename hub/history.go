@@ -20,7 +20,7 @@ func (h *Hub) tail(ctx context.Context, room int64) (*Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrevrange().Key(EventsKey(room)).End("+").Start("-").Count(1).Build()).AsXRange()
+	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrevrange().Key(historyKey(room)).End("+").Start("-").Count(1).Build()).AsXRange()
 	h.metrics.observeRedis(start)
 	if err != nil {
 		return nil, redisErr(err)
@@ -40,6 +40,18 @@ func (h *Hub) oldest(ctx context.Context, room int64) (*Event, error) {
 	return page[0], nil
 }
 
+// eventAt returns the event with this id from history, ErrNotFound when it is gone.
+func (h *Hub) eventAt(ctx context.Context, room int64, id StreamID) (*Event, error) {
+	page, err := h.readFrom(ctx, room, id, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(page) == 0 || page[0].ID != id {
+		return nil, fmt.Errorf("%w: event %s of room %d", ErrNotFound, id, room)
+	}
+	return page[0], nil
+}
+
 // readAfter returns up to count events strictly after id, oldest first.
 func (h *Hub) readAfter(ctx context.Context, room int64, id StreamID, count int64) ([]*Event, error) {
 	return h.xrange(ctx, room, "("+id.String(), count)
@@ -54,7 +66,7 @@ func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64)
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	t := time.Now()
-	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(EventsKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
+	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
 	h.metrics.observeRedis(t)
 	if err != nil {
 		return nil, redisErr(err)

@@ -35,7 +35,13 @@ type Hub struct {
 	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local room
 	rooms      rooms
 	presence   presence
+	mutes      mutes
+	sink       Sink        // where flushed reads go
 	subscribed atomic.Bool // the listener's subscriptions are confirmed
+
+	// AfterPublishHook, when set (tests only), runs between a publish and its
+	// inbox writes; an error abandons the writes as a dying instance would.
+	AfterPublishHook func() error
 }
 
 // New returns a hub on rdb. It starts nothing; call Start.
@@ -48,6 +54,12 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h.rooms.byConn = map[string]*Subscriber{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
+	h.mutes.m = map[int64]*muteSet{}
+	if cfg.ReadSinkURL != "" {
+		h.sink = NewHTTPSink(cfg.ReadSinkURL, cfg.InternalAPIKey)
+	} else {
+		h.sink = &LogSink{Log: log}
+	}
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
 	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })
 	m.Set.NewGauge("presence_online_users", func() float64 { return float64(h.onlineUsers()) })
@@ -64,6 +76,9 @@ func (h *Hub) Metrics() *Metrics { return h.metrics }
 func (h *Hub) Start() {
 	h.goOwned(h.runListener)
 	h.goOwned(h.runSweeper)
+	h.goOwned(h.runOutboxSweeper)
+	h.goOwned(h.runFlusher)
+	h.OnClose(h.finalFlush)
 }
 
 // goOwned runs f as a goroutine owned by the hub: Close cancels its context and waits for it.

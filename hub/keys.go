@@ -56,14 +56,83 @@ func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
 // UserControlChannel carries disconnect orders (evictions) for connections.
 const UserControlChannel = "hub:control"
 
-// InboxKey is a user's inbox hash, notificationId → state: "inbox:{7}".
+// InboxKey is a user's inbox hash, notificationId → the notification as the
+// inbox lists it (JSON, without readAt): "inbox:{7}".
 func InboxKey(user int64) string { return "inbox:" + userTag(user) }
+
+// InboxOrderKey orders a user's inbox, notificationId scored by arrival (event
+// time in ms × 1024, kept strictly increasing): "inbox:order:{7}".
+func InboxOrderKey(user int64) string { return "inbox:order:" + userTag(user) }
+
+// InboxReadKey holds a user's read marks, notificationId → readAt: "inbox:read:{7}".
+func InboxReadKey(user int64) string { return "inbox:read:" + userTag(user) }
 
 // UnreadCountKey is a user's unread counter: "unread_count:{7}".
 func UnreadCountKey(user int64) string { return "unread_count:" + userTag(user) }
 
 // ReadStatusKey is a user's write-behind buffer, notificationId → readAt: "read_status:{7}".
 func ReadStatusKey(user int64) string { return "read_status:" + userTag(user) }
+
+// ReadDeadKey holds reads the sink refused for good, notificationId → JSON
+// {readAt, reason}: "read_dead:{7}".
+func ReadDeadKey(user int64) string { return "read_dead:" + userTag(user) }
+
+// MutedKey is the set of event types a user muted: "settings:muted:{7}".
+func MutedKey(user int64) string { return "settings:muted:" + userTag(user) }
+
+// readPendingShards is how many index keys list the users with pending reads;
+// their hash tags spread them over a cluster's masters.
+const readPendingShards = 16
+
+// ReadPendingKey lists users with reads waiting for the flusher, user → a
+// counter bumped by every read: "read_pending:{rp3}".
+func ReadPendingKey(shard int) string { return "read_pending:{rp" + strconv.Itoa(shard) + "}" }
+
+// OutboxKey holds a room's notifications whose inbox writes may be unfinished,
+// notificationId → "<ms>\n<recipient ids, comma separated>": "outbox:{42}".
+func OutboxKey(room int64) string { return "outbox:" + roomTag(room) }
+
+// OutboxRoomsKey lists rooms that may hold outbox entries, room → last touch
+// (ms). It is one key and is only touched by plain commands.
+const OutboxRoomsKey = "outbox:rooms"
+
+// A topic is what a stream follows: a room (topic > 0, the room id) or a
+// user's notification log (topic < 0, the user id negated). Both are a history
+// stream with a seq counter and a live channel, so rooms, repair and catch-up
+// serve them alike.
+
+// userTopic is the topic of a user's notification log.
+func userTopic(user int64) int64 { return -user }
+
+// historyKey is a topic's history stream: a room's events or "user:log:{7}".
+func historyKey(topic int64) string {
+	if topic < 0 {
+		return "user:log:" + userTag(-topic)
+	}
+	return EventsKey(topic)
+}
+
+// seqKey is a topic's sequence counter: a room's or "user:seq:{7}".
+func seqKey(topic int64) string {
+	if topic < 0 {
+		return "user:seq:" + userTag(-topic)
+	}
+	return SeqKey(topic)
+}
+
+// topicChannel is a topic's live channel: a room's or "user:{7}".
+func topicChannel(topic int64) string {
+	if topic < 0 {
+		return UserChannel(-topic)
+	}
+	return RoomChannel(topic)
+}
+
+// UserChannel carries a user's notification log live: "user:{7}".
+func UserChannel(user int64) string { return "user:" + userTag(user) }
+
+// userChannelPattern matches every user channel.
+const userChannelPattern = "user:*"
 
 // LockKey names a lock: "lock:<name>".
 func LockKey(name string) string { return "lock:" + name }

@@ -39,7 +39,7 @@ func (h *Hub) runListener(ctx context.Context) {
 func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	dc, _ := h.rdb.Dedicate()
 	defer dc.Close()
-	var confirmed atomic.Int32 // subscriptions confirmed: room pattern and control channel
+	var confirmed atomic.Int32 // subscriptions confirmed: room and user patterns, control channel
 	var up atomic.Bool
 	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
@@ -50,7 +50,7 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 			h.onMessage(m.Channel, m.Message)
 		},
 		OnSubscription: func(s rueidis.PubSubSubscription) {
-			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == 2 {
+			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == 3 {
 				up.Store(true)
 				h.subscribed.Store(true)
 				h.repairAll()
@@ -58,7 +58,7 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 		},
 	})
 	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern).Build()).Error()
+	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern, userChannelPattern).Build()).Error()
 	if err == nil {
 		err = dc.Do(sctx, dc.B().Subscribe().Channel(UserControlChannel).Build()).Error()
 	}
@@ -88,7 +88,7 @@ func (h *Hub) roomSubscription(ctx context.Context, r *room) {
 				h.requestRepair(r)
 			}
 		})
-		err := h.rdb.Receive(sctx, h.rdb.B().Ssubscribe().Channel(RoomChannel(r.id)).Build(),
+		err := h.rdb.Receive(sctx, h.rdb.B().Ssubscribe().Channel(topicChannel(r.id)).Build(),
 			func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
 		if ctx.Err() != nil {
 			return
@@ -122,9 +122,9 @@ type wireMessage struct {
 // onMessage delivers one pub/sub message. Invalid messages are counted and
 // logged, never fatal.
 func (h *Hub) onMessage(channel, payload string) {
-	room, ok := roomFromChannel(channel)
+	room, ok := topicFromChannel(channel)
 	if !ok {
-		h.invalidMessage(channel, "channel is not room:<id>")
+		h.invalidMessage(channel, "channel is not room:<id> or user:{<id>}")
 		return
 	}
 	r := h.room(room)
@@ -142,6 +142,15 @@ func (h *Hub) onMessage(channel, payload string) {
 func (h *Hub) invalidMessage(channel, reason string) {
 	h.metrics.InvalidMessages.Inc()
 	h.log.Warn("ignoring invalid pub/sub message", "channel", channel, "reason", reason)
+}
+
+// topicFromChannel reads the topic of a room channel or of "user:{7}".
+func topicFromChannel(ch string) (int64, bool) {
+	if s, ok := strings.CutPrefix(ch, "user:{"); ok {
+		u, ok := parseRoomID(strings.TrimSuffix(s, "}"))
+		return userTopic(u), ok && strings.HasSuffix(s, "}")
+	}
+	return roomFromChannel(ch)
 }
 
 // roomFromChannel reads the room id of "room:{42}" or "room:42".
@@ -194,10 +203,13 @@ func parseWireMessage(room int64, payload []byte) (*Event, string) {
 		return nil, "bad eventType"
 	}
 	var ts string
-	if json.Unmarshal(m.Timestamp, &ts) != nil || ts == "" {
-		ts = nowTimestamp()
+	if (json.Unmarshal(m.Timestamp, &ts) != nil || ts == "") && room > 0 {
+		ts = nowTimestamp() // a user log's events carry their own
 	}
 	if m.ID == "" {
+		if room < 0 {
+			return nil, "a user channel carries only the hub's own messages"
+		}
 		if reservedEventType(m.EventType) {
 			return nil, "eventType is reserved for the hub"
 		}

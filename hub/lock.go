@@ -54,6 +54,37 @@ func (l *Lock) Release(ctx context.Context) (bool, error) {
 	return n == 1, err
 }
 
+// everyUnderLock runs work every interval until ctx ends, on one instance at
+// a time (lock:<name>). work may ask for a pause before its next turn (a
+// backoff); its errors are logged.
+func (h *Hub) everyUnderLock(ctx context.Context, name string, interval time.Duration, work func(context.Context) (time.Duration, error)) {
+	lock := NewLock(h.rdb, name, h.cfg.LockTTL, h.metrics)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var next time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if now.Before(next) {
+				continue
+			}
+		}
+		if ok, err := lock.Acquire(ctx); err != nil || !ok {
+			continue
+		}
+		pause, err := work(ctx)
+		if err != nil && ctx.Err() == nil {
+			h.log.Warn("background work failed", "work", name, "err", err)
+		}
+		next = time.Now().Add(pause)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisTimeout)
+		_, _ = lock.Release(rctx)
+		cancel()
+	}
+}
+
 // newID returns 16 random bytes in hex: owner and connection ids.
 func newID() string {
 	var b [16]byte

@@ -22,6 +22,10 @@ type Metrics struct {
 	PresenceUpdates *metrics.Counter
 	FlushTotal      *metrics.Counter
 	FlushEntries    *metrics.Counter
+	FlushFailures   map[string]*metrics.Counter // by class: temporary, permanent
+	DeadLetters     *metrics.Counter
+	InboxWrites     *metrics.Counter
+	OutboxRecovered *metrics.Counter
 	lockAcquired    *metrics.Counter
 	lockBusy        *metrics.Counter
 	lockError       *metrics.Counter
@@ -44,6 +48,13 @@ func NewMetrics(eventTypes []string) *Metrics {
 		PresenceUpdates: s.NewCounter("presence_updates_total"),
 		FlushTotal:      s.NewCounter("write_behind_flush_total"),
 		FlushEntries:    s.NewCounter("write_behind_flush_entries"),
+		FlushFailures: map[string]*metrics.Counter{
+			"temporary": s.NewCounter(`write_behind_flush_failures_total{class="temporary"}`),
+			"permanent": s.NewCounter(`write_behind_flush_failures_total{class="permanent"}`),
+		},
+		DeadLetters:     s.NewCounter("write_behind_dead_letters_total"),
+		InboxWrites:     s.NewCounter("inbox_writes_total"),
+		OutboxRecovered: s.NewCounter("outbox_recovered_total"),
 		lockAcquired:    s.NewCounter(`lock_acquire_total{result="acquired"}`),
 		lockBusy:        s.NewCounter(`lock_acquire_total{result="busy"}`),
 		lockError:       s.NewCounter(`lock_acquire_total{result="error"}`),

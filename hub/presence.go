@@ -232,26 +232,9 @@ func (h *Hub) sweepEvery() time.Duration {
 // still queued: a hub that died between a transition and its broadcast
 // leaves nothing unsent.
 func (h *Hub) runSweeper(ctx context.Context) {
-	lock := NewLock(h.rdb, "presence-sweep", h.cfg.LockTTL, h.metrics)
-	t := time.NewTicker(h.sweepEvery())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		ok, err := lock.Acquire(ctx)
-		if err != nil || !ok {
-			continue
-		}
-		if err := h.sweep(ctx); err != nil && ctx.Err() == nil {
-			h.log.Warn("presence sweep", "err", err)
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisTimeout)
-		_, _ = lock.Release(rctx)
-		cancel()
-	}
+	h.everyUnderLock(ctx, "presence-sweep", h.sweepEvery(), func(ctx context.Context) (time.Duration, error) {
+		return 0, h.sweep(ctx)
+	})
 }
 
 // sweep visits every room with presence state once.
@@ -348,7 +331,8 @@ func (h *Hub) evict(connIDs []string) {
 
 // controlMessage is what travels on the control channel.
 type controlMessage struct {
-	Evict []string `json:"evict"`
+	Evict []string `json:"evict,omitempty"`
+	Muted int64    `json:"muted,omitempty"` // this user's muted types changed
 }
 
 func (h *Hub) onControl(payload string) {
@@ -358,4 +342,7 @@ func (h *Hub) onControl(payload string) {
 		return
 	}
 	h.evict(m.Evict)
+	if m.Muted > 0 {
+		h.reloadMutes(m.Muted)
+	}
 }

@@ -52,11 +52,11 @@ func (h *Hub) Publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	if err := validIdempotencyKey(req.IdempotencyKey); err != nil {
 		return PublishResult{}, err
 	}
-	for _, r := range req.RecipientIDs {
-		if r <= 0 {
-			return PublishResult{}, fmt.Errorf("%w: recipientIds must be positive integers", ErrInvalid)
-		}
+	recipients, err := distinctRecipients(req.RecipientIDs)
+	if err != nil {
+		return PublishResult{}, err
 	}
+	req.RecipientIDs = recipients
 	data, err := CompactObject(req.Data)
 	if err != nil {
 		return PublishResult{}, err
@@ -86,17 +86,49 @@ func validIdempotencyKey(k string) error {
 	return nil
 }
 
-// publish runs the publish script for an already valid request.
-func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
-	keys := []string{EventsKey(req.Room), SeqKey(req.Room)}
-	if req.IdempotencyKey != "" {
-		keys = append(keys, IdempotencyKey(req.Room, req.IdempotencyKey))
+// MaxRecipients bounds recipientIds: distinct users one publish notifies.
+const MaxRecipients = 1000
+
+// distinctRecipients checks recipient ids and drops repeats, keeping the order.
+func distinctRecipients(ids []int64) ([]int64, error) {
+	seen := make(map[int64]bool, len(ids))
+	out := ids[:0:0]
+	for _, r := range ids {
+		if r <= 0 {
+			return nil, fmt.Errorf("%w: recipientIds must be positive integers", ErrInvalid)
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
 	}
+	if len(out) > MaxRecipients {
+		return nil, fmt.Errorf("%w: at most %d distinct recipientIds", ErrInvalid, MaxRecipients)
+	}
+	return out, nil
+}
+
+// publish runs the publish script for an already valid request, then puts the
+// event into each recipient's inbox. The script records the recipients in the
+// room's outbox together with the event, so inbox writes that a dying hub left
+// undone are finished by a retry (same idempotency key) or by the outbox sweep.
+func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
+	keys := []string{EventsKey(req.Room), SeqKey(req.Room),
+		IdempotencyKey(req.Room, req.IdempotencyKey), OutboxKey(req.Room)}
 	publisher := ""
 	if req.PublisherID > 0 {
 		publisher = strconv.FormatInt(req.PublisherID, 10)
 	}
-	reply, err := h.runPublish(ctx, keys, req.Room, req.EventType, string(req.Data), publisher, bodyHash(req), "event")
+	recipients := joinIDs(req.RecipientIDs)
+	if recipients != "" {
+		// Before the event exists: an outbox entry is always findable.
+		if err := h.touchOutboxRoom(ctx, req.Room); err != nil {
+			return PublishResult{}, err
+		}
+	}
+	ts := nowTimestamp()
+	reply, err := h.runPublish(ctx, keys, req.Room, req.EventType, string(req.Data), publisher, bodyHash(req), "event",
+		ts, boolArg(req.IdempotencyKey != ""), recipients)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -106,7 +138,43 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	case "new":
 		h.metrics.countPublished(req.EventType)
 	}
-	return PublishResult{StreamID: reply.id, DeliveredTo: reply.delivered, Duplicate: reply.kind == "dup"}, nil
+	res := PublishResult{StreamID: reply.id, DeliveredTo: reply.delivered, Duplicate: reply.kind == "dup"}
+	if recipients == "" || (res.Duplicate && reply.more == 0) {
+		return res, nil
+	}
+	// A new event, or a retry of one whose inbox writes were left undone.
+	id, err := ParseStreamID(reply.id)
+	if err != nil {
+		return PublishResult{}, fmt.Errorf("%w: publish id %q", ErrRedisReply, reply.id)
+	}
+	if res.Duplicate {
+		ev, err := h.eventAt(ctx, req.Room, id)
+		if err != nil {
+			return PublishResult{}, err
+		}
+		ts = ev.Timestamp
+	}
+	if h.AfterPublishHook != nil {
+		if err := h.AfterPublishHook(); err != nil {
+			return PublishResult{}, err
+		}
+	}
+	n := notice{room: req.Room, id: id, typ: req.EventType, data: req.Data, publisher: publisher, ts: ts}
+	if err := h.deliverNotice(ctx, n, req.RecipientIDs); err != nil {
+		return PublishResult{}, err
+	}
+	return res, nil
+}
+
+func joinIDs(ids []int64) string {
+	b := make([]byte, 0, len(ids)*8)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
 }
 
 // publishReply is the publish script's answer.
@@ -114,17 +182,23 @@ type publishReply struct {
 	kind      string // new, dup, conflict, wait, empty
 	id        string
 	delivered int64
-	more      int64         // presence: transitions still queued
+	more      int64         // presence: transitions still queued; dup: 1 while its outbox entry waits
 	wait      time.Duration // presence: until the broadcast interval ends
 }
 
-// runPublish runs lua/publish.lua; mode is "event" or "presence".
-func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string) (publishReply, error) {
+// runPublish runs lua/publish.lua; mode is "event" or "presence". extra are
+// the event mode's last arguments: timestamp, has-idempotency-key, recipients.
+func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string, extra ...string) (publishReply, error) {
+	ts, idem, recipients := nowTimestamp(), "0", ""
+	if len(extra) == 3 {
+		ts, idem, recipients = extra[0], extra[1], extra[2]
+	}
 	args := []string{
-		RoomChannel(room), typ, data, publisher, nowTimestamp(),
+		RoomChannel(room), typ, data, publisher, ts,
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
 		hash, itoa(room), boolArg(h.sharded), mode,
 		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
+		idem, recipients,
 	}
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()

@@ -19,13 +19,16 @@ var ErrLagged = errors.New("client lagged")
 // before the stream ends (the browser then resumes from its last id).
 const catchUpRetryFor = 30 * time.Second
 
-// Stream is one client's stream of a room: a live subscription plus the client's
-// position, so that replay and live join with no gap and no duplicate.
+// Stream is one client's stream of a room or of a user's notifications: a
+// live subscription to the topic plus the client's position, so that replay
+// and live join with no gap and no duplicate.
 type Stream struct {
 	*Subscriber
 	h         *Hub
 	closeOnce sync.Once
-	Room      int64
+	Room      int64    // the room; 0 for a user stream
+	topic     int64    // the room, or userTopic(user)
+	mutes     *muteSet // the user's muted types (room streams), set by Join
 	lastID    StreamID // last event id sent to the client
 	lastSeq   int64    // its seq; 0 when unknown
 	resume    bool     // history after lastID must be sent before live events
@@ -40,7 +43,17 @@ func (h *Hub) OpenStream(room, user int64, resume string) (*Stream, error) {
 	if room <= 0 {
 		return nil, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
 	}
-	s := &Stream{h: h, Room: room}
+	return h.openTopic(room, room, user, resume)
+}
+
+// OpenUserStream is OpenStream for the user's own notifications: it follows
+// the user's log (notification.created and notification.read).
+func (h *Hub) OpenUserStream(user int64, resume string) (*Stream, error) {
+	return h.openTopic(0, userTopic(user), user, resume)
+}
+
+func (h *Hub) openTopic(room, topic, user int64, resume string) (*Stream, error) {
+	s := &Stream{h: h, Room: room, topic: topic}
 	if resume != "" {
 		id, err := ParseStreamID(resume)
 		if err != nil {
@@ -48,7 +61,7 @@ func (h *Hub) OpenStream(room, user int64, resume string) (*Stream, error) {
 		}
 		s.lastID, s.resume, s.hasPos = id, true, true
 	}
-	s.Subscriber = h.subscribe(room, user, newID())
+	s.Subscriber = h.subscribe(topic, user, newID())
 	return s, nil
 }
 
@@ -71,6 +84,10 @@ func (s *Stream) Join(ctx context.Context) {
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
 	}
+	if s.Room == 0 {
+		return
+	}
+	s.mutes = s.h.acquireMutes(ctx, s.User)
 	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("joining presence", "room", s.Room, "user", s.User, "err", err)
 	}
@@ -83,6 +100,13 @@ func (s *Stream) Close() {
 		s.h.unsubscribe(s.Subscriber)
 		ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 		defer cancel()
+		if s.mutes != nil {
+			s.h.releaseMutes(s.User)
+		}
+		if s.Room == 0 {
+			s.h.unregisterConn(ctx, s.User, s.ConnID)
+			return
+		}
 		if _, err := s.h.leave(ctx, s.Room, s.ConnID, []string{itoa(s.User)}); err != nil {
 			s.h.log.Warn("leaving presence", "room", s.Room, "user", s.User, "err", err)
 		}
@@ -92,6 +116,9 @@ func (s *Stream) Close() {
 
 // Refresh keeps the stream's user present; call it every RefreshEvery.
 func (s *Stream) Refresh(ctx context.Context) {
+	if s.Room == 0 {
+		return
+	}
 	if err := s.h.touch(ctx, s.Room, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("refreshing presence", "room", s.Room, "user", s.User, "err", err)
 	}
@@ -119,7 +146,7 @@ func (s *Stream) CatchUp(ctx context.Context, write func(*Event) error) error {
 			// Nothing sent yet: re-read from the first event dropped.
 			s.lastID, s.hasPos = first.prev(), true
 			page, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
-				return s.h.readFrom(ctx, s.Room, first, historyPage)
+				return s.h.readFrom(ctx, s.topic, first, historyPage)
 			})
 			if err == nil {
 				err = s.sendPages(ctx, page, write)
@@ -139,7 +166,7 @@ func (s *Stream) CatchUp(ctx context.Context, write func(*Event) error) error {
 // replay sends history from lastID to the end, page by page.
 func (s *Stream) replay(ctx context.Context, write func(*Event) error) error {
 	page, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
-		return s.h.readFrom(ctx, s.Room, s.lastID, historyPage)
+		return s.h.readFrom(ctx, s.topic, s.lastID, historyPage)
 	})
 	if err != nil {
 		return err
@@ -160,8 +187,10 @@ func (s *Stream) sendPages(ctx context.Context, page []*Event, write func(*Event
 	for {
 		for _, ev := range page {
 			if s.lastID.Less(ev.ID) {
-				if err := write(ev); err != nil {
-					return err
+				if !s.muted(ev) {
+					if err := write(ev); err != nil {
+						return err
+					}
 				}
 				s.lastID, s.lastSeq = ev.ID, ev.Seq
 			}
@@ -171,7 +200,7 @@ func (s *Stream) sendPages(ctx context.Context, page []*Event, write func(*Event
 		}
 		from := page[len(page)-1].ID
 		if page, err = s.read(ctx, func(ctx context.Context) ([]*Event, error) {
-			return s.h.readAfter(ctx, s.Room, from, historyPage)
+			return s.h.readAfter(ctx, s.topic, from, historyPage)
 		}); err != nil {
 			return err
 		}
@@ -185,7 +214,7 @@ func (s *Stream) checkGap(ctx context.Context, page []*Event, write func(*Event)
 	var oldest StreamID
 	if len(page) > 0 {
 		old, err := s.read(ctx, func(ctx context.Context) ([]*Event, error) {
-			o, err := s.h.oldest(ctx, s.Room)
+			o, err := s.h.oldest(ctx, s.topic)
 			if o == nil {
 				return nil, err
 			}
@@ -216,7 +245,7 @@ func (s *Stream) read(ctx context.Context, f func(context.Context) ([]*Event, er
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, err
 		}
-		s.h.log.Warn("catch-up read failed; retrying", "room", s.Room, "err", err)
+		s.h.log.Warn("catch-up read failed; retrying", "topic", s.topic, "err", err)
 		if !bo.wait(ctx) {
 			return nil, ctx.Err()
 		}
@@ -241,8 +270,12 @@ func (s *Stream) Accept(ev *Event) (send, catchUp bool) {
 		return false, true
 	}
 	s.lastID, s.lastSeq, s.hasPos = ev.ID, ev.Seq, true
-	return true, false
+	return !s.muted(ev), false
 }
+
+// muted reports whether the stream's user muted ev's type: it is then not
+// written, though the stream's position moves past it.
+func (s *Stream) muted(ev *Event) bool { return s.mutes != nil && s.mutes.has(ev.Type) }
 
 // EventView is an event as the events API shows it.
 type EventView struct {

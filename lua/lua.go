@@ -33,3 +33,42 @@ var PresenceLeave string
 //
 //go:embed user_conns.lua
 var UserConns string
+
+//go:embed inbox_lib.lua
+var inboxLib string
+
+//go:embed inbox_add.lua
+var inboxAdd string
+
+//go:embed inbox_read.lua
+var inboxRead string
+
+//go:embed inbox_view.lua
+var inboxView string
+
+// The inbox scripts, each joined behind the shared head inbox_lib.lua (key
+// layout, retention, the user's log).
+var (
+	// InboxAdd adds one notification to a user's inbox, exactly once.
+	InboxAdd = inboxLib + inboxAdd
+	// InboxRead marks one notification, or all up to a bound, read.
+	InboxRead = inboxLib + inboxRead
+	// InboxView returns the unread count or one page of the inbox.
+	InboxView = inboxLib + inboxView
+)
+
+// OutboxTouch lists a room in outbox:rooms with Redis' time.
+//
+//go:embed outbox_touch.lua
+var OutboxTouch string
+
+// ZremUnchanged removes an index member unless its score changed since read.
+//
+//go:embed zrem_unchanged.lua
+var ZremUnchanged string
+
+// ReadSettle removes flushed reads from the write-behind buffer (ack), or
+// moves them to dead letters (dead).
+//
+//go:embed read_settle.lua
+var ReadSettle string

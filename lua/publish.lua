@@ -7,7 +7,8 @@
 -- KEYS[1]  room:events:{room}        stream, history
 -- KEYS[2]  room:seq:{room}           per-room sequence number
 -- event mode:
---   KEYS[3]  idem:{room}:<key>       optional; first result of this key
+--   KEYS[3]  idem:{room}:<key>       first result of this key (used when ARGV[14] is "1")
+--   KEYS[4]  outbox:{room}           notifications whose inbox writes may be unfinished
 -- presence mode:
 --   KEYS[3]  presence:changes:{room} queued transitions, "+uid" / "-uid"
 --   KEYS[4]  presence:{room}         online users
@@ -25,8 +26,13 @@
 -- ARGV[11] "event" or "presence"
 -- ARGV[12] presence: broadcast interval in ms (0 = one update per transition)
 -- ARGV[13] presence: largest online list sent; above it onlineUsers is null
--- Returns {"new", id, delivered, seq, more}, {"dup", id, delivered, seq},
--- {"conflict"}, {"wait", ms} (presence: the interval still runs) or {"empty"}.
+-- ARGV[14] event: "1" when the publish has an idempotency key
+-- ARGV[15] event: recipient ids, comma separated, or "": recorded in the outbox
+--          with the event, so that its inbox writes are finished even if the
+--          hub dies before it does them
+-- Returns {"new", id, delivered, seq, more}, {"dup", id, delivered, seq,
+-- pending} (pending: 1 while the outbox still holds it), {"conflict"},
+-- {"wait", ms} (presence: the interval still runs) or {"empty"}.
 
 local function numeric_less(a, b)
   if #a ~= #b then return #a < #b end
@@ -87,17 +93,15 @@ if ARGV[11] == 'presence' then
   local built, answer = presence_data()
   if not built then return answer end
   data = built
-else
+elseif ARGV[14] == '1' then
   idem = KEYS[3]
-  if idem then
-    local prev = redis.call('GET', idem)
-    if prev then
-      local hash, id, delivered, seq = string.match(prev, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
-      if hash ~= ARGV[8] then
-        return {'conflict'}
-      end
-      return {'dup', id, tonumber(delivered), tonumber(seq)}
+  local prev = redis.call('GET', idem)
+  if prev then
+    local hash, id, delivered, seq = string.match(prev, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
+    if hash ~= ARGV[8] then
+      return {'conflict'}
     end
+    return {'dup', id, tonumber(delivered), tonumber(seq), redis.call('HEXISTS', KEYS[4], id)}
   end
 end
 
@@ -121,6 +125,10 @@ else
   delivered = redis.call('PUBLISH', ARGV[1], msg)
 end
 
+if ARGV[11] == 'event' and ARGV[15] ~= '' then
+  local ms = string.match(id, '^(%d+)')
+  redis.call('HSET', KEYS[4], id, ms .. '\n' .. ARGV[15])
+end
 if idem then
   redis.call('SET', idem, ARGV[8] .. '\n' .. id .. '\n' .. delivered .. '\n' .. seq,
     'EX', tonumber(ARGV[7]))

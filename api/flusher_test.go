@@ -1,0 +1,230 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// readSink is a real HTTP sink server: it records the reads it accepts and
+// answers with status (200 unless set).
+type readSink struct {
+	URL    string
+	status atomic.Int32
+	mu     sync.Mutex
+	got    map[string]int // userId/notificationId → times accepted
+	reqs   atomic.Int32
+	badKey atomic.Int32
+}
+
+func startSink(t testing.TB, key string) *readSink {
+	s := &readSink{got: map[string]int{}}
+	s.status.Store(200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reqs.Add(1)
+		if r.Header.Get("X-Internal-Key") != key {
+			s.badKey.Add(1)
+		}
+		var body struct{ Reads []hub.Read }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		st := int(s.status.Load())
+		if st == 200 {
+			s.mu.Lock()
+			for _, rd := range body.Reads {
+				if rd.ReadAt == "" {
+					st = 400
+				}
+				s.got[fmt.Sprintf("%d/%s", rd.UserID, rd.NotificationID)]++
+			}
+			s.mu.Unlock()
+		}
+		w.WriteHeader(st)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// accepted returns the sorted reads accepted, and fails on any accepted twice.
+func (s *readSink) accepted(t testing.TB) []string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k, n := range s.got {
+		if n != 1 {
+			t.Errorf("read %s reached the sink %d times", k, n)
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readAll marks each of user's notifications read, one PATCH each, and
+// returns the sink keys they should arrive as.
+func (th *testHub) readEach(t testing.TB, user int64) []string {
+	t.Helper()
+	var keys []string
+	for _, n := range th.inboxOf(t, user) {
+		if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+n.NotificationID+"/read", user, ""); code != 200 {
+			t.Fatalf("read %s: %d", n.NotificationID, code)
+		}
+		keys = append(keys, fmt.Sprintf("%d/%s", user, n.NotificationID))
+	}
+	return keys
+}
+
+func pendingReads(t testing.TB, th *testHub, users ...int64) int64 {
+	t.Helper()
+	var n int64
+	for _, u := range users {
+		k, _ := testredis.Do(t, th.rdb, "HLEN", hub.ReadStatusKey(u)).AsInt64()
+		n += k
+	}
+	return n
+}
+
+func noBackgroundFlush(sink string) func(*hub.Config) {
+	return func(c *hub.Config) { c.ReadSinkURL, c.WriteBehindInterval, c.WriteBehindBatchSize = sink, 0, 3 }
+}
+
+func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
+	rs := testredis.Start(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	for i := 0; i < 4; i++ {
+		th.notify(t, 100, "comment.created", 40, 41)
+	}
+	want := append(th.readEach(t, 40), th.readEach(t, 41)...)
+	th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 41, "") // nothing left: no change
+	st, err := th.Hub.FlushReads(context.Background())
+	if err != nil || st.Flushed != 8 || st.Failed {
+		t.Fatalf("flush: %+v %v", st, err)
+	}
+	sort.Strings(want)
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink got %v, want %v", got, want)
+	}
+	if sink.reqs.Load() != 4 || sink.badKey.Load() != 0 { // batches of 3: 3+1 per user
+		t.Fatalf("%d requests (%d without the internal key), want 4 with it", sink.reqs.Load(), sink.badKey.Load())
+	}
+	if n := pendingReads(t, th, 40, 41); n != 0 {
+		t.Fatalf("%d reads still pending after the flush", n)
+	}
+	for s := 0; s < 16; s++ {
+		if n, _ := testredis.Do(t, th.rdb, "ZCARD", hub.ReadPendingKey(s)).AsInt64(); n != 0 {
+			t.Fatalf("read_pending shard %d still lists %d users", s, n)
+		}
+	}
+	if m := th.Hub.Metrics(); m.FlushEntries.Get() != 8 || m.FlushTotal.Get() != 4 {
+		t.Fatalf("metrics: entries %d, flushes %d", m.FlushEntries.Get(), m.FlushTotal.Get())
+	}
+}
+
+func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) {
+	rs := testredis.Start(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th.notify(t, 101, "comment.created", 42)
+	th.notify(t, 101, "comment.created", 42)
+	want := th.readEach(t, 42)
+	sink.status.Store(500)
+	for i := 0; i < 3; i++ {
+		if st, err := th.Hub.FlushReads(context.Background()); err != nil || !st.Failed {
+			t.Fatalf("flush into a failing sink: %+v %v", st, err)
+		}
+	}
+	// A read arriving between failed flushes is not lost either.
+	th.notify(t, 101, "comment.created", 42)
+	want = append(want, th.readEach(t, 42)[0])
+	sink.status.Store(200)
+	if st, err := th.Hub.FlushReads(context.Background()); err != nil || st.Flushed != 3 {
+		t.Fatalf("flush after the sink came back: %+v %v", st, err)
+	}
+	sort.Strings(want)
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink got %v, want %v", got, want)
+	}
+	// A permanent refusal: dead letters with the reason, never retried.
+	th.notify(t, 101, "comment.created", 43)
+	th.readEach(t, 43)
+	sink.status.Store(422)
+	if st, err := th.Hub.FlushReads(context.Background()); err != nil || st.Dead != 1 || st.Failed {
+		t.Fatalf("flush into a refusing sink: %+v %v", st, err)
+	}
+	reqs := sink.reqs.Load()
+	if st, _ := th.Hub.FlushReads(context.Background()); st.Dead != 0 || sink.reqs.Load() != reqs {
+		t.Fatalf("a dead letter was retried: %+v", st)
+	}
+	dead, _ := testredis.Do(t, th.rdb, "HGETALL", hub.ReadDeadKey(43)).AsStrMap()
+	if len(dead) != 1 || pendingReads(t, th, 42, 43) != 0 {
+		t.Fatalf("dead letters %v", dead)
+	}
+	for _, v := range dead {
+		var d struct{ ReadAt, Reason string }
+		if json.Unmarshal([]byte(v), &d) != nil || d.ReadAt == "" || d.Reason != "sink refused the reads: sink answered 422" {
+			t.Fatalf("dead letter %s", v)
+		}
+	}
+	if m := th.Hub.Metrics(); m.DeadLetters.Get() != 1 || m.FlushFailures["temporary"].Get() != 3 {
+		t.Fatalf("metrics: dead %d, temporary failures %d", m.DeadLetters.Get(), m.FlushFailures["temporary"].Get())
+	}
+}
+
+// Two instances flush on their own schedule while users read: every read
+// reaches the sink exactly once; a read re-marked during a flush is not lost.
+func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
+	rs := testredis.Start(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	cfg := func(c *hub.Config) { c.ReadSinkURL, c.WriteBehindInterval = sink.URL, 20*time.Millisecond }
+	a := startHub(t, rs.Addr(), cfg)
+	b := startHub(t, rs.Addr(), cfg)
+	var want []string
+	for u := int64(50); u < 56; u++ {
+		for i := 0; i < 5; i++ {
+			a.notify(t, 102, "like.toggled", u)
+		}
+		th := a
+		if u%2 == 0 {
+			th = b
+		}
+		want = append(want, th.readEach(t, u)...)
+	}
+	sort.Strings(want)
+	eventually(t, 20*time.Second, "every read flushed", func() bool { return len(sink.accepted(t)) == len(want) })
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink got %v, want %v", got, want)
+	}
+	eventually(t, 5*time.Second, "nothing pending", func() bool { return pendingReads(t, a, 50, 51, 52, 53, 54, 55) == 0 })
+}
+
+// Close (SIGTERM) flushes what is pending.
+func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
+	rs := testredis.Start(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.ReadSinkURL = sink.URL }) // 30 s interval
+	th.notify(t, 103, "comment.created", 44)
+	want := th.readEach(t, 44)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := th.Hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink got %v after Close, want %v", got, want)
+	}
+}

@@ -1,0 +1,124 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
+)
+
+func (s *Server) unread(c echo.Context) error {
+	n, err := s.hub.Unread(c.Request().Context(), userOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int64{"count": n})
+}
+
+func (s *Server) inbox(c echo.Context) error {
+	limit, err := pageSize(c, "limit", 20, hub.MaxInboxPage)
+	if err != nil {
+		return err
+	}
+	before := c.QueryParam("before")
+	if before != "" {
+		if _, _, _, err := hub.ParseNotificationID(before); err != nil {
+			return errBadRequest("before must be a notificationId (a nextBefore value)")
+		}
+	}
+	page, err := s.hub.Inbox(c.Request().Context(), userOf(c).ID, limit, before)
+	if err != nil {
+		return err
+	}
+	return ok(c, page)
+}
+
+func (s *Server) markRead(c echo.Context) error {
+	id := c.Param("notificationId")
+	if _, _, _, err := hub.ParseNotificationID(id); err != nil {
+		return errBadRequest("notificationId must be <roomId>:<stream id>")
+	}
+	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, id)
+	if errors.Is(err, hub.ErrNotFound) {
+		return errNotFound("no such notification in your inbox")
+	}
+	if err != nil {
+		return err
+	}
+	return ok(c, res)
+}
+
+func (s *Server) markAllRead(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		UpTo *string `json:"upTo"`
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return err
+		}
+	}
+	upTo := ""
+	if req.UpTo != nil {
+		if _, _, _, err := hub.ParseNotificationID(*req.UpTo); err != nil {
+			return errBadRequest("upTo must be a notificationId")
+		}
+		upTo = *req.UpTo
+	}
+	res, err := s.hub.MarkAllRead(c.Request().Context(), userOf(c).ID, upTo)
+	if err != nil {
+		return err
+	}
+	return ok(c, res)
+}
+
+func (s *Server) settings(c echo.Context) error {
+	st, err := s.hub.Settings(c.Request().Context(), userOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return ok(c, st)
+}
+
+func (s *Server) putSettings(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		MutedEventTypes *[]string `json:"mutedEventTypes"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if req.MutedEventTypes == nil {
+		return errBadRequest("mutedEventTypes is required: a list of event types")
+	}
+	st, err := s.hub.SetSettings(c.Request().Context(), userOf(c).ID, hub.Settings{MutedEventTypes: *req.MutedEventTypes})
+	if err != nil {
+		return err
+	}
+	return ok(c, st)
+}
+
+// decodeStrict reads one JSON object into v; anything else is COMMON400.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return errBadRequest(fieldName(te.Field) + " has the wrong type")
+		}
+		return errBadRequest("body is not a valid JSON object")
+	}
+	if dec.More() {
+		return errBadRequest("body must hold one JSON object")
+	}
+	return nil
+}

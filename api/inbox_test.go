@@ -1,0 +1,322 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// inboxOf reads a user's whole inbox through the API, newest first.
+func (th *testHub) inboxOf(t testing.TB, user int64) []hub.Notification {
+	t.Helper()
+	var all []hub.Notification
+	before := ""
+	for {
+		q := "/api/v1/notifications?limit=100"
+		if before != "" {
+			q += "&before=" + before
+		}
+		code, env := th.get(t, q, th.token(t, user))
+		if code != 200 {
+			t.Fatalf("GET %s: %d %+v", q, code, env)
+		}
+		var p hub.InboxPage
+		remarshal(t, env.Result, &p)
+		all = append(all, p.Notifications...)
+		if !p.HasMore {
+			return all
+		}
+		before = *p.NextBefore
+	}
+}
+
+// unreadOf reads a user's unread count through the API.
+func (th *testHub) unreadOf(t testing.TB, user int64) int64 {
+	t.Helper()
+	code, env := th.get(t, "/api/v1/notifications/unread", th.token(t, user))
+	var r struct{ Count int64 }
+	remarshal(t, env.Result, &r)
+	if code != 200 {
+		t.Fatalf("unread: %d %+v", code, env)
+	}
+	return r.Count
+}
+
+// userDo sends a request as user.
+func (th *testHub) userDo(t testing.TB, method, path string, user int64, body string) (int, Envelope) {
+	t.Helper()
+	return th.do(t, method, path, map[string]string{"Authorization": "Bearer " + th.token(t, user),
+		"Content-Type": "application/json"}, body)
+}
+
+func (th *testHub) notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
+	t.Helper()
+	ids, _ := json.Marshal(recipients)
+	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,"data":{"k":1},"publisherId":5,"recipientIds":%s}`, room, typ, ids))
+	if code != 200 {
+		t.Fatalf("publish with recipients: %d %+v", code, env)
+	}
+	var r hub.PublishResult
+	remarshal(t, env.Result, &r)
+	return r
+}
+
+func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	res := th.notify(t, 70, "comment.created", 3, 8, 3)
+	for _, u := range []int64{3, 8} {
+		if n := th.unreadOf(t, u); n != 1 {
+			t.Fatalf("user %d unread = %d, want 1", u, n)
+		}
+	}
+	if n := th.unreadOf(t, 9); n != 0 {
+		t.Fatalf("a non-recipient's unread = %d", n)
+	}
+	list := th.inboxOf(t, 3)
+	if len(list) != 1 {
+		t.Fatalf("inbox %+v", list)
+	}
+	n := list[0]
+	if n.NotificationID != "70:"+res.StreamID || n.RoomID != 70 || n.EventType != "comment.created" ||
+		string(n.Data) != `{"k":1}` || n.PublisherID == nil || *n.PublisherID != "5" || n.Timestamp == "" || n.ReadAt != nil {
+		t.Fatalf("inbox item %+v", n)
+	}
+	// Too many recipients, or bad ones, are refused before anything happens.
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = fmt.Sprint(i + 1)
+	}
+	for _, ids := range []string{"[" + strings.Join(many, ",") + "]", "[0]", "[-1]", `["x"]`, "[1.5]"} {
+		code, env := th.publishRaw(t, `{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":`+ids+`}`)
+		if code != 400 || env.Code != "COMMON400" {
+			t.Errorf("recipientIds %.20s: %d %s, want 400 COMMON400", ids, code, env.Code)
+		}
+	}
+}
+
+func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	body := `{"roomId":71,"eventType":"like.toggled","data":{},"idempotencyKey":"once","recipientIds":[4]}`
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
+			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
+			if resp, err := httpClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	th.publishRaw(t, body)
+	if n := th.unreadOf(t, 4); n != 1 {
+		t.Fatalf("unread after 6 publishes of one key = %d, want 1", n)
+	}
+	if l := th.inboxOf(t, 4); len(l) != 1 {
+		t.Fatalf("inbox holds %d entries, want 1", len(l))
+	}
+}
+
+// A hub that dies between the room publish and the inbox writes: the outbox
+// entry written with the event lets a retry (same key) or the sweep on another
+// instance finish them, exactly once.
+func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
+	rs := testredis.Start(t)
+	dying := startHub(t, rs.Addr(), nil)
+	dying.Hub.AfterPublishHook = func() error { return errors.New("instance died") }
+	other := startHub(t, rs.Addr(), func(c *hub.Config) { c.OutboxGrace = 300 * time.Millisecond })
+
+	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
+	if code, _ := dying.publishRaw(t, body); code != 500 {
+		t.Fatalf("publish through the dying hub answered %d, want 500", code)
+	}
+	// The backend retries on another instance: the event is a duplicate, the
+	// inbox writes are done now.
+	code, env := other.publishRaw(t, body)
+	var r hub.PublishResult
+	remarshal(t, env.Result, &r)
+	if code != 200 || !r.Duplicate {
+		t.Fatalf("retry: %d %+v", code, env)
+	}
+	for _, u := range []int64{5, 6} {
+		if n := other.unreadOf(t, u); n != 1 {
+			t.Fatalf("user %d unread = %d after the retry, want 1", u, n)
+		}
+	}
+	// Without a retry (and without a key) the sweep finishes it.
+	if code, _ := dying.publishRaw(t, `{"roomId":73,"eventType":"comment.created","data":{},"recipientIds":[5]}`); code != 500 {
+		t.Fatalf("second publish through the dying hub answered %d", code)
+	}
+	eventually(t, 10*time.Second, "the sweep finished the inbox write", func() bool { return other.unreadOf(t, 5) == 2 })
+	eventually(t, 10*time.Second, "the outbox is empty", func() bool {
+		n, _ := testredis.Do(t, other.rdb, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
+		return n == 0
+	})
+	if n := other.unreadOf(t, 6); n != 1 {
+		t.Fatalf("user 6 unread = %d, want 1", n)
+	}
+}
+
+func TestInbox_Reads(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	var ids []string
+	for i := 0; i < 4; i++ {
+		ids = append(ids, "74:"+th.notify(t, 74, "comment.created", 7).StreamID)
+	}
+	path := func(id string) string { return "/api/v1/notifications/" + id + "/read" }
+	code, env := th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
+	var first hub.ReadResult
+	remarshal(t, env.Result, &first)
+	if code != 200 || first.NotificationID != ids[0] || first.ReadAt == "" {
+		t.Fatalf("read: %d %+v", code, env)
+	}
+	code, env = th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
+	var again hub.ReadResult
+	remarshal(t, env.Result, &again)
+	if code != 200 || again.ReadAt != first.ReadAt {
+		t.Fatalf("read again: %d %+v, want the first readAt %s", code, env, first.ReadAt)
+	}
+	if n := th.unreadOf(t, 7); n != 3 {
+		t.Fatalf("unread after reading one twice = %d, want 3", n)
+	}
+	for _, c := range []struct {
+		user int64
+		id   string
+		code int
+	}{{8, ids[1], 404}, {7, "74:1-1", 404}, {7, "99:" + strings.Split(ids[1], ":")[1], 404}, {7, "nope", 400}, {7, "74", 400}, {7, "0:1-1", 400}} {
+		if code, env := th.userDo(t, http.MethodPatch, path(c.id), c.user, ""); code != c.code {
+			t.Errorf("user %d reads %s: %d %+v, want %d", c.user, c.id, code, env, c.code)
+		}
+	}
+	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, `{"upTo":"`+ids[2]+`"}`)
+	var all hub.ReadAllResult
+	remarshal(t, env.Result, &all)
+	if code != 200 || all.Marked != 2 || all.ReadAt == "" {
+		t.Fatalf("read-all upTo: %d %+v, want 2 marked", code, env)
+	}
+	list := th.inboxOf(t, 7)
+	if list[0].NotificationID != ids[3] || list[0].ReadAt != nil || list[1].ReadAt == nil || *list[3].ReadAt != first.ReadAt {
+		t.Fatalf("inbox after read-all upTo: %+v", list)
+	}
+	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, "")
+	remarshal(t, env.Result, &all)
+	if code != 200 || all.Marked != 1 || th.unreadOf(t, 7) != 0 {
+		t.Fatalf("read-all: %d %+v", code, env)
+	}
+	for _, body := range []string{`{"upTo":"x"}`, `{"upTo":5}`, `[`} {
+		if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, body); code != 400 || env.Code != "COMMON400" {
+			t.Errorf("read-all %s: %d %+v", body, code, env)
+		}
+	}
+}
+
+func TestInbox_ListPagesNewestFirst(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		ids = append(ids, fmt.Sprintf("%d:%s", 75+i%2, th.notify(t, int64(75+i%2), "comment.created", 9).StreamID))
+	}
+	tok := th.token(t, 9)
+	code, env := th.get(t, "/api/v1/notifications?limit=2", tok)
+	var p hub.InboxPage
+	remarshal(t, env.Result, &p)
+	if code != 200 || len(p.Notifications) != 2 || !p.HasMore || p.Notifications[0].NotificationID != ids[4] || *p.NextBefore != ids[3] {
+		t.Fatalf("first page %d %+v", code, env)
+	}
+	_, env = th.get(t, "/api/v1/notifications?limit=2&before="+*p.NextBefore, tok)
+	remarshal(t, env.Result, &p)
+	if len(p.Notifications) != 2 || p.Notifications[0].NotificationID != ids[2] {
+		t.Fatalf("second page %+v", p)
+	}
+	_, env = th.get(t, "/api/v1/notifications?limit=2&before="+ids[1], tok)
+	remarshal(t, env.Result, &p)
+	if len(p.Notifications) != 1 || p.HasMore || p.NextBefore != nil || p.Notifications[0].NotificationID != ids[0] {
+		t.Fatalf("last page %+v", p)
+	}
+	_, env = th.get(t, "/api/v1/notifications?limit=100000", th.token(t, 10))
+	if !strings.Contains(fmt.Sprint(env.Result), "notifications:[]") {
+		t.Fatalf("empty inbox %+v", env.Result)
+	}
+	for _, q := range []string{"limit=0", "limit=-1", "limit=x", "before=abc", "before=1"} {
+		if code, env := th.get(t, "/api/v1/notifications?"+q, tok); code != 400 || env.Code != "COMMON400" {
+			t.Errorf("%s: %d %s", q, code, env.Code)
+		}
+	}
+}
+
+// Publishes and reads racing for one user: the count always equals the
+// unread entries, also once the inbox is trimmed to INBOX_MAX_ENTRIES.
+func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 300 })
+	const n = 2000
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if i%2 == 0 {
+					th.notify(t, int64(80+i%3), "comment.created", 11)
+					continue
+				}
+				list := th.inboxOf(t, 11)
+				if len(list) > 0 {
+					th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+list[i%len(list)].NotificationID+"/read", 11, "")
+				}
+				if i%50 == 1 {
+					th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 11, "")
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	list := th.inboxOf(t, 11)
+	unread := 0
+	for _, e := range list {
+		if e.ReadAt == nil {
+			unread++
+		}
+	}
+	if len(list) > 300 {
+		t.Fatalf("inbox holds %d entries, INBOX_MAX_ENTRIES is 300", len(list))
+	}
+	if got := th.unreadOf(t, 11); got != int64(unread) {
+		t.Fatalf("unread count %d, but %d of %d entries are unread", got, unread, len(list))
+	}
+}
+
+func TestInbox_RetentionDropsOldEntries(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 3 })
+	for i := 0; i < 5; i++ {
+		th.notify(t, 77, "comment.created", 12)
+	}
+	if l, n := th.inboxOf(t, 12), th.unreadOf(t, 12); len(l) != 3 || n != 3 {
+		t.Fatalf("after 5 into an inbox of 3: %d entries, unread %d", len(l), n)
+	}
+	// Age: move every entry's score 31 days back, as if time had passed.
+	rdb := testredis.Client(t, rs.Addr())
+	old := float64(time.Now().Add(-31*24*time.Hour).UnixMilli()) * 1024
+	members, _ := testredis.Do(t, rdb, "ZRANGE", hub.InboxOrderKey(12), "0", "-1").AsStrSlice()
+	for _, m := range members {
+		testredis.Do(t, rdb, "ZADD", hub.InboxOrderKey(12), fmt.Sprint(old), m)
+	}
+	if l, n := th.inboxOf(t, 12), th.unreadOf(t, 12); len(l) != 0 || n != 0 {
+		t.Fatalf("after 31 days: %d entries, unread %d", len(l), n)
+	}
+}

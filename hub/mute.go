@@ -1,0 +1,108 @@
+package hub
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// mutes caches the muted event types of users with local streams, so that the
+// room fan-out path checks them without Redis: an atomic load and, when the
+// user muted nothing, a nil check. A change on any instance reaches every
+// instance through the control channel ({"muted":user}).
+type mutes struct {
+	mu sync.Mutex
+	m  map[int64]*muteSet
+}
+
+// muteSet is one user's muted types, shared by their local streams.
+type muteSet struct {
+	refs  int
+	types atomic.Pointer[map[string]bool] // nil: nothing muted
+}
+
+// has reports whether typ is muted.
+func (m *muteSet) has(typ string) bool {
+	t := m.types.Load()
+	return t != nil && (*t)[typ]
+}
+
+// acquireMutes returns the user's muted types for a stream, loading them on
+// first use. A failed load is logged and mutes nothing until the next change.
+func (h *Hub) acquireMutes(ctx context.Context, user int64) *muteSet {
+	h.mutes.mu.Lock()
+	ms := h.mutes.m[user]
+	fresh := ms == nil
+	if fresh {
+		ms = &muteSet{}
+		h.mutes.m[user] = ms
+	}
+	ms.refs++
+	h.mutes.mu.Unlock()
+	if fresh {
+		h.loadMutes(ctx, user, ms)
+	}
+	return ms
+}
+
+// releaseMutes drops a stream's hold on the user's muted types.
+func (h *Hub) releaseMutes(user int64) {
+	h.mutes.mu.Lock()
+	defer h.mutes.mu.Unlock()
+	if ms := h.mutes.m[user]; ms != nil {
+		if ms.refs--; ms.refs == 0 {
+			delete(h.mutes.m, user)
+		}
+	}
+}
+
+// reloadMutes re-reads a user's muted types if they have local streams.
+func (h *Hub) reloadMutes(user int64) {
+	h.mutes.mu.Lock()
+	ms := h.mutes.m[user]
+	h.mutes.mu.Unlock()
+	if ms != nil {
+		ctx, cancel := context.WithTimeout(h.ctx, redisTimeout)
+		defer cancel()
+		h.loadMutes(ctx, user, ms)
+	}
+}
+
+func (h *Hub) loadMutes(ctx context.Context, user int64, ms *muteSet) {
+	types, err := h.mutedTypes(ctx, user)
+	if err != nil {
+		h.log.Warn("loading muted event types", "user", user, "err", err)
+		return
+	}
+	if len(types) == 0 {
+		ms.types.Store(nil)
+		return
+	}
+	set := make(map[string]bool, len(types))
+	for _, t := range types {
+		set[t] = true
+	}
+	ms.types.Store(&set)
+}
+
+// mutedTypes reads the user's muted types from Redis.
+func (h *Hub) mutedTypes(ctx context.Context, user int64) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	types, err := h.rdb.Do(ctx, h.rdb.B().Smembers().Key(MutedKey(user)).Build()).AsStrSlice()
+	h.metrics.observeRedis(start)
+	return types, redisErr(err)
+}
+
+// announceMutes tells every instance (this one at once) that the user's muted
+// types changed.
+func (h *Hub) announceMutes(ctx context.Context, user int64) {
+	h.reloadMutes(user)
+	msg := `{"muted":` + strconv.FormatInt(user, 10) + `}`
+	if err := h.rdb.Do(ctx, h.rdb.B().Publish().Channel(UserControlChannel).Message(msg).Build()).Error(); err != nil {
+		h.log.Warn("announcing muted event types", "user", user, "err", err)
+	}
+}

@@ -1,0 +1,133 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/lua"
+)
+
+var (
+	outboxTouchScript   = rueidis.NewLuaScript(lua.OutboxTouch)
+	zremUnchangedScript = rueidis.NewLuaScript(lua.ZremUnchanged)
+)
+
+// outboxSweepRooms bounds the rooms one sweep visits.
+const outboxSweepRooms = 1000
+
+// touchOutboxRoom lists room in outbox:rooms before a publish with recipients,
+// so that the sweep can find its outbox entry should this instance die.
+func (h *Hub) touchOutboxRoom(ctx context.Context, room int64) error {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	err := outboxTouchScript.Exec(ctx, h.rdb, []string{OutboxRoomsKey}, []string{itoa(room)}).Error()
+	h.metrics.observeRedis(start)
+	return redisErr(err)
+}
+
+// runOutboxSweeper finishes inbox writes that a publishing instance left
+// undone (it died between the publish and its inbox writes): every
+// OutboxGrace/2, one instance (lock:outbox-sweep) looks at entries older than
+// OutboxGrace.
+func (h *Hub) runOutboxSweeper(ctx context.Context) {
+	h.everyUnderLock(ctx, "outbox-sweep", max(h.cfg.OutboxGrace/2, 10*time.Millisecond), func(ctx context.Context) (time.Duration, error) {
+		return 0, h.sweepOutbox(ctx)
+	})
+}
+
+// sweepOutbox finishes the old entries of every listed room and unlists rooms
+// left with none.
+func (h *Hub) sweepOutbox(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	now, err := h.rdb.Do(rctx, h.rdb.B().Time().Build()).AsStrSlice()
+	if err != nil || len(now) != 2 {
+		return redisErr(err)
+	}
+	secs, _ := strconv.ParseInt(now[0], 10, 64)
+	micros, _ := strconv.ParseInt(now[1], 10, 64)
+	cutoff := secs*1000 + micros/1000 - h.cfg.OutboxGrace.Milliseconds()
+	rooms, err := h.rdb.Do(rctx, h.rdb.B().Zrange().Key(OutboxRoomsKey).Min("0").Max(itoa(outboxSweepRooms-1)).Withscores().Build()).AsZScores()
+	if err != nil {
+		return redisErr(err)
+	}
+	for _, z := range rooms {
+		room, ok := parseRoomID(z.Member)
+		if !ok {
+			continue
+		}
+		left, err := h.sweepOutboxRoom(ctx, room, cutoff)
+		if err != nil {
+			return err
+		}
+		if left == 0 && int64(z.Score) < cutoff {
+			score := strconv.FormatInt(int64(z.Score), 10)
+			if err := zremUnchangedScript.Exec(rctx, h.rdb, []string{OutboxRoomsKey}, []string{z.Member, score}).Error(); err != nil {
+				return redisErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// sweepOutboxRoom finishes room's outbox entries older than cutoff (ms) and
+// returns how many entries remain.
+func (h *Hub) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, error) {
+	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	entries, err := h.rdb.Do(rctx, h.rdb.B().Hgetall().Key(OutboxKey(room)).Build()).AsStrMap()
+	if err != nil {
+		return 0, redisErr(err)
+	}
+	left := len(entries)
+	for sid, v := range entries {
+		msPart, csv, _ := strings.Cut(v, "\n")
+		ms, _ := strconv.ParseInt(msPart, 10, 64)
+		if ms >= cutoff {
+			continue // its publisher may still be at work
+		}
+		if err := h.finishOutboxEntry(ctx, room, sid, csv); err != nil {
+			return left, err
+		}
+		left--
+	}
+	return left, nil
+}
+
+// finishOutboxEntry does an entry's inbox writes from the event in history.
+// An event already trimmed from history cannot be rebuilt: the entry is
+// dropped, with a warning.
+func (h *Hub) finishOutboxEntry(ctx context.Context, room int64, sid, csv string) error {
+	id, err := ParseStreamID(sid)
+	var recipients []int64
+	for _, f := range strings.Split(csv, ",") {
+		if u, ok := parseRoomID(f); ok {
+			recipients = append(recipients, u)
+		}
+	}
+	if err == nil && len(recipients) > 0 {
+		ev, rerr := h.eventAt(ctx, room, id)
+		switch {
+		case rerr == nil:
+			n := notice{room: room, id: id, typ: ev.Type, data: ev.Data, publisher: ev.PublisherID, ts: ev.Timestamp}
+			if err := h.deliverNotice(ctx, n, recipients); err != nil {
+				return err
+			}
+			h.metrics.OutboxRecovered.Inc()
+			h.log.Info("finished inbox writes a publisher left undone", "room", room, "id", sid, "recipients", len(recipients))
+			return nil
+		case !errors.Is(rerr, ErrNotFound):
+			return rerr
+		}
+	}
+	h.log.Warn("dropping an outbox entry whose event is gone", "room", room, "id", sid)
+	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	return redisErr(h.rdb.Do(rctx, h.rdb.B().Hdel().Key(OutboxKey(room)).Field(sid).Build()).Error())
+}
