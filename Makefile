@@ -48,3 +48,4 @@ bench: deps
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStreamID -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePublish -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseNotificationID -fuzztime 30s ./hub/

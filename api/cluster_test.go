@@ -1,6 +1,10 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +115,63 @@ func killSubscribers(t *testing.T, node rueidis.Client) int {
 		}
 	}
 	return n
+}
+
+// TestCluster_InboxAcrossSlots: a room's keys and its recipients' keys live on
+// different masters. Inbox writes, user streams across hubs, reads, the
+// outbox sweep and the flusher all work there, each exactly once.
+func TestCluster_InboxAcrossSlots(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	cfg := func(c *hub.Config) {
+		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+		c.ReadSinkURL, c.WriteBehindInterval, c.OutboxGrace = sink.URL, 0, 300*time.Millisecond
+	}
+	a := startHub(t, cl.Addrs()[0], cfg)
+	b := startHub(t, cl.Addrs()[1], cfg)
+	users := []int64{1, 2, 3, 4, 5, 6} // hash tags {1}..{6} land on all three masters
+	streams := map[int64]*sseClient{}
+	for _, u := range users {
+		streams[u] = b.userStream(t, u, "")
+		streams[u].next(t, wait) // the count
+	}
+	res := a.notify(t, 7, "comment.created", users...)
+	for _, u := range users {
+		c := decodeFrame[createdData](t, streams[u].next(t, wait), hub.NotificationCreatedType)
+		if c.NotificationID != "7:"+res.StreamID || c.Unread != 1 {
+			t.Fatalf("user %d: %+v", u, c)
+		}
+	}
+	// A dying publisher: the sweep on another hub finishes its inbox writes.
+	a.Hub.AfterPublishHook = func() error { return errors.New("instance died") }
+	if code, _ := a.publishRaw(t, `{"roomId":8,"eventType":"like.toggled","data":{},"recipientIds":[1,2,3,4,5,6]}`); code != 500 {
+		t.Fatalf("publish through the dying hub answered %d", code)
+	}
+	for _, u := range users {
+		c := decodeFrame[createdData](t, streams[u].next(t, 10*time.Second), hub.NotificationCreatedType)
+		if c.RoomID != 8 || c.Unread != 2 || b.unreadOf(t, u) != 2 {
+			t.Fatalf("user %d after the sweep: %+v", u, c)
+		}
+	}
+	a.Hub.AfterPublishHook = nil
+	var want []string
+	for _, u := range users {
+		want = append(want, a.readEach(t, u)...)
+		for i := 0; i < 2; i++ {
+			if r := decodeFrame[readData](t, streams[u].next(t, wait), hub.NotificationReadType); r.Unread != int64(1-i) {
+				t.Fatalf("user %d read event %+v", u, r)
+			}
+		}
+	}
+	st, err := b.Hub.FlushReads(context.Background())
+	if err != nil || st.Flushed != len(want) {
+		t.Fatalf("flush on the cluster: %+v %v", st, err)
+	}
+	sort.Strings(want)
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("sink got %v, want %v", got, want)
+	}
+	if n := pendingReads(t, a, users...); n != 0 {
+		t.Fatalf("%d reads pending after the flush", n)
+	}
 }

@@ -59,6 +59,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 		h.sink = NewHTTPSink(cfg.ReadSinkURL, cfg.InternalAPIKey)
 	} else {
 		h.sink = &LogSink{Log: log}
+		log.Warn("READ_SINK_URL is unset: reads are flushed to the log, not to a backend")
 	}
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
 	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })

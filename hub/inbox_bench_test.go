@@ -1,0 +1,107 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/internal/testredis"
+)
+
+// redisCommands reads how many commands redis-server has processed: each
+// script counts once, plus every command it called.
+func redisCommands(tb testing.TB, rdb rueidis.Client) int64 {
+	info, err := rdb.Do(context.Background(), rdb.B().Info().Section("stats").Build()).ToString()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	tb.Fatal("no total_commands_processed in INFO stats")
+	return 0
+}
+
+// BenchmarkPublishRecipients publishes one event with 0, 100 and 1,000
+// recipients on a real redis-server and reports publishes/s and the commands
+// Redis ran per publish (scripts and what they call). The round trips are 1
+// without recipients; with them 4 whatever their number: list the room in
+// outbox:rooms, the publish script, one pipeline of inbox scripts, clear the
+// outbox entry. Run: go test -run '^$' -bench PublishRecipients ./hub/
+func BenchmarkPublishRecipients(b *testing.B) {
+	rs := testredis.Start(b)
+	rdb := testredis.Client(b, rs.Addr())
+	cfg := DefaultConfig()
+	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	for _, n := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
+			req := PublishRequest{Room: 1, EventType: "comment.created", Data: []byte(`{"text":"hello"}`)}
+			for i := 0; i < n; i++ {
+				req.RecipientIDs = append(req.RecipientIDs, int64(i+1))
+			}
+			before := redisCommands(b, rdb)
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if _, err := h.Publish(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			after := redisCommands(b, rdb)
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "publishes/s")
+			b.ReportMetric(float64(after-before-2)/float64(b.N), "redis-commands/op") // less the two INFO
+		})
+	}
+}
+
+// BenchmarkFlushReads flushes pending reads (100 users × 200 reads) into a
+// local HTTP sink and reports reads/s. Run: go test -run '^$' -bench FlushReads ./hub/
+func BenchmarkFlushReads(b *testing.B) {
+	rs := testredis.Start(b)
+	rdb := testredis.Client(b, rs.Addr())
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer sink.Close()
+	cfg := DefaultConfig()
+	cfg.ReadSinkURL = sink.URL
+	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	const users, reads = 100, 200
+	b.ResetTimer()
+	var flushed int
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for u := int64(1); u <= users; u++ {
+			if err := h.markPending(context.Background(), u); err != nil {
+				b.Fatal(err)
+			}
+			cmd := rdb.B().Hset().Key(ReadStatusKey(u)).FieldValue()
+			for r := 0; r < reads; r++ {
+				cmd = cmd.FieldValue(fmt.Sprintf("%d:%d-0", i, r), "2026-11-23T00:00:00.000Z")
+			}
+			if err := rdb.Do(context.Background(), cmd.Build()).Error(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		st, err := h.FlushReads(context.Background())
+		if err != nil || st.Failed {
+			b.Fatal(st, err)
+		}
+		flushed += st.Flushed
+	}
+	b.ReportMetric(float64(flushed)/b.Elapsed().Seconds(), "reads/s")
+}

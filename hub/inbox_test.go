@@ -1,0 +1,63 @@
+package hub
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseNotificationID(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"42:1708070400000-0", "42:1708070400000-0"},
+		{"42:1708070400000", "42:1708070400000-0"},
+		{"9223372036854775807:1-18446744073709551615", "9223372036854775807:1-18446744073709551615"},
+	} {
+		if _, _, got, err := ParseNotificationID(c.in); err != nil || got != c.want {
+			t.Errorf("%q → %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"", "42", ":1-0", "42:", "0:1-0", "-1:1-0", "42:0", "42:0-0", "42:x", "42:1-0:1", " 42:1-0", "42:1-0\n"} {
+		if _, _, _, err := ParseNotificationID(in); err == nil {
+			t.Errorf("%q parsed", in)
+		}
+	}
+}
+
+func FuzzParseNotificationID(f *testing.F) {
+	for _, s := range []string{"42:1708070400000-0", "1:1", "0:0", "42:1-18446744073709551616", "x:y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		room, id, canonical, err := ParseNotificationID(s)
+		if err != nil {
+			return
+		}
+		if room <= 0 || id.IsZero() || strings.ContainsAny(canonical, "\r\n\"\\") {
+			t.Fatalf("%q → room %d id %v canonical %q", s, room, id, canonical)
+		}
+		r2, id2, c2, err := ParseNotificationID(canonical)
+		if err != nil || r2 != room || id2 != id || c2 != canonical {
+			t.Fatalf("canonical %q does not round-trip", canonical)
+		}
+	})
+}
+
+func TestTopicFromChannel(t *testing.T) {
+	for ch, want := range map[string]int64{"room:{42}": 42, "room:42": 42, "user:{7}": -7} {
+		if got, ok := topicFromChannel(ch); !ok || got != want {
+			t.Errorf("%s → %d, %v; want %d", ch, got, ok, want)
+		}
+	}
+	for _, ch := range []string{"user:7", "user:{7", "user:{0}", "user:{-1}", "user:{}", "other"} {
+		if _, ok := topicFromChannel(ch); ok {
+			t.Errorf("%s was read as a topic", ch)
+		}
+	}
+	// A user channel carries only the hub's own messages (with id and seq).
+	if ev, _ := parseWireMessage(-7, []byte(`{"eventType":"notification.created","data":{}}`)); ev != nil {
+		t.Fatal("a raw message on a user channel was accepted")
+	}
+	ev, reason := parseWireMessage(-7, []byte(`{"id":"5-1","seq":3,"eventType":"notification.read","data":{"unread":0}}`))
+	if ev == nil || string(ev.Frame()) != "event: notification.read\nid: 5-1\ndata: {\"unread\":0}\n\n" {
+		t.Fatalf("user log message: %v %q", ev, reason)
+	}
+}
