@@ -1,6 +1,6 @@
 module roomhub
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/VictoriaMetrics/metrics v1.35.1
@@ -8,6 +8,8 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/redis/rueidis v1.0.79
+	golang.org/x/sync v0.23.0
+	golang.org/x/time v0.15.0
 )
 
 require (
@@ -23,5 +25,4 @@ require (
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 )

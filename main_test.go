@@ -85,6 +85,12 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "JWT_SECRET") {
 		t.Fatalf("production with the dev secret must not start: %v: %s", err, out)
 	}
+	cmd = exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET=s", "INTERNAL_API_KEY=k")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "ROOM_AUTH") {
+		t.Fatalf("production without ROOM_AUTH must not start: %v: %s", err, out)
+	}
 }
 
 // devToken asks a dev-mode hub for a token.

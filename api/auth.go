@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -9,12 +10,15 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
 )
 
 // User is the caller of a user route, from a verified access token.
 type User struct {
 	ID      int64
 	Expires time.Time // the token's exp: a stream ends then
+	Grant   hub.Grant // the rooms claim (ROOM_AUTH=claim)
 }
 
 const userKey = "roomhub.user"
@@ -24,8 +28,40 @@ func userOf(c echo.Context) User { return c.Get(userKey).(User) }
 
 // claims are those of DESIGN.md: sub (numeric user id), iat, exp, optional token_type.
 type claims struct {
-	TokenType *string `json:"token_type,omitempty"`
+	TokenType *string         `json:"token_type,omitempty"`
+	Rooms     json.RawMessage `json:"rooms,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// maxRoomsClaim bounds the rooms a token may list.
+const maxRoomsClaim = 10_000
+
+// parseRooms reads the rooms claim: "*", or an array of room ids as numbers or
+// numeric strings. Absent grants nothing (only ROOM_AUTH=claim looks at it).
+func parseRooms(raw json.RawMessage) (hub.Grant, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return hub.Grant{}, nil
+	}
+	var all string
+	if json.Unmarshal(raw, &all) == nil {
+		if all != "*" {
+			return hub.Grant{}, errors.New(`rooms is "*" or a list of room ids`)
+		}
+		return hub.Grant{All: true}, nil
+	}
+	var ids []json.RawMessage
+	if err := json.Unmarshal(raw, &ids); err != nil || len(ids) > maxRoomsClaim {
+		return hub.Grant{}, errors.New(`rooms is "*" or a list of room ids`)
+	}
+	g := hub.Grant{Rooms: make(map[int64]bool, len(ids))}
+	for _, id := range ids {
+		room, err := hub.ParseRoomID(strings.Trim(string(id), `"`))
+		if err != nil {
+			return hub.Grant{}, errors.New("rooms lists something that is not a room id")
+		}
+		g.Rooms[room] = true
+	}
+	return g, nil
 }
 
 // TokenVerifier checks user tokens: HS256 only, exp required, sub numeric,
@@ -61,11 +97,16 @@ func (v *TokenVerifier) Verify(token string) (User, error) {
 	if err != nil || id <= 0 {
 		return User{}, errors.New("sub is not a positive user id")
 	}
-	return User{ID: id, Expires: cl.ExpiresAt.Time}, nil
+	grant, err := parseRooms(cl.Rooms)
+	if err != nil {
+		return User{}, err
+	}
+	return User{ID: id, Expires: cl.ExpiresAt.Time, Grant: grant}, nil
 }
 
-// Sign mints an access token for user, valid for ttl. Dev mode and tests use it.
-func (v *TokenVerifier) Sign(user int64, ttl time.Duration) (string, error) {
+// Sign mints an access token for user, valid for ttl, with an optional rooms
+// claim (a JSON value). Dev mode and tests use it.
+func (v *TokenVerifier) Sign(user int64, ttl time.Duration, rooms ...any) (string, error) {
 	now := time.Now()
 	access := "access"
 	cl := claims{TokenType: &access, RegisteredClaims: jwt.RegisteredClaims{
@@ -73,6 +114,13 @@ func (v *TokenVerifier) Sign(user int64, ttl time.Duration) (string, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 	}}
+	if len(rooms) > 0 {
+		b, err := json.Marshal(rooms[0])
+		if err != nil {
+			return "", err
+		}
+		cl.Rooms = b
+	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, cl).SignedString(v.secret)
 }
 

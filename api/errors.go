@@ -87,6 +87,10 @@ func toError(err error) *Error {
 		return &Error{http.StatusBadRequest, "COMMON400", err.Error(), nil}
 	case errors.Is(err, hub.ErrNotFound):
 		return errNotFound("not found")
+	case errors.Is(err, hub.ErrForbidden):
+		return &Error{http.StatusForbidden, "COMMON403", err.Error(), nil}
+	case errors.Is(err, hub.ErrAccessUnavailable):
+		return &Error{http.StatusServiceUnavailable, "AUTH5031", "room authorization backend unreachable", err}
 	case errors.Is(err, hub.ErrRedisReply):
 		return &Error{http.StatusInternalServerError, "REDIS5002", "unexpected answer from Redis", err}
 	case errors.Is(err, hub.ErrRedis), errors.Is(err, context.DeadlineExceeded):

@@ -109,7 +109,7 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	since, err := hub.ParseStreamID(c.QueryParam("since"))
+	since, err := hub.ParsePosition(c.QueryParam("since"))
 	if err != nil {
 		return errBadRequest("since is required: a stream id (ms-seq or ms) or 0 for the oldest")
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,6 +33,8 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	t.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.RedisURL = "redis://" + addr
+	// Tests open streams far faster than people: the rate limit test sets its own.
+	cfg.StreamOpens, cfg.Heartbeats = hub.Budget{PerSec: 1000, Burst: 1000}, hub.Budget{PerSec: 1000, Burst: 1000}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -45,7 +46,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := testLog()
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	h.Start()
 	srv := httptest.NewServer(New(h, log, web.FS()))

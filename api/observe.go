@@ -20,12 +20,23 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		status := c.Response().Status
 		set := s.hub.Metrics().Set
 		set.GetOrCreateCounter(fmt.Sprintf(`http_requests_total{method=%q,route=%q,status="%d"}`,
-			c.Request().Method, route, status)).Inc()
+			methodLabel(c.Request().Method), route, status)).Inc()
 		set.GetOrCreateHistogram(fmt.Sprintf(`http_request_duration_seconds{route=%q}`, route)).UpdateDuration(start)
 		s.log.Debug("http", "method", c.Request().Method, "route", route, "path", c.Request().URL.Path,
 			"status", status, "duration", time.Since(start))
 		return nil
 	}
+}
+
+// methodLabel is the request method when it is a standard one, else "other":
+// anyone can send any method, and each label value is a series kept forever.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // routeLabel is the route template, so that metric cardinality stays bounded.

@@ -77,12 +77,15 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics)
 
 	v1 := e.Group("/api/v1")
-	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true))
+	room := s.roomAccess
+	opens := limit(newUserLimiter(s.cfg.StreamOpens))
+	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
+	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true), opens, room)
 	v1.POST("/notifications/publish", s.publish, bodyLimit(s.cfg.PublishMaxBytes), internal)
-	v1.GET("/rooms/:roomId/events", s.events, user)
-	v1.GET("/rooms/:roomId/presence", s.presence, user)
-	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user)
-	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true))
+	v1.GET("/rooms/:roomId/events", s.events, user, room)
+	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
+	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
+	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true), opens)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.inbox, user)
 	v1.PATCH("/notifications/:notificationId/read", s.markRead, user)
@@ -90,7 +93,10 @@ func (s *Server) routes() {
 	v1.GET("/notifications/settings", s.settings, user)
 	v1.PUT("/notifications/settings", s.putSettings, user)
 
-	if !s.cfg.Production() {
+	// Dev routes mint tokens with the configured secret: only the dev default
+	// one, so that what they mint is worthless anywhere else.
+	if s.cfg.DevRoutes() {
+		s.log.Warn("dev routes /dev/token and /dev/publish are mounted: JWT_SECRET is the dev default")
 		e.GET("/dev/token", s.devToken)
 		e.POST("/dev/publish", s.devPublish, bodyLimit(s.cfg.PublishMaxBytes))
 	}
@@ -115,6 +121,22 @@ func roomParam(c echo.Context) (int64, error) {
 		return 0, errBadRequest("roomId must be a positive 64-bit integer")
 	}
 	return id, nil
+}
+
+// roomAccess lets the user use :roomId only if ROOM_AUTH says so: 403
+// COMMON403 when denied, 503 AUTH5031 when the proxy backend cannot answer.
+func (s *Server) roomAccess(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		room, err := roomParam(c)
+		if err != nil {
+			return err
+		}
+		u := userOf(c)
+		if err := s.hub.CheckRoom(c.Request().Context(), u.ID, u.Grant, room); err != nil {
+			return err
+		}
+		return next(c)
+	}
 }
 
 // recoverJSON turns a panic into a logged COMMON500, never a stack trace or HTML.

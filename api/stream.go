@@ -164,6 +164,12 @@ func (s *Server) serveStream(c echo.Context, st *hub.Stream, u User, first []byt
 	defer expiry.Stop()
 	refresh := time.NewTicker(s.hub.RefreshEvery())
 	defer refresh.Stop()
+	var recheck <-chan time.Time // proxy mode: is the user still allowed in the room?
+	if every := s.hub.RecheckEvery(); every > 0 && st.Room > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		recheck = t.C
+	}
 	for {
 		var err error
 		select {
@@ -182,6 +188,13 @@ func (s *Server) serveStream(c echo.Context, st *hub.Stream, u User, first []byt
 			err = sendBatch(w, st, ev, catchUp)
 		case <-refresh.C:
 			st.Refresh(ctx)
+			continue
+		case <-recheck:
+			// A backend that cannot answer keeps the stream: it is asked again next time.
+			if errors.Is(s.hub.CheckRoom(ctx, u.ID, u.Grant, st.Room), hub.ErrForbidden) {
+				_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "access revoked"}))
+				return nil
+			}
 			continue
 		case <-keepalive.C:
 			err = w.send(keepaliveFrame)

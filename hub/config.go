@@ -48,6 +48,8 @@ type Config struct {
 	StreamMaxLen          int64         // STREAM_MAXLEN, 10000 (approximate)
 	LockTTL               time.Duration // LOCK_TTL_SECS, 10
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
+	StreamOpens           Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
+	Heartbeats            Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 	OutboxGrace           time.Duration // no variable: an unfinished outbox entry this old is finished by the sweep; 10 s
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
@@ -60,12 +62,28 @@ type Config struct {
 	InboxRetention        time.Duration // INBOX_RETENTION_DAYS, 30
 	InboxMaxEntries       int           // INBOX_MAX_ENTRIES, 1000 newest kept per user
 	ReadSinkURL           string        // READ_SINK_URL; empty means a log sink
+	HistoryRetention      time.Duration // HISTORY_RETENTION_SECS, 604800: a room's history expires this long after its last publish
+	RoomAuth              string        // ROOM_AUTH: open, claim or proxy; open in development, required in production
+	RoomAuthURL           string        // ROOM_AUTH_URL, the backend asked in proxy mode
+	RoomAuthCache         time.Duration // ROOM_AUTH_CACHE_SECS, 60: how long a proxy answer is kept
+	StreamMaxRooms        int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
 }
 
+// Budget is a per-user rate limit: Burst at once, then PerSec a second.
+type Budget struct {
+	PerSec float64
+	Burst  int
+}
+
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
+
+// DevRoutes reports whether /dev/* may be mounted: not in production, and
+// only with the dev default JWT secret, so that the tokens they mint are
+// worthless anywhere else.
+func (c Config) DevRoutes() bool { return !c.Production() && c.JWTSecret == DevJWTSecret }
 
 // DefaultConfig is the configuration with nothing set.
 func DefaultConfig() Config {
@@ -115,15 +133,28 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		InboxRetention:        time.Duration(l.int("INBOX_RETENTION_DAYS", 30, 1, 36500)) * 24 * time.Hour,
 		InboxMaxEntries:       l.int("INBOX_MAX_ENTRIES", 1000, 1, 100000),
 		ReadSinkURL:           l.str("READ_SINK_URL", ""),
+		HistoryRetention:      l.secs("HISTORY_RETENTION_SECS", 604800, 1),
+		RoomAuth:              l.str("ROOM_AUTH", ""),
+		RoomAuthURL:           l.str("ROOM_AUTH_URL", ""),
+		RoomAuthCache:         l.secs("ROOM_AUTH_CACHE_SECS", 60, 1),
+		StreamMaxRooms:        l.int("STREAM_MAX_ROOMS", 32, 1, 1000),
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")
 	c.SlowWrite = min(time.Second, c.WriteTimeout)
 	c.OutboxGrace = 10 * time.Second
+	c.StreamOpens = Budget{PerSec: 2, Burst: 20}
+	c.Heartbeats = Budget{PerSec: 1, Burst: 10}
 	if l.err != nil {
 		return Config{}, l.err
 	}
-	return c, c.validate()
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	if c.RoomAuth == "" {
+		c.RoomAuth = RoomAuthOpen // development only: validate refuses it unset in production
+	}
+	return c, nil
 }
 
 func (c Config) validate() error {
@@ -154,9 +185,24 @@ func (c Config) validate() error {
 		}
 	}
 	for _, o := range c.AllowedOrigins {
-		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
-			return &ConfigError{"ALLOWED_ORIGINS", o, "an origin is * or starts with http:// or https://"}
+		if o == "*" {
+			return &ConfigError{"ALLOWED_ORIGINS", o, "* is refused: requests carry credentials (cookies), so any site could read a user's streams; list the origins"}
 		}
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			return &ConfigError{"ALLOWED_ORIGINS", o, "an origin starts with http:// or https://"}
+		}
+	}
+	switch c.RoomAuth {
+	case RoomAuthOpen, RoomAuthClaim, RoomAuthProxy:
+	case "":
+		if c.Production() {
+			return &ConfigError{"ROOM_AUTH", "", "must be set when HUB_ENV=production: open, claim or proxy"}
+		}
+	default:
+		return &ConfigError{"ROOM_AUTH", c.RoomAuth, "must be open, claim or proxy"}
+	}
+	if c.RoomAuth == RoomAuthProxy && !strings.HasPrefix(c.RoomAuthURL, "http://") && !strings.HasPrefix(c.RoomAuthURL, "https://") {
+		return &ConfigError{"ROOM_AUTH_URL", c.RoomAuthURL, "ROOM_AUTH=proxy needs an http:// or https:// URL"}
 	}
 	if c.ReadSinkURL != "" && !strings.HasPrefix(c.ReadSinkURL, "http://") && !strings.HasPrefix(c.ReadSinkURL, "https://") {
 		return &ConfigError{"READ_SINK_URL", c.ReadSinkURL, "must be an http:// or https:// URL"}

@@ -42,6 +42,10 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{"EVENT_TYPES", "presence.update"},
 		{"ALLOWED_ORIGINS", "example.com"},
 		{"READ_SINK_URL", "ftp://x"},
+		{"ALLOWED_ORIGINS", "*"},
+		{"ROOM_AUTH", "maybe"},
+		{"HISTORY_RETENTION_SECS", "0"},
+		{"STREAM_MAX_ROOMS", "0"},
 	} {
 		t.Run(tc.name+"="+tc.val, func(t *testing.T) {
 			_, err := LoadConfig(env(map[string]string{tc.name: tc.val}))
@@ -66,9 +70,20 @@ func TestLoadConfig_ProductionRefusesDevSecrets(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Var != "INTERNAL_API_KEY" {
 		t.Fatalf("err = %v, want INTERNAL_API_KEY refused", err)
 	}
-	c, err := LoadConfig(env(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
-	if err != nil || !c.Production() {
-		t.Fatalf("production with real secrets: %v", err)
+	_, err = LoadConfig(env(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
+	if !errors.As(err, &ce) || ce.Var != "ROOM_AUTH" {
+		t.Fatalf("err = %v, want ROOM_AUTH required in production", err)
+	}
+	c, err := LoadConfig(env(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k", "ROOM_AUTH": "claim"}))
+	if err != nil || !c.Production() || c.RoomAuth != RoomAuthClaim {
+		t.Fatalf("production with real secrets and ROOM_AUTH: %v", err)
+	}
+	_, err = LoadConfig(env(map[string]string{"ROOM_AUTH": "proxy"}))
+	if !errors.As(err, &ce) || ce.Var != "ROOM_AUTH_URL" {
+		t.Fatalf("err = %v, want ROOM_AUTH_URL required by proxy", err)
+	}
+	if c, _ := LoadConfig(env(nil)); c.RoomAuth != RoomAuthOpen {
+		t.Fatalf("development default ROOM_AUTH = %q, want open", c.RoomAuth)
 	}
 }
 

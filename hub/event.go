@@ -41,6 +41,17 @@ func ParseStreamID(s string) (StreamID, error) {
 	return StreamID{ms, seq}, nil
 }
 
+// ParsePosition parses a client's position (since, Last-Event-ID): a stream
+// id, except the largest one, which Redis refuses as the exclusive start of a
+// range (nothing can follow it).
+func ParsePosition(s string) (StreamID, error) {
+	id, err := ParseStreamID(s)
+	if err == nil && id == (StreamID{^uint64(0), ^uint64(0)}) {
+		err = fmt.Errorf("%w: stream id %q: nothing can follow it", ErrInvalid, s)
+	}
+	return id, err
+}
+
 // parseDigits accepts only ASCII digits (no sign, no spaces), at most 20 of them.
 func parseDigits(s string) (uint64, error) {
 	if s == "" || len(s) > 20 {

@@ -97,20 +97,26 @@ func TestWithTimestamp(t *testing.T) {
 }
 
 func TestParseWireMessage(t *testing.T) {
-	ev, why := parseWireMessage(42, []byte(`{"eventType":"comment.created","roomId":42,"data":{"x":1},"timestamp":"2026-01-01T00:00:00Z"}`))
+	ev, why := parseWireMessage(42, []byte(`{"eventType":"comment.created","roomId":42,"data":{"x":1},"timestamp":"2026-01-01T00:00:00Z"}`), true)
 	if ev == nil || ev.HasID() || ev.Type != "comment.created" {
 		t.Fatalf("raw seed message: %v %q", ev, why)
 	}
-	ev, _ = parseWireMessage(42, []byte(`{"id":"5-1","seq":3,"roomId":42,"eventType":"like.toggled","publisherId":"7","timestamp":"t","data":{}}`))
+	ev, _ = parseWireMessage(42, []byte(`{"id":"5-1","seq":3,"roomId":42,"eventType":"like.toggled","publisherId":"7","timestamp":"t","data":{}}`), true)
 	if ev == nil || ev.ID != (StreamID{5, 1}) || ev.Seq != 3 || ev.PublisherID != "7" {
 		t.Fatalf("hub message: %+v", ev)
 	}
+	// On a backend's channel (room:42) id and seq are not believed.
+	ev, _ = parseWireMessage(42, []byte(`{"id":"99999999999999-0","seq":3,"eventType":"like.toggled","data":{}}`), false)
+	if ev == nil || ev.HasID() {
+		t.Fatalf("a raw message kept its id: %+v", ev)
+	}
 	for _, bad := range []string{
+		`{"id":"99999999999999-0","seq":3,"eventType":"like.toggled","data":{}}`, // far in the future
 		`nope`, `{"eventType":"a","roomId":43,"data":{}}`, `{"eventType":"A B","data":{}}`,
 		`{"eventType":"a","data":[1]}`, `{"eventType":"system.gap","data":{}}`, `{"id":"x","seq":1,"eventType":"a","data":{}}`,
 		`{"eventType":"a\nid: 9","data":{}}`,
 	} {
-		if ev, _ := parseWireMessage(42, []byte(bad)); ev != nil {
+		if ev, _ := parseWireMessage(42, []byte(bad), true); ev != nil {
 			t.Errorf("accepted invalid message %s", bad)
 		}
 	}

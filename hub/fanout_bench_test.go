@@ -63,7 +63,7 @@ func BenchmarkParseWireMessage(b *testing.B) {
 	msg := []byte(`{"id":"1708070460000-0","seq":7,"roomId":42,"eventType":"comment.created","publisherId":"2","timestamp":"2026-02-16T10:31:00.000Z","data":{"userId":2,"text":"hello"}}`)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if ev, _ := parseWireMessage(42, msg); ev == nil {
+		if ev, _ := parseWireMessage(42, msg, true); ev == nil {
 			b.Fatal("parse failed")
 		}
 	}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -63,13 +64,9 @@ func (h *Hub) readFrom(ctx context.Context, room int64, id StreamID, count int64
 }
 
 func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64) ([]*Event, error) {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	t := time.Now()
-	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
-	h.metrics.observeRedis(t)
+	entries, err := h.xrangeEntries(ctx, room, start, count)
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, err
 	}
 	out := make([]*Event, 0, len(entries))
 	for _, e := range entries {
@@ -81,6 +78,32 @@ func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64)
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// xrangeEntries reads up to count raw entries of a topic's history from start.
+func (h *Hub) xrangeEntries(ctx context.Context, room int64, start string, count int64) ([]rueidis.XRangeEntry, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	t := time.Now()
+	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
+	h.metrics.observeRedis(t)
+	return entries, redisErr(err)
+}
+
+// parseEntryView turns a history entry into the events API's view of it.
+func parseEntryView(room int64, e rueidis.XRangeEntry) (EventView, error) {
+	if _, err := ParseStreamID(e.ID); err != nil {
+		return EventView{}, err
+	}
+	f := e.FieldValues
+	v := EventView{ID: e.ID, EventType: f["type"], Data: json.RawMessage(f["data"]), Timestamp: f["timestamp"]}
+	if len(v.Data) == 0 {
+		v.Data = json.RawMessage("{}")
+	}
+	if p := f["publisher_id"]; p != "" {
+		v.PublisherID = &p
+	}
+	return v, nil
 }
 
 // parseEntry turns a stream entry (type, data, publisher_id, timestamp, seq) into an Event.

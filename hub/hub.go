@@ -37,6 +37,7 @@ type Hub struct {
 	presence   presence
 	mutes      mutes
 	sink       Sink        // where flushed reads go
+	access     *access     // who may use a room
 	subscribed atomic.Bool // the listener's subscriptions are confirmed
 
 	// AfterPublishHook, when set (tests only), runs between a publish and its
@@ -55,6 +56,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
 	h.mutes.m = map[int64]*muteSet{}
+	h.access = newAccess(cfg)
 	if cfg.ReadSinkURL != "" {
 		h.sink = NewHTTPSink(cfg.ReadSinkURL, cfg.InternalAPIKey)
 	} else {

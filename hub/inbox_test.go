@@ -53,10 +53,10 @@ func TestTopicFromChannel(t *testing.T) {
 		}
 	}
 	// A user channel carries only the hub's own messages (with id and seq).
-	if ev, _ := parseWireMessage(-7, []byte(`{"eventType":"notification.created","data":{}}`)); ev != nil {
+	if ev, _ := parseWireMessage(-7, []byte(`{"eventType":"notification.created","data":{}}`), true); ev != nil {
 		t.Fatal("a raw message on a user channel was accepted")
 	}
-	ev, reason := parseWireMessage(-7, []byte(`{"id":"5-1","seq":3,"eventType":"notification.read","data":{"unread":0}}`))
+	ev, reason := parseWireMessage(-7, []byte(`{"id":"5-1","seq":3,"eventType":"notification.read","data":{"unread":0}}`), true)
 	if ev == nil || string(ev.Frame()) != "event: notification.read\nid: 5-1\ndata: {\"unread\":0}\n\n" {
 		t.Fatalf("user log message: %v %q", ev, reason)
 	}

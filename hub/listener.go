@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -131,7 +132,9 @@ func (h *Hub) onMessage(channel, payload string) {
 	if r == nil {
 		return // nobody here listens to that room
 	}
-	ev, reason := parseWireMessage(room, []byte(payload))
+	// Only the hub's own channel form (braces) carries ids: a backend's raw
+	// message on room:42 never moves a room's position.
+	ev, reason := parseWireMessage(room, []byte(payload), strings.Contains(channel, "{"))
 	if ev == nil {
 		h.invalidMessage(channel, reason)
 		return
@@ -183,8 +186,16 @@ func ParseRoomID(s string) (int64, error) {
 	return n, nil
 }
 
-// parseWireMessage validates a channel message; on failure it returns nil and why.
-func parseWireMessage(room int64, payload []byte) (*Event, string) {
+// maxIDAhead is how far in the future (by the hub's clock) an event id may lie.
+// Redis makes ids from its clock; a forged id far ahead would make a room drop
+// every real event as already delivered.
+const maxIDAhead = 10 * time.Minute
+
+// parseWireMessage validates a channel message; on failure it returns nil and
+// why. own says the message came on the hub's own channel form (room:{42},
+// user:{7}): only there are id and seq believed; elsewhere they are ignored
+// and the message is delivered raw.
+func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
 	var m wireMessage
 	if err := json.Unmarshal(payload, &m); err != nil {
 		return nil, "not a JSON object"
@@ -206,6 +217,9 @@ func parseWireMessage(room int64, payload []byte) (*Event, string) {
 	if (json.Unmarshal(m.Timestamp, &ts) != nil || ts == "") && room > 0 {
 		ts = nowTimestamp() // a user log's events carry their own
 	}
+	if !own {
+		m.ID, m.Seq = "", 0
+	}
 	if m.ID == "" {
 		if room < 0 {
 			return nil, "a user channel carries only the hub's own messages"
@@ -218,6 +232,9 @@ func parseWireMessage(room int64, payload []byte) (*Event, string) {
 	id, err := ParseStreamID(m.ID)
 	if err != nil || id.IsZero() || m.Seq <= 0 {
 		return nil, "bad id or seq"
+	}
+	if id.Ms > uint64(time.Now().Add(maxIDAhead).UnixMilli()) {
+		return nil, "id lies far in the future"
 	}
 	publisher := ""
 	if p := bytes.Trim(m.PublisherID, `"`); len(p) > 0 && string(p) != "null" {

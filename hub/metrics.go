@@ -30,6 +30,8 @@ type Metrics struct {
 	lockBusy        *metrics.Counter
 	lockError       *metrics.Counter
 	redisDuration   *metrics.Histogram
+	accessResults   map[string]*metrics.Counter
+	accessBackend   *metrics.Histogram
 }
 
 // NewMetrics registers every hub metric in a new set. eventTypes are the
@@ -59,6 +61,11 @@ func NewMetrics(eventTypes []string) *Metrics {
 		lockBusy:        s.NewCounter(`lock_acquire_total{result="busy"}`),
 		lockError:       s.NewCounter(`lock_acquire_total{result="error"}`),
 		redisDuration:   s.NewHistogram("redis_command_duration_seconds"),
+		accessResults:   map[string]*metrics.Counter{},
+		accessBackend:   s.NewHistogram("room_auth_backend_duration_seconds"),
+	}
+	for _, r := range []string{"allow", "deny", "error"} {
+		m.accessResults[r] = s.NewCounter(fmt.Sprintf(`room_auth_decisions_total{result=%q}`, r))
 	}
 	for _, t := range append([]string{PresenceEventType}, eventTypes...) {
 		m.published[t] = s.NewCounter(fmt.Sprintf(`events_published_total{event_type=%q}`, t))
@@ -71,6 +78,8 @@ func (m *Metrics) countPublished(eventType string) {
 		c.Inc()
 	}
 }
+
+func (m *Metrics) accessDecision(result string) { m.accessResults[result].Inc() }
 
 func (m *Metrics) countLock(acquired bool, err error) {
 	switch {

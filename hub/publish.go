@@ -198,7 +198,7 @@ func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, da
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
 		hash, itoa(room), boolArg(h.sharded), mode,
 		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
-		idem, recipients,
+		idem, recipients, itoa(int64(h.cfg.HistoryRetention / time.Second)),
 	}
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()

@@ -2,21 +2,30 @@ package hub
 
 import "context"
 
-// pendingMax bounds what a repairing room holds in memory; beyond it the room
-// re-reads history instead, where those events are too.
-const pendingMax = 4096
+// pendingMax and pendingMaxBytes bound what a repairing room holds in memory;
+// beyond either the room re-reads history instead, where those events are too.
+const (
+	pendingMax      = 4096
+	pendingMaxBytes = 8 << 20
+)
 
-// queue holds a live event back while the room repairs; past pendingMax it
-// drops them all and the repair re-reads history, where they are too.
+// queue holds a live event back while the room repairs; past pendingMax events
+// or pendingMaxBytes it drops them all and the repair re-reads history, where
+// they are too.
 func (r *room) queue(ev *Event) {
 	if r.overflow {
 		return
 	}
-	if len(r.pending) >= pendingMax {
+	if len(r.pending) == 0 {
+		r.pendingBytes = 0
+	}
+	size := len(ev.Data) + len(ev.frame)
+	if len(r.pending) >= pendingMax || r.pendingBytes+size > pendingMaxBytes {
 		r.overflow, r.pending = true, nil
 		return
 	}
 	r.pending = append(r.pending, ev)
+	r.pendingBytes += size
 }
 
 // repairAll makes every local room catch up from history: the listener has

@@ -23,18 +23,19 @@ type rooms struct {
 type room struct {
 	id int64
 
-	mu        sync.Mutex
-	subs      map[*Subscriber]struct{}
-	ready     chan struct{} // closed once lastID/lastSeq hold the room's position (history tail read at creation)
-	lastID    StreamID
-	lastSeq   int64
-	repairing bool
-	again     bool // a repair was requested while one ran: make one more pass
-	pending   []*Event
-	overflow  bool // pending overflowed: re-read history before going live
-	closed    bool
-	cancel    context.CancelFunc // ends the room's own subscription (cluster)
-	online    int64              // count of the last presence.update delivered
+	mu           sync.Mutex
+	subs         map[*Subscriber]struct{}
+	ready        chan struct{} // closed once lastID/lastSeq hold the room's position (history tail read at creation)
+	lastID       StreamID
+	lastSeq      int64
+	repairing    bool
+	again        bool // a repair was requested while one ran: make one more pass
+	pending      []*Event
+	pendingBytes int  // what pending holds, counted by queue (an upper bound)
+	overflow     bool // pending overflowed: re-read history before going live
+	closed       bool
+	cancel       context.CancelFunc // ends the room's own subscription (cluster)
+	online       int64              // count of the last presence.update delivered
 }
 
 // subscribe registers a subscriber in room id, creating the room (and reading

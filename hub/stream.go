@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -55,7 +54,7 @@ func (h *Hub) OpenUserStream(user int64, resume string) (*Stream, error) {
 func (h *Hub) openTopic(room, topic, user int64, resume string) (*Stream, error) {
 	s := &Stream{h: h, Room: room, topic: topic}
 	if resume != "" {
-		id, err := ParseStreamID(resume)
+		id, err := ParsePosition(resume)
 		if err != nil {
 			return nil, fmt.Errorf("%w: Last-Event-ID is not a stream id", ErrInvalid)
 		}
@@ -276,47 +275,3 @@ func (s *Stream) Accept(ev *Event) (send, catchUp bool) {
 // muted reports whether the stream's user muted ev's type: it is then not
 // written, though the stream's position moves past it.
 func (s *Stream) muted(ev *Event) bool { return s.mutes != nil && s.mutes.has(ev.Type) }
-
-// EventView is an event as the events API shows it.
-type EventView struct {
-	ID          string          `json:"id"`
-	EventType   string          `json:"eventType"`
-	Data        json.RawMessage `json:"data"`
-	PublisherID *string         `json:"publisherId"`
-	Timestamp   string          `json:"timestamp"`
-}
-
-// EventsPage is one page of a room's history.
-type EventsPage struct {
-	Events  []EventView `json:"events"`
-	LastID  *string     `json:"lastId"`
-	HasMore bool        `json:"hasMore"`
-}
-
-// MaxEventsPage is the largest page the events API returns.
-const MaxEventsPage = 500
-
-// Events returns up to count events strictly after since, oldest first.
-func (h *Hub) Events(ctx context.Context, room int64, since StreamID, count int) (EventsPage, error) {
-	count = min(count, MaxEventsPage)
-	evs, err := h.readAfter(ctx, room, since, int64(count+1))
-	if err != nil {
-		return EventsPage{}, err
-	}
-	p := EventsPage{Events: make([]EventView, 0, min(len(evs), count))}
-	if len(evs) > count {
-		evs, p.HasMore = evs[:count], true
-	}
-	for _, ev := range evs {
-		v := EventView{ID: ev.ID.String(), EventType: ev.Type, Data: ev.Data, Timestamp: ev.Timestamp}
-		if ev.PublisherID != "" {
-			pid := ev.PublisherID
-			v.PublisherID = &pid
-		}
-		p.Events = append(p.Events, v)
-	}
-	if n := len(p.Events); n > 0 {
-		p.LastID = &p.Events[n-1].ID
-	}
-	return p, nil
-}

@@ -30,6 +30,8 @@
 -- ARGV[15] event: recipient ids, comma separated, or "": recorded in the outbox
 --          with the event, so that its inbox writes are finished even if the
 --          hub dies before it does them
+-- ARGV[16] history retention in seconds: history and seq expire this long
+--          after the room's last publish (presence updates included)
 -- Returns {"new", id, delivered, seq, more}, {"dup", id, delivered, seq,
 -- pending} (pending: 1 while the outbox still holds it), {"conflict"},
 -- {"wait", ms} (presence: the interval still runs) or {"empty"}.
@@ -109,6 +111,9 @@ local seq = redis.call('INCR', KEYS[2])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[6], '*',
   'type', ARGV[2], 'data', data, 'publisher_id', ARGV[4],
   'timestamp', ARGV[5], 'seq', seq)
+
+redis.call('EXPIRE', KEYS[1], ARGV[16])
+redis.call('EXPIRE', KEYS[2], ARGV[16])
 
 local publisher = 'null'
 if ARGV[4] ~= '' then

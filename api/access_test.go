@@ -1,0 +1,217 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// roomRoutes are the four routes room access guards, for room r.
+func roomRoutes(r int64) [][2]string {
+	p := fmt.Sprintf("/api/v1/rooms/%d", r)
+	return [][2]string{{http.MethodGet, p + "/stream"}, {http.MethodGet, p + "/events?since=0"},
+		{http.MethodGet, p + "/presence"}, {http.MethodPost, p + "/presence/heartbeat"}}
+}
+
+// tryRoute calls one route with token and returns the status and the code of
+// its JSON answer; a stream that opens (200) is closed at once.
+func (th *testHub) tryRoute(t testing.TB, method, path, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, th.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	if strings.HasSuffix(path, "/stream") && resp.StatusCode == 200 {
+		return 200, "COMMON200"
+	}
+	var env Envelope
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("%s %s: %d %q is not JSON", method, path, resp.StatusCode, b)
+	}
+	return resp.StatusCode, env.Code
+}
+
+func TestAccess_ClaimMode(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim })
+	sign := func(rooms ...any) string {
+		tok, err := th.tokens.Sign(7, time.Hour, rooms...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	listed := sign([]any{42, "43"})
+	for _, c := range []struct {
+		name  string
+		token string
+		room  int64
+		code  int
+	}{
+		{"listed as a number", listed, 42, 200}, {"listed as a string", listed, 43, 200},
+		{"not listed", listed, 44, 403}, {"star", sign("*"), 44, 200}, {"no claim", sign(), 42, 403},
+	} {
+		for _, r := range roomRoutes(c.room) {
+			if code, env := th.tryRoute(t, r[0], r[1], c.token); code != c.code || (code == 403 && env != "COMMON403") {
+				t.Errorf("%s: %s %s → %d %s, want %d", c.name, r[0], r[1], code, env, c.code)
+			}
+		}
+	}
+	// A denied stream answers before any SSE byte and makes nobody present.
+	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", listed); code != 403 {
+		t.Fatalf("stream of an unlisted room: %d", code)
+	}
+	if _, env := th.get(t, "/api/v1/rooms/45/presence", sign("*")); !strings.Contains(fmt.Sprint(env.Result), "count:0") {
+		t.Fatalf("a denied stream left presence: %+v", env.Result)
+	}
+	for _, bad := range []any{"all", map[string]int{"a": 1}, []any{0}, []any{"x"}, []any{-3}, 5} {
+		if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/42/presence", sign(bad)); code != 401 || env != "AUTH4001" {
+			t.Errorf("rooms claim %v: %d %s, want 401", bad, code, env)
+		}
+	}
+}
+
+// authBackend is a real HTTP room authorization backend: it allows what
+// allowed says, answers status when set, and counts the questions.
+type authBackend struct {
+	URL     string
+	mu      sync.Mutex
+	allowed map[[2]int64]bool
+	status  atomic.Int32
+	delay   atomic.Int64 // ns
+	calls   atomic.Int32
+	badReq  atomic.Int32
+}
+
+func startAuthBackend(t testing.TB, key string) *authBackend {
+	a := &authBackend{allowed: map[[2]int64]bool{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.calls.Add(1)
+		var q struct{ UserID, RoomID int64 }
+		if r.Header.Get("X-Internal-Key") != key || json.NewDecoder(r.Body).Decode(&q) != nil || q.UserID == 0 || q.RoomID == 0 {
+			a.badReq.Add(1)
+		}
+		if d := time.Duration(a.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+			}
+		}
+		if s := a.status.Load(); s != 0 {
+			w.WriteHeader(int(s))
+			return
+		}
+		a.mu.Lock()
+		ok := a.allowed[[2]int64{q.UserID, q.RoomID}]
+		a.mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusForbidden)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	a.URL = srv.URL
+	return a
+}
+
+func (a *authBackend) set(user, room int64, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.allowed[[2]int64{user, room}] = ok
+}
+
+func proxyMode(url string, cache time.Duration) func(*hub.Config) {
+	return func(c *hub.Config) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
+}
+
+func TestAccess_ProxyMode(t *testing.T) {
+	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
+	backend.set(7, 42, true)
+	for _, r := range roomRoutes(42) {
+		if code, env := th.tryRoute(t, r[0], r[1], th.token(t, 7)); code != 200 {
+			t.Errorf("allowed: %s → %d %s", r[1], code, env)
+		}
+	}
+	if n := backend.calls.Load(); n != 1 {
+		t.Fatalf("%d backend calls for four requests, want 1 (cached)", n)
+	}
+	for _, r := range roomRoutes(43) {
+		if code, env := th.tryRoute(t, r[0], r[1], th.token(t, 7)); code != 403 || env != "COMMON403" {
+			t.Errorf("denied: %s → %d %s", r[1], code, env)
+		}
+	}
+	backend.status.Store(404)
+	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/44/events?since=0", th.token(t, 7)); code != 403 {
+		t.Errorf("backend 404: %d, want 403", code)
+	}
+	backend.status.Store(500)
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", th.token(t, 7)); code != 503 || env != "AUTH5031" {
+		t.Errorf("backend 500: %d %s, want 503 AUTH5031", code, env)
+	}
+	backend.status.Store(0)
+	backend.delay.Store(int64(5 * time.Second))
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/46/presence", th.token(t, 7)); code != 503 || env != "AUTH5031" {
+		t.Errorf("slow backend: %d %s, want 503 AUTH5031", code, env)
+	}
+	backend.delay.Store(0)
+	if backend.badReq.Load() != 0 {
+		t.Fatalf("%d backend requests lacked the internal key or the body", backend.badReq.Load())
+	}
+	// 50 concurrent first requests for one (user, room): one backend call.
+	backend.set(8, 47, true)
+	before := backend.calls.Load()
+	backend.delay.Store(int64(200 * time.Millisecond))
+	var wg sync.WaitGroup
+	codes := make([]int, 50)
+	for i := range codes {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			codes[i], _ = th.tryRoute(t, http.MethodGet, "/api/v1/rooms/47/events?since=0", th.token(t, 8))
+		}(i)
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Fatalf("request %d: %d", i, c)
+		}
+	}
+	if n := backend.calls.Load() - before; n != 1 {
+		t.Fatalf("50 concurrent opens made %d backend calls, want 1", n)
+	}
+}
+
+func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
+	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
+	backend.set(9, 48, true)
+	c := th.openStream(t, 48, 9, "")
+	res := th.publish(t, 48, "comment.created", map[string]any{})
+	if f := c.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("got %+v", f)
+	}
+	backend.set(9, 48, false)
+	rest := c.ended(t, 10*time.Second)
+	var last frame
+	for _, f := range rest {
+		if f.Event != "" {
+			last = f
+		}
+	}
+	if last.Event != hub.EvictedEventType || last.Data != `{"reason":"access revoked"}` {
+		t.Fatalf("stream ended with %+v, want system.evicted access revoked", last)
+	}
+}

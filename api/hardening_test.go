@@ -1,0 +1,206 @@
+package api
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
+	rs := testredis.Start(t)
+	real := startHub(t, rs.Addr(), func(c *hub.Config) { c.JWTSecret = testSecret })
+	for _, r := range [][2]string{{http.MethodGet, "/dev/token?userId=1"}, {http.MethodPost, "/dev/publish"}} {
+		if code, env := real.do(t, r[0], r[1], nil, "{}"); code != 404 || env.Code != "COMMON404" {
+			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
+		}
+	}
+	dev := startHub(t, rs.Addr(), nil)
+	if code, _ := dev.do(t, http.MethodGet, "/dev/token?userId=1", nil, ""); code != 200 {
+		t.Fatalf("dev token with the dev secret: %d", code)
+	}
+}
+
+// httpSeries counts the series of the HTTP metrics: requests by method, route
+// and status, and duration histograms by route (their buckets apart, which are
+// bounded by the histogram itself).
+func httpSeries(t *testing.T, th *testHub) int {
+	t.Helper()
+	resp, err := httpClient.Get(th.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "http_requests_total{") || strings.HasPrefix(l, "http_request_duration_seconds_count{") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestHardening_RandomMethodsAndPathsDoNotGrowMetrics(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	send := func(method, path string) {
+		req, _ := http.NewRequest(method, th.URL+path, nil)
+		if resp, err := httpClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	send("RANDOM0", "/x0")
+	send("RANDOM0", "/health")
+	send(http.MethodGet, "/api/v1/rooms/1000/events?since=0")
+	httpSeries(t, th) // GET /metrics itself is a series
+	before := httpSeries(t, th)
+	for i := 1; i < 50; i++ {
+		send(fmt.Sprintf("RANDOM%d", i), fmt.Sprintf("/x%d/%d", i, i))
+		send(fmt.Sprintf("M%d", i), "/health")
+		send(http.MethodGet, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", i))
+	}
+	if after := httpSeries(t, th); after != before {
+		t.Fatalf("the HTTP metrics went from %d to %d series with random methods and paths", before, after)
+	}
+}
+
+func TestHardening_ForgedPubSubMessagesDoNotStopDelivery(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	c := th.openStream(t, 120, 1, "")
+	first := th.publish(t, 120, "comment.created", map[string]any{"n": 1})
+	if f := c.next(t, wait); f.ID != first.StreamID {
+		t.Fatalf("got %+v", f)
+	}
+	rdb := testredis.Client(t, rs.Addr())
+	// On the backends' channel id and seq are ignored: delivered raw.
+	testredis.Do(t, rdb, "PUBLISH", "room:120", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{"forged":1}}`)
+	if f := c.next(t, wait); f.ID != "" || !strings.Contains(f.Data, "forged") {
+		t.Fatalf("forged raw message delivered as %+v", f)
+	}
+	// On the hub's own channel an id far in the future is refused.
+	testredis.Do(t, rdb, "PUBLISH", "room:{120}", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{}}`)
+	next := th.publish(t, 120, "comment.created", map[string]any{"n": 2})
+	if f := c.next(t, wait); f.ID != next.StreamID {
+		t.Fatalf("after forged messages got %+v, want %s", f, next.StreamID)
+	}
+	if n := th.Hub.Metrics().InvalidMessages.Get(); n != 1 {
+		t.Fatalf("invalid messages = %d, want 1", n)
+	}
+}
+
+func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	max := "18446744073709551615-18446744073709551615"
+	if code, env := th.get(t, "/api/v1/rooms/1/events?since="+max, th.token(t, 1)); code != 400 || env.Code != "COMMON400" {
+		t.Fatalf("since=max: %d %+v", code, env)
+	}
+	for _, path := range []string{"/api/v1/rooms/1/stream", "/api/v1/notifications/stream"} {
+		code, env := th.do(t, http.MethodGet, path, map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Last-Event-ID": max}, "")
+		if code != 400 || env.Code != "COMMON400" {
+			t.Fatalf("%s Last-Event-ID max: %d %+v", path, code, env)
+		}
+	}
+}
+
+func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.HistoryRetention = time.Hour })
+	rdb := testredis.Client(t, rs.Addr())
+	th.publish(t, 121, "comment.created", map[string]any{})
+	// A room that only ever saw a heartbeat: its presence.update is history too.
+	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 1, ""); code != 200 {
+		t.Fatal("heartbeat")
+	}
+	for _, room := range []int64{121, 122} {
+		for _, key := range []string{hub.EventsKey(room), hub.SeqKey(room)} {
+			eventually(t, wait, key+" has a TTL", func() bool {
+				ttl, _ := testredis.Do(t, rdb, "TTL", key).AsInt64()
+				return ttl > 3500 && ttl <= 3600
+			})
+		}
+	}
+}
+
+func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.StreamOpens, c.Heartbeats = hub.Budget{PerSec: 0.2, Burst: 2}, hub.Budget{PerSec: 0.5, Burst: 3}
+	})
+	tok := th.token(t, 5)
+	check := func(what string, call func() *http.Response, ok int) {
+		t.Helper()
+		for i := 0; i < ok; i++ {
+			resp := call()
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s %d: %d", what, i, resp.StatusCode)
+			}
+		}
+		resp := call()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.StatusCode != 429 || !strings.Contains(string(b), `"COMMON429"`) || err != nil || secs < 1 {
+			t.Fatalf("%s over budget: %d %s Retry-After %q", what, resp.StatusCode, b, resp.Header.Get("Retry-After"))
+		}
+	}
+	check("heartbeat", func() *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/rooms/123/presence/heartbeat", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}, 3)
+	check("stream open", func() *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/rooms/123/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := (&http.Client{}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp // closing the body ends the stream
+	}, 2)
+	// Another user has a budget of their own.
+	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/123/presence/heartbeat", 6, ""); code != 200 {
+		t.Fatalf("another user's heartbeat: %d", code)
+	}
+}
+
+func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	big := strings.Repeat("x", 60000)
+	var ids []string
+	for i := 0; i < 30; i++ {
+		ids = append(ids, th.publish(t, 124, "comment.created", map[string]any{"n": i, "pad": big}).StreamID)
+	}
+	since, got := "0", 0
+	for pages := 0; ; pages++ {
+		code, env := th.get(t, "/api/v1/rooms/124/events?count=500&since="+since, th.token(t, 1))
+		var p hub.EventsPage
+		remarshal(t, env.Result, &p)
+		if code != 200 || len(p.Events) > 18 {
+			t.Fatalf("page %d: %d, %d events of 60 KB", pages, code, len(p.Events))
+		}
+		for _, e := range p.Events {
+			if e.ID != ids[got] {
+				t.Fatalf("event %d is %s, want %s", got, e.ID, ids[got])
+			}
+			got++
+		}
+		if !p.HasMore {
+			break
+		}
+		since = *p.LastID
+	}
+	if got != 30 {
+		t.Fatalf("paged through %d of 30 events", got)
+	}
+}

@@ -1,0 +1,82 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"roomhub/hub"
+)
+
+// Every hub the tests start logs at debug level into logScan, which looks at
+// each line for what must never be logged: access tokens, the internal key,
+// the JWT secret. TestMain fails the run when one appeared.
+var logScan = &secretScanner{}
+
+// jwtRE matches a JWT (header.payload.signature, base64url of a JSON object).
+var jwtRE = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+
+// secretScanner is an io.Writer that keeps nothing but the lines that leak.
+type secretScanner struct {
+	mu    sync.Mutex
+	lines int
+	leaks []string
+}
+
+func (s *secretScanner) Write(p []byte) (int, error) {
+	line := string(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines++
+	leak := jwtRE.MatchString(line)
+	for _, secret := range []string{hub.DevJWTSecret, hub.DevInternalAPIKey, testSecret} {
+		leak = leak || strings.Contains(line, secret)
+	}
+	if leak && len(s.leaks) < 20 {
+		s.leaks = append(s.leaks, line)
+	}
+	return len(p), nil
+}
+
+// testSecret is the non-default JWT secret some tests use.
+const testSecret = "a-real-secret"
+
+// testLog is the logger of every hub the tests start.
+func testLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(logScan, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	logScan.mu.Lock()
+	defer logScan.mu.Unlock()
+	if len(logScan.leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d log lines leak a token, the internal key or the JWT secret:\n", len(logScan.leaks))
+		for _, l := range logScan.leaks {
+			fmt.Fprint(os.Stderr, "  ", l)
+		}
+		code = 1
+	} else if code == 0 && logScan.lines == 0 && !testing.Short() {
+		fmt.Fprintln(os.Stderr, "FAIL: the log scan saw no log line at all")
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func TestLogScan_CatchesALeak(t *testing.T) {
+	tok, _ := NewTokenVerifier("x").Sign(1, 1)
+	for _, line := range []string{"path=/s?token=" + tok, "key=" + hub.DevInternalAPIKey, "s=" + hub.DevJWTSecret} {
+		s := &secretScanner{}
+		if _, _ = s.Write([]byte(line + "\n")); len(s.leaks) != 1 {
+			t.Errorf("missed %q", line)
+		}
+	}
+	s := &secretScanner{}
+	if _, _ = s.Write([]byte("level=INFO msg=fine room=42\n")); len(s.leaks) != 0 {
+		t.Error("flagged a clean line")
+	}
+}
