@@ -123,3 +123,52 @@ func TestRequireInternal(t *testing.T) {
 		}
 	}
 }
+
+func FuzzVerifyToken(f *testing.F) {
+	v := NewTokenVerifier("fuzz-secret")
+	for _, rooms := range []any{nil, "*", []any{1, "2"}, []any{}, map[string]int{"a": 1}} {
+		var tok string
+		if rooms == nil {
+			tok, _ = v.Sign(7, time.Hour)
+		} else {
+			tok, _ = v.Sign(7, time.Hour, rooms)
+		}
+		f.Add(tok)
+	}
+	f.Add("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, token string) {
+		u, err := v.Verify(token)
+		if err != nil {
+			return
+		}
+		if u.ID <= 0 || u.Expires.IsZero() {
+			t.Fatalf("accepted %q as %+v", token, u)
+		}
+		for r := range u.Grant.Rooms {
+			if r <= 0 {
+				t.Fatalf("grant of room %d", r)
+			}
+		}
+	})
+}
+
+func FuzzParseRoomsClaim(f *testing.F) {
+	for _, s := range []string{`"*"`, `[1,"2",3]`, `[]`, `null`, `"all"`, `[0]`, `[1.5]`, `{"a":1}`, `["9223372036854775808"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		g, err := parseRooms(raw)
+		if err != nil {
+			return
+		}
+		if len(g.Rooms) > maxRoomsClaim {
+			t.Fatalf("%d rooms granted", len(g.Rooms))
+		}
+		for r := range g.Rooms {
+			if r <= 0 {
+				t.Fatalf("grant of room %d from %q", r, raw)
+			}
+		}
+	})
+}

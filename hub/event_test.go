@@ -61,6 +61,44 @@ func FuzzParseStreamID(f *testing.F) {
 		if strings.ContainsAny(id.String(), "\r\n") {
 			t.Fatalf("id %q holds a line break", id)
 		}
+		// A position (Last-Event-ID, since) is any id but the largest.
+		if _, err := ParsePosition(s); (err == nil) != (id != StreamID{^uint64(0), ^uint64(0)}) {
+			t.Fatalf("ParsePosition(%q) = %v", s, err)
+		}
+	})
+}
+
+func FuzzParseWireMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"5-1","seq":3,"roomId":42,"eventType":"like.toggled","publisherId":"7","timestamp":"t","data":{}}`,
+		`{"eventType":"comment.created","roomId":"42","data":{"x":[1,{"y":null}]},"timestamp":"2026-01-01T00:00:00Z"}`,
+		`{"id":"1-0","seq":1,"eventType":"notification.read","data":{"unread":0}}`, `{}`, `[]`, `null`,
+	} {
+		f.Add([]byte(s), true, int64(42))
+		f.Add([]byte(s), false, int64(-7))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte, own bool, topic int64) {
+		ev, reason := parseWireMessage(topic, payload, own)
+		if ev == nil {
+			if reason == "" {
+				t.Fatal("refused without a reason")
+			}
+			return
+		}
+		if ev.HasID() && (!own || ev.Seq <= 0) {
+			t.Fatalf("believed id %v seq %d (own %v)", ev.ID, ev.Seq, own)
+		}
+		// The frame is one SSE message: its fields, one blank line at the end.
+		fr := string(ev.Frame())
+		body, ok := strings.CutSuffix(fr, "\n\n")
+		if !ok || !strings.HasPrefix(fr, "event: "+ev.Type+"\n") || strings.Contains(body, "\n\n") || strings.Contains(fr, "\r") {
+			t.Fatalf("frame %q", fr)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(line, "event: ") && !strings.HasPrefix(line, "id: ") && !strings.HasPrefix(line, "data: ") {
+				t.Fatalf("frame line %q", line)
+			}
+		}
 	})
 }
 
