@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit bench fuzz
+.PHONY: run test deps vet lint unit bench fuzz loadtest
 
 run:
 	$(GO) run .
@@ -44,8 +44,17 @@ test: deps vet lint unit
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./hub/
 
+# loadtest runs the standard load shapes (k6/loadgen) against a fresh hub and
+# redis-server each; see docs/performance.md.
+loadtest: deps
+	k6/loadgen/run.sh
+
 # fuzz runs each network-facing parser's fuzzer for a short while.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStreamID -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePublish -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseNotificationID -fuzztime 30s ./hub/
+	$(GO) test -run '^$$' -fuzz FuzzParseWireMessage -fuzztime 30s ./hub/
+	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseRoomsClaim -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeSettings -fuzztime 30s ./api/

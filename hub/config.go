@@ -67,6 +67,8 @@ type Config struct {
 	RoomAuthURL           string        // ROOM_AUTH_URL, the backend asked in proxy mode
 	RoomAuthCache         time.Duration // ROOM_AUTH_CACHE_SECS, 60: how long a proxy answer is kept
 	StreamMaxRooms        int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
+	TLSCertFile           string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
+	TLSKeyFile            string        // TLS_KEY_FILE
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
 }
@@ -79,6 +81,9 @@ type Budget struct {
 
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
+
+// TLS reports whether the hub serves HTTPS (with HTTP/2).
+func (c Config) TLS() bool { return c.TLSCertFile != "" }
 
 // DevRoutes reports whether /dev/* may be mounted: not in production, and
 // only with the dev default JWT secret, so that the tokens they mint are
@@ -138,6 +143,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		RoomAuthURL:           l.str("ROOM_AUTH_URL", ""),
 		RoomAuthCache:         l.secs("ROOM_AUTH_CACHE_SECS", 60, 1),
 		StreamMaxRooms:        l.int("STREAM_MAX_ROOMS", 32, 1, 1000),
+		TLSCertFile:           l.str("TLS_CERT_FILE", ""),
+		TLSKeyFile:            l.str("TLS_KEY_FILE", ""),
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")
@@ -191,6 +198,13 @@ func (c Config) validate() error {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
 			return &ConfigError{"ALLOWED_ORIGINS", o, "an origin starts with http:// or https://"}
 		}
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		name, v := "TLS_KEY_FILE", c.TLSKeyFile
+		if c.TLSCertFile == "" {
+			name, v = "TLS_CERT_FILE", c.TLSCertFile
+		}
+		return &ConfigError{name, v, "TLS_CERT_FILE and TLS_KEY_FILE go together: set both for HTTPS, or neither"}
 	}
 	switch c.RoomAuth {
 	case RoomAuthOpen, RoomAuthClaim, RoomAuthProxy:

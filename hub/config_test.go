@@ -78,6 +78,10 @@ func TestLoadConfig_ProductionRefusesDevSecrets(t *testing.T) {
 	if err != nil || !c.Production() || c.RoomAuth != RoomAuthClaim {
 		t.Fatalf("production with real secrets and ROOM_AUTH: %v", err)
 	}
+	_, err = LoadConfig(env(map[string]string{"TLS_CERT_FILE": "/c.pem"}))
+	if !errors.As(err, &ce) || ce.Var != "TLS_KEY_FILE" {
+		t.Fatalf("err = %v, want TLS_KEY_FILE required with TLS_CERT_FILE", err)
+	}
 	_, err = LoadConfig(env(map[string]string{"ROOM_AUTH": "proxy"}))
 	if !errors.As(err, &ce) || ce.Var != "ROOM_AUTH_URL" {
 		t.Fatalf("err = %v, want ROOM_AUTH_URL required by proxy", err)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs the standard load shapes against a fresh hub and redis-server each, on
+# loopback, and writes one JSON report per run into OUT (default /tmp/roomhub-load).
+#   make loadtest                      # every shape, once
+#   RUNS=3 SHAPES="5000:100:200" make loadtest
+# A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
+# by two loadgen processes (a process may hold at most 20,000 open files).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/roomhub-load}
+RUNS=${RUNS:-1}
+DURATION=${DURATION:-30s}
+SHAPES=${SHAPES:-"1000:10:100 5000:100:200 10000:100:200 19000:100:200"}
+mkdir -p "$OUT"
+work=$(mktemp -d)
+cleanup() {
+  [ -n "${hub_pid:-}" ] && kill "$hub_pid" 2>/dev/null || true
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/roomhub" .
+go build -o "$work/loadgen" ./k6/loadgen
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+for shape in $SHAPES; do
+  IFS=: read -r streams rooms rate <<<"$shape"
+  procs=1
+  [ "$streams" -gt 9000 ] && procs=2
+  for run in $(seq 1 "$RUNS"); do
+    rport=$(free_port); hport=$(free_port)
+    redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+      --dir "$work" --pidfile "$work/redis.pid" --logfile "$work/redis.log"
+    for _ in $(seq 50); do [ -s "$work/redis.pid" ] && break; sleep 0.1; done
+    REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn "$work/roomhub" >"$work/hub.log" 2>&1 &
+    hub_pid=$!
+    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
+    out="$OUT/${streams}-${rooms}-${rate}-run${run}.json"
+    "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
+      -duration "$DURATION" -procs "$procs" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
+    python3 - "$out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, d, h, x = r["shape"], r["delivery"], r["hub"], r["redis"]
+print(f'{s["streams"]:>6}/{s["rooms"]}/{s["publishesPerSec"]:.0f}: connected {r["connect"]["ok"]}, '
+      f'lost {d["lost"]}, dup {d["duplicated"]}, p50/p99 {d["p50ms"]:.1f}/{d["p99ms"]:.1f} ms, '
+      f'hub {h["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k, {h["rssKBPerStream"]:.0f} KB/stream, '
+      f'redis {x["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k')
+PY
+    kill "$hub_pid"; wait "$hub_pid" 2>/dev/null || true; hub_pid=
+    kill "$(cat "$work/redis.pid")"; rm -f "$work/redis.pid"
+  done
+done
+echo "reports in $OUT"
