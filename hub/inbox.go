@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	inboxAddScript  = rueidis.NewLuaScript(lua.InboxAdd)
+	inboxAddScript  = newScript(lua.InboxAdd)
 	inboxReadScript = rueidis.NewLuaScript(lua.InboxRead)
 	inboxViewScript = rueidis.NewLuaScript(lua.InboxView)
 )
@@ -131,7 +131,7 @@ func (h *Hub) deliverNotice(ctx context.Context, n notice, recipients []int64) e
 			Args: h.inboxArgs(u, NotificationID(n.room, n.id), n.typ, item, ms)}
 	}
 	start := time.Now()
-	results := inboxAddScript.ExecMulti(ctx, h.rdb, execs...)
+	results := inboxAddScript.execMany(ctx, h.rdb, execs)
 	h.metrics.observeRedis(start)
 	for _, r := range results {
 		arr, err := r.ToArray()

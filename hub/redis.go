@@ -1,6 +1,9 @@
 package hub
 
 import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -73,4 +76,33 @@ func splitAddrs(s string) []string {
 		}
 	}
 	return out
+}
+
+// script is a Lua script the hub runs, alone or many at once.
+type script struct {
+	*rueidis.Lua
+	sha1 string
+}
+
+func newScript(src string) script {
+	sum := sha1.Sum([]byte(src))
+	return script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:])}
+}
+
+// execMany runs the script once per exec in one pipeline (on a cluster, one
+// per node involved). Unlike rueidis' ExecMulti it does not SCRIPT LOAD on
+// every node each time: it sends EVALSHA and falls back to Exec (EVALSHA, then
+// EVAL) only for the calls Redis answers NOSCRIPT.
+func (s script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidis.LuaExec) []rueidis.RedisResult {
+	cmds := make(rueidis.Commands, len(execs))
+	for i, e := range execs {
+		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+	}
+	results := rdb.DoMulti(ctx, cmds...)
+	for i, r := range results {
+		if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
+			results[i] = s.Exec(ctx, rdb, execs[i].Keys, execs[i].Args)
+		}
+	}
+	return results
 }
