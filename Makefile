@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit bench fuzz loadtest
+.PHONY: run test deps vet lint unit sdk bench fuzz loadtest
 
 run:
 	$(GO) run .
@@ -38,7 +38,11 @@ lint:
 unit:
 	$(GO) test -race -count=1 -timeout 12m ./...
 
-test: deps vet lint unit
+# sdk runs the client SDK's unit tests (node's test runner, a fake EventSource).
+sdk:
+	node --test web/test/
+
+test: deps vet lint sdk unit
 
 # bench runs the fan-out benchmarks (results are written down in docs/).
 bench: deps

@@ -1,49 +1,311 @@
-// roomhub client SDK: one EventSource per room, resumed by the browser with
-// Last-Event-ID. When the hub ends a stream because the token expired (or the
-// browser sees an error), the SDK asks getToken() for a fresh token and
-// reconnects from the last event id it saw.
-export class RoomStream {
-  constructor(baseUrl, roomId, { getToken, onEvent, onSystem, onOpen, onError } = {}) {
+// roomhub client SDK: a dependency-free ES module served by the hub at
+// /static/roomhub.js. See web/README.md for examples.
+//
+//   const hub = new RoomHub({ baseUrl: '', getToken: () => fetchToken() });
+//   const room = hub.room(42, { onGap: (g) => hub.fetchGap(42, g.requested, g.oldest).then(show) });
+//   room.on('comment.created', (data, id) => show(data));
+//   const bell = hub.notifications({ onCount: (n) => badge(n) });
+//
+// A stream keeps the last event id it saw and sends it on every reconnect, so
+// the hub resumes exactly (catch-up, no gap, no duplicate). It asks getToken()
+// for a token whenever it connects, reconnects with backoff and jitter, never
+// loops on a refusal (401 after a fresh token, 403), and stops for good when
+// the hub evicts it.
+
+const SYSTEM = ['system.gap', 'system.lagged', 'system.evicted'];
+const NOTIFY = ['notification.unread', 'notification.created', 'notification.read'];
+const DEFAULT_TYPES = ['retrospect.submitted', 'retrospect.created', 'comment.created', 'like.toggled',
+  'member.joined', 'presence.update'];
+
+/** Status of a stream, for a UI. */
+export const Status = Object.freeze({
+  CONNECTING: 'connecting', OPEN: 'open', RECONNECTING: 'reconnecting', CLOSED: 'closed',
+});
+
+/** An answer of the hub that was not a success: status, code and message of its envelope. */
+export class HubError extends Error {
+  constructor(status, code, message) {
+    super(message || code || `HTTP ${status}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** RoomHub talks to one hub: it makes streams and calls the JSON API. */
+export class RoomHub {
+  /**
+   * @param {object} o
+   * @param {string} [o.baseUrl] the hub's origin ('' for the page's own)
+   * @param {() => Promise<string>|string} o.getToken a fresh access token
+   * @param {typeof EventSource} [o.EventSource] for tests
+   * @param {typeof fetch} [o.fetch] for tests
+   */
+  constructor({ baseUrl = '', getToken, EventSource: ES, fetch: f } = {}) {
+    if (typeof getToken !== 'function') throw new TypeError('getToken is required');
     this.baseUrl = baseUrl.replace(/\/$/, '');
-    this.roomId = roomId;
     this.getToken = getToken;
-    this.onEvent = onEvent || (() => {});
-    this.onSystem = onSystem || (() => {});
-    this.onOpen = onOpen || (() => {});
-    this.onError = onError || (() => {});
-    this.lastEventId = '';
-    this.types = new Set();
-    this.closed = false;
+    this.EventSource = ES || globalThis.EventSource;
+    this.fetch = f || globalThis.fetch.bind(globalThis);
   }
 
-  // on subscribes to an event type (EventSource needs each name registered).
-  on(type) { this.types.add(type); if (this.es) this.#listen(type); return this; }
+  /** room opens the stream of one room. */
+  room(roomId, opts = {}) { return new RoomStream(this, roomId, opts); }
 
-  async open() {
-    if (this.closed) return;
-    const token = await this.getToken();
-    const q = new URLSearchParams({ token });
-    if (this.lastEventId) q.set('lastEventId', this.lastEventId);
-    this.es = new EventSource(`${this.baseUrl}/api/v1/rooms/${this.roomId}/stream?${q}`, { withCredentials: true });
-    this.es.onopen = () => this.onOpen();
-    this.es.onerror = (e) => {
-      this.onError(e);
-      if (this.es.readyState === EventSource.CLOSED && !this.closed) {
-        setTimeout(() => this.open(), 1000); // e.g. 401: fetch a fresh token
+  /** notifications opens the user's own stream: count, created, read. */
+  notifications(opts = {}) { return new NotificationStream(this, opts); }
+
+  /** api calls a JSON route and returns its result, or throws a HubError. */
+  async api(method, path, body) {
+    const headers = { Authorization: `Bearer ${await this.getToken()}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const resp = await this.fetch(this.baseUrl + path, {
+      method, headers, credentials: 'include', body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let env = null;
+    try { env = await resp.json(); } catch { /* not JSON: a proxy's page */ }
+    if (!resp.ok || !env || !env.isSuccess) {
+      throw new HubError(resp.status, env && env.code, env && env.message);
+    }
+    return env.result;
+  }
+
+  /** unread returns the user's unread count. */
+  async unread() { return (await this.api('GET', '/api/v1/notifications/unread')).count; }
+
+  /** list returns one page of the inbox, newest first: {notifications, hasMore, nextBefore}. */
+  list({ limit = 20, before } = {}) {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (before) q.set('before', before);
+    return this.api('GET', `/api/v1/notifications?${q}`);
+  }
+
+  /** markRead marks one notification read: {notificationId, readAt}. */
+  markRead(id) { return this.api('PATCH', `/api/v1/notifications/${encodeURIComponent(id)}/read`); }
+
+  /** markAllRead marks every notification (up to upTo, inclusive) read: {marked, readAt}. */
+  markAllRead(upTo) { return this.api('POST', '/api/v1/notifications/read-all', upTo ? { upTo } : undefined); }
+
+  /** settings returns {mutedEventTypes}; with types it replaces them. */
+  settings(mutedEventTypes) {
+    if (mutedEventTypes === undefined) return this.api('GET', '/api/v1/notifications/settings');
+    return this.api('PUT', '/api/v1/notifications/settings', { mutedEventTypes });
+  }
+
+  /** presence returns {onlineUsers:[{userId,lastSeen}], count}. */
+  presence(roomId) { return this.api('GET', `/api/v1/rooms/${roomId}/presence`); }
+
+  /** heartbeat keeps the user present without a stream: {acknowledged, nextInSecs}. */
+  heartbeat(roomId) { return this.api('POST', `/api/v1/rooms/${roomId}/presence/heartbeat`); }
+
+  /** events returns one page of a room's history after since: {events, lastId, hasMore}. */
+  events(roomId, since = '0', count = 100) {
+    return this.api('GET', `/api/v1/rooms/${roomId}/events?since=${encodeURIComponent(since)}&count=${count}`);
+  }
+
+  /**
+   * fetchGap pages through the events API for what a system.gap announced:
+   * every retained event after `requested` (up to and including `until`, when
+   * given), oldest first.
+   */
+  async fetchGap(roomId, requested, until) {
+    const out = [];
+    let since = requested || '0';
+    for (;;) {
+      const page = await this.events(roomId, since, 500);
+      for (const e of page.events) {
+        out.push(e);
+        if (until && e.id === until) return out;
       }
-    };
-    for (const t of this.types) this.#listen(t);
-    for (const t of ['system.gap', 'system.lagged', 'system.evicted']) {
-      this.es.addEventListener(t, (e) => this.onSystem(t, JSON.parse(e.data)));
+      if (!page.hasMore || !page.lastId) return out;
+      since = page.lastId;
     }
   }
+}
 
-  #listen(type) {
-    this.es.addEventListener(type, (e) => {
+/** Stream is what RoomStream and NotificationStream share. */
+class Stream {
+  constructor(hub, path, probePath, types, opts) {
+    this.hub = hub;
+    this.path = path;
+    this.probePath = probePath;
+    this.lastEventId = opts.lastEventId || '';
+    this.status = Status.CONNECTING;
+    this.minDelay = opts.minDelay ?? 500;
+    this.maxDelay = opts.maxDelay ?? 30000;
+    this.onStatus = opts.onStatus || (() => {});
+    this.onError = opts.onError || (() => {});
+    this.onGap = opts.onGap || (() => {});
+    this.onEvicted = opts.onEvicted || (() => {});
+    this.listeners = new Map(); // type → Set(fn); '*' for every type
+    this.types = new Set([...types, ...(opts.types || [])]);
+    this.attempt = 0;
+    this.timer = null;
+    this.es = null;
+    this.closed = false;
+    this.refused = 0; // refusals in a row, each after a fresh token
+    queueMicrotask(() => this.#connect());
+  }
+
+  /** on calls fn(data, id, type) for events of type ('*': every type); it returns an unsubscribe. */
+  on(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type).add(fn);
+    if (type !== '*' && !this.types.has(type)) {
+      this.types.add(type);
+      if (this.es) this.#listen(this.es, type);
+    }
+    return () => this.listeners.get(type)?.delete(fn);
+  }
+
+  /** close ends the stream for good and clears every timer and listener. */
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.es) this.es.close();
+    this.es = null;
+    this.listeners.clear();
+    this.#setStatus(Status.CLOSED);
+  }
+
+  /** reconnect starts over now, from the last event id (e.g. after changing what the URL carries). */
+  reconnect() { if (!this.closed) this.#reconnect(0); }
+
+  #setStatus(s) {
+    if (this.status !== s) { this.status = s; this.onStatus(s); }
+  }
+
+  async #connect() {
+    if (this.closed) return;
+    let token;
+    try {
+      token = await this.hub.getToken();
+    } catch (err) {
+      this.onError(err);
+      this.#reconnect();
+      return;
+    }
+    if (this.closed) return;
+    const q = new URLSearchParams({ token });
+    if (this.lastEventId) q.set('lastEventId', this.lastEventId);
+    const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}?${q}`, { withCredentials: true });
+    this.es = es;
+    let opened = false;
+    es.onopen = () => {
+      opened = true;
+      this.attempt = 0;
+      this.refused = 0;
+      this.#setStatus(Status.OPEN);
+    };
+    // The browser would reconnect by itself, with the old token: the SDK
+    // does it instead, with a fresh token and its own backoff.
+    es.onerror = () => {
+      if (this.es !== es) return;
+      es.close();
+      this.es = null;
+      if (this.closed) return;
+      if (opened) { this.#reconnect(); return; } // the stream ended: token expiry, a deploy, the network
+      this.#diagnose();
+    };
+    for (const t of this.types) this.#listen(es, t);
+    for (const t of SYSTEM) es.addEventListener(t, (e) => this.#system(t, e));
+  }
+
+  // diagnose asks the hub why a stream could not open: a refusal (401, 403)
+  // is not retried in a loop; anything else is.
+  async #diagnose() {
+    let status = 0;
+    let err = null;
+    try {
+      await this.hub.api('GET', this.probePath);
+    } catch (e) {
+      err = e;
+      status = e instanceof HubError ? e.status : 0;
+    }
+    if (this.closed) return;
+    if (status === 403 || (status === 401 && this.refused >= 1)) {
+      this.onError(err);
+      this.close();
+      return;
+    }
+    if (status === 401) this.refused++; // once more, with a fresh token
+    this.#reconnect();
+  }
+
+  #reconnect(delay) {
+    if (this.closed) return;
+    this.#setStatus(Status.RECONNECTING);
+    clearTimeout(this.timer);
+    if (delay === undefined) {
+      const base = Math.min(this.maxDelay, this.minDelay * 2 ** this.attempt++);
+      delay = base / 2 + Math.random() * base / 2; // jitter: not every tab at once
+    }
+    if (this.es) { this.es.close(); this.es = null; }
+    this.timer = setTimeout(() => { this.timer = null; this.#connect(); }, delay);
+  }
+
+  #listen(es, type) {
+    es.addEventListener(type, (e) => {
+      if (this.es !== es) return;
       if (e.lastEventId) this.lastEventId = e.lastEventId;
-      this.onEvent(type, JSON.parse(e.data), e.lastEventId);
+      let data;
+      try { data = JSON.parse(e.data); } catch { data = e.data; }
+      this.handle(type, data, e.lastEventId);
+      this.#emit(type, data, e.lastEventId);
     });
   }
 
-  close() { this.closed = true; if (this.es) this.es.close(); }
+  #system(type, e) {
+    if (this.es !== e.target && e.target !== undefined) return;
+    let data = {};
+    try { data = JSON.parse(e.data); } catch { /* keep {} */ }
+    this.#emit(type, data, '');
+    if (type === 'system.gap') this.onGap(data);
+    if (type === 'system.lagged') this.#reconnect(0); // resume from the last id at once
+    if (type === 'system.evicted') { this.onEvicted(data); this.close(); }
+  }
+
+  #emit(type, data, id) {
+    for (const fn of this.listeners.get(type) || []) fn(data, id, type);
+    for (const fn of this.listeners.get('*') || []) fn(data, id, type);
+  }
+
+  /** handle lets a subclass keep state from events before listeners run. */
+  handle() {}
+}
+
+/** RoomStream is one room's stream; it also keeps who is online from presence.update. */
+export class RoomStream extends Stream {
+  constructor(hub, roomId, opts = {}) {
+    super(hub, `/api/v1/rooms/${roomId}/stream`, `/api/v1/rooms/${roomId}/presence`, DEFAULT_TYPES, opts);
+    this.roomId = roomId;
+    /** @type {number[]|null} the online users of the last presence.update (null above the hub's list limit) */
+    this.online = null;
+    this.onPresence = opts.onPresence || (() => {});
+  }
+
+  handle(type, data) {
+    if (type === 'presence.update') {
+      this.online = data.onlineUsers;
+      this.onPresence(data);
+    }
+  }
+}
+
+/** NotificationStream is the user's own stream: the unread count, created and read. */
+export class NotificationStream extends Stream {
+  constructor(hub, opts = {}) {
+    super(hub, '/api/v1/notifications/stream', '/api/v1/notifications/unread', NOTIFY, opts);
+    /** @type {number|null} the unread count, once known */
+    this.count = null;
+    this.onCount = opts.onCount || (() => {});
+  }
+
+  handle(type, data) {
+    const n = type === 'notification.unread' ? data.count : data.unread;
+    if (typeof n === 'number' && n !== this.count) {
+      this.count = n;
+      this.onCount(n);
+    }
+  }
 }

@@ -1,0 +1,177 @@
+// Unit tests of the SDK against a fake EventSource and a fake fetch:
+//   node --test web/test/
+import { test, mock } from 'node:test';
+import assert from 'node:assert/strict';
+import { RoomHub, Status } from '../static/roomhub.js';
+
+class FakeEventSource {
+  static all = [];
+  constructor(url) {
+    this.url = new URL(url, 'http://hub.test');
+    this.listeners = new Map();
+    this.closed = false;
+    FakeEventSource.all.push(this);
+  }
+  addEventListener(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(fn);
+  }
+  close() { this.closed = true; }
+  // test side
+  open() { this.onopen?.({}); }
+  fail() { this.onerror?.({}); }
+  emit(type, data, id = '') {
+    for (const fn of this.listeners.get(type) || []) fn({ type, data: JSON.stringify(data), lastEventId: id, target: this });
+  }
+  static last() { return FakeEventSource.all[FakeEventSource.all.length - 1]; }
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+function setup({ status = 200 } = {}) {
+  FakeEventSource.all = [];
+  let n = 0;
+  const probe = { status };
+  const hub = new RoomHub({
+    baseUrl: 'http://hub.test',
+    getToken: async () => `tok${++n}`,
+    EventSource: FakeEventSource,
+    fetch: async () => ({
+      ok: probe.status === 200, status: probe.status,
+      json: async () => (probe.status === 200
+        ? { isSuccess: true, code: 'COMMON200', result: { count: 0 } }
+        : { isSuccess: false, code: probe.status === 403 ? 'COMMON403' : 'AUTH4001', message: 'no' }),
+    }),
+  });
+  return { hub, probe };
+}
+
+test('a room stream sends a fresh token and the last id on every reconnect', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const { hub } = setup();
+    const statuses = [];
+    const room = hub.room(42, { onStatus: (s) => statuses.push(s), minDelay: 100 });
+    const got = [];
+    room.on('comment.created', (d, id) => got.push([d.n, id]));
+    await flush();
+    let es = FakeEventSource.last();
+    assert.equal(es.url.pathname, '/api/v1/rooms/42/stream');
+    assert.equal(es.url.searchParams.get('token'), 'tok1');
+    assert.equal(es.url.searchParams.get('lastEventId'), null);
+    es.open();
+    es.emit('comment.created', { n: 1 }, '1-0');
+    es.emit('comment.created', { n: 2 }, '2-0');
+    es.fail(); // the hub ended the stream (token expiry, a deploy)
+    assert.ok(es.closed, 'the SDK closes the EventSource instead of letting it retry with the old token');
+    mock.timers.tick(200);
+    await flush();
+    es = FakeEventSource.last();
+    assert.equal(FakeEventSource.all.length, 2);
+    assert.equal(es.url.searchParams.get('token'), 'tok2');
+    assert.equal(es.url.searchParams.get('lastEventId'), '2-0');
+    es.open();
+    assert.deepEqual(got, [[1, '1-0'], [2, '2-0']]);
+    assert.deepEqual(statuses, [Status.OPEN, Status.RECONNECTING, Status.OPEN]);
+    room.close();
+    assert.equal(room.status, Status.CLOSED);
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('a refusal is reported, not retried in a loop', async () => {
+  for (const [status, connects] of [[403, 1], [401, 2]]) {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const { hub } = setup({ status });
+      const errors = [];
+      const room = hub.room(7, { onError: (e) => errors.push(e.code), minDelay: 10 });
+      for (let i = 0; i < 5; i++) {
+        await flush();
+        FakeEventSource.last()?.fail();
+        await flush();
+        mock.timers.tick(1000);
+      }
+      await flush();
+      assert.equal(FakeEventSource.all.length, connects, `${status}: connects`);
+      assert.equal(room.status, Status.CLOSED, `${status}: closed`);
+      assert.equal(errors.length, 1, `${status}: one error reported`);
+    } finally {
+      mock.timers.reset();
+    }
+  }
+});
+
+test('lagged resumes at once from the last id; evicted stops for good', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const { hub } = setup();
+    let evicted = null;
+    const room = hub.room(1, { onEvicted: (d) => { evicted = d; } });
+    await flush();
+    let es = FakeEventSource.last();
+    es.open();
+    es.emit('like.toggled', {}, '5-0');
+    es.emit('system.lagged', { reason: 'slow' });
+    mock.timers.tick(0);
+    await flush();
+    es = FakeEventSource.last();
+    assert.equal(FakeEventSource.all.length, 2);
+    assert.equal(es.url.searchParams.get('lastEventId'), '5-0');
+    es.open();
+    es.emit('system.evicted', { reason: 'connection limit' });
+    mock.timers.tick(60000);
+    await flush();
+    assert.equal(FakeEventSource.all.length, 2, 'no reconnect after eviction');
+    assert.deepEqual(evicted, { reason: 'connection limit' });
+    assert.equal(room.status, Status.CLOSED);
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('wildcard listeners, gap callbacks, presence and the unread count', async () => {
+  const { hub } = setup();
+  const gaps = [];
+  const all = [];
+  const room = hub.room(3, { onGap: (g) => gaps.push(g) });
+  room.on('*', (d, id, t) => all.push(t));
+  const counts = [];
+  const bell = hub.notifications({ onCount: (n) => counts.push(n) });
+  await flush();
+  const [res, bes] = FakeEventSource.all;
+  assert.equal(bes.url.pathname, '/api/v1/notifications/stream');
+  res.emit('system.gap', { requested: '1-0', oldest: '9-0' });
+  res.emit('presence.update', { onlineUsers: [1, 2], count: 2 }, '10-0');
+  res.emit('retrospect.created', { x: 1 }, '11-0');
+  assert.deepEqual(gaps, [{ requested: '1-0', oldest: '9-0' }]);
+  assert.deepEqual(all, ['system.gap', 'presence.update', 'retrospect.created']);
+  assert.deepEqual(room.online, [1, 2]);
+  assert.equal(room.lastEventId, '11-0');
+  bes.emit('notification.unread', { count: 2 });
+  bes.emit('notification.created', { notificationId: '3:11-0', unread: 3 }, '1-0');
+  bes.emit('notification.read', { notificationIds: ['3:11-0'], unread: 2 }, '2-0');
+  assert.deepEqual(counts, [2, 3, 2]);
+  assert.equal(bell.lastEventId, '2-0');
+  room.close();
+  bell.close();
+});
+
+test('fetchGap pages through the events API', async () => {
+  const pages = [
+    { events: [{ id: '2-0' }, { id: '3-0' }], lastId: '3-0', hasMore: true },
+    { events: [{ id: '4-0' }], lastId: '4-0', hasMore: false },
+  ];
+  const asked = [];
+  const hub = new RoomHub({
+    getToken: () => 't', EventSource: FakeEventSource,
+    fetch: async (url) => {
+      asked.push(new URL(url, 'http://x').searchParams.get('since'));
+      return { ok: true, status: 200, json: async () => ({ isSuccess: true, result: pages.shift() }) };
+    },
+  });
+  const evs = await hub.fetchGap(3, '1-0');
+  assert.deepEqual(evs.map((e) => e.id), ['2-0', '3-0', '4-0']);
+  assert.deepEqual(asked, ['1-0', '3-0']);
+});
