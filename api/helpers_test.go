@@ -26,6 +26,7 @@ type testHub struct {
 	tokens *TokenVerifier
 	rdb    rueidis.Client
 	srv    *httptest.Server
+	api    *Server
 }
 
 // startHub starts a hub on the Redis at addr; mutate adjusts the config.
@@ -49,7 +50,8 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	log := testLog()
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	h.Start()
-	srv := httptest.NewServer(New(h, log, web.FS()))
+	apiSrv := New(h, log, web.FS())
+	srv := httptest.NewServer(apiSrv)
 	t.Cleanup(func() {
 		h.EndStreams()
 		srv.Close()
@@ -60,7 +62,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv}
+	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv}
 	th.waitHealthy(t)
 	return th
 }

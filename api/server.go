@@ -75,6 +75,7 @@ func (s *Server) routes() {
 
 	e.GET("/health", s.health)
 	e.GET("/metrics", s.metrics)
+	e.GET("/openapi.yaml", s.openAPI)
 
 	v1 := e.Group("/api/v1")
 	room := s.roomAccess
