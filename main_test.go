@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -151,5 +152,48 @@ func TestBinary_SIGTERMEndsOpenStreamsAndKeepsTokensOutOfLogs(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "token=") {
 		t.Fatalf("the query token reached the logs:\n%s", logs)
+	}
+}
+
+// On SIGTERM open streams end spread over a few seconds, each with a retry:
+// of its own, so that browsers do not all reconnect elsewhere at once.
+func TestBinary_SIGTERMSpreadsStreamEndsWithJitteredRetry(t *testing.T) {
+	bin := testbin.Build(t)
+	rs := testredis.Start(t)
+	url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	const n = 12
+	lasts := make(chan string, n)
+	for i := 0; i < n; i++ {
+		resp, err := http.Get(fmt.Sprintf("%s/api/v1/rooms/%d/stream?token=%s", url, 50+i, devToken(t, url, 4)))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream %d: %v %v", i, err, resp)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		go func() {
+			b, _ := io.ReadAll(resp.Body)
+			frames := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+			lasts <- frames[len(frames)-1]
+		}()
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	retries := map[string]bool{}
+	for i := 0; i < n; i++ {
+		select {
+		case last := <-lasts:
+			ms, ok := strings.CutPrefix(last, "retry: ")
+			v, err := strconv.Atoi(ms)
+			if !ok || err != nil || v < 3000 || v > 6000 {
+				t.Fatalf("a stream ended with %q, want retry: 3000..6000", last)
+			}
+			retries[ms] = true
+		case <-time.After(15 * time.Second):
+			t.Fatalf("streams not ended within 15 s of SIGTERM\n%s", logs)
+		}
+	}
+	if len(retries) < 2 {
+		t.Fatalf("%d streams got the same retry: %v", n, retries)
 	}
 }

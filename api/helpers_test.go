@@ -36,6 +36,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	cfg.RedisURL = "redis://" + addr
 	// Tests open streams far faster than people: the rate limit test sets its own.
 	cfg.StreamOpens, cfg.Heartbeats = hub.Budget{PerSec: 1000, Burst: 1000}, hub.Budget{PerSec: 1000, Burst: 1000}
+	cfg.ShutdownSpread = 0 // each test's teardown ends its streams at once
 	if mutate != nil {
 		mutate(&cfg)
 	}

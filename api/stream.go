@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -176,6 +177,7 @@ func (s *Server) serveStream(c echo.Context, st *hub.Stream, u User, first []byt
 		case <-ctx.Done():
 			return nil
 		case <-s.hub.Done():
+			s.endForShutdown(ctx, w)
 			return nil
 		case <-expiry.C:
 			return nil
@@ -230,6 +232,24 @@ func sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() error
 			return w.flush()
 		}
 	}
+}
+
+// endForShutdown ends a stream when the instance stops: after a random part of
+// ShutdownSpread, with a retry: of its own between 1× and 2× SSE_RETRY_MS,
+// so that a thousand browsers do not reconnect to the other instances in the
+// same millisecond. They resume from their Last-Event-ID.
+func (s *Server) endForShutdown(ctx context.Context, w *sseWriter) {
+	if spread := s.cfg.ShutdownSpread; spread > 0 {
+		t := time.NewTimer(rand.N(spread))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+	retry := s.cfg.Retry + rand.N(s.cfg.Retry+1)
+	_ = w.send([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n"))
 }
 
 func (s *Server) lagged(w *sseWriter) {

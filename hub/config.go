@@ -50,6 +50,7 @@ type Config struct {
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
 	StreamOpens           Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
 	Heartbeats            Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+	ShutdownSpread        time.Duration // no variable: on shutdown, open streams end spread over this long, each with a jittered retry:; 5 s
 	OutboxGrace           time.Duration // no variable: an unfinished outbox entry this old is finished by the sweep; 10 s
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
@@ -150,6 +151,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c.LogLevel = l.level("LOG_LEVEL")
 	c.SlowWrite = min(time.Second, c.WriteTimeout)
 	c.OutboxGrace = 10 * time.Second
+	c.ShutdownSpread = 5 * time.Second
 	c.StreamOpens = Budget{PerSec: 2, Burst: 20}
 	c.Heartbeats = Budget{PerSec: 1, Burst: 10}
 	if l.err != nil {
