@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,19 +57,16 @@ func run() error {
 	} else if opt, err = hub.RedisOptions(cfg.RedisURL); err != nil {
 		return &hub.ConfigError{Var: "REDIS_URL", Value: "(redacted)", Reason: err.Error()}
 	}
-	rdb, err := rueidis.NewClient(opt)
-	if err != nil {
-		return fmt.Errorf("connecting to redis: %w", err)
-	}
-	defer rdb.Close()
-
-	m := hub.NewMetrics(cfg.EventTypes)
-	h := hub.New(cfg, rdb, log, m)
-	h.Start()
-	srv := api.NewHTTPServer(":"+strconv.Itoa(cfg.Port), api.New(h, log, web.FS()), log)
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// The HTTP side answers at once: degraded until Redis answers, so that a
+	// hub started before its Redis becomes healthy by itself.
+	var handler atomic.Pointer[http.Handler]
+	starting := api.Starting(time.Now())
+	handler.Store(&starting)
+	srv := api.NewHTTPServer(":"+strconv.Itoa(cfg.Port),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }), log)
 	errc := make(chan error, 1)
 	go func() {
 		if cfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
@@ -78,6 +76,18 @@ func run() error {
 		errc <- srv.ListenAndServe()
 	}()
 	log.Info("roomhub listening", "port", cfg.Port, "env", cfg.Env, "tls", cfg.TLS())
+
+	rdb, err := connectRedis(ctx, opt, log, errc)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	defer rdb.Close()
+	m := hub.NewMetrics(cfg.EventTypes)
+	h := hub.New(cfg, rdb, log, m)
+	h.Start()
+	ready := http.Handler(api.New(h, log, web.FS()))
+	handler.Store(&ready)
 
 	select {
 	case err := <-errc:
@@ -100,6 +110,27 @@ func run() error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// connectRedis makes the Redis client, retrying with backoff while Redis does
+// not answer (logged), until ctx ends or the HTTP server fails (errc).
+func connectRedis(ctx context.Context, opt rueidis.ClientOption, log *slog.Logger, errc <-chan error) (rueidis.Client, error) {
+	wait := 250 * time.Millisecond
+	for {
+		rdb, err := rueidis.NewClient(opt)
+		if err == nil {
+			return rdb, nil
+		}
+		log.Warn("redis does not answer yet; serving degraded and retrying", "err", err, "retryIn", wait)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped while waiting for redis: %w", err)
+		case serr := <-errc:
+			return nil, fmt.Errorf("http server: %w", serr)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 10*time.Second)
+	}
 }
 
 // healthcheck asks the local hub's /health; the Docker HEALTHCHECK runs it, as

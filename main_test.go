@@ -197,3 +197,47 @@ func TestBinary_SIGTERMSpreadsStreamEndsWithJitteredRetry(t *testing.T) {
 		t.Fatalf("%d streams got the same retry: %v", n, retries)
 	}
 }
+
+// A hub started before its Redis serves degraded answers, then becomes
+// healthy by itself when Redis appears.
+func TestBinary_StartsWithoutRedisAndHealsWhenItAppears(t *testing.T) {
+	bin := testbin.Build(t)
+	rs := testredis.Start(t)
+	rs.Kill() // its port is known, nothing answers there
+	url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+rs.URL())
+	testbin.WaitHealth(t, url, 503, 15*time.Second)
+	if _, status := healthStatus(url); status != "degraded" {
+		t.Fatalf("status %q before Redis, want degraded\n%s", status, logs)
+	}
+	resp, err := http.DefaultClient.Do(mustPublish(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct{ Code string }
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || env.Code != "REDIS5001" {
+		t.Fatalf("publish before Redis: %d %s, want 503 REDIS5001", resp.StatusCode, env.Code)
+	}
+	if cmd.ProcessState != nil {
+		t.Fatal("the hub exited while Redis was absent")
+	}
+	rs.Restart()
+	testbin.WaitHealth(t, url, 200, 30*time.Second)
+	resp, err = http.DefaultClient.Do(mustPublish(t, url))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("publish once Redis is up: %v %v\n%s", err, resp, logs)
+	}
+	resp.Body.Close()
+}
+
+func mustPublish(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/api/v1/notifications/publish",
+		strings.NewReader(`{"roomId":1,"eventType":"comment.created","data":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+	return req
+}
