@@ -75,6 +75,8 @@ func newAccess(cfg Config) *access {
 func (h *Hub) CheckRoom(ctx context.Context, user int64, g Grant, room int64) error {
 	allowed, err := h.access.allowed(ctx, user, g, room, h.metrics)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err() // the client left; nobody waits for the answer
 	case err != nil:
 		h.metrics.accessDecision("error")
 		h.log.Warn("room authorization backend failed", "user", user, "room", room, "err", err)

@@ -214,7 +214,7 @@ func (h *Hub) broadcastPresence(ctx context.Context, room int64) {
 // flushPresence publishes one presence.update from room's queued transitions.
 func (h *Hub) flushPresence(ctx context.Context, room int64) (publishReply, error) {
 	keys := []string{EventsKey(room), SeqKey(room), PresenceChangesKey(room), PresenceKey(room), PresenceGateKey(room)}
-	r, err := h.runPublish(ctx, keys, room, PresenceEventType, "", "", "", "presence")
+	r, err := h.runPublish(ctx, keys, room, PresenceEventType, "", "", "", "presence", eventExtras{})
 	if err == nil && r.kind == "new" {
 		h.metrics.countPublished(PresenceEventType)
 		h.metrics.PresenceUpdates.Inc()

@@ -128,7 +128,7 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	}
 	ts := nowTimestamp()
 	reply, err := h.runPublish(ctx, keys, req.Room, req.EventType, string(req.Data), publisher, bodyHash(req), "event",
-		ts, boolArg(req.IdempotencyKey != ""), recipients)
+		eventExtras{ts: ts, idempotent: req.IdempotencyKey != "", recipients: recipients})
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -186,19 +186,25 @@ type publishReply struct {
 	wait      time.Duration // presence: until the broadcast interval ends
 }
 
-// runPublish runs lua/publish.lua; mode is "event" or "presence". extra are
-// the event mode's last arguments: timestamp, has-idempotency-key, recipients.
-func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string, extra ...string) (publishReply, error) {
-	ts, idem, recipients := nowTimestamp(), "0", ""
-	if len(extra) == 3 {
-		ts, idem, recipients = extra[0], extra[1], extra[2]
+// eventExtras are what only the event mode of publish.lua takes.
+type eventExtras struct {
+	ts         string // the event's timestamp; "" means now
+	idempotent bool   // KEYS[3] is the idempotency key
+	recipients string // comma-separated recipient ids for the outbox, or ""
+}
+
+// runPublish runs lua/publish.lua; mode is "event" or "presence" (whose
+// extras are zero).
+func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string, ev eventExtras) (publishReply, error) {
+	if ev.ts == "" {
+		ev.ts = nowTimestamp()
 	}
 	args := []string{
-		RoomChannel(room), typ, data, publisher, ts,
+		RoomChannel(room), typ, data, publisher, ev.ts,
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
 		hash, itoa(room), boolArg(h.sharded), mode,
 		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
-		idem, recipients, itoa(int64(h.cfg.HistoryRetention / time.Second)),
+		boolArg(ev.idempotent), ev.recipients, itoa(int64(h.cfg.HistoryRetention / time.Second)),
 	}
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
