@@ -137,6 +137,10 @@ func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 	}
 	r := th.userStream(t, 24, first)
 	r.next(t, wait) // the count
+	// A user stream is a connection but not a room.
+	if _, env := th.get(t, "/health", ""); fmt.Sprint(env.Result.(map[string]any)["activeRooms"], env.Result.(map[string]any)["activeConnections"]) != "0 1" {
+		t.Fatalf("health with one user stream: %v", env.Result)
+	}
 	f := r.next(t, wait)
 	if f.Event != hub.GapEventType || f.ID != "" {
 		t.Fatalf("after the count came %+v, want system.gap", f)

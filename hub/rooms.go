@@ -14,6 +14,7 @@ type rooms struct {
 	m      map[int64]*room
 	byConn map[string]*Subscriber // for evictions
 	conns  atomic.Int64
+	users  int // topics in m that are users' logs, not rooms (under mu)
 }
 
 // room fans live events out to its local subscribers, in stream order. It keeps
@@ -58,6 +59,9 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 			subCtx, r.cancel = context.WithCancel(h.ctx)
 		}
 		h.rooms.m[id] = r
+		if id < 0 {
+			h.rooms.users++
+		}
 	}
 	r.mu.Lock()
 	r.subs[s] = struct{}{}
@@ -89,6 +93,9 @@ func (h *Hub) unsubscribe(s *Subscriber) {
 		r.closed = true
 		r.pending = nil
 		delete(h.rooms.m, r.id)
+		if r.id < 0 {
+			h.rooms.users--
+		}
 		if r.cancel != nil {
 			r.cancel()
 		}
@@ -97,10 +104,10 @@ func (h *Hub) unsubscribe(s *Subscriber) {
 	h.rooms.mu.Unlock()
 }
 
-// counts returns the number of local streams and rooms.
+// counts returns the number of local streams and rooms (users' logs apart).
 func (h *Hub) counts() (conns, rooms int64) {
 	h.rooms.mu.RLock()
-	rooms = int64(len(h.rooms.m))
+	rooms = int64(len(h.rooms.m) - h.rooms.users)
 	h.rooms.mu.RUnlock()
 	return h.rooms.conns.Load(), rooms
 }
