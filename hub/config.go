@@ -50,6 +50,7 @@ type Config struct {
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
 	StreamOpens           Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
 	Heartbeats            Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+	ListenerIdle          time.Duration // no variable: a listener silent this long probes itself through Redis; 15 s, 0 never
 	ShutdownSpread        time.Duration // no variable: on shutdown, open streams end spread over this long, each with a jittered retry:; 5 s
 	OutboxGrace           time.Duration // no variable: an unfinished outbox entry this old is finished by the sweep; 10 s
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
@@ -152,6 +153,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c.SlowWrite = min(time.Second, c.WriteTimeout)
 	c.OutboxGrace = 10 * time.Second
 	c.ShutdownSpread = 5 * time.Second
+	c.ListenerIdle = 15 * time.Second
 	c.StreamOpens = Budget{PerSec: 2, Burst: 20}
 	c.Heartbeats = Budget{PerSec: 1, Burst: 10}
 	if l.err != nil {

@@ -42,15 +42,20 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	defer dc.Close()
 	var confirmed atomic.Int32 // subscriptions confirmed: room and user patterns, control channel
 	var up atomic.Bool
+	live := newLiveness()
 	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
+			live.heard()
 			if m.Channel == UserControlChannel {
-				h.onControl(m.Message)
+				if !live.answered(m.Message) {
+					h.onControl(m.Message)
+				}
 				return
 			}
 			h.onMessage(m.Channel, m.Message)
 		},
 		OnSubscription: func(s rueidis.PubSubSubscription) {
+			live.heard()
 			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == 3 {
 				up.Store(true)
 				h.subscribed.Store(true)
@@ -58,6 +63,12 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 			}
 		},
 	})
+	// The watchdog ends with this call: it closes dc when a probe goes
+	// unanswered, which ends the wait below.
+	wctx, stopWatch := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() { defer close(watching); h.watchListener(wctx, dc, live) }()
+	defer func() { stopWatch(); <-watching }()
 	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern, userChannelPattern).Build()).Error()
 	if err == nil {
@@ -72,6 +83,91 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 		return up.Load(), err
 	case <-ctx.Done():
 		return up.Load(), nil
+	}
+}
+
+// liveness tells a silently dead subscription (a half-open TCP connection, a
+// connection left on a demoted node) from a quiet one: when nothing has
+// arrived for ListenerIdle, the listener publishes a probe to itself and
+// expects it back.
+type liveness struct {
+	last  atomic.Int64 // unix ns of the last thing received
+	token atomic.Pointer[string]
+	got   chan struct{}
+}
+
+func newLiveness() *liveness {
+	l := &liveness{got: make(chan struct{}, 1)}
+	l.heard()
+	return l
+}
+
+func (l *liveness) heard() { l.last.Store(time.Now().UnixNano()) }
+
+// answered reports whether msg is a probe (any instance's: they are not
+// control orders), and notes this listener's own.
+func (l *liveness) answered(msg string) bool {
+	if !strings.Contains(msg, `"probe"`) {
+		return false
+	}
+	var m struct{ Probe string }
+	if json.Unmarshal([]byte(msg), &m) != nil || m.Probe == "" {
+		return false
+	}
+	if t := l.token.Load(); t != nil && m.Probe == *t {
+		select {
+		case l.got <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// watchListener probes the subscription whenever it has been silent for
+// ListenerIdle; an unanswered probe (within ListenerIdle, at most the Redis
+// timeout) closes dc, and the listener reconnects and replays.
+func (h *Hub) watchListener(ctx context.Context, dc rueidis.DedicatedClient, l *liveness) {
+	idle := h.cfg.ListenerIdle
+	if idle <= 0 {
+		return
+	}
+	t := time.NewTicker(idle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, l.last.Load())) < idle {
+			continue
+		}
+		token := newID()
+		l.token.Store(&token)
+		select {
+		case <-l.got:
+		default:
+		}
+		wait := min(idle, redisTimeout)
+		pctx, cancel := context.WithTimeout(ctx, wait)
+		err := h.rdb.Do(pctx, h.rdb.B().Publish().Channel(UserControlChannel).Message(`{"probe":"`+token+`"}`).Build()).Error()
+		if err == nil {
+			select {
+			case <-l.got:
+			case <-pctx.Done():
+				err = pctx.Err()
+			}
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.metrics.ProbeFailures.Inc()
+			h.log.Warn("pub/sub listener did not hear its own probe; reconnecting", "err", err)
+			dc.Close()
+			return
+		}
 	}
 }
 

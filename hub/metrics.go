@@ -16,6 +16,7 @@ type Metrics struct {
 	Delivered       *metrics.Counter
 	Lagged          *metrics.Counter
 	PubSubReconnect *metrics.Counter
+	ProbeFailures   *metrics.Counter
 	InvalidMessages *metrics.Counter
 	Heartbeats      *metrics.Counter
 	Evictions       *metrics.Counter
@@ -44,6 +45,7 @@ func NewMetrics(eventTypes []string) *Metrics {
 		Delivered:       s.NewCounter("events_delivered_total"),
 		Lagged:          s.NewCounter("events_lagged_total"),
 		PubSubReconnect: s.NewCounter("pubsub_reconnect_total"),
+		ProbeFailures:   s.NewCounter("pubsub_probe_failures_total"),
 		InvalidMessages: s.NewCounter("pubsub_invalid_messages_total"),
 		Heartbeats:      s.NewCounter("presence_heartbeat_total"),
 		Evictions:       s.NewCounter("sse_evictions_total"),

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// freezeProxy forwards TCP to Redis; freezeSubscribers makes the connections
+// that subscribed go silent both ways without closing: a half-open TCP
+// connection, as a dead NAT entry or a demoted node's leftovers leave behind.
+type freezeProxy struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []*proxyConn
+}
+
+type proxyConn struct {
+	subscriber atomic.Bool
+	frozen     atomic.Bool
+}
+
+func startFreezeProxy(t *testing.T, target string) *freezeProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &freezeProxy{l: l}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			pc := &proxyConn{}
+			p.mu.Lock()
+			p.conns = append(p.conns, pc)
+			p.mu.Unlock()
+			pipe := func(dst, src net.Conn, up bool) {
+				defer wg.Done()
+				defer dst.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := src.Read(buf)
+					if n > 0 {
+						if up && bytes.Contains(bytes.ToUpper(buf[:n]), []byte("SUBSCRIBE")) {
+							pc.subscriber.Store(true)
+						}
+						if !pc.frozen.Load() {
+							if _, err := dst.Write(buf[:n]); err != nil {
+								return
+							}
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}
+			wg.Add(2)
+			go pipe(r, c, true)
+			go pipe(c, r, false)
+			t.Cleanup(func() { c.Close(); r.Close() })
+		}
+	}()
+	return p
+}
+
+func (p *freezeProxy) Addr() string { return p.l.Addr().String() }
+
+// freezeSubscribers silences every connection that has subscribed so far.
+func (p *freezeProxy) freezeSubscribers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.conns {
+		if c.subscriber.Load() && !c.frozen.Load() {
+			c.frozen.Store(true)
+			n++
+		}
+	}
+	return n
+}
+
+// A listener whose connection went silently dead hears nothing; its probe
+// finds out, it reconnects and replays, and the stream gets every event.
+func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
+	rs := testredis.Start(t)
+	proxy := startFreezeProxy(t, rs.Addr())
+	th := startHub(t, proxy.Addr(), func(c *hub.Config) { c.ListenerIdle = 300 * time.Millisecond })
+	c := th.openStream(t, 130, 1, "")
+	first := th.publish(t, 130, "comment.created", map[string]any{"n": 0})
+	if f := c.next(t, wait); f.ID != first.StreamID {
+		t.Fatalf("got %+v", f)
+	}
+	if n := proxy.freezeSubscribers(); n == 0 {
+		t.Fatal("no subscribed connection to freeze")
+	}
+	var want []string
+	for i := 1; i <= 5; i++ {
+		want = append(want, th.publish(t, 130, "comment.created", map[string]any{"n": i}).StreamID)
+	}
+	for _, id := range want {
+		if f := c.next(t, 15*time.Second); f.ID != id {
+			t.Fatalf("got %+v, want %s", f, id)
+		}
+	}
+	if n := th.Hub.Metrics().ProbeFailures.Get(); n == 0 {
+		t.Fatal("pubsub_probe_failures_total = 0: something else healed the listener")
+	}
+	th.waitHealthy(t)
+}
