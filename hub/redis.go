@@ -13,8 +13,9 @@ import (
 
 // RedisOptions turns REDIS_URL into client options. It accepts redis:// and
 // rediss:// URLs (with user, password and database), redis+cluster://h1:p1,h2:p2,
-// or a plain comma list of host:port addresses; rueidis recognises a cluster by
-// itself from any one node.
+// redis+sentinel://[:password@]s1:p1,s2:p2/<master name> (the password is the
+// master's and the sentinels'), or a plain comma list of host:port addresses;
+// rueidis recognises a cluster by itself from any one node.
 func RedisOptions(url string) (rueidis.ClientOption, error) {
 	var opt rueidis.ClientOption
 	switch {
@@ -37,6 +38,22 @@ func RedisOptions(url string) (rueidis.ClientOption, error) {
 		}
 		opt = first
 		opt.InitAddress = addrs
+	case strings.HasPrefix(url, "redis+sentinel://"):
+		// redis+sentinel://[:password@]host:port[,host:port]/<master name>
+		rest := strings.TrimPrefix(url, "redis+sentinel://")
+		password := ""
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			creds := rest[:i]
+			rest = rest[i+1:]
+			_, password, _ = strings.Cut(creds, ":")
+		}
+		hosts, name, _ := strings.Cut(rest, "/")
+		opt.InitAddress = splitAddrs(hosts)
+		if len(opt.InitAddress) == 0 || name == "" || strings.Contains(name, "/") {
+			return opt, fmt.Errorf("redis+sentinel:// needs host:port[,host:port]/<master name>")
+		}
+		opt.Sentinel = rueidis.SentinelOption{MasterSet: name, Password: password}
+		opt.Password = password
 	case strings.Contains(url, "://"):
 		var err error
 		if opt, err = rueidis.ParseURL(url); err != nil {

@@ -260,3 +260,77 @@ func Do(tb testing.TB, c rueidis.Client, args ...string) rueidis.RedisResult {
 	defer cancel()
 	return c.Do(ctx, c.B().Arbitrary(args...).Build())
 }
+
+// Sentinels is a monitored master with one replica and three sentinels.
+type Sentinels struct {
+	Master, Replica *Server
+	Sentinels       []*Server
+	Name            string // the master set's name
+}
+
+// URL is the set as a REDIS_URL: redis+sentinel://s1,s2,s3/<name>.
+func (s *Sentinels) URL() string {
+	var addrs []string
+	for _, x := range s.Sentinels {
+		addrs = append(addrs, x.Addr())
+	}
+	return "redis+sentinel://" + strings.Join(addrs, ",") + "/" + s.Name
+}
+
+// StartSentinels launches a master, a replica of it and three sentinels
+// (quorum 2, down after 1 s), and waits until the sentinels agree on the master.
+func StartSentinels(tb testing.TB) *Sentinels {
+	tb.Helper()
+	s := &Sentinels{Name: "mymaster"}
+	s.Master = start(tb, freePort(tb, false), nil)
+	s.Replica = start(tb, freePort(tb, false), []string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Master.Port)})
+	for i := 0; i < 3; i++ {
+		port := freePort(tb, false)
+		dir := tb.TempDir()
+		conf := filepath.Join(dir, "sentinel.conf")
+		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
+			"sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s 1000\n"+
+			"sentinel failover-timeout %s 5000\n",
+			port, dir, filepath.Join(dir, "sentinel.log"), s.Name, s.Master.Port, s.Name, s.Name)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		x := &Server{Port: port, dir: dir, args: []string{conf, "--sentinel"}, tb: tb}
+		x.launch()
+		tb.Cleanup(x.Kill)
+		s.Sentinels = append(s.Sentinels, x)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok := true
+		for _, x := range s.Sentinels {
+			out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(x.Port), "sentinel", "replicas", s.Name).Output()
+			if !strings.Contains(string(out), strconv.Itoa(s.Replica.Port)) {
+				ok = false
+			}
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the sentinels did not see the replica")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// MasterPort asks the first sentinel which port the master is on now.
+func (s *Sentinels) MasterPort(tb testing.TB) int {
+	tb.Helper()
+	out, err := exec.Command("redis-cli", "-p", strconv.Itoa(s.Sentinels[0].Port), "sentinel",
+		"get-master-addr-by-name", s.Name).Output()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		return 0
+	}
+	p, _ := strconv.Atoi(f[1])
+	return p
+}
