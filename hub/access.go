@@ -1,9 +1,7 @@
 package hub
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -138,19 +136,11 @@ func (a *access) allowed(ctx context.Context, user int64, g Grant, room int64, m
 // ask POSTs {"userId","roomId"} to the backend: 2xx allows, 403 and 404 deny,
 // anything else (or nothing within roomAuthTimeout) is an error.
 func (a *access) ask(ctx context.Context, user, room int64) (bool, error) {
-	body, _ := json.Marshal(map[string]int64{"userId": user, "roomId": room})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
+	c, err := postInternal(ctx, a.client, a.url, a.key, map[string]int64{"userId": user, "roomId": room})
 	if err != nil {
 		return false, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Internal-Key", a.key)
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	resp.Body.Close()
-	switch c := resp.StatusCode; {
+	switch {
 	case c >= 200 && c < 300:
 		return true, nil
 	case c == http.StatusForbidden || c == http.StatusNotFound:
