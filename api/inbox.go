@@ -23,13 +23,7 @@ func (s *Server) inbox(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before := c.QueryParam("before")
-	if before != "" {
-		if _, _, _, err := hub.ParseNotificationID(before); err != nil {
-			return errBadRequest("before must be a notificationId (a nextBefore value)")
-		}
-	}
-	page, err := s.hub.Inbox(c.Request().Context(), userOf(c).ID, limit, before)
+	page, err := s.hub.Inbox(c.Request().Context(), userOf(c).ID, limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
@@ -37,11 +31,7 @@ func (s *Server) inbox(c echo.Context) error {
 }
 
 func (s *Server) markRead(c echo.Context) error {
-	id := c.Param("notificationId")
-	if _, _, _, err := hub.ParseNotificationID(id); err != nil {
-		return errBadRequest("notificationId must be <roomId>:<stream id>")
-	}
-	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, id)
+	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, c.Param("notificationId"))
 	if errors.Is(err, hub.ErrNotFound) {
 		return errNotFound("no such notification in your inbox")
 	}
@@ -66,10 +56,10 @@ func (s *Server) markAllRead(c echo.Context) error {
 	}
 	upTo := ""
 	if req.UpTo != nil {
-		if _, _, _, err := hub.ParseNotificationID(*req.UpTo); err != nil {
+		upTo = *req.UpTo
+		if upTo == "" {
 			return errBadRequest("upTo must be a notificationId")
 		}
-		upTo = *req.UpTo
 	}
 	res, err := s.hub.MarkAllRead(c.Request().Context(), userOf(c).ID, upTo)
 	if err != nil {

@@ -31,13 +31,18 @@ type sseWriter struct {
 	dropped func() bool
 }
 
-// do runs one write or flush under the write deadline.
-func (w *sseWriter) do(f func() error) error {
-	if err := w.rc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
+// begin sets the write deadline of one write or flush and returns its start.
+func (w *sseWriter) begin() (time.Time, error) {
+	now := time.Now()
+	if err := w.rc.SetWriteDeadline(now.Add(w.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return now, err
 	}
-	start := time.Now()
-	if err := f(); err != nil {
+	return now, nil
+}
+
+// end judges a write or flush that began at start and ended with err.
+func (w *sseWriter) end(start time.Time, err error) error {
+	if err != nil {
 		return err
 	}
 	if time.Since(start) >= w.slow && w.dropped != nil && w.dropped() {
@@ -47,10 +52,21 @@ func (w *sseWriter) do(f func() error) error {
 }
 
 func (w *sseWriter) write(b []byte) error {
-	return w.do(func() error { _, err := w.w.Write(b); return err })
+	start, err := w.begin()
+	if err != nil {
+		return err
+	}
+	_, err = w.w.Write(b)
+	return w.end(start, err)
 }
 
-func (w *sseWriter) flush() error { return w.do(w.rc.Flush) }
+func (w *sseWriter) flush() error {
+	start, err := w.begin()
+	if err != nil {
+		return err
+	}
+	return w.end(start, w.rc.Flush())
+}
 
 // send writes one frame and flushes it.
 func (w *sseWriter) send(b []byte) error {

@@ -302,6 +302,6 @@ func (h *Hub) SetSettings(ctx context.Context, user int64, s Settings) (Settings
 		}
 	}
 	h.metrics.observeRedis(start)
-	h.announceMutes(ctx, user)
+	h.announceMutes(ctx, user, types)
 	return Settings{MutedEventTypes: types}, nil
 }

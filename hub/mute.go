@@ -58,15 +58,19 @@ func (h *Hub) releaseMutes(user int64) {
 	}
 }
 
-// reloadMutes re-reads a user's muted types if they have local streams.
-func (h *Hub) reloadMutes(user int64) {
+// localMutes returns the user's muted types if they have local streams, else nil.
+func (h *Hub) localMutes(user int64) *muteSet {
 	h.mutes.mu.Lock()
-	ms := h.mutes.m[user]
-	h.mutes.mu.Unlock()
-	if ms != nil {
-		ctx, cancel := context.WithTimeout(h.ctx, redisTimeout)
-		defer cancel()
-		h.loadMutes(ctx, user, ms)
+	defer h.mutes.mu.Unlock()
+	return h.mutes.m[user]
+}
+
+// reloadMutes re-reads a user's muted types if they have local streams. The
+// listener calls it: the Redis read runs in a goroutine of its own, so that
+// no room's fan-out waits for it.
+func (h *Hub) reloadMutes(user int64) {
+	if ms := h.localMutes(user); ms != nil {
+		h.goOwned(func(ctx context.Context) { h.loadMutes(ctx, user, ms) })
 	}
 }
 
@@ -76,15 +80,20 @@ func (h *Hub) loadMutes(ctx context.Context, user int64, ms *muteSet) {
 		h.log.Warn("loading muted event types", "user", user, "err", err)
 		return
 	}
+	ms.set(types)
+}
+
+// set replaces the muted types.
+func (m *muteSet) set(types []string) {
 	if len(types) == 0 {
-		ms.types.Store(nil)
+		m.types.Store(nil)
 		return
 	}
 	set := make(map[string]bool, len(types))
 	for _, t := range types {
 		set[t] = true
 	}
-	ms.types.Store(&set)
+	m.types.Store(&set)
 }
 
 // mutedTypes reads the user's muted types from Redis.
@@ -97,10 +106,12 @@ func (h *Hub) mutedTypes(ctx context.Context, user int64) ([]string, error) {
 	return types, redisErr(err)
 }
 
-// announceMutes tells every instance (this one at once) that the user's muted
-// types changed.
-func (h *Hub) announceMutes(ctx context.Context, user int64) {
-	h.reloadMutes(user)
+// announceMutes tells every instance that the user's muted types are now
+// types; this one takes them at once, without reading them back.
+func (h *Hub) announceMutes(ctx context.Context, user int64, types []string) {
+	if ms := h.localMutes(user); ms != nil {
+		ms.set(types)
+	}
 	msg := `{"muted":` + strconv.FormatInt(user, 10) + `}`
 	if err := h.rdb.Do(ctx, h.rdb.B().Publish().Channel(UserControlChannel).Message(msg).Build()).Error(); err != nil {
 		h.log.Warn("announcing muted event types", "user", user, "err", err)
