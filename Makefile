@@ -62,3 +62,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseRoomsClaim -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeSettings -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParsePageID -fuzztime 30s ./hub/

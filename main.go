@@ -76,6 +76,16 @@ func run() error {
 		errc <- srv.ListenAndServe()
 	}()
 	log.Info("roomhub listening", "port", cfg.Port, "env", cfg.Env, "tls", cfg.TLS())
+	if cfg.DebugAddr != "" {
+		dbg := &http.Server{Addr: cfg.DebugAddr, Handler: api.DebugHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := dbg.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn("debug listener", "addr", cfg.DebugAddr, "err", err)
+			}
+		}()
+		defer dbg.Close()
+		log.Warn("pprof profiles are served", "addr", cfg.DebugAddr)
+	}
 
 	rdb, err := connectRedis(ctx, opt, log, errc)
 	if err != nil {
@@ -86,7 +96,9 @@ func run() error {
 	m := hub.NewMetrics(cfg.EventTypes)
 	h := hub.New(cfg, rdb, log, m)
 	h.Start()
-	ready := http.Handler(api.New(h, log, web.FS()))
+	apiSrv := api.New(h, log, web.FS())
+	defer apiSrv.Close()
+	ready := http.Handler(apiSrv)
 	handler.Store(&ready)
 
 	select {
@@ -98,7 +110,9 @@ func run() error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	h.EndStreams()
+	if err := h.EndStreams(sctx); err != nil {
+		log.Warn("ending streams", "err", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

@@ -109,7 +109,7 @@ func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	d.waitEvents(t, 3)
-	th.srv.CloseClientConnections()   // the server drops every connection
+	th.dropConnections()              // the server drops every connection
 	httpClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for i := 3; i < 8; i++ {
 		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +29,7 @@ type testHub struct {
 	tokens *TokenVerifier
 	rdb    rueidis.Client
 	srv    *httptest.Server
+	conns  *connTracker
 	api    *Server
 }
 
@@ -52,20 +56,60 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	h.Start()
 	apiSrv := New(h, log, web.FS())
-	srv := httptest.NewServer(apiSrv)
+	srv := httptest.NewUnstartedServer(apiSrv)
+	conns := &connTracker{m: map[net.Conn]bool{}}
+	srv.Config.ConnState = conns.track
+	srv.Start()
 	t.Cleanup(func() {
-		h.EndStreams()
-		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if err := h.EndStreams(ctx); err != nil {
+			t.Errorf("hub.EndStreams: %v", err)
+		}
+		srv.Close()
+		apiSrv.Close()
 		if err := h.Close(ctx); err != nil {
 			t.Errorf("hub.Close: %v", err)
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv}
+	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
+}
+
+// connTracker keeps the server's open connections, hijacked streams included
+// (httptest forgets those).
+type connTracker struct {
+	mu sync.Mutex
+	m  map[net.Conn]bool
+}
+
+func (ct *connTracker) track(c net.Conn, st http.ConnState) {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		ct.m[c] = true
+	case http.StateClosed:
+		delete(ct.m, c)
+	}
+}
+
+// dropConnections cuts every client connection as a network failure would:
+// both directions of each socket are shut down, so the clients see the end
+// and the hub sees its streams' sockets close.
+func (th *testHub) dropConnections() {
+	th.conns.mu.Lock()
+	defer th.conns.mu.Unlock()
+	for c := range th.conns.m {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseRead()
+			_ = tc.CloseWrite()
+		}
+		delete(th.conns.m, c)
+	}
+	th.srv.CloseClientConnections()
 }
 
 // waitHealthy waits (bounded) until /health says healthy: the listener is subscribed.
@@ -244,6 +288,9 @@ func parseSSE(r io.Reader, emit func(frame) bool) {
 		case "retry":
 			f.Retry = value
 		}
+	}
+	if os.Getenv("ROOMHUB_TEST_LOG") != "" {
+		fmt.Fprintln(os.Stderr, "SSE END", sc.Err())
 	}
 }
 

@@ -28,6 +28,9 @@ type secretScanner struct {
 
 func (s *secretScanner) Write(p []byte) (int, error) {
 	line := string(p)
+	if os.Getenv("ROOMHUB_TEST_LOG") != "" {
+		os.Stderr.Write(p)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leak := jwtRE.MatchString(line)

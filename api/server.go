@@ -24,6 +24,7 @@ type Server struct {
 	tokens *TokenVerifier
 	web    fs.FS
 	e      *echo.Echo
+	poller *poller // watches hijacked streams for the client's close; nil: streams are not hijacked
 }
 
 // New builds the HTTP handler for h. web holds the demo page and client SDK
@@ -31,6 +32,11 @@ type Server struct {
 func New(h *hub.Hub, log *slog.Logger, web fs.FS) *Server {
 	cfg := h.Config()
 	s := &Server{hub: h, cfg: cfg, log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
+	if p, err := newPoller(); err != nil {
+		log.Warn("no socket poller: streams are served through net/http", "err", err)
+	} else {
+		s.poller = p
+	}
 	e := s.e
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(log)
@@ -48,6 +54,14 @@ func New(h *hub.Hub, log *slog.Logger, web fs.FS) *Server {
 	s.routes()
 	s.registerHTTPMetrics()
 	return s
+}
+
+// Close stops the server's own goroutine (the socket poller). Streams are the
+// hub's: end them with hub.EndStreams first.
+func (s *Server) Close() {
+	if s.poller != nil {
+		s.poller.Close()
+	}
 }
 
 // ServeHTTP makes Server an http.Handler.
@@ -87,6 +101,7 @@ func (s *Server) routes() {
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
 	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true), opens)
+	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true), opens)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.inbox, user)
 	v1.PATCH("/notifications/:notificationId/read", s.markRead, user)

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -13,68 +15,8 @@ import (
 	"roomhub/hub"
 )
 
-var keepaliveFrame = []byte(":keepalive\n\n")
-
 // joinWait bounds the Redis work a stream does before it answers.
 const joinWait = 2 * time.Second
-
-// sseWriter writes SSE bytes with a deadline per write, so a stalled socket is
-// dropped instead of waited on. It also tells a slow client from a busy hub:
-// a write that blocked for slow while events were being dropped (dropped
-// reports it) means the socket will not take bytes, and it fails with
-// hub.ErrLagged. Drops alone only make the stream catch up from history.
-type sseWriter struct {
-	w       *echo.Response
-	rc      *http.ResponseController
-	timeout time.Duration
-	slow    time.Duration
-	dropped func() bool
-}
-
-// begin sets the write deadline of one write or flush and returns its start.
-func (w *sseWriter) begin() (time.Time, error) {
-	now := time.Now()
-	if err := w.rc.SetWriteDeadline(now.Add(w.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return now, err
-	}
-	return now, nil
-}
-
-// end judges a write or flush that began at start and ended with err.
-func (w *sseWriter) end(start time.Time, err error) error {
-	if err != nil {
-		return err
-	}
-	if time.Since(start) >= w.slow && w.dropped != nil && w.dropped() {
-		return hub.ErrLagged
-	}
-	return nil
-}
-
-func (w *sseWriter) write(b []byte) error {
-	start, err := w.begin()
-	if err != nil {
-		return err
-	}
-	_, err = w.w.Write(b)
-	return w.end(start, err)
-}
-
-func (w *sseWriter) flush() error {
-	start, err := w.begin()
-	if err != nil {
-		return err
-	}
-	return w.end(start, w.rc.Flush())
-}
-
-// send writes one frame and flushes it.
-func (w *sseWriter) send(b []byte) error {
-	if err := w.write(b); err != nil {
-		return err
-	}
-	return w.flush()
-}
 
 // resumePoint is the client's Last-Event-ID header, else the lastEventId query.
 func resumePoint(c echo.Context) string {
@@ -84,191 +26,172 @@ func resumePoint(c echo.Context) string {
 	return c.QueryParam("lastEventId")
 }
 
-// stream serves GET /api/v1/rooms/:roomId/stream: subscribe, catch up from the
-// resume point, then live events until the client leaves, its token expires,
-// it is too slow, it is evicted, or the hub shuts down.
+// stream serves GET /api/v1/rooms/:roomId/stream (access was checked by the
+// roomAccess middleware).
 func (s *Server) stream(c echo.Context) error {
 	room, err := roomParam(c)
 	if err != nil {
 		return err
 	}
 	u := userOf(c)
-	st, err := s.hub.OpenStream(room, u.ID, resumePoint(c))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	s.join(c, st)
-	return s.serveStream(c, st, u, nil)
+	return s.serveStream(c, hub.StreamSpec{User: u.ID, Rooms: []int64{room}, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
 }
 
 // userStream serves GET /api/v1/notifications/stream: the user's own
-// notifications, opened by notification.unread {count}, then catch-up and
-// live exactly as a room stream.
+// notifications, opened by notification.unread {count}.
 func (s *Server) userStream(c echo.Context) error {
 	u := userOf(c)
-	st, err := s.hub.OpenUserStream(u.ID, resumePoint(c))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	s.join(c, st)
-	// Read after subscribing: what changes the count from now on arrives as
-	// an event carrying the new count.
-	ctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
-	n, err := s.hub.Unread(ctx, u.ID)
-	cancel()
-	if err != nil {
-		return err
-	}
-	return s.serveStream(c, st, u, hub.SystemFrame(hub.NotificationUnreadType, map[string]int64{"count": n}))
+	return s.serveStream(c, hub.StreamSpec{User: u.ID, Log: true, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
 }
 
-// join readies a stream before it answers: its topic knows its position and
-// its user is counted (and present in the room), so both hold from the
-// client's first byte on. Bounded, so that a slow or absent Redis delays the
-// answer by at most joinWait.
-func (s *Server) join(c echo.Context, st *hub.Stream) {
+// pageStream serves GET /api/v1/stream?rooms=42,43&notifications=true: several
+// rooms and the user's notifications on one connection.
+func (s *Server) pageStream(c echo.Context) error {
+	u := userOf(c)
+	rooms, err := parseRoomList(c.QueryParam("rooms"), s.cfg.StreamMaxRooms)
+	if err != nil {
+		return err
+	}
+	var notifications bool
+	if v, set := c.QueryParams()["notifications"]; set {
+		switch {
+		case len(v) == 1 && v[0] == "false":
+		case len(v) == 1 && v[0] == "true":
+			notifications = true
+		default:
+			return errBadRequest(`notifications must be "true" or "false"`)
+		}
+	}
+	if len(rooms) == 0 && !notifications {
+		return errBadRequest("a page stream needs rooms, notifications=true, or both")
+	}
+	for _, room := range rooms {
+		if err := s.hub.CheckRoom(c.Request().Context(), u.ID, u.Grant, room); err != nil {
+			return err
+		}
+	}
+	return s.serveStream(c, hub.StreamSpec{User: u.ID, Rooms: rooms, Log: notifications, Page: true,
+		Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
+}
+
+// parseRoomList parses the rooms query: comma-separated room ids, repeats
+// dropped, at most max of them; "" is no room.
+func parseRoomList(raw string, max int) ([]int64, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if len(raw) > max*21 { // no more than max 20-digit ids and their commas
+		return nil, errBadRequest("rooms lists more than " + strconv.Itoa(max) + " rooms")
+	}
+	var rooms []int64
+	seen := map[int64]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		id, err := hub.ParseRoomID(part)
+		if err != nil {
+			return nil, errBadRequest("rooms must be comma-separated positive 64-bit room ids")
+		}
+		if !seen[id] {
+			seen[id] = true
+			rooms = append(rooms, id)
+		}
+	}
+	if len(rooms) > max {
+		return nil, errBadRequest("rooms lists more than " + strconv.Itoa(max) + " rooms")
+	}
+	return rooms, nil
+}
+
+// serveStream opens the stream, joins it (bounded: a slow Redis delays the
+// answer by at most joinWait), answers with the SSE headers and retry:, and
+// hands the connection to the hub, which owns it from then on.
+func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
+	st, err := s.hub.OpenStream(spec)
+	if err != nil {
+		return err
+	}
+	started := false
+	defer func() {
+		if !started {
+			st.Close()
+		}
+	}()
 	jctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
-	defer cancel()
 	st.WaitReady(jctx)
 	st.Join(jctx)
-}
+	cancel()
 
-// serveStream answers with the SSE headers and retry:, writes first (if any),
-// catches up from the resume point, then sends live events until the stream
-// ends.
-func (s *Server) serveStream(c echo.Context, st *hub.Stream, u User, first []byte) error {
+	hello := []byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")
+	if spec.Log {
+		// Read after subscribing: what changes the count from now on arrives as
+		// an event carrying the new count.
+		ctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
+		n, err := s.hub.Unread(ctx, spec.User)
+		cancel()
+		if err != nil {
+			return err
+		}
+		hello = append(hello, hub.SystemFrame(hub.NotificationUnreadType, map[string]int64{"count": n})...)
+	}
+
 	res := c.Response()
-	rc := http.NewResponseController(res.Writer)
-	// The server's ReadTimeout would end a long-lived stream: lift it here.
-	_ = rc.SetReadDeadline(time.Time{})
 	h := res.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	res.WriteHeader(http.StatusOK)
-	w := &sseWriter{w: res, rc: rc, timeout: s.cfg.WriteTimeout, slow: s.cfg.SlowWrite, dropped: st.IsBehind}
-	hello := []byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")
-	if err := w.send(append(hello, first...)); err != nil {
+	if w, ok := s.hijack(c, hello); ok {
+		if w == nil {
+			return nil // the connection failed; it is closed
+		}
+		started = true
+		if err := w.watch(st.Close); err != nil {
+			st.Close()
+		}
+		st.Start(w)
 		return nil
 	}
-
-	ctx := c.Request().Context()
-	writeEvent := func(ev *hub.Event) error { return w.write(ev.Frame()) }
-	// ended reports whether err ends the stream, telling a lagged client so.
-	ended := func(err error) bool {
-		if errors.Is(err, hub.ErrLagged) {
-			s.lagged(w)
-		} else if err != nil {
-			s.log.Debug("stream ended", "room", st.Room, "user", u.ID, "err", err)
-		}
-		return err != nil
+	// HTTP/2 or TLS: the handler's goroutine drives the stream.
+	rc := http.NewResponseController(res.Writer)
+	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout would end a long-lived stream
+	res.WriteHeader(http.StatusOK)
+	w := &responseWire{w: res, rc: rc}
+	if err := w.Write(net.Buffers{hello}, s.cfg.WriteTimeout); err != nil {
+		return nil
 	}
-	catchUp := func() error {
-		if err := st.CatchUp(ctx, writeEvent); err != nil {
+	started = true
+	st.Serve(c.Request().Context(), w)
+	return nil
+}
+
+// responseWire writes through net/http's response (HTTP/2, TLS): every write
+// blocks, with a deadline, and is flushed.
+type responseWire struct {
+	w  *echo.Response
+	rc *http.ResponseController
+}
+
+func (w *responseWire) TryWrite(net.Buffers) (int64, error) { return 0, errors.ErrUnsupported }
+
+func (w *responseWire) Write(bufs net.Buffers, timeout time.Duration) error {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(timeout))
+	for _, b := range bufs {
+		if _, err := w.w.Write(b); err != nil {
 			return err
 		}
-		return w.flush()
 	}
-	if ended(catchUp()) {
-		return nil
-	}
-
-	keepalive := time.NewTimer(s.cfg.KeepAlive)
-	defer keepalive.Stop()
-	expiry := time.NewTimer(time.Until(u.Expires))
-	defer expiry.Stop()
-	refresh := time.NewTicker(s.hub.RefreshEvery())
-	defer refresh.Stop()
-	var recheck <-chan time.Time // proxy mode: is the user still allowed in the room?
-	if every := s.hub.RecheckEvery(); every > 0 && st.Room > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		recheck = t.C
-	}
-	for {
-		var err error
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.hub.Done():
-			s.endForShutdown(ctx, w)
-			return nil
-		case <-expiry.C:
-			return nil
-		case <-st.Evicted():
-			_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "connection limit"}))
-			return nil
-		case <-st.Behind():
-			err = catchUp()
-		case ev := <-st.Events():
-			err = sendBatch(w, st, ev, catchUp)
-		case <-refresh.C:
-			st.Refresh(ctx)
-			continue
-		case <-recheck:
-			// A backend that cannot answer keeps the stream: it is asked again next time.
-			if errors.Is(s.hub.CheckRoom(ctx, u.ID, u.Grant, st.Room), hub.ErrForbidden) {
-				_ = w.send(hub.SystemFrame(hub.EvictedEventType, map[string]string{"reason": "access revoked"}))
-				return nil
-			}
-			continue
-		case <-keepalive.C:
-			err = w.send(keepaliveFrame)
-		}
-		if ended(err) {
-			return nil
-		}
-		keepalive.Reset(s.cfg.KeepAlive)
-	}
+	return w.rc.Flush()
 }
 
-// sendBatch writes ev and whatever else is already buffered, then flushes once.
-// Events dropped meanwhile, or a seq jump, make the stream catch up from
-// history. ev itself came before anything dropped, so it is sent first: a
-// stream that has sent nothing yet has no position to re-read it from.
-func sendBatch(w *sseWriter, st *hub.Stream, ev *hub.Event, catchUp func() error) error {
-	for {
-		send, needCatchUp := st.Accept(ev)
-		if send {
-			if err := w.write(ev.Frame()); err != nil {
-				return err
-			}
-		}
-		if needCatchUp || st.IsBehind() {
-			if err := w.flush(); err != nil {
-				return err
-			}
-			return catchUp()
-		}
-		select {
-		case ev = <-st.Events():
-		default:
-			return w.flush()
-		}
-	}
-}
+// Close does nothing: the handler returns when the stream ends, and net/http
+// ends the response.
+func (w *responseWire) Close() error { return nil }
 
-// endForShutdown ends a stream when the instance stops: after a random part of
-// ShutdownSpread, with a retry: of its own between 1× and 2× SSE_RETRY_MS,
-// so that a thousand browsers do not reconnect to the other instances in the
-// same millisecond. They resume from their Last-Event-ID.
-func (s *Server) endForShutdown(ctx context.Context, w *sseWriter) {
-	if spread := s.cfg.ShutdownSpread; spread > 0 {
-		t := time.NewTimer(rand.N(spread))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
-		}
-	}
-	retry := s.cfg.Retry + rand.N(s.cfg.Retry+1)
-	_ = w.send([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n\n"))
-}
-
-func (s *Server) lagged(w *sseWriter) {
-	w.dropped = nil // the last frame is written whatever the socket's pace
-	_ = w.send(hub.SystemFrame(hub.LaggedEventType, map[string]string{"reason": "client too slow; reconnect with Last-Event-ID"}))
+// responseHead is the start of a hijacked stream's answer: the status line and
+// the headers set so far (CORS, request id, the SSE ones). The body is
+// delimited by the connection's close.
+func responseHead(h http.Header) []byte {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&b)
+	b.WriteString("Connection: close\r\n\r\n")
+	return b.Bytes()
 }

@@ -71,6 +71,7 @@ type Config struct {
 	StreamMaxRooms        int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
 	TLSCertFile           string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
 	TLSKeyFile            string        // TLS_KEY_FILE
+	DebugAddr             string        // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
 }
@@ -147,6 +148,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		StreamMaxRooms:        l.int("STREAM_MAX_ROOMS", 32, 1, 1000),
 		TLSCertFile:           l.str("TLS_CERT_FILE", ""),
 		TLSKeyFile:            l.str("TLS_KEY_FILE", ""),
+		DebugAddr:             l.str("DEBUG_ADDR", ""),
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")

@@ -1,15 +1,40 @@
-// Package hub is roomhub's domain, with no HTTP in it: local rooms and their
-// subscribers, the pub/sub listener that feeds them, room history, presence,
-// the inbox with its write-behind flusher, room access, locks and the Redis
-// key names. Redis is the only shared state, so any number of hubs may run
-// side by side on one Redis or one Redis Cluster.
+// Package hub is roomhub's domain, with no HTTP in it: local topics and the
+// streams that follow them, the pub/sub listener that feeds them, history,
+// presence, the inbox with its write-behind flusher, room access, locks and
+// the Redis key names. Redis is the only shared state, so any number of hubs
+// may run side by side on one Redis or one Redis Cluster.
 //
-// A stream follows a topic: a room, or a user's notification log (topic < 0,
-// the user id negated). Both are a history stream with a seq counter and a
-// live channel, so rooms.go, repair.go and stream.go serve them alike: a room
-// stream and the user stream differ only in what they join (presence, mutes).
+// # Topics and streams
 //
-// Lock order: rooms.mu before room.mu; a subscriber's mu is taken alone (the
-// fan-out takes it under room.mu on the rare overflow path). No Redis call is
-// made while a lock is held.
+// A topic is a room, or a user's notification log (topic < 0, the user id
+// negated). Both are a history stream with a seq counter and a live channel,
+// so rooms.go and repair.go serve them alike. A Stream (stream.go, its whole
+// life in one file) is one client connection with one member per topic it
+// follows: a room stream has one room member, the user stream one log member,
+// a page stream several. Each member and each local topic keeps a Position
+// (position.go): the rules deliver / duplicate / jump / epoch are written once.
+//
+// # A stream's states
+//
+//	open ──Start/Serve──▶ idle ◀──────────────▶ working ──▶ ending ──▶ closed
+//	                       │  the fan-out writes   │ a worker drains the
+//	                       │  to the socket itself │ queue, catches up,
+//	                       │  (never blocks)       │ writes the rest of a
+//	                       │                       │ partial frame
+//	                       └──── client gone, write error, token expiry ──▶ closed
+//
+// idle: no goroutine exists for the stream. working: one worker goroutine, for
+// as long as there is work (an HTTP/2 stream's worker is its handler's
+// goroutine, for its whole life). ending: a last frame is due (evicted,
+// lagged, shutdown's retry:), then closed. closed: the members are
+// unsubscribed and presence and the cap released in the background.
+//
+// # Locks
+//
+// Order: rooms.mu, then room.mu, then Stream.mu. The fan-out holds room.mu
+// while it hands an event to each member's stream (offer takes Stream.mu and
+// may write to a socket that takes bytes without blocking). Nothing blocks
+// under Stream.mu: blocking writes and history reads happen in the worker
+// without it. streams.mu, mutes.mu and presence.mu are taken alone. No Redis
+// call is made while a lock is held.
 package hub

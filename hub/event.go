@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -102,10 +103,50 @@ type Event struct {
 	Timestamp   string          // RFC 3339
 
 	frame []byte // the SSE bytes, built once for every subscriber
+
+	pageOnce sync.Once
+	page     []byte // the page streams' frame, built on first use
 }
 
 // Frame returns the event's SSE bytes: event, id (when it has one), data, blank line.
 func (e *Event) Frame() []byte { return e.frame }
+
+// pageFrame returns the event's bytes on a page stream, built once for all of
+// them: no id line (each stream writes its own before it), and in data the
+// room ("roomId") for a room's event, or "notifications":true for a system
+// event of the user's log (roomID 0); the log's own events are unchanged.
+func (e *Event) pageFrame(roomID int64) []byte {
+	e.pageOnce.Do(func() {
+		data := e.frame
+		if i := bytes.Index(data, []byte("\ndata: ")); i >= 0 && len(data) >= i+9 {
+			data = data[i+7 : len(data)-2]
+		}
+		switch {
+		case roomID > 0:
+			data = withField(data, `"roomId":`+strconv.FormatInt(roomID, 10))
+		case !e.HasID():
+			data = withField(data, `"notifications":true`)
+		}
+		e.page = sseFrame(e.Type, StreamID{}, data)
+	})
+	return e.page
+}
+
+// withField returns a copy of the JSON object data with one more member
+// (written last, so that it wins over one of the same name).
+func withField(data []byte, member string) []byte {
+	d := bytes.TrimSpace(data)
+	if len(d) < 2 || d[0] != '{' || d[len(d)-1] != '}' {
+		return data
+	}
+	out := make([]byte, 0, len(d)+len(member)+1)
+	out = append(out, d[:len(d)-1]...)
+	if len(bytes.TrimSpace(d[1:len(d)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, member...)
+	return append(out, '}')
+}
 
 // HasID reports whether the event is in history (and so moves the client's resume point).
 func (e *Event) HasID() bool { return !e.ID.IsZero() }

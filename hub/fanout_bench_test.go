@@ -4,39 +4,34 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 )
 
-// BenchmarkFanout measures delivering one live event to every subscriber of a
-// room (the listener's hot path), with consumers draining their buffers as SSE
-// writers would. Other rooms exist to show that their number costs nothing.
+// BenchmarkFanout measures delivering one live event to every member of a
+// room (the listener's hot path): judging it by each member's position and
+// handing the shared frame (and, on a page stream, the stream's id line) to a
+// wire that takes it all at once, so the kernel's part is left out. Other
+// rooms exist to show that their number costs nothing.
 func BenchmarkFanout(b *testing.B) {
-	for _, n := range []int{1, 100, 10000} {
-		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n    int
+		page bool
+	}{{1, false}, {100, false}, {10000, false}, {100, true}} {
+		n, page := c.n, c.page
+		b.Run(fmt.Sprintf("subscribers=%d/page=%v", n, page), func(b *testing.B) {
 			cfg := DefaultConfig()
 			h := New(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
 			for i := int64(1000); i < 2000; i++ { // idle rooms
-				h.rooms.m[i] = &room{id: i, subs: map[*Subscriber]struct{}{}}
+				h.rooms.m[i] = &room{id: i, subs: map[*member]struct{}{}}
 			}
-			r := &room{id: 1, subs: map[*Subscriber]struct{}{}}
+			r := &room{id: 1, subs: map[*member]struct{}{}}
 			h.rooms.m[1] = r
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
+			wire := &countWire{}
 			for i := 0; i < n; i++ {
-				s := &Subscriber{ch: make(chan *Event, cfg.ChannelCapacity), behindCh: make(chan struct{}, 1)}
-				r.subs[s] = struct{}{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						select {
-						case <-s.ch:
-						case <-stop:
-							return
-						}
-					}
-				}()
+				s := &Stream{h: h, done: make(chan struct{}), started: true, inline: true, wire: wire, page: page}
+				m := &member{s: s, room: r, topic: 1, roomID: 1, placed: true}
+				s.members = []*member{m}
+				r.subs[m] = struct{}{}
 			}
 			data := []byte(`{"userId":2,"text":"hello"}`)
 			events := make([]*Event, b.N)
@@ -51,8 +46,9 @@ func BenchmarkFanout(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(n), "subs")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/delivery")
-			close(stop)
-			wg.Wait()
+			if got := wire.frames.Load(); got != int64(b.N*n) {
+				b.Fatalf("%d frames written, want %d", got, b.N*n)
+			}
 		})
 	}
 }

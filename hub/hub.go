@@ -34,6 +34,7 @@ type Hub struct {
 
 	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local room
 	rooms      rooms
+	streams    streams
 	presence   presence
 	mutes      mutes
 	sink       Sink        // where flushed reads go
@@ -52,7 +53,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 		streamsDone: make(chan struct{})}
 	h.sharded = rdb != nil && rdb.Mode() == rueidis.ClientModeCluster
 	h.rooms.m = map[int64]*room{}
-	h.rooms.byConn = map[string]*Subscriber{}
+	h.streams.byConn = map[string]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
 	h.mutes.m = map[int64]*muteSet{}
@@ -78,6 +79,7 @@ func (h *Hub) Metrics() *Metrics { return h.metrics }
 // Start launches the background work: the pub/sub listener and the presence sweeper.
 func (h *Hub) Start() {
 	h.goOwned(h.runListener)
+	h.goOwned(h.runClock)
 	h.goOwned(h.runSweeper)
 	h.goOwned(h.runOutboxSweeper)
 	h.goOwned(h.runFlusher)
@@ -105,8 +107,38 @@ func (h *Hub) OnClose(f func(context.Context)) { h.finals = append(h.finals, f) 
 // Done is closed when open streams must end (EndStreams or Close).
 func (h *Hub) Done() <-chan struct{} { return h.streamsDone }
 
-// EndStreams tells every open stream to end; the HTTP server can then drain.
-func (h *Hub) EndStreams() { h.endOnce.Do(func() { close(h.streamsDone) }) }
+// EndStreams ends every open stream, each after a random part of
+// SHUTDOWN_SPREAD with a retry: of its own, and waits (within ctx) until they
+// have ended and released their presence. Streams opened from now on are
+// refused.
+func (h *Hub) EndStreams(ctx context.Context) error {
+	h.endOnce.Do(func() {
+		close(h.streamsDone)
+		for _, s := range h.streams.snapshot(nil) {
+			s.endForShutdown()
+		}
+	})
+	return h.waitStreams(ctx)
+}
+
+// waitStreams waits until no stream is open and every stream's release ran.
+func (h *Hub) waitStreams(ctx context.Context) error {
+	for h.streams.count() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	done := make(chan struct{})
+	go func() { h.streams.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Close stops the background work, waits for it within ctx, then runs the final
 // work registered with OnClose. It does not close the Redis client, which the
@@ -114,7 +146,13 @@ func (h *Hub) EndStreams() { h.endOnce.Do(func() { close(h.streamsDone) }) }
 func (h *Hub) Close(ctx context.Context) error {
 	var err error
 	h.closeOnce.Do(func() {
-		h.EndStreams()
+		h.endOnce.Do(func() { close(h.streamsDone) })
+		for _, s := range h.streams.snapshot(nil) {
+			s.Close()
+		}
+		if werr := h.waitStreams(ctx); werr != nil {
+			err = werr
+		}
 		h.ownMu.Lock()
 		h.closed = true
 		h.ownMu.Unlock()

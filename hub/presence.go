@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	presenceTouchScript = rueidis.NewLuaScript(lua.PresenceTouch)
+	presenceTouchScript = newScript(lua.PresenceTouch)
 	presenceLeaveScript = rueidis.NewLuaScript(lua.PresenceLeave)
 	userConnsScript     = rueidis.NewLuaScript(lua.UserConns)
 )
@@ -72,6 +72,57 @@ func (h *Hub) touch(ctx context.Context, room, user int64, member string) error 
 		h.scheduleBroadcast(room)
 	}
 	return nil
+}
+
+// touchMany marks user present through member in each room, in one pipeline:
+// a page stream's join. Failures are logged; the clock tries again.
+func (h *Hub) touchMany(ctx context.Context, user int64, member string, rooms []int64) {
+	items := make([]presenceTouch, len(rooms))
+	for i, r := range rooms {
+		items[i] = presenceTouch{room: r, user: user, member: member}
+	}
+	h.touchBatch(ctx, items)
+}
+
+// presenceTouch is one stream's presence in one room.
+type presenceTouch struct {
+	room, user int64
+	member     string
+}
+
+// touchBatch runs many touches in one pipeline (the clock's refreshes, a page
+// stream's join). Like touch, it is not abandoned when ctx is cancelled.
+func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
+	if len(items) == 0 {
+		return
+	}
+	ctx, cancel := detach(ctx)
+	defer cancel()
+	execs := make([]rueidis.LuaExec, len(items))
+	for i, t := range items {
+		execs[i] = rueidis.LuaExec{
+			Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user)},
+			Args: []string{itoa(t.user), t.member, itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))},
+		}
+	}
+	start := time.Now()
+	results := presenceTouchScript.execMany(ctx, h.rdb, execs)
+	h.metrics.observeRedis(start)
+	failed := 0
+	for i, r := range results {
+		joined, err := r.AsInt64()
+		if err != nil {
+			failed++
+			continue
+		}
+		if joined == 1 {
+			h.rdb.Do(ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(itoa(items[i].room)).Build())
+			h.scheduleBroadcast(items[i].room)
+		}
+	}
+	if failed > 0 {
+		h.log.Warn("refreshing presence", "failed", failed, "of", len(items), "err", results[0].Error())
+	}
 }
 
 // leave removes member (may be "") and expired members for users; those left
@@ -320,10 +371,7 @@ func (h *Hub) unregisterConn(ctx context.Context, user int64, connID string) {
 // evict ends the local streams among connIDs with system.evicted.
 func (h *Hub) evict(connIDs []string) {
 	for _, id := range connIDs {
-		h.rooms.mu.RLock()
-		s := h.rooms.byConn[id]
-		h.rooms.mu.RUnlock()
-		if s != nil && s.evicted() {
+		if s := h.streams.get(id); s != nil && s.evict("connection limit", 0) {
 			h.metrics.Evictions.Inc()
 		}
 	}

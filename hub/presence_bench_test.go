@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +43,7 @@ func BenchmarkPresenceStorm(b *testing.B) {
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				start := time.Now()
 
-				var bytes, frames atomic.Int64
+				wire := &countWire{}
 				var wg sync.WaitGroup
 				opened := make(chan *Stream, streams)
 				sem := make(chan struct{}, 64)
@@ -54,35 +53,21 @@ func BenchmarkPresenceStorm(b *testing.B) {
 					go func(s int) {
 						defer wg.Done()
 						defer func() { <-sem }()
-						st, err := h.OpenStream(base+int64(s%rooms)+1, int64(s+1), "")
+						st, err := h.OpenStream(StreamSpec{User: int64(s + 1), Rooms: []int64{base + int64(s%rooms) + 1}})
 						if err != nil {
 							b.Error(err)
 							return
 						}
 						st.Join(context.Background())
+						st.Start(wire)
 						opened <- st
 					}(s)
 				}
 				wg.Wait()
 				close(opened)
 				var all []*Stream
-				var drain sync.WaitGroup
-				done := make(chan struct{})
 				for st := range opened {
 					all = append(all, st)
-					drain.Add(1)
-					go func(st *Stream) {
-						defer drain.Done()
-						for {
-							select {
-							case ev := <-st.Events():
-								frames.Add(1)
-								bytes.Add(int64(len(ev.Frame())))
-							case <-done:
-								return
-							}
-						}
-					}(st)
 				}
 				// Wait until every join has been broadcast.
 				for !presenceSettled(h, rdb, base, rooms) {
@@ -92,13 +77,11 @@ func BenchmarkPresenceStorm(b *testing.B) {
 				var ru1 syscall.Rusage
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 				redisCPU1 := redisCPU(b, rs)
-				close(done)
-				drain.Wait()
 
 				b.ReportMetric(float64(h.metrics.PresenceUpdates.Get()), "updates")
 				b.ReportMetric(float64(h.metrics.Delivered.Get()), "deliveries")
 				b.ReportMetric(float64(h.metrics.Lagged.Get()), "dropped")
-				b.ReportMetric(float64(bytes.Load())/1e6, "MB-delivered")
+				b.ReportMetric(float64(wire.bytes.Load())/1e6, "MB-delivered")
 				b.ReportMetric(cpuSecs(ru1)-cpuSecs(ru0), "hub-cpu-s")
 				b.ReportMetric(redisCPU1-redisCPU0, "redis-cpu-s")
 				b.ReportMetric(wall.Seconds(), "wall-s")

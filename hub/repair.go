@@ -63,7 +63,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 	wait := func() bool { return bo.wait(ctx) }
 	for {
 		r.mu.Lock()
-		closed, known, from, fromSeq := r.closed, r.known(), r.lastID, r.lastSeq
+		closed, known, from := r.closed, r.known(), r.pos
 		r.mu.Unlock()
 		if closed || ctx.Err() != nil {
 			return
@@ -78,21 +78,24 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 				continue
 			}
 			r.mu.Lock()
-			r.lastID, r.lastSeq = tail.ID, tail.Seq
-			close(r.ready)
+			r.pos = Position{tail.ID, tail.Seq}
 			// Messages queued since the room was created were published after
-			// its first subscriber came: start just before the first of them,
+			// its first member came: start just before the first of them,
 			// even if the tail read already saw it.
 			for _, ev := range r.pending {
 				if ev.HasID() {
-					r.lastID, r.lastSeq = ev.ID.prev(), ev.Seq-1
+					r.pos = Position{ev.ID.prev(), ev.Seq - 1}
 					break
 				}
+			}
+			close(r.ready)
+			for m := range r.subs {
+				m.s.place(m, r.pos)
 			}
 			r.mu.Unlock()
 			continue
 		}
-		page, err := h.readAfter(ctx, r.id, from, historyPage)
+		page, err := h.readAfter(ctx, r.id, from.ID, historyPage)
 		if err != nil {
 			h.log.Warn("replaying room history", "room", r.id, "err", err)
 			if !wait() {
@@ -106,15 +109,15 @@ func (h *Hub) repairRoom(ctx context.Context, r *room) {
 			r.mu.Unlock()
 			return
 		}
-		if len(page) > 0 && fromSeq > 0 && page[0].Seq != fromSeq+1 && r.lastID == from {
+		if len(page) > 0 && from.Seq > 0 && page[0].Seq != from.Seq+1 && r.pos == from {
 			// History no longer holds what came right after the last delivered
 			// event (trimmed, or Redis lost it): announce it.
-			h.fanoutLocked(r, newGap(from, page[0].ID), true)
+			h.fanoutLocked(r, newGap(from.ID, page[0].ID), true)
 		}
 		for _, ev := range page {
-			if r.lastID.Less(ev.ID) {
+			if r.pos.ID.Less(ev.ID) {
 				h.fanoutLocked(r, ev, true)
-				r.lastID, r.lastSeq = ev.ID, ev.Seq
+				r.pos.Advance(ev)
 			}
 		}
 		if len(page) == historyPage {

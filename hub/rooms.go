@@ -4,31 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 )
 
-// rooms are the rooms with at least one local subscriber. Fan-out looks up one
-// room per event, so its cost grows with that room's subscribers only.
+// rooms are the topics (rooms, users' logs) with at least one local member.
+// Fan-out looks up one topic per event, so its cost grows with that topic's
+// members only.
 type rooms struct {
-	mu     sync.RWMutex
-	m      map[int64]*room
-	byConn map[string]*Subscriber // for evictions
-	conns  atomic.Int64
-	users  int // topics in m that are users' logs, not rooms (under mu)
+	mu    sync.RWMutex
+	m     map[int64]*room
+	users int // topics in m that are users' logs, not rooms (under mu)
 }
 
-// room fans live events out to its local subscribers, in stream order. It keeps
-// the last event it delivered so that it can repair itself from history: after
-// the listener reconnects, or when a live seq jumps. While it repairs, live
-// events wait in pending so that nothing overtakes the replay.
+// room fans live events of one topic out to its local members, in stream
+// order. Its Position is the last event it delivered, so that it can repair
+// itself from history: after the listener reconnects, or when a live seq
+// jumps. While it repairs, live events wait in pending so that nothing
+// overtakes the replay.
 type room struct {
 	id int64
 
 	mu           sync.Mutex
-	subs         map[*Subscriber]struct{}
-	ready        chan struct{} // closed once lastID/lastSeq hold the room's position (history tail read at creation)
-	lastID       StreamID
-	lastSeq      int64
+	subs         map[*member]struct{}
+	ready        chan struct{} // closed once pos holds the topic's position (history tail read at creation)
+	pos          Position
 	repairing    bool
 	again        bool // a repair was requested while one ran: make one more pass
 	pending      []*Event
@@ -39,22 +37,17 @@ type room struct {
 	online       int64              // count of the last presence.update delivered
 }
 
-// subscribe registers a subscriber in room id, creating the room (and reading
-// its history tail in the background) if it is the first.
-func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
-	s := &Subscriber{
-		User:     user,
-		ConnID:   connID,
-		ch:       make(chan *Event, h.cfg.ChannelCapacity),
-		behindCh: make(chan struct{}, 1),
-		evict:    make(chan struct{}),
-	}
+// subscribe adds m to its topic, creating the topic (and reading its history
+// tail in the background) if m is the first. A topic that knows its position
+// gives it to m: live events follow from there.
+func (h *Hub) subscribe(m *member) {
+	id := m.topic
 	h.rooms.mu.Lock()
 	r := h.rooms.m[id]
 	created := r == nil
 	var subCtx context.Context // the room's own subscription (cluster), ended by its close
 	if created {
-		r = &room{id: id, subs: map[*Subscriber]struct{}{}, repairing: true, ready: make(chan struct{})}
+		r = &room{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
 		if h.sharded {
 			subCtx, r.cancel = context.WithCancel(h.ctx)
 		}
@@ -63,32 +56,28 @@ func (h *Hub) subscribe(id int64, user int64, connID string) *Subscriber {
 			h.rooms.users++
 		}
 	}
+	m.room = r
 	r.mu.Lock()
-	r.subs[s] = struct{}{}
+	r.subs[m] = struct{}{}
+	if r.known() {
+		m.s.place(m, r.pos)
+	}
 	r.mu.Unlock()
-	s.room = r
-	h.rooms.byConn[connID] = s
 	h.rooms.mu.Unlock()
-	h.rooms.conns.Add(1)
 	if created {
 		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
 		if subCtx != nil {
 			h.goOwned(func(context.Context) { h.roomSubscription(subCtx, r) })
 		}
 	}
-	return s
 }
 
-// unsubscribe removes s; the last one out frees the room.
-func (h *Hub) unsubscribe(s *Subscriber) {
-	r := s.room
+// unsubscribe removes m; the last one out frees the topic.
+func (h *Hub) unsubscribe(m *member) {
+	r := m.room
 	h.rooms.mu.Lock()
 	r.mu.Lock()
-	if _, ok := r.subs[s]; ok {
-		delete(r.subs, s)
-		delete(h.rooms.byConn, s.ConnID)
-		h.rooms.conns.Add(-1)
-	}
+	delete(r.subs, m)
 	if len(r.subs) == 0 && !r.closed {
 		r.closed = true
 		r.pending = nil
@@ -109,7 +98,7 @@ func (h *Hub) counts() (conns, rooms int64) {
 	h.rooms.mu.RLock()
 	rooms = int64(len(h.rooms.m) - h.rooms.users)
 	h.rooms.mu.RUnlock()
-	return h.rooms.conns.Load(), rooms
+	return h.streams.count(), rooms
 }
 
 // onlineUsers sums the online users last announced in the local rooms.
@@ -168,19 +157,18 @@ func (h *Hub) applyLocked(r *room, ev *Event, replay bool) (needRepair bool) {
 		h.fanoutLocked(r, ev, replay)
 		return false
 	}
-	if !r.lastID.Less(ev.ID) {
+	switch r.pos.Check(ev) {
+	case Duplicate:
 		return false // already delivered (replay overlap)
-	}
-	if r.lastSeq > 0 && ev.Seq > r.lastSeq+1 {
+	case Jump:
 		return true
-	}
-	if r.lastSeq > 0 && ev.Seq <= r.lastSeq {
-		// A newer id with a lower seq: Redis lost its data and numbering starts
-		// again (a new epoch). What the old epoch held after lastID is unknowable.
-		h.fanoutLocked(r, newGap(r.lastID, ev.ID), replay)
+	case Epoch:
+		// Redis lost its data and numbering starts again. What the old epoch
+		// held after the position is unknowable.
+		h.fanoutLocked(r, newGap(r.pos.ID, ev.ID), replay)
 	}
 	h.fanoutLocked(r, ev, replay)
-	r.lastID, r.lastSeq = ev.ID, ev.Seq
+	r.pos.Advance(ev)
 	return false
 }
 
@@ -200,7 +188,7 @@ func newGap(requested StreamID, oldest StreamID) *Event {
 	return newSystemEvent(GapEventType, g)
 }
 
-// fanoutLocked hands ev to every subscriber; replay marks events of a history
+// fanoutLocked hands ev to every member; replay marks events of a history
 // replay, whose drops are not counted as lagged (the room itself was behind).
 func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
 	if ev.Type == PresenceEventType && ev.HasID() {
@@ -210,8 +198,8 @@ func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
 		}
 	}
 	n := 0
-	for s := range r.subs {
-		if s.send(ev) {
+	for m := range r.subs {
+		if m.s.offer(m, ev) {
 			n++
 		} else if !replay {
 			h.metrics.Lagged.Inc()

@@ -3,6 +3,8 @@
 # loopback, and writes one JSON report per run into OUT (default /tmp/roomhub-load).
 #   make loadtest                      # every shape, once
 #   RUNS=3 SHAPES="5000:100:200" make loadtest
+#   HUB_BIN=/tmp/roomhub-before ...   # measure a hub built elsewhere (before/after)
+#   PROFILE=1 ...                      # also a 10 s CPU profile, 15 s into each run
 # A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
 # by two loadgen processes (a process may hold at most 20,000 open files).
 set -euo pipefail
@@ -19,7 +21,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/roomhub" .
+hub_bin=${HUB_BIN:-$work/roomhub}
+[ -n "${HUB_BIN:-}" ] || go build -o "$work/roomhub" .
 go build -o "$work/loadgen" ./k6/loadgen
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -32,10 +35,15 @@ for shape in $SHAPES; do
     redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
       --dir "$work" --pidfile "$work/redis.pid" --logfile "$work/redis.log"
     for _ in $(seq 50); do [ -s "$work/redis.pid" ] && break; sleep 0.1; done
-    REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn "$work/roomhub" >"$work/hub.log" 2>&1 &
+    dport=$(free_port)
+    REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn DEBUG_ADDR="127.0.0.1:$dport" \
+      "$hub_bin" >"$work/hub.log" 2>&1 &
     hub_pid=$!
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
     out="$OUT/${streams}-${rooms}-${rate}-run${run}.json"
+    if [ -n "${PROFILE:-}" ]; then
+      (sleep 15; curl -fs -o "${out%.json}.cpu.pprof" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=10") &
+    fi
     "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
       -duration "$DURATION" -procs "$procs" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
     python3 - "$out" <<'PY'

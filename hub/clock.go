@@ -1,0 +1,83 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+var keepaliveFrame = []byte(":keepalive\n\n")
+
+// clockTick is how often the clock looks at every stream: a quarter of the
+// keepalive, between 10 ms and 1 s.
+func (h *Hub) clockTick() time.Duration {
+	return min(max(h.cfg.KeepAlive/4, 10*time.Millisecond), time.Second)
+}
+
+// runClock is the one timer of all streams: on each tick it sends keepalives
+// to streams quiet for SSE_KEEPALIVE_SECS, ends streams whose token expired,
+// refreshes the presence of streams due (in one pipeline) and, in proxy mode,
+// asks again whether their users may still use their rooms. A stream costs
+// it a few field reads per tick, and no timer of its own.
+func (h *Hub) runClock(ctx context.Context) {
+	t := time.NewTicker(h.clockTick())
+	defer t.Stop()
+	var busy atomic.Bool // a refresh or re-check batch is running
+	var all []*Stream
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			all = h.streams.snapshot(all[:0])
+			var touches []presenceTouch
+			var recheck []*Stream
+			for _, s := range all {
+				if !s.expires.IsZero() && now.After(s.expires) {
+					s.Close()
+					continue
+				}
+				if now.Sub(time.Unix(0, s.lastWrite.Load())) >= h.cfg.KeepAlive {
+					s.sendRaw(keepaliveFrame)
+				}
+				if busy.Load() {
+					continue
+				}
+				if now.After(s.nextRefresh) {
+					s.nextRefresh = now.Add(h.RefreshEvery())
+					for _, r := range s.rooms() {
+						touches = append(touches, presenceTouch{room: r, user: s.User, member: s.ConnID})
+					}
+				}
+				if every := h.RecheckEvery(); every > 0 && now.After(s.nextRecheck) {
+					s.nextRecheck = now.Add(every)
+					recheck = append(recheck, s)
+				}
+			}
+			clear(all) // keep no ended stream alive until the next tick
+			if len(touches) > 0 || len(recheck) > 0 {
+				busy.Store(true)
+				h.goOwned(func(ctx context.Context) {
+					defer busy.Store(false)
+					h.touchBatch(ctx, touches)
+					h.recheck(ctx, recheck)
+				})
+			}
+		}
+	}
+}
+
+// recheck ends, with system.evicted, the streams whose user may no longer use
+// one of their rooms. A backend that cannot answer keeps the stream: it is
+// asked again next time.
+func (h *Hub) recheck(ctx context.Context, streams []*Stream) {
+	for _, s := range streams {
+		for _, room := range s.rooms() {
+			if errors.Is(h.CheckRoom(ctx, s.User, s.grant, room), ErrForbidden) {
+				s.evict("access revoked", room)
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package hub
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/internal/testredis"
+)
+
+// gateWire holds the first blocking write until gate is closed, as a socket
+// that is briefly full would; it records everything written.
+type gateWire struct {
+	recordWire
+	once    sync.Once
+	blocked chan struct{} // closed when the first blocking write waits
+	gate    chan struct{}
+}
+
+func (w *gateWire) Write(b net.Buffers, timeout time.Duration) error {
+	w.once.Do(func() {
+		close(w.blocked)
+		<-w.gate
+	})
+	return w.recordWire.Write(b, timeout)
+}
+
+func startTestHub(t *testing.T, mutate func(*Config)) *Hub {
+	t.Helper()
+	rdb := testredis.Client(t, testredis.Start(t).Addr())
+	cfg := DefaultConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	h.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	waitFor(t, "listener subscribed", h.listening)
+	return h
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func publishN(t *testing.T, h *Hub, room int64, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := 0; i < n; i++ {
+		res, err := h.Publish(context.Background(), PublishRequest{Room: room, EventType: "comment.created", Data: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.StreamID)
+	}
+	return ids
+}
+
+// frameIDs returns the ids of the frames written, in order.
+func frameIDs(s string) []string {
+	var ids []string
+	for _, line := range strings.Split(s, "\n") {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Live events that find a stream's queue full are dropped, and the stream
+// catches up from history instead: every event arrives once, in order, and
+// the client is not cut while its socket takes bytes.
+func TestStream_QueueOverflowCatchesUpFromHistory(t *testing.T) {
+	h := startTestHub(t, func(c *Config) { c.ChannelCapacity = 2; c.SlowWrite = time.Minute })
+	ids := publishN(t, h, 7, 5)
+	st, err := h.OpenStream(StreamSpec{User: 1, Rooms: []int64{7}, Resume: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.WaitReady(context.Background())
+	w := &gateWire{blocked: make(chan struct{}), gate: make(chan struct{})}
+	st.Start(w)
+	<-w.blocked // the catch-up's first write is in flight, and stays so
+	ids = append(ids, publishN(t, h, 7, 10)...)
+	waitFor(t, "a live event dropped", func() bool { return h.metrics.Lagged.Get() > 0 })
+	close(w.gate)
+	waitFor(t, "every event written", func() bool { return len(frameIDs(w.String())) >= len(ids) })
+	if got := frameIDs(w.String()); strings.Join(got, " ") != strings.Join(ids, " ") {
+		t.Fatalf("written %v\nwant    %v", got, ids)
+	}
+	select {
+	case <-st.Done():
+		t.Fatal("the stream ended")
+	default:
+	}
+}
