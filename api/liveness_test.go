@@ -58,7 +58,8 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 				for {
 					n, err := src.Read(buf)
 					if n > 0 {
-						if up && bytes.Contains(bytes.ToUpper(buf[:n]), []byte("SUBSCRIBE")) {
+						// A (P)SUBSCRIBE command, not a script mentioning the word.
+						if up && bytes.Contains(bytes.ToUpper(buf[:n]), []byte("SUBSCRIBE\r\n")) {
 							pc.subscriber.Store(true)
 						}
 						if !pc.frozen.Load() {

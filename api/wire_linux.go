@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/sys/unix"
@@ -33,6 +34,9 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 	if ok {
 		w.raw, err = sc.SyscallConn()
 	}
+	if ok && err == nil {
+		err = w.raw.Control(func(fd uintptr) { w.fd = int(fd) })
+	}
 	if !ok || err != nil {
 		s.log.Error("hijacked connection has no socket; closing it", "remote", r.RemoteAddr)
 		_ = conn.Close()
@@ -50,37 +54,48 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 type rawWire struct {
 	conn   net.Conn
 	raw    syscall.RawConn
+	fd     int // the socket's descriptor, for TryWrite
 	poller *poller
 	id     uint64 // the poller's registration, 0 when none
 }
 
 // TryWrite writes what the socket's buffer takes now, with one write(2) or
-// writev(2) and no waiting.
+// writev(2) and no waiting. It uses the descriptor directly (the socket is
+// non-blocking, so the call cannot block): the stream never calls TryWrite
+// after it has begun to Close the wire, so the descriptor is still this
+// socket's.
 func (w *rawWire) TryWrite(b net.Buffers) (int64, error) {
-	var n int
-	var err error
-	rerr := w.raw.Write(func(fd uintptr) bool {
-		for {
-			if len(b) == 1 {
-				n, err = unix.Write(int(fd), b[0])
-			} else {
-				n, err = unix.Writev(int(fd), b)
-			}
-			if err != unix.EINTR {
-				return true
-			}
+	for {
+		var n int
+		var err error
+		if len(b) == 1 {
+			n, err = rawWrite(w.fd, b[0])
+		} else {
+			n, err = unix.Writev(w.fd, b)
 		}
-	})
-	if rerr != nil {
-		return 0, rerr
-	}
-	if err == unix.EAGAIN {
-		return 0, nil
-	}
-	if err != nil {
+		switch err {
+		case nil:
+			return int64(n), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		}
 		return 0, err
 	}
-	return int64(n), nil
+}
+
+// rawWrite is write(2) without telling the scheduler: it cannot block on a
+// non-blocking socket.
+func rawWrite(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }
 
 // Write writes all of b, blocking for at most timeout. The deadline is
@@ -106,9 +121,8 @@ func (w *rawWire) Close() error {
 
 // watch calls gone once when the client closes the connection.
 func (w *rawWire) watch(gone func()) error {
-	return w.raw.Control(func(fd uintptr) {
-		w.id = w.poller.watch(int(fd), gone)
-	})
+	w.id = w.poller.watch(w.fd, gone)
+	return nil
 }
 
 // poller is one epoll instance watching every hijacked socket for the

@@ -72,9 +72,17 @@ type Config struct {
 	TLSCertFile           string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
 	TLSKeyFile            string        // TLS_KEY_FILE
 	DebugAddr             string        // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
+	PubSubMode            string        // PUBSUB_MODE on one Redis: patterns (PSUBSCRIBE room:*, the default) or channels (SUBSCRIBE per local topic)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
 }
+
+// PUBSUB_MODE values: how a hub on one Redis listens (a cluster always
+// subscribes per topic, with SSUBSCRIBE).
+const (
+	PubSubPatterns = "patterns" // PSUBSCRIBE room:* and user:*: every hub hears every room
+	PubSubChannels = "channels" // SUBSCRIBE per local topic: a hub hears only its rooms
+)
 
 // Budget is a per-user rate limit: Burst at once, then PerSec a second.
 type Budget struct {
@@ -149,6 +157,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		TLSCertFile:           l.str("TLS_CERT_FILE", ""),
 		TLSKeyFile:            l.str("TLS_KEY_FILE", ""),
 		DebugAddr:             l.str("DEBUG_ADDR", ""),
+		PubSubMode:            l.str("PUBSUB_MODE", PubSubPatterns),
 		Env:                   l.str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.level("LOG_LEVEL")
@@ -211,6 +220,9 @@ func (c Config) validate() error {
 			name, v = "TLS_CERT_FILE", c.TLSCertFile
 		}
 		return &ConfigError{name, v, "TLS_CERT_FILE and TLS_KEY_FILE go together: set both for HTTPS, or neither"}
+	}
+	if c.PubSubMode != PubSubPatterns && c.PubSubMode != PubSubChannels {
+		return &ConfigError{"PUBSUB_MODE", c.PubSubMode, "must be patterns or channels"}
 	}
 	switch c.RoomAuth {
 	case RoomAuthOpen, RoomAuthClaim, RoomAuthProxy:

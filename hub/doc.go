@@ -8,7 +8,7 @@
 //
 // A topic is a room, or a user's notification log (topic < 0, the user id
 // negated). Both are a history stream with a seq counter and a live channel,
-// so rooms.go and repair.go serve them alike. A Stream (stream.go, its whole
+// so topics.go and repair.go serve them alike. A Stream (stream.go, its whole
 // life in one file) is one client connection with one member per topic it
 // follows: a room stream has one room member, the user stream one log member,
 // a page stream several. Each member and each local topic keeps a Position
@@ -31,7 +31,7 @@
 //
 // # Locks
 //
-// Order: rooms.mu, then room.mu, then Stream.mu. The fan-out holds room.mu
+// Order: topics.mu, then topic.mu, then Stream.mu. The fan-out holds topic.mu
 // while it hands an event to each member's stream (offer takes Stream.mu and
 // may write to a socket that takes bytes without blocking). Nothing blocks
 // under Stream.mu: blocking writes and history reads happen in the worker

@@ -22,14 +22,14 @@ func BenchmarkFanout(b *testing.B) {
 			cfg := DefaultConfig()
 			h := New(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
 			for i := int64(1000); i < 2000; i++ { // idle rooms
-				h.rooms.m[i] = &room{id: i, subs: map[*member]struct{}{}}
+				h.topics.m[i] = &topic{id: i, subs: map[*member]struct{}{}}
 			}
-			r := &room{id: 1, subs: map[*member]struct{}{}}
-			h.rooms.m[1] = r
+			r := &topic{id: 1, subs: map[*member]struct{}{}}
+			h.topics.m[1] = r
 			wire := &countWire{}
 			for i := 0; i < n; i++ {
 				s := &Stream{h: h, done: make(chan struct{}), started: true, inline: true, wire: wire, page: page}
-				m := &member{s: s, room: r, topic: 1, roomID: 1, placed: true}
+				m := &member{s: s, topic: r, topicID: 1, roomID: 1, placed: true}
 				s.members = []*member{m}
 				r.subs[m] = struct{}{}
 			}

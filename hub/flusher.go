@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -35,10 +36,8 @@ type FlushStats struct {
 // written: a crash in between leaves only an empty listing, which the flusher
 // drops.
 func (h *Hub) markPending(ctx context.Context, user int64) error {
-	start := time.Now()
-	err := h.rdb.Do(ctx, h.rdb.B().Zincrby().Key(ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build()).Error()
-	h.metrics.observeRedis(start)
-	return redisErr(err)
+	_, err := call(h, ctx, h.rdb.B().Zincrby().Key(ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build(), done)
+	return err
 }
 
 func pendingShard(user int64) int { return int(user % readPendingShards) }
@@ -86,11 +85,10 @@ func (h *Hub) FlushReads(ctx context.Context) (FlushStats, error) {
 	var st FlushStats
 	for shard := 0; shard < readPendingShards; shard++ {
 		key := ReadPendingKey(shard)
-		rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-		users, err := h.rdb.Do(rctx, h.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build()).AsZScores()
-		cancel()
+		users, err := call(h, ctx, h.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build(),
+			rueidis.RedisResult.AsZScores)
 		if err != nil {
-			return st, redisErr(err)
+			return st, err
 		}
 		for _, z := range users {
 			user, ok := parseRoomID(z.Member)
@@ -103,11 +101,8 @@ func (h *Hub) FlushReads(ctx context.Context) (FlushStats, error) {
 			}
 			if left == 0 {
 				score := strconv.FormatFloat(z.Score, 'f', -1, 64)
-				rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-				err := zremUnchangedScript.Exec(rctx, h.rdb, []string{key}, []string{z.Member, score}).Error()
-				cancel()
-				if err != nil {
-					return st, redisErr(err)
+				if _, err := run(h, ctx, zremUnchangedScript, []string{key}, []string{z.Member, score}, done); err != nil {
+					return st, err
 				}
 			}
 		}
@@ -117,11 +112,9 @@ func (h *Hub) FlushReads(ctx context.Context) (FlushStats, error) {
 
 // flushUser flushes one user's reads in batches and returns how many remain.
 func (h *Hub) flushUser(ctx context.Context, user int64, st *FlushStats) (int64, error) {
-	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	pending, err := h.rdb.Do(rctx, h.rdb.B().Hgetall().Key(ReadStatusKey(user)).Build()).AsStrMap()
-	cancel()
+	pending, err := call(h, ctx, h.rdb.B().Hgetall().Key(ReadStatusKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
-		return 0, redisErr(err)
+		return 0, err
 	}
 	ids := make([]string, 0, len(pending))
 	for id := range pending {
@@ -178,11 +171,12 @@ func (h *Hub) settleReads(ctx context.Context, user int64, batch []Read, mode, r
 	}
 	rctx, cancel := detach(ctx)
 	defer cancel()
-	start := time.Now()
-	arr, err := readSettleScript.Exec(rctx, h.rdb, []string{ReadStatusKey(user), ReadDeadKey(user)}, args).AsIntSlice()
-	h.metrics.observeRedis(start)
-	if err != nil || len(arr) != 2 {
-		return 0, 0, redisErr(err)
+	arr, err := run(h, rctx, readSettleScript, []string{ReadStatusKey(user), ReadDeadKey(user)}, args, rueidis.RedisResult.AsIntSlice)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(arr) != 2 {
+		return 0, 0, fmt.Errorf("%w: read settle answered %d values", ErrRedisReply, len(arr))
 	}
 	return arr[0], arr[1], nil
 }

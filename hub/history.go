@@ -18,13 +18,9 @@ const redisTimeout = 3 * time.Second
 
 // tail returns the room's newest history entry (zero Event if the stream is empty).
 func (h *Hub) tail(ctx context.Context, room int64) (*Event, error) {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrevrange().Key(historyKey(room)).End("+").Start("-").Count(1).Build()).AsXRange()
-	h.metrics.observeRedis(start)
+	entries, err := call(h, ctx, h.rdb.B().Xrevrange().Key(historyKey(room)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, err
 	}
 	if len(entries) == 0 {
 		return &Event{}, nil
@@ -82,12 +78,7 @@ func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64)
 
 // xrangeEntries reads up to count raw entries of a topic's history from start.
 func (h *Hub) xrangeEntries(ctx context.Context, room int64, start string, count int64) ([]rueidis.XRangeEntry, error) {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	t := time.Now()
-	entries, err := h.rdb.Do(ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build()).AsXRange()
-	h.metrics.observeRedis(t)
-	return entries, redisErr(err)
+	return call(h, ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
 }
 
 // parseEntryView turns a history entry into the events API's view of it.

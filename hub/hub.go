@@ -32,8 +32,9 @@ type Hub struct {
 	closeOnce   sync.Once
 	finals      []func(context.Context) // final work run by Close, in order
 
-	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local room
-	rooms      rooms
+	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local topic
+	perTopic   bool // a subscription per local topic (cluster, or PUBSUB_MODE=channels), not patterns
+	topics     topics
 	streams    streams
 	presence   presence
 	mutes      mutes
@@ -52,7 +53,8 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
 		streamsDone: make(chan struct{})}
 	h.sharded = rdb != nil && rdb.Mode() == rueidis.ClientModeCluster
-	h.rooms.m = map[int64]*room{}
+	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
+	h.topics.m = map[int64]*topic{}
 	h.streams.byConn = map[string]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
@@ -187,9 +189,7 @@ func (h Health) Healthy() bool { return h.Status == "healthy" }
 func (h *Hub) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	start := time.Now()
-	err := h.rdb.Do(ctx, h.rdb.B().Ping().Build()).Error()
-	h.metrics.observeRedis(start)
+	_, err := call(h, ctx, h.rdb.B().Ping().Build(), done)
 	hl := Health{
 		RedisConnected: err == nil,
 		UptimeSecs:     int64(time.Since(h.started) / time.Second),

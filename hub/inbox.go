@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/rueidis"
 
@@ -130,9 +129,7 @@ func (h *Hub) deliverNotice(ctx context.Context, n notice, recipients []int64) e
 		execs[i] = rueidis.LuaExec{Keys: inboxKeys(u),
 			Args: h.inboxArgs(u, NotificationID(n.room, n.id), n.typ, item, ms)}
 	}
-	start := time.Now()
-	results := inboxAddScript.execMany(ctx, h.rdb, execs)
-	h.metrics.observeRedis(start)
+	results := runMany(h, ctx, inboxAddScript, execs)
 	for _, r := range results {
 		arr, err := r.ToArray()
 		if err != nil {
@@ -142,20 +139,13 @@ func (h *Hub) deliverNotice(ctx context.Context, n notice, recipients []int64) e
 			h.metrics.InboxWrites.Inc()
 		}
 	}
-	start = time.Now()
-	err := h.rdb.Do(ctx, h.rdb.B().Hdel().Key(OutboxKey(n.room)).Field(n.id.String()).Build()).Error()
-	h.metrics.observeRedis(start)
-	return redisErr(err)
+	_, err := call(h, ctx, h.rdb.B().Hdel().Key(OutboxKey(n.room)).Field(n.id.String()).Build(), done)
+	return err
 }
 
 // Unread returns the user's unread count.
 func (h *Hub) Unread(ctx context.Context, user int64) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	n, err := inboxViewScript.Exec(ctx, h.rdb, inboxKeys(user), h.inboxArgs(user, "count", "", "0", "0")).AsInt64()
-	h.metrics.observeRedis(start)
-	return n, redisErr(err)
+	return run(h, ctx, inboxViewScript, inboxKeys(user), h.inboxArgs(user, "count", "", "0", "0"), rueidis.RedisResult.AsInt64)
 }
 
 // Inbox returns up to limit notifications older than before (a notificationId,
@@ -169,14 +159,10 @@ func (h *Hub) Inbox(ctx context.Context, user int64, limit int, before string) (
 		}
 		before, bound = canonical, strconv.FormatUint(id.Ms*1024, 10)
 	}
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	arr, err := inboxViewScript.Exec(ctx, h.rdb, inboxKeys(user),
-		h.inboxArgs(user, "list", before, bound, strconv.Itoa(limit))).ToArray()
-	h.metrics.observeRedis(start)
+	arr, err := run(h, ctx, inboxViewScript, inboxKeys(user),
+		h.inboxArgs(user, "list", before, bound, strconv.Itoa(limit)), rueidis.RedisResult.ToArray)
 	if err != nil {
-		return InboxPage{}, redisErr(err)
+		return InboxPage{}, err
 	}
 	page := InboxPage{Notifications: []Notification{}}
 	if len(arr) == 0 || (len(arr)-1)%3 != 0 {
@@ -248,11 +234,9 @@ func (h *Hub) runRead(ctx context.Context, user int64, mode, readAt, target, bou
 	if err := h.markPending(ctx, user); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	arr, err := inboxReadScript.Exec(ctx, h.rdb, inboxKeys(user), h.inboxArgs(user, mode, readAt, target, bound)).ToArray()
-	h.metrics.observeRedis(start)
+	arr, err := run(h, ctx, inboxReadScript, inboxKeys(user), h.inboxArgs(user, mode, readAt, target, bound), rueidis.RedisResult.ToArray)
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, err
 	}
 	if len(arr) == 0 {
 		return nil, fmt.Errorf("%w: empty answer from the read script", ErrRedisReply)
@@ -295,13 +279,9 @@ func (h *Hub) SetSettings(ctx context.Context, user int64, s Settings) (Settings
 	if len(types) > 0 {
 		cmds = append(cmds, h.rdb.B().Sadd().Key(MutedKey(user)).Member(types...).Build())
 	}
-	start := time.Now()
-	for _, r := range h.rdb.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
-			return Settings{}, redisErr(err)
-		}
+	if err := callMany(h, ctx, cmds); err != nil {
+		return Settings{}, err
 	}
-	h.metrics.observeRedis(start)
 	h.announceMutes(ctx, user, types)
 	return Settings{MutedEventTypes: types}, nil
 }

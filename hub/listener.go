@@ -40,7 +40,11 @@ func (h *Hub) runListener(ctx context.Context) {
 func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	dc, _ := h.rdb.Dedicate()
 	defer dc.Close()
-	var confirmed atomic.Int32 // subscriptions confirmed: room and user patterns, control channel
+	var confirmed atomic.Int32 // subscriptions confirmed: room and user patterns (unless per topic), control channel
+	want := int32(3)
+	if h.perTopic && !h.sharded {
+		want = 1
+	}
 	var up atomic.Bool
 	live := newLiveness()
 	lost := dc.SetPubSubHooks(rueidis.PubSubHooks{
@@ -56,7 +60,7 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 		},
 		OnSubscription: func(s rueidis.PubSubSubscription) {
 			live.heard()
-			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == 3 {
+			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == want {
 				up.Store(true)
 				h.subscribed.Store(true)
 				h.repairAll()
@@ -70,7 +74,10 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	go func() { defer close(watching); h.watchListener(wctx, dc, live) }()
 	defer func() { stopWatch(); <-watching }()
 	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	err := dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern, userChannelPattern).Build()).Error()
+	var err error
+	if want == 3 {
+		err = dc.Do(sctx, dc.B().Psubscribe().Pattern(roomChannelPattern, userChannelPattern).Build()).Error()
+	}
 	if err == nil {
 		err = dc.Do(sctx, dc.B().Subscribe().Channel(UserControlChannel).Build()).Error()
 	}
@@ -171,22 +178,31 @@ func (h *Hub) watchListener(ctx context.Context, dc rueidis.DedicatedClient, l *
 	}
 }
 
-// roomSubscription keeps room r's sharded subscription (SSUBSCRIBE room:{id})
-// on a Redis Cluster, where the hub SPUBLISHes and a pattern would not see it.
-// Each confirmed (re)subscription makes the room replay what it may have
-// missed. It ends when the room closes (ctx).
-func (h *Hub) roomSubscription(ctx context.Context, r *room) {
+// roomSubscription keeps topic r's own subscription: SSUBSCRIBE room:{id} on
+// a Redis Cluster, where the hub SPUBLISHes and a pattern would not see it;
+// with PUBSUB_MODE=channels, SUBSCRIBE to the topic's channels (a room's also
+// in the plain room:42 form backends may PUBLISH to). Each confirmed
+// (re)subscription makes the topic replay what it may have missed. It ends
+// when the topic closes (ctx).
+func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
+	cmd, kind := h.rdb.B().Ssubscribe().Channel(topicChannel(r.id)).Build(), "ssubscribe"
+	if !h.sharded {
+		channels := []string{topicChannel(r.id)}
+		if r.id > 0 {
+			channels = append(channels, "room:"+itoa(r.id))
+		}
+		cmd, kind = h.rdb.B().Subscribe().Channel(channels...).Build(), "subscribe"
+	}
 	bo := newBackoff()
 	for ctx.Err() == nil {
 		var up atomic.Bool
 		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
-			if s.Kind == "ssubscribe" {
+			if s.Kind == kind {
 				up.Store(true)
 				h.requestRepair(r)
 			}
 		})
-		err := h.rdb.Receive(sctx, h.rdb.B().Ssubscribe().Channel(topicChannel(r.id)).Build(),
-			func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
+		err := h.rdb.Receive(sctx, cmd, func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -224,7 +240,7 @@ func (h *Hub) onMessage(channel, payload string) {
 		h.invalidMessage(channel, "channel is not room:<id> or user:{<id>}")
 		return
 	}
-	r := h.room(room)
+	r := h.topic(room)
 	if r == nil {
 		return // nobody here listens to that room
 	}

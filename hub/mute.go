@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // mutes caches the muted event types of users with local streams, so that the
@@ -98,12 +99,7 @@ func (m *muteSet) set(types []string) {
 
 // mutedTypes reads the user's muted types from Redis.
 func (h *Hub) mutedTypes(ctx context.Context, user int64) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	types, err := h.rdb.Do(ctx, h.rdb.B().Smembers().Key(MutedKey(user)).Build()).AsStrSlice()
-	h.metrics.observeRedis(start)
-	return types, redisErr(err)
+	return call(h, ctx, h.rdb.B().Smembers().Key(MutedKey(user)).Build(), rueidis.RedisResult.AsStrSlice)
 }
 
 // announceMutes tells every instance that the user's muted types are now
@@ -113,7 +109,7 @@ func (h *Hub) announceMutes(ctx context.Context, user int64, types []string) {
 		ms.set(types)
 	}
 	msg := `{"muted":` + strconv.FormatInt(user, 10) + `}`
-	if err := h.rdb.Do(ctx, h.rdb.B().Publish().Channel(UserControlChannel).Message(msg).Build()).Error(); err != nil {
+	if _, err := call(h, ctx, h.rdb.B().Publish().Channel(UserControlChannel).Message(msg).Build(), done); err != nil {
 		h.log.Warn("announcing muted event types", "user", user, "err", err)
 	}
 }

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -23,12 +24,8 @@ const outboxSweepRooms = 1000
 // touchOutboxRoom lists room in outbox:rooms before a publish with recipients,
 // so that the sweep can find its outbox entry should this instance die.
 func (h *Hub) touchOutboxRoom(ctx context.Context, room int64) error {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	err := outboxTouchScript.Exec(ctx, h.rdb, []string{OutboxRoomsKey}, []string{itoa(room)}).Error()
-	h.metrics.observeRedis(start)
-	return redisErr(err)
+	_, err := run(h, ctx, outboxTouchScript, []string{OutboxRoomsKey}, []string{itoa(room)}, done)
+	return err
 }
 
 // runOutboxSweeper finishes inbox writes that a publishing instance left
@@ -44,18 +41,20 @@ func (h *Hub) runOutboxSweeper(ctx context.Context) {
 // sweepOutbox finishes the old entries of every listed room and unlists rooms
 // left with none.
 func (h *Hub) sweepOutbox(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	now, err := h.rdb.Do(rctx, h.rdb.B().Time().Build()).AsStrSlice()
-	if err != nil || len(now) != 2 {
-		return redisErr(err)
+	now, err := call(h, ctx, h.rdb.B().Time().Build(), rueidis.RedisResult.AsStrSlice)
+	if err != nil {
+		return err
+	}
+	if len(now) != 2 {
+		return fmt.Errorf("%w: TIME answered %d values", ErrRedisReply, len(now))
 	}
 	secs, _ := strconv.ParseInt(now[0], 10, 64)
 	micros, _ := strconv.ParseInt(now[1], 10, 64)
 	cutoff := secs*1000 + micros/1000 - h.cfg.OutboxGrace.Milliseconds()
-	rooms, err := h.rdb.Do(rctx, h.rdb.B().Zrange().Key(OutboxRoomsKey).Min("0").Max(itoa(outboxSweepRooms-1)).Withscores().Build()).AsZScores()
+	rooms, err := call(h, ctx, h.rdb.B().Zrange().Key(OutboxRoomsKey).Min("0").Max(itoa(outboxSweepRooms-1)).Withscores().Build(),
+		rueidis.RedisResult.AsZScores)
 	if err != nil {
-		return redisErr(err)
+		return err
 	}
 	for _, z := range rooms {
 		room, ok := parseRoomID(z.Member)
@@ -68,8 +67,8 @@ func (h *Hub) sweepOutbox(ctx context.Context) error {
 		}
 		if left == 0 && int64(z.Score) < cutoff {
 			score := strconv.FormatInt(int64(z.Score), 10)
-			if err := zremUnchangedScript.Exec(rctx, h.rdb, []string{OutboxRoomsKey}, []string{z.Member, score}).Error(); err != nil {
-				return redisErr(err)
+			if _, err := run(h, ctx, zremUnchangedScript, []string{OutboxRoomsKey}, []string{z.Member, score}, done); err != nil {
+				return err
 			}
 		}
 	}
@@ -79,11 +78,9 @@ func (h *Hub) sweepOutbox(ctx context.Context) error {
 // sweepOutboxRoom finishes room's outbox entries older than cutoff (ms) and
 // returns how many entries remain.
 func (h *Hub) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, error) {
-	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	entries, err := h.rdb.Do(rctx, h.rdb.B().Hgetall().Key(OutboxKey(room)).Build()).AsStrMap()
+	entries, err := call(h, ctx, h.rdb.B().Hgetall().Key(OutboxKey(room)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
-		return 0, redisErr(err)
+		return 0, err
 	}
 	left := len(entries)
 	for sid, v := range entries {
@@ -127,7 +124,8 @@ func (h *Hub) finishOutboxEntry(ctx context.Context, room int64, sid, csv string
 		}
 	}
 	h.log.Warn("dropping an outbox entry whose event is gone", "room", room, "id", sid)
-	rctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	return redisErr(h.rdb.Do(rctx, h.rdb.B().Hdel().Key(OutboxKey(room)).Field(sid).Build()).Error())
+	if _, err := call(h, ctx, h.rdb.B().Hdel().Key(OutboxKey(room)).Field(sid).Build(), done); err != nil {
+		return err
+	}
+	return nil
 }

@@ -26,10 +26,12 @@ const pageIDMaxLen = 64 * 1024
 // log's key in the map ParsePageID returns is 0.
 const logKey = "n"
 
-// idLineLocked returns the stream's "id: <page id>\n" line (under s.mu: it
-// reads every member's position).
-func (s *Stream) idLineLocked() []byte {
-	b := make([]byte, 0, 8+len(s.members)*32)
+// appendIDLine appends the stream's "id: <page id>\n" line to b (under s.mu:
+// it reads every member's position).
+func (s *Stream) appendIDLine(b []byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, 8+len(s.members)*32)
+	}
 	b = append(b, "id: "...)
 	b = append(b, pageIDVersion...)
 	for _, m := range s.members {

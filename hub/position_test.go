@@ -36,3 +36,21 @@ func TestPosition_AdvanceAndForget(t *testing.T) {
 		t.Fatalf("after forget, a newer event with any seq must be next: %+v", p)
 	}
 }
+
+func BenchmarkPosition_Check(b *testing.B) {
+	events := make([]*Event, 1024)
+	for i := range events {
+		events[i] = &Event{ID: StreamID{Ms: uint64(i + 1)}, Seq: int64(i + 1)}
+	}
+	b.ReportAllocs()
+	var p Position
+	for i := 0; i < b.N; i++ {
+		ev := events[i%len(events)]
+		if i%len(events) == 0 {
+			p = Position{}
+		}
+		if p.Check(ev) == Deliver {
+			p.Advance(ev)
+		}
+	}
+}

@@ -14,7 +14,10 @@ import (
 	"roomhub/lua"
 )
 
-var publishScript = rueidis.NewLuaScript(lua.Publish)
+var (
+	publishEventScript    = rueidis.NewLuaScript(lua.PublishEvent)
+	publishPresenceScript = rueidis.NewLuaScript(lua.PublishPresence)
+)
 
 // PublishRequest is one event a backend publishes to a room.
 type PublishRequest struct {
@@ -127,8 +130,9 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 		}
 	}
 	ts := nowTimestamp()
-	reply, err := h.runPublish(ctx, keys, req.Room, req.EventType, string(req.Data), publisher, bodyHash(req), "event",
-		eventExtras{ts: ts, idempotent: req.IdempotencyKey != "", recipients: recipients})
+	reply, err := h.runPublish(ctx, publishEventScript, keys, req.Room, req.EventType, ts,
+		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
+		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -186,33 +190,16 @@ type publishReply struct {
 	wait      time.Duration // presence: until the broadcast interval ends
 }
 
-// eventExtras are what only the event mode of publish.lua takes.
-type eventExtras struct {
-	ts         string // the event's timestamp; "" means now
-	idempotent bool   // KEYS[3] is the idempotency key
-	recipients string // comma-separated recipient ids for the outbox, or ""
-}
-
-// runPublish runs lua/publish.lua; mode is "event" or "presence" (whose
-// extras are zero).
-func (h *Hub) runPublish(ctx context.Context, keys []string, room int64, typ, data, publisher, hash, mode string, ev eventExtras) (publishReply, error) {
-	if ev.ts == "" {
-		ev.ts = nowTimestamp()
-	}
-	args := []string{
-		RoomChannel(room), typ, data, publisher, ev.ts,
-		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.IdempotencyTTL / time.Second)),
-		hash, itoa(room), boolArg(h.sharded), mode,
-		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)),
-		boolArg(ev.idempotent), ev.recipients, itoa(int64(h.cfg.HistoryRetention / time.Second)),
-	}
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	arr, err := publishScript.Exec(ctx, h.rdb, keys, args).ToArray()
-	h.metrics.observeRedis(start)
+// runPublish runs one of the publish scripts: the arguments publish_lib.lua
+// takes, then the script's own (rest).
+func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string, room int64, typ, ts string, rest ...string) (publishReply, error) {
+	args := append([]string{
+		RoomChannel(room), itoa(room), boolArg(h.sharded), typ, ts,
+		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.HistoryRetention / time.Second)),
+	}, rest...)
+	arr, err := run(h, ctx, script, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
-		return publishReply{}, redisErr(err)
+		return publishReply{}, err
 	}
 	var r publishReply
 	if len(arr) == 0 {

@@ -123,3 +123,56 @@ func (s script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidi
 	}
 	return results
 }
+
+// call sends one Redis command the way every call of the hub is made: bounded
+// by redisTimeout (ctx may end it sooner), timed in
+// redis_command_duration_seconds, and its error classed by redisErr. as reads
+// the reply, e.g. rueidis.RedisResult.AsInt64, or done for none.
+func call[T any](h *Hub, ctx context.Context, cmd rueidis.Completed, as func(rueidis.RedisResult) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	v, err := as(h.rdb.Do(ctx, cmd))
+	h.metrics.observeRedis(start)
+	return v, redisErr(err)
+}
+
+// run is call for a Lua script.
+func run[T any](h *Hub, ctx context.Context, s *rueidis.Lua, keys, args []string, as func(rueidis.RedisResult) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	v, err := as(s.Exec(ctx, h.rdb, keys, args))
+	h.metrics.observeRedis(start)
+	return v, redisErr(err)
+}
+
+// runMany is run for many calls of one script in one pipeline (see
+// execMany); each result's error is the caller's to class.
+func runMany(h *Hub, ctx context.Context, s script, execs []rueidis.LuaExec) []rueidis.RedisResult {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	results := s.execMany(ctx, h.rdb, execs)
+	h.metrics.observeRedis(start)
+	return results
+}
+
+// callMany is call for commands sent in one pipeline; it returns the first
+// error, classed.
+func callMany(h *Hub, ctx context.Context, cmds rueidis.Commands) error {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	results := h.rdb.DoMulti(ctx, cmds...)
+	h.metrics.observeRedis(start)
+	for _, r := range results {
+		if err := r.Error(); err != nil {
+			return redisErr(err)
+		}
+	}
+	return nil
+}
+
+// done reads a reply for its error only.
+func done(r rueidis.RedisResult) (struct{}, error) { return struct{}{}, r.Error() }

@@ -12,7 +12,7 @@ const (
 // queue holds a live event back while the room repairs; past pendingMax events
 // or pendingMaxBytes it drops them all and the repair re-reads history, where
 // they are too.
-func (r *room) queue(ev *Event) {
+func (r *topic) queue(ev *Event) {
 	if r.overflow {
 		return
 	}
@@ -31,9 +31,9 @@ func (r *room) queue(ev *Event) {
 // repairAll makes every local room catch up from history: the listener has
 // (re)subscribed and may have missed messages while it was away.
 func (h *Hub) repairAll() {
-	h.rooms.mu.RLock()
-	defer h.rooms.mu.RUnlock()
-	for _, r := range h.rooms.m {
+	h.topics.mu.RLock()
+	defer h.topics.mu.RUnlock()
+	for _, r := range h.topics.m {
 		h.requestRepair(r)
 	}
 }
@@ -41,7 +41,7 @@ func (h *Hub) repairAll() {
 // requestRepair makes r re-read history before it delivers live again. A
 // repair already running is told to make one more pass: its last read may
 // predate what was missed.
-func (h *Hub) requestRepair(r *room) {
+func (h *Hub) requestRepair(r *topic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -58,7 +58,7 @@ func (h *Hub) requestRepair(r *room) {
 // repairRoom brings r up to date from history, then releases what waited in
 // pending and returns the room to live delivery. A failing read is retried
 // with backoff, never skipped; it stops when the room closes or the hub does.
-func (h *Hub) repairRoom(ctx context.Context, r *room) {
+func (h *Hub) repairRoom(ctx context.Context, r *topic) {
 	bo := newBackoff()
 	wait := func() bool { return bo.wait(ctx) }
 	for {

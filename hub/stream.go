@@ -99,6 +99,8 @@ type Stream struct {
 	ending     bool   // a last frame is due: nothing else is written
 	final      []byte
 	closed     bool
+	scratch    [2][]byte     // the inline write's buffers
+	idBuf      []byte        // a page stream's id line, for the inline write
 	wake       chan struct{} // Serve: work arrived
 	done       chan struct{} // closed when the stream ends
 	lastWrite  atomic.Int64  // unix nanos of the last write, for keepalives
@@ -110,8 +112,8 @@ type Stream struct {
 // member is a stream's subscription to one topic, with its position there.
 type member struct {
 	s       *Stream
-	room    *room // the local topic
-	topic   int64
+	topic   *topic // the local topic
+	topicID int64
 	roomID  int64    // the room; 0 for the user's log
 	pos     Position // guarded by s.mu
 	placed  bool     // pos is known (a resume point, or the topic's position when joined)
@@ -144,10 +146,10 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	s := &Stream{h: h, User: spec.User, ConnID: newID(), expires: spec.Expires, grant: spec.Grant, page: spec.Page,
 		done: make(chan struct{})}
 	for _, r := range spec.Rooms {
-		s.members = append(s.members, &member{s: s, topic: r, roomID: r})
+		s.members = append(s.members, &member{s: s, topicID: r, roomID: r})
 	}
 	if spec.Log {
-		s.members = append(s.members, &member{s: s, topic: userTopic(spec.User)})
+		s.members = append(s.members, &member{s: s, topicID: userTopic(spec.User)})
 	}
 	if spec.Resume != "" {
 		if err := s.resumeFrom(spec.Resume); err != nil {
@@ -199,7 +201,7 @@ func (s *Stream) resumeFrom(resume string) error {
 func (s *Stream) WaitReady(ctx context.Context) {
 	for _, m := range s.members {
 		select {
-		case <-m.room.ready:
+		case <-m.topic.ready:
 		case <-ctx.Done():
 			return
 		}
@@ -289,7 +291,7 @@ func (s *Stream) offer(m *member, ev *Event) bool {
 	case !s.inline || s.working || len(s.queue) > 0 || s.partial != nil:
 		return s.enqueueLocked(m, ev)
 	}
-	bufs, ok := s.frameLocked(m, ev, nil)
+	bufs, ok := s.frameLocked(m, ev, s.scratch[:0], true)
 	if !ok {
 		if m.catchUp {
 			s.kickLocked()
@@ -297,6 +299,7 @@ func (s *Stream) offer(m *member, ev *Event) bool {
 		return true
 	}
 	s.tryWriteLocked(bufs)
+	s.scratch = [2][]byte{} // keep no event alive
 	return true
 }
 
@@ -429,8 +432,8 @@ func (s *Stream) round() bool {
 		for _, q := range items {
 			if q.raw != nil {
 				bufs = append(bufs, q.raw)
-			} else if b, ok := s.frameLocked(q.m, q.ev, nil); ok {
-				bufs = append(bufs, b...)
+			} else {
+				bufs, _ = s.frameLocked(q.m, q.ev, bufs, false)
 			}
 		}
 		s.mu.Unlock()
@@ -448,15 +451,17 @@ func (s *Stream) round() bool {
 	return false
 }
 
-// frameLocked judges ev by m's position and returns its bytes (appended to
-// bufs), or false when it is not to be written: a duplicate, a muted type, or
-// a seq jump (m then catches up from history, this event included).
-func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers) (net.Buffers, bool) {
+// frameLocked judges ev by m's position and appends its bytes to bufs, or
+// reports false when it is not to be written: a duplicate, a muted type, or a
+// seq jump (m then catches up from history, this event included). scratch:
+// the bytes are written before the next call (a page stream's id line may
+// reuse the stream's buffer).
+func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, scratch bool) (net.Buffers, bool) {
 	if !ev.HasID() {
 		if ev.Type == GapEventType {
 			m.pos.forget() // the room announced a gap: the next seq starts afresh
 		}
-		return append(bufs, s.frameOf(m, ev)...), true
+		return s.appendFrame(bufs, m, ev, scratch), true
 	}
 	if m.placed {
 		switch m.pos.Check(ev) {
@@ -472,21 +477,25 @@ func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers) (net.Buffer
 	if s.muted(m, ev) {
 		return bufs, false
 	}
-	return append(bufs, s.frameOf(m, ev)...), true
+	return s.appendFrame(bufs, m, ev, scratch), true
 }
 
-// frameOf returns the bytes of ev for this stream: the shared frame, or for a
-// page stream the stream's own id line followed by the shared page frame.
-// Call it after m's position moved past ev.
-func (s *Stream) frameOf(m *member, ev *Event) net.Buffers {
-	if !s.page {
-		return net.Buffers{ev.frame}
+// appendFrame appends the bytes of ev for this stream to bufs: the shared
+// frame, or for a page stream the stream's own id line followed by the
+// shared page frame. Call it after m's position moved past ev. The id line
+// changes with every event: with scratch it is built in the stream's buffer,
+// else in a new one.
+func (s *Stream) appendFrame(bufs net.Buffers, m *member, ev *Event, scratch bool) net.Buffers {
+	switch {
+	case !s.page:
+		return append(bufs, ev.frame)
+	case !ev.HasID():
+		return append(bufs, ev.pageFrame(m.roomID))
+	case scratch:
+		s.idBuf = s.appendIDLine(s.idBuf[:0])
+		return append(bufs, s.idBuf, ev.pageFrame(m.roomID))
 	}
-	if !ev.HasID() {
-		return net.Buffers{ev.pageFrame(m.roomID)}
-	}
-	// The id line is the stream's own and changes with the next event.
-	return net.Buffers{s.idLineLocked(), ev.pageFrame(m.roomID)}
+	return append(bufs, s.appendIDLine(nil), ev.pageFrame(m.roomID))
 }
 
 // muted reports whether the stream's user muted ev's type (room events only):
@@ -647,13 +656,13 @@ func (s *Stream) catchUp(m *member) error {
 	var err error
 	if from.IsZero() {
 		page, err = s.read(ctx, m, func(ctx context.Context) ([]*Event, error) {
-			return s.h.readAfter(ctx, m.topic, from, historyPage)
+			return s.h.readAfter(ctx, m.topicID, from, historyPage)
 		})
 	} else {
 		// Read from the position itself: finding it tells its seq, and not
 		// finding it tells a gap.
 		page, err = s.read(ctx, m, func(ctx context.Context) ([]*Event, error) {
-			return s.h.readFrom(ctx, m.topic, from, historyPage)
+			return s.h.readFrom(ctx, m.topicID, from, historyPage)
 		})
 		if err == nil {
 			if len(page) > 0 && page[0].ID == from {
@@ -675,7 +684,7 @@ func (s *Stream) catchUp(m *member) error {
 			if m.pos.ID.Less(ev.ID) {
 				m.pos.Advance(ev)
 				if !s.muted(m, ev) {
-					bufs = append(bufs, s.frameOf(m, ev)...)
+					bufs = s.appendFrame(bufs, m, ev, false)
 				}
 			}
 		}
@@ -690,7 +699,7 @@ func (s *Stream) catchUp(m *member) error {
 		}
 		last := page[len(page)-1].ID
 		if page, err = s.read(ctx, m, func(ctx context.Context) ([]*Event, error) {
-			return s.h.readAfter(ctx, m.topic, last, historyPage)
+			return s.h.readAfter(ctx, m.topicID, last, historyPage)
 		}); err != nil {
 			return err
 		}
@@ -704,7 +713,7 @@ func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event) error {
 	var oldest StreamID
 	if len(page) > 0 {
 		old, err := s.read(ctx, m, func(ctx context.Context) ([]*Event, error) {
-			o, err := s.h.oldest(ctx, m.topic)
+			o, err := s.h.oldest(ctx, m.topicID)
 			if o == nil {
 				return nil, err
 			}
@@ -721,7 +730,7 @@ func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event) error {
 	s.mu.Lock()
 	gap := newGap(m.pos.ID, oldest)
 	m.pos.forget()
-	bufs := s.frameOf(m, gap)
+	bufs := s.appendFrame(nil, m, gap, false)
 	s.mu.Unlock()
 	return s.write(bufs, true)
 }
@@ -739,7 +748,7 @@ func (s *Stream) read(ctx context.Context, m *member, f func(context.Context) ([
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, err
 		}
-		s.h.log.Warn("catch-up read failed; retrying", "topic", m.topic, "err", err)
+		s.h.log.Warn("catch-up read failed; retrying", "topic", m.topicID, "err", err)
 		if !bo.wait(ctx) {
 			return nil, ctx.Err()
 		}
@@ -749,68 +758,3 @@ func (s *Stream) read(ctx context.Context, m *member, f func(context.Context) ([
 // RefreshEvery is how often an open stream refreshes its presence: well within
 // PRESENCE_USER_TTL_SECS, so an open tab never drops out.
 func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3, 100*time.Millisecond) }
-
-// streams are the open streams of this instance.
-type streams struct {
-	mu     sync.RWMutex
-	byConn map[string]*Stream
-	wg     sync.WaitGroup // workers and releases
-}
-
-func (ss *streams) add(s *Stream) {
-	ss.mu.Lock()
-	ss.byConn[s.ConnID] = s
-	ss.mu.Unlock()
-}
-
-func (ss *streams) remove(s *Stream) {
-	ss.mu.Lock()
-	delete(ss.byConn, s.ConnID)
-	ss.mu.Unlock()
-}
-
-func (ss *streams) get(connID string) *Stream {
-	ss.mu.RLock()
-	defer ss.mu.RUnlock()
-	return ss.byConn[connID]
-}
-
-func (ss *streams) count() int64 {
-	ss.mu.RLock()
-	defer ss.mu.RUnlock()
-	return int64(len(ss.byConn))
-}
-
-// snapshot appends every open stream to out.
-func (ss *streams) snapshot(out []*Stream) []*Stream {
-	ss.mu.RLock()
-	defer ss.mu.RUnlock()
-	for _, s := range ss.byConn {
-		out = append(out, s)
-	}
-	return out
-}
-
-// ctxOf is a context that ends when done is closed.
-func ctxOf(done <-chan struct{}) context.Context { return doneCtx(done) }
-
-type doneCtx <-chan struct{}
-
-func (d doneCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (d doneCtx) Done() <-chan struct{}       { return d }
-func (d doneCtx) Err() error {
-	select {
-	case <-d:
-		return context.Canceled
-	default:
-		return nil
-	}
-}
-func (d doneCtx) Value(any) any { return nil }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -14,10 +14,25 @@ var LockAcquire string
 //go:embed lock_release.lua
 var LockRelease string
 
-// Publish atomically checks idempotency, numbers, stores and publishes one event.
-//
-//go:embed publish.lua
-var Publish string
+//go:embed publish_lib.lua
+var publishLib string
+
+//go:embed publish_event.lua
+var publishEvent string
+
+//go:embed publish_presence.lua
+var publishPresence string
+
+// The publish scripts, each joined behind the shared head publish_lib.lua
+// (the keys and arguments they share, and the publish itself).
+var (
+	// PublishEvent atomically checks idempotency, numbers, stores and
+	// publishes a backend's event, recording its recipients in the outbox.
+	PublishEvent = publishLib + publishEvent
+	// PublishPresence builds one coalesced presence.update from the room's
+	// queued transitions and publishes it like an event.
+	PublishPresence = publishLib + publishPresence
+)
 
 // PresenceTouch marks a user present through one member (stream or heartbeat).
 //

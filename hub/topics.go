@@ -6,21 +6,21 @@ import (
 	"sync"
 )
 
-// rooms are the topics (rooms, users' logs) with at least one local member.
+// topics are the topics (rooms, users' logs) with at least one local member.
 // Fan-out looks up one topic per event, so its cost grows with that topic's
 // members only.
-type rooms struct {
+type topics struct {
 	mu    sync.RWMutex
-	m     map[int64]*room
+	m     map[int64]*topic
 	users int // topics in m that are users' logs, not rooms (under mu)
 }
 
-// room fans live events of one topic out to its local members, in stream
-// order. Its Position is the last event it delivered, so that it can repair
-// itself from history: after the listener reconnects, or when a live seq
-// jumps. While it repairs, live events wait in pending so that nothing
-// overtakes the replay.
-type room struct {
+// topic fans the live events of a room or a user's log out to its local
+// members, in stream order. Its Position is the last event it delivered, so
+// that it can repair itself from history: after the listener reconnects, or
+// when a live seq jumps. While it repairs, live events wait in pending so
+// that nothing overtakes the replay.
+type topic struct {
 	id int64
 
 	mu           sync.Mutex
@@ -41,29 +41,29 @@ type room struct {
 // tail in the background) if m is the first. A topic that knows its position
 // gives it to m: live events follow from there.
 func (h *Hub) subscribe(m *member) {
-	id := m.topic
-	h.rooms.mu.Lock()
-	r := h.rooms.m[id]
+	id := m.topicID
+	h.topics.mu.Lock()
+	r := h.topics.m[id]
 	created := r == nil
 	var subCtx context.Context // the room's own subscription (cluster), ended by its close
 	if created {
-		r = &room{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
-		if h.sharded {
+		r = &topic{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
+		if h.perTopic {
 			subCtx, r.cancel = context.WithCancel(h.ctx)
 		}
-		h.rooms.m[id] = r
+		h.topics.m[id] = r
 		if id < 0 {
-			h.rooms.users++
+			h.topics.users++
 		}
 	}
-	m.room = r
+	m.topic = r
 	r.mu.Lock()
 	r.subs[m] = struct{}{}
 	if r.known() {
 		m.s.place(m, r.pos)
 	}
 	r.mu.Unlock()
-	h.rooms.mu.Unlock()
+	h.topics.mu.Unlock()
 	if created {
 		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
 		if subCtx != nil {
@@ -74,39 +74,39 @@ func (h *Hub) subscribe(m *member) {
 
 // unsubscribe removes m; the last one out frees the topic.
 func (h *Hub) unsubscribe(m *member) {
-	r := m.room
-	h.rooms.mu.Lock()
+	r := m.topic
+	h.topics.mu.Lock()
 	r.mu.Lock()
 	delete(r.subs, m)
 	if len(r.subs) == 0 && !r.closed {
 		r.closed = true
 		r.pending = nil
-		delete(h.rooms.m, r.id)
+		delete(h.topics.m, r.id)
 		if r.id < 0 {
-			h.rooms.users--
+			h.topics.users--
 		}
 		if r.cancel != nil {
 			r.cancel()
 		}
 	}
 	r.mu.Unlock()
-	h.rooms.mu.Unlock()
+	h.topics.mu.Unlock()
 }
 
 // counts returns the number of local streams and rooms (users' logs apart).
 func (h *Hub) counts() (conns, rooms int64) {
-	h.rooms.mu.RLock()
-	rooms = int64(len(h.rooms.m) - h.rooms.users)
-	h.rooms.mu.RUnlock()
+	h.topics.mu.RLock()
+	rooms = int64(len(h.topics.m) - h.topics.users)
+	h.topics.mu.RUnlock()
 	return h.streams.count(), rooms
 }
 
 // onlineUsers sums the online users last announced in the local rooms.
 func (h *Hub) onlineUsers() int64 {
-	h.rooms.mu.RLock()
-	defer h.rooms.mu.RUnlock()
+	h.topics.mu.RLock()
+	defer h.topics.mu.RUnlock()
 	var n int64
-	for _, r := range h.rooms.m {
+	for _, r := range h.topics.m {
 		r.mu.Lock()
 		n += r.online
 		r.mu.Unlock()
@@ -115,7 +115,7 @@ func (h *Hub) onlineUsers() int64 {
 }
 
 // known reports whether the room has its position in history.
-func (r *room) known() bool {
+func (r *topic) known() bool {
 	select {
 	case <-r.ready:
 		return true
@@ -124,16 +124,16 @@ func (r *room) known() bool {
 	}
 }
 
-// room returns the local room id, or nil.
-func (h *Hub) room(id int64) *room {
-	h.rooms.mu.RLock()
-	r := h.rooms.m[id]
-	h.rooms.mu.RUnlock()
+// topic returns the local topic id, or nil.
+func (h *Hub) topic(id int64) *topic {
+	h.topics.mu.RLock()
+	r := h.topics.m[id]
+	h.topics.mu.RUnlock()
 	return r
 }
 
-// deliverLive hands one live event from the listener to its local room r.
-func (h *Hub) deliverLive(r *room, ev *Event) {
+// deliverLive hands one live event from the listener to its local topic r.
+func (h *Hub) deliverLive(r *topic, ev *Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -152,7 +152,7 @@ func (h *Hub) deliverLive(r *room, ev *Event) {
 
 // applyLocked delivers ev unless it is a duplicate. It reports true, delivering
 // nothing, when ev's seq jumps past the next one: the room must repair first.
-func (h *Hub) applyLocked(r *room, ev *Event, replay bool) (needRepair bool) {
+func (h *Hub) applyLocked(r *topic, ev *Event, replay bool) (needRepair bool) {
 	if !ev.HasID() {
 		h.fanoutLocked(r, ev, replay)
 		return false
@@ -190,7 +190,7 @@ func newGap(requested StreamID, oldest StreamID) *Event {
 
 // fanoutLocked hands ev to every member; replay marks events of a history
 // replay, whose drops are not counted as lagged (the room itself was behind).
-func (h *Hub) fanoutLocked(r *room, ev *Event, replay bool) {
+func (h *Hub) fanoutLocked(r *topic, ev *Event, replay bool) {
 	if ev.Type == PresenceEventType && ev.HasID() {
 		var p struct{ Count int64 }
 		if json.Unmarshal(ev.Data, &p) == nil {

@@ -1,0 +1,81 @@
+package hub
+
+import (
+	"context"
+	"sync"
+)
+
+// presence holds the local side of presence broadcasts: which rooms have a
+// coalesced presence.update being sent by this instance.
+type presence struct {
+	mu      sync.Mutex
+	running map[int64]bool // a broadcaster goroutine owns the room
+	dirty   map[int64]bool // transitions queued since the broadcaster last looked
+}
+
+// scheduleBroadcast makes sure a coalesced presence.update will be sent for
+// room: one broadcaster per room and instance drains the queued transitions,
+// waiting out the broadcast interval between updates.
+func (h *Hub) scheduleBroadcast(room int64) {
+	p := &h.presence
+	p.mu.Lock()
+	p.dirty[room] = true
+	if p.running[room] {
+		p.mu.Unlock()
+		return
+	}
+	p.running[room] = true
+	p.mu.Unlock()
+	h.goOwned(func(ctx context.Context) { h.broadcastPresence(ctx, room) })
+}
+
+func (h *Hub) broadcastPresence(ctx context.Context, room int64) {
+	p := &h.presence
+	bo := newBackoff()
+	for {
+		p.mu.Lock()
+		if !p.dirty[room] || ctx.Err() != nil {
+			delete(p.running, room)
+			delete(p.dirty, room)
+			p.mu.Unlock()
+			return
+		}
+		p.dirty[room] = false
+		p.mu.Unlock()
+		for {
+			r, err := h.flushPresence(ctx, room)
+			if err != nil {
+				h.log.Warn("presence broadcast failed; retrying", "room", room, "err", err)
+				p.mu.Lock()
+				p.dirty[room] = true
+				p.mu.Unlock()
+				if !bo.wait(ctx) {
+					break
+				}
+				continue
+			}
+			bo.reset()
+			if r.kind == "wait" {
+				if !sleepCtx(ctx, r.wait) {
+					break
+				}
+				continue
+			}
+			if r.kind == "empty" || r.more == 0 {
+				break
+			}
+		}
+	}
+}
+
+// flushPresence publishes one presence.update from room's queued transitions.
+func (h *Hub) flushPresence(ctx context.Context, room int64) (publishReply, error) {
+	keys := []string{EventsKey(room), SeqKey(room), PresenceChangesKey(room), PresenceKey(room), PresenceGateKey(room)}
+	r, err := h.runPublish(ctx, publishPresenceScript, keys, room, PresenceEventType, nowTimestamp(),
+		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)))
+	if err == nil && r.kind == "new" {
+		h.metrics.countPublished(PresenceEventType)
+		h.metrics.PresenceUpdates.Inc()
+	}
+	return r, err
+}

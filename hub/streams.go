@@ -1,0 +1,72 @@
+package hub
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// streams are the open streams of this instance.
+type streams struct {
+	mu     sync.RWMutex
+	byConn map[string]*Stream
+	wg     sync.WaitGroup // workers and releases
+}
+
+func (ss *streams) add(s *Stream) {
+	ss.mu.Lock()
+	ss.byConn[s.ConnID] = s
+	ss.mu.Unlock()
+}
+
+func (ss *streams) remove(s *Stream) {
+	ss.mu.Lock()
+	delete(ss.byConn, s.ConnID)
+	ss.mu.Unlock()
+}
+
+func (ss *streams) get(connID string) *Stream {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	return ss.byConn[connID]
+}
+
+func (ss *streams) count() int64 {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	return int64(len(ss.byConn))
+}
+
+// snapshot appends every open stream to out.
+func (ss *streams) snapshot(out []*Stream) []*Stream {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	for _, s := range ss.byConn {
+		out = append(out, s)
+	}
+	return out
+}
+
+// ctxOf is a context that ends when done is closed.
+func ctxOf(done <-chan struct{}) context.Context { return doneCtx(done) }
+
+type doneCtx <-chan struct{}
+
+func (d doneCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (d doneCtx) Done() <-chan struct{}       { return d }
+func (d doneCtx) Err() error {
+	select {
+	case <-d:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+func (d doneCtx) Value(any) any { return nil }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,40 @@
+-- Publish a backend's event atomically (publish_lib.lua's head comes first),
+-- with an optional idempotency key and the recipients recorded in the outbox.
+-- KEYS[3]  idem:{room}:<key>  first result of this key (used when ARGV[11] is "1")
+-- KEYS[4]  outbox:{room}      notifications whose inbox writes may be unfinished
+-- ARGV[8]  data, a JSON object as sent
+-- ARGV[9]  publisher id, decimal digits or ""
+-- ARGV[10] body hash, to tell a retry from a different request under one key
+-- ARGV[11] "1" when the publish has an idempotency key
+-- ARGV[12] idempotency ttl in seconds
+-- ARGV[13] recipient ids, comma separated, or "": recorded in the outbox with
+--          the event, so that its inbox writes are finished even if the hub
+--          dies before it does them
+-- Returns {"new", id, delivered, seq}, {"dup", id, delivered, seq, pending}
+-- (pending: 1 while the outbox still holds it) or {"conflict"}.
+
+local idem_key, outbox_key = KEYS[3], KEYS[4]
+local data, publisher, hash = ARGV[8], ARGV[9], ARGV[10]
+local idempotent, idem_ttl, recipients = ARGV[11] == '1', tonumber(ARGV[12]), ARGV[13]
+
+if idempotent then
+  local prev = redis.call('GET', idem_key)
+  if prev then
+    local h, id, delivered, seq = string.match(prev, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
+    if h ~= hash then
+      return {'conflict'}
+    end
+    return {'dup', id, tonumber(delivered), tonumber(seq), redis.call('HEXISTS', outbox_key, id)}
+  end
+end
+
+local id, seq, delivered = publish(data, publisher)
+
+if recipients ~= '' then
+  local ms = string.match(id, '^(%d+)')
+  redis.call('HSET', outbox_key, id, ms .. '\n' .. recipients)
+end
+if idempotent then
+  redis.call('SET', idem_key, hash .. '\n' .. id .. '\n' .. delivered .. '\n' .. seq, 'EX', idem_ttl)
+end
+return {'new', id, delivered, seq}

@@ -1,0 +1,44 @@
+-- Shared head of publish_event.lua and publish_presence.lua: the common tail
+-- of a publish. Numbering, history and fan-out happen together, so an event
+-- is never in history without being published, or the reverse.
+-- Both scripts take these first:
+-- KEYS[1]  room:events:{room}        stream, history
+-- KEYS[2]  room:seq:{room}           per-room sequence number
+-- ARGV[1]  channel (room:{room})
+-- ARGV[2]  room id, decimal digits
+-- ARGV[3]  "1" to SPUBLISH (cluster, sharded pub/sub), else PUBLISH
+-- ARGV[4]  event type (validated: [a-z0-9_.-], so safe inside JSON quotes)
+-- ARGV[5]  timestamp, RFC 3339
+-- ARGV[6]  stream MAXLEN (approximate trimming)
+-- ARGV[7]  history retention in seconds: history and seq expire this long
+--          after the room's last publish (presence updates included)
+
+local events_key, seq_key = KEYS[1], KEYS[2]
+local channel, room_id, sharded = ARGV[1], ARGV[2], ARGV[3] == '1'
+local event_type, timestamp, maxlen, retention = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+
+-- publish numbers, stores and publishes one event with this data (a JSON
+-- object) and publisher ('' for none); it returns the id, the seq and how
+-- many hubs the message reached.
+local function publish(data, publisher)
+  local seq = redis.call('INCR', seq_key)
+  local id = redis.call('XADD', events_key, 'MAXLEN', '~', maxlen, '*',
+    'type', event_type, 'data', data, 'publisher_id', publisher,
+    'timestamp', timestamp, 'seq', seq)
+  redis.call('EXPIRE', events_key, retention)
+  redis.call('EXPIRE', seq_key, retention)
+  local pub = 'null'
+  if publisher ~= '' then
+    pub = '"' .. publisher .. '"'
+  end
+  local msg = '{"id":"' .. id .. '","seq":' .. seq .. ',"roomId":' .. room_id ..
+    ',"eventType":"' .. event_type .. '","publisherId":' .. pub ..
+    ',"timestamp":"' .. timestamp .. '","data":' .. data .. '}'
+  local delivered
+  if sharded then
+    delivered = redis.call('SPUBLISH', channel, msg)
+  else
+    delivered = redis.call('PUBLISH', channel, msg)
+  end
+  return id, seq, delivered
+end
