@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,13 @@ type browserDriver struct {
 // which `make test` installs.
 func startBrowserDriver(t *testing.T, url string, room int64, token string) *browserDriver {
 	t.Helper()
-	script, _ := filepath.Abs("../web/e2e/eventsource.mjs")
+	return startDriver(t, "eventsource.mjs", url, fmt.Sprint(room), token)
+}
+
+// startDriver runs one of web/e2e's driver scripts with args.
+func startDriver(t *testing.T, name string, args ...string) *browserDriver {
+	t.Helper()
+	script, _ := filepath.Abs("../web/e2e/" + name)
 	if _, err := os.Stat("../web/e2e/node_modules/playwright-core"); err != nil {
 		t.Fatalf("playwright-core is not installed: run `make test` (npm ci --prefix web/e2e)")
 	}
@@ -35,7 +42,7 @@ func startBrowserDriver(t *testing.T, url string, room int64, token string) *bro
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatalf("chromium is not installed: run `make test` (apt-get install chromium)")
 	}
-	cmd := exec.Command("node", script, url, fmt.Sprint(room), token)
+	cmd := exec.Command("node", append([]string{script}, args...)...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -53,6 +60,7 @@ func startBrowserDriver(t *testing.T, url string, room int64, token string) *bro
 	}()
 	t.Cleanup(func() {
 		_, _ = io.WriteString(stdin, "QUIT\n")
+		_ = stdin.Close() // node waits for the end of its input before it exits
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
@@ -125,5 +133,81 @@ func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 		if g.ID != want[i] {
 			t.Fatalf("event %d: id %s, want %s (got %+v)", i, g.ID, want[i], ev.Got)
 		}
+	}
+}
+
+type pageBrowserEvents struct {
+	Got []struct {
+		Type   string
+		RoomID int64
+		K      string
+	}
+	Count int64
+	Opens int
+	Error string
+}
+
+// TestBrowser_PageStreamSurvivesACut: one PageStream in Chromium holds three
+// rooms and the bell on one connection. Its connection is cut while events go
+// to every room and to the user: the page ends with every event exactly once,
+// in per-room order, and the badge right.
+func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
+	rooms := []int64{181, 182, 183}
+	d := startDriver(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
+	eventually(t, wait, "one connection for the whole page", func() bool {
+		_, env := th.get(t, "/health", "")
+		return env.Result.(map[string]any)["activeConnections"] == 1.0
+	})
+	want := map[int64][]string{}
+	var notes []string
+	round := func(r int) {
+		for _, room := range rooms {
+			for i := 0; i < 3; i++ {
+				k := fmt.Sprintf("%d-%d-%d", room, r, i)
+				th.publish(t, room, "comment.created", map[string]any{"k": k})
+				want[room] = append(want[room], k)
+			}
+		}
+		notes = append(notes, "184:"+th.notify(t, 184, "comment.created", 20).StreamID)
+	}
+	round(0)
+	total := func() int { return 9*len(notes) + len(notes) }
+	fmt.Fprintf(d.stdin, "COUNT %d\n", total())
+	if l := d.line(t, 30*time.Second); strings.Contains(l, "error") {
+		t.Fatalf("browser: %s", l)
+	}
+	th.dropConnections()              // the page's one connection is cut
+	httpClient.CloseIdleConnections() // ours too: do not publish on a dead one
+	for r := 1; r <= 3; r++ {
+		round(r)
+	}
+	fmt.Fprintf(d.stdin, "COUNT %d\n", total())
+	var ev pageBrowserEvents
+	if err := json.Unmarshal([]byte(d.line(t, 30*time.Second)), &ev); err != nil || ev.Error != "" {
+		t.Fatalf("browser: %v %s", err, ev.Error)
+	}
+	if ev.Opens < 2 {
+		t.Fatalf("the page stream opened %d times: it was never cut", ev.Opens)
+	}
+	got := map[int64][]string{}
+	var gotNotes []string
+	for _, g := range ev.Got {
+		if g.Type == "notification.created" {
+			gotNotes = append(gotNotes, g.K)
+		} else {
+			got[g.RoomID] = append(got[g.RoomID], g.K)
+		}
+	}
+	for _, room := range rooms {
+		if strings.Join(got[room], " ") != strings.Join(want[room], " ") {
+			t.Fatalf("room %d: got %v\nwant %v", room, got[room], want[room])
+		}
+	}
+	if strings.Join(gotNotes, " ") != strings.Join(notes, " ") {
+		t.Fatalf("notifications: got %v, want %v", gotNotes, notes)
+	}
+	if n := th.unreadOf(t, 20); ev.Count != n || n != int64(len(notes)) {
+		t.Fatalf("badge %d, unread %d, want %d", ev.Count, n, len(notes))
 	}
 }

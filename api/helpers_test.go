@@ -101,7 +101,6 @@ func (ct *connTracker) track(c net.Conn, st http.ConnState) {
 // and the hub sees its streams' sockets close.
 func (th *testHub) dropConnections() {
 	th.conns.mu.Lock()
-	defer th.conns.mu.Unlock()
 	for c := range th.conns.m {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.CloseRead()
@@ -109,6 +108,8 @@ func (th *testHub) dropConnections() {
 		}
 		delete(th.conns.m, c)
 	}
+	// Not under conns.mu: httptest calls track under its own lock.
+	th.conns.mu.Unlock()
 	th.srv.CloseClientConnections()
 }
 

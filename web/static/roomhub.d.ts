@@ -18,7 +18,10 @@ export declare class HubError extends Error {
 export interface Gap {
   requested: string;
   oldest: string | null;
+  /** On a page stream: the room whose history no longer reached back. */
   roomId?: number;
+  /** On a page stream: the gap is in the user's notification log. */
+  notifications?: true;
 }
 
 export interface StreamOptions {
@@ -78,6 +81,28 @@ export interface NotificationStreamOptions extends StreamOptions {
   onCount?: (unread: number) => void;
 }
 
+export declare class PageStream extends Stream {
+  /** A RoomHub and options, or the options alone with getToken (and baseUrl). */
+  constructor(hub: RoomHub, options?: PageStreamOptions);
+  constructor(options: PageStreamOptions & { getToken: () => string | Promise<string>; baseUrl?: string });
+  readonly rooms: (number | string)[];
+  readonly notifications: boolean;
+  /** Each room's online users, from its last presence.update. */
+  readonly online: Map<number, number[] | null>;
+  /** The unread count, once known (notifications: true). */
+  readonly count: number | null;
+  /** Changes the rooms: reconnects at once with the last id; kept rooms lose nothing, new ones start live. */
+  setRooms(rooms: (number | string)[]): void;
+}
+
+export interface PageStreamOptions extends StreamOptions {
+  rooms?: (number | string)[];
+  notifications?: boolean;
+  /** A room's presence.update (data.roomId is the room). */
+  onPresence?: (roomId: number, update: PresenceUpdate & { roomId: number }) => void;
+  onCount?: (unread: number) => void;
+}
+
 export interface Notification {
   notificationId: string;
   roomId: number;
@@ -107,6 +132,8 @@ export declare class RoomHub {
   });
   room(roomId: number | string, options?: RoomStreamOptions): RoomStream;
   notifications(options?: NotificationStreamOptions): NotificationStream;
+  /** One stream for several rooms and, with notifications: true, the user's notifications. */
+  page(options?: PageStreamOptions): PageStream;
   api<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   unread(): Promise<number>;
   list(options?: { limit?: number; before?: string }): Promise<{

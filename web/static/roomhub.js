@@ -5,6 +5,8 @@
 //   const room = hub.room(42, { onGap: (g) => hub.fetchGap(42, g.requested, g.oldest).then(show) });
 //   room.on('comment.created', (data, id) => show(data));
 //   const bell = hub.notifications({ onCount: (n) => badge(n) });
+//   // or one connection for the page's rooms and its bell:
+//   const page = hub.page({ rooms: [42, 43], notifications: true, onCount: badge });
 //
 // A stream keeps the last event id it saw and sends it on every reconnect, so
 // the hub resumes exactly (catch-up, no gap, no duplicate). It asks getToken()
@@ -53,6 +55,9 @@ export class RoomHub {
 
   /** notifications opens the user's own stream: count, created, read. */
   notifications(opts = {}) { return new NotificationStream(this, opts); }
+
+  /** page opens one stream for several rooms and (notifications: true) the user's notifications. */
+  page(opts = {}) { return new PageStream(this, opts); }
 
   /** api calls a JSON route and returns its result, or throws a HubError. */
   async api(method, path, body) {
@@ -188,7 +193,8 @@ class Stream {
     if (this.closed) return;
     const q = new URLSearchParams({ token });
     if (this.lastEventId) q.set('lastEventId', this.lastEventId);
-    const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}?${q}`, { withCredentials: true });
+    const sep = this.path.includes('?') ? '&' : '?';
+    const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}${sep}${q}`, { withCredentials: true });
     this.es = es;
     let opened = false;
     es.onopen = () => {
@@ -217,7 +223,7 @@ class Stream {
     let status = 0;
     let err = null;
     try {
-      await this.hub.api('GET', this.probePath);
+      for (const p of [].concat(this.probePath)) await this.hub.api('GET', p);
     } catch (e) {
       err = e;
       status = e instanceof HubError ? e.status : 0;
@@ -308,4 +314,78 @@ export class NotificationStream extends Stream {
       this.onCount(n);
     }
   }
+}
+
+/**
+ * PageStream is one connection for a page: several rooms and, with
+ * notifications: true, the user's own notifications. Room events carry
+ * data.roomId; presence and the unread count are kept per room and for the
+ * bell. Its ids are the whole page's position: a reconnect (on any hub
+ * instance) resumes every room and the bell exactly.
+ *
+ *   new PageStream({ rooms: [42, 43], notifications: true, getToken })
+ *   hub.page({ rooms: [42], notifications: true })
+ */
+export class PageStream extends Stream {
+  /**
+   * @param {RoomHub|object} hub a RoomHub, or the options themselves with getToken (and baseUrl)
+   * @param {object} [opts] rooms, notifications, onCount, onPresence(roomId, data), onGap, …
+   */
+  constructor(hub, opts) {
+    if (!(hub instanceof RoomHub)) { opts = hub; hub = new RoomHub(opts); }
+    opts = opts || {};
+    const rooms = [...new Set(opts.rooms || [])];
+    const notifications = !!opts.notifications;
+    super(hub, pagePath(rooms, notifications), pageProbes(rooms, notifications),
+      notifications ? [...DEFAULT_TYPES, ...NOTIFY] : DEFAULT_TYPES, opts);
+    this.rooms = rooms;
+    this.notifications = notifications;
+    /** @type {Map<number, number[]|null>} each room's online users, from its last presence.update */
+    this.online = new Map();
+    /** @type {number|null} the unread count, once known (notifications: true) */
+    this.count = null;
+    this.onPresence = opts.onPresence || (() => {});
+    this.onCount = opts.onCount || (() => {});
+  }
+
+  /**
+   * setRooms changes the page's rooms: the stream reconnects at once with its
+   * last id, so the rooms it keeps lose nothing; new rooms start live.
+   */
+  setRooms(rooms) {
+    this.rooms = [...new Set(rooms)];
+    for (const r of this.online.keys()) if (!this.rooms.includes(r)) this.online.delete(r);
+    this.path = pagePath(this.rooms, this.notifications);
+    this.probePath = pageProbes(this.rooms, this.notifications);
+    this.reconnect();
+  }
+
+  handle(type, data) {
+    if (type === 'presence.update' && data && data.roomId !== undefined) {
+      this.online.set(data.roomId, data.onlineUsers);
+      this.onPresence(data.roomId, data);
+      return;
+    }
+    if (!NOTIFY.includes(type)) return;
+    const n = type === 'notification.unread' ? data.count : data.unread;
+    if (typeof n === 'number' && n !== this.count) {
+      this.count = n;
+      this.onCount(n);
+    }
+  }
+}
+
+function pagePath(rooms, notifications) {
+  const q = new URLSearchParams();
+  if (rooms.length) q.set('rooms', rooms.join(','));
+  if (notifications) q.set('notifications', 'true');
+  return `/api/v1/stream?${q}`.replace(/%2C/g, ',');
+}
+
+// pageProbes are the routes that tell why a page stream was refused: each
+// room's access, and the user's token.
+function pageProbes(rooms, notifications) {
+  const p = rooms.map((r) => `/api/v1/rooms/${r}/presence`);
+  if (notifications || !p.length) p.push('/api/v1/notifications/unread');
+  return p;
 }

@@ -2,7 +2,7 @@
 //   node --test web/test/
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { RoomHub, Status } from '../static/roomhub.js';
+import { RoomHub, PageStream, Status } from '../static/roomhub.js';
 
 class FakeEventSource {
   static all = [];
@@ -174,4 +174,84 @@ test('fetchGap pages through the events API', async () => {
   const evs = await hub.fetchGap(3, '1-0');
   assert.deepEqual(evs.map((e) => e.id), ['2-0', '3-0', '4-0']);
   assert.deepEqual(asked, ['1-0', '3-0']);
+});
+
+test('a page stream: one connection, per-room presence, the bell, setRooms resumes from its id', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const { hub } = setup();
+    const counts = [];
+    const presence = [];
+    const gaps = [];
+    const page = hub.page({
+      rooms: [42, 43, 42], notifications: true, onCount: (n) => counts.push(n),
+      onPresence: (r, d) => presence.push([r, d.count]), onGap: (g) => gaps.push(g),
+    });
+    const got = [];
+    page.on('comment.created', (d, id) => got.push([d.roomId, d.k, id]));
+    await flush();
+    let es = FakeEventSource.last();
+    assert.equal(FakeEventSource.all.length, 1);
+    assert.equal(es.url.pathname, '/api/v1/stream');
+    assert.equal(es.url.searchParams.get('rooms'), '42,43');
+    assert.equal(es.url.searchParams.get('notifications'), 'true');
+    es.open();
+    es.emit('notification.unread', { count: 1 });
+    es.emit('presence.update', { roomId: 43, onlineUsers: [7], count: 1 }, 'p1,42:1-0,43:2-0,n:0-0');
+    es.emit('comment.created', { roomId: 42, k: 'a' }, 'p1,42:3-0,43:2-0,n:0-0');
+    es.emit('notification.created', { unread: 2 }, 'p1,42:3-0,43:2-0,n:4-0');
+    es.emit('system.gap', { requested: '1-0', oldest: '9-0', roomId: 43 });
+    assert.deepEqual(counts, [1, 2]);
+    assert.deepEqual(presence, [[43, 1]]);
+    assert.deepEqual(page.online.get(43), [7]);
+    assert.deepEqual(got, [[42, 'a', 'p1,42:3-0,43:2-0,n:0-0']]);
+    assert.equal(page.lastEventId, 'p1,42:3-0,43:2-0,n:4-0');
+    assert.deepEqual(gaps, [{ requested: '1-0', oldest: '9-0', roomId: 43 }]);
+    page.setRooms([42, 44]);
+    mock.timers.tick(0);
+    await flush();
+    es = FakeEventSource.last();
+    assert.equal(FakeEventSource.all.length, 2);
+    assert.equal(es.url.searchParams.get('rooms'), '42,44');
+    assert.equal(es.url.searchParams.get('lastEventId'), 'p1,42:3-0,43:2-0,n:4-0');
+    assert.equal(page.online.has(43), false, 'a room left the page');
+    page.close();
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('a page stream refused for one room reports it once', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    FakeEventSource.all = [];
+    const asked = [];
+    const errors = [];
+    const page = new PageStream({
+      baseUrl: 'http://hub.test', getToken: () => 't', EventSource: FakeEventSource,
+      fetch: async (url) => {
+        const path = new URL(url).pathname;
+        asked.push(path);
+        const denied = path === '/api/v1/rooms/43/presence';
+        return {
+          ok: !denied, status: denied ? 403 : 200,
+          json: async () => (denied ? { isSuccess: false, code: 'COMMON403', message: 'room 43' } : { isSuccess: true, result: {} }),
+        };
+      },
+      rooms: [42, 43], onError: (e) => errors.push(e.code), minDelay: 10,
+    });
+    for (let i = 0; i < 3; i++) {
+      await flush();
+      FakeEventSource.last()?.fail();
+      await flush();
+      mock.timers.tick(1000);
+    }
+    await flush();
+    assert.equal(FakeEventSource.all.length, 1);
+    assert.deepEqual(asked, ['/api/v1/rooms/42/presence', '/api/v1/rooms/43/presence']);
+    assert.deepEqual(errors, ['COMMON403']);
+    assert.equal(page.status, Status.CLOSED);
+  } finally {
+    mock.timers.reset();
+  }
 });

@@ -1,0 +1,49 @@
+// Drives headless Chromium for roomhub's Go browser tests (api/browser_test.go).
+// Usage: node pagestream.mjs <hubURL> <rooms, comma-separated> <token>
+// The page uses the SDK's PageStream (rooms and the bell on one connection).
+// Line protocol: prints READY once the stream is open; for each "COUNT n" on
+// stdin, waits until n events (comment.created and notification.created)
+// arrived and prints {"got":[{type,roomId,k,id}],"count":unread,"opens":k}
+// as one JSON line; "QUIT" ends.
+import { chromium } from 'playwright-core';
+import readline from 'node:readline';
+
+const [url, rooms, token] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto(url + '/');
+  await page.evaluate(async ({ rooms, token }) => {
+    const { PageStream } = await import('/static/roomhub.js');
+    window.__got = [];
+    window.__opens = 0;
+    window.__count = null;
+    const ps = new PageStream({
+      getToken: () => token, rooms: rooms.split(',').map(Number), notifications: true, minDelay: 100,
+      onStatus: (s) => { if (s === 'open') window.__opens++; },
+      onCount: (n) => { window.__count = n; },
+    });
+    ps.on('comment.created', (d) => window.__got.push({ type: 'comment.created', roomId: d.roomId, k: d.k }));
+    ps.on('notification.created', (d) => window.__got.push({ type: 'notification.created', k: d.notificationId }));
+  }, { rooms, token });
+  await page.waitForFunction(() => window.__opens > 0 && window.__count !== null, null, { timeout: 15000 });
+  console.log('READY');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, arg] = line.trim().split(' ');
+    if (cmd === 'QUIT') break;
+    if (cmd !== 'COUNT') continue;
+    try {
+      await page.waitForFunction((n) => window.__got.length >= n, Number(arg), { timeout: 20000 });
+      console.log(JSON.stringify(await page.evaluate(() => ({ got: window.__got, count: window.__count, opens: window.__opens }))));
+    } catch (e) {
+      console.log(JSON.stringify({ error: String(e) }));
+    }
+  }
+} finally {
+  await browser.close();
+}
