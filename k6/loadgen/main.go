@@ -38,8 +38,12 @@ import (
 // config is what one run does; children get the same flags plus their slice.
 type config struct {
 	hub        string
+	hubs       []string // hub split on commas: streams and publishes go round robin
+	hubPIDs    []int    // hubPIDList split: CPU and RSS are summed
+	hubPIDList string
 	streams    int
 	rooms      int
+	pageRooms  int
 	rate       float64
 	duration   time.Duration
 	drain      time.Duration
@@ -47,7 +51,6 @@ type config struct {
 	secret     string
 	key        string
 	procs      int
-	hubPID     int
 	redisPID   int
 	firstUser  int // child: first stream index it owns
 	childCount int // child: streams it owns (0: a parent)
@@ -56,9 +59,10 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.hub, "hub", "http://127.0.0.1:8083", "hub base URL (loopback only)")
+	flag.StringVar(&c.hub, "hub", "http://127.0.0.1:8083", "hub base URL (loopback only); several, comma-separated, share the streams and publishes round robin")
 	flag.IntVar(&c.streams, "streams", 1000, "SSE streams to hold")
 	flag.IntVar(&c.rooms, "rooms", 10, "rooms the streams spread over (round robin)")
+	flag.IntVar(&c.pageRooms, "page-rooms", 0, "open page streams of this many rooms each (GET /api/v1/stream?rooms=…); 0: room streams")
 	flag.Float64Var(&c.rate, "rate", 100, "publishes per second, over all rooms")
 	flag.DurationVar(&c.duration, "duration", 30*time.Second, "how long to publish")
 	flag.DurationVar(&c.drain, "drain", 5*time.Second, "how long to wait for the last deliveries")
@@ -66,15 +70,27 @@ func main() {
 	flag.StringVar(&c.secret, "jwt-secret", "local_dev_secret", "JWT_SECRET of the hub, to mint tokens")
 	flag.StringVar(&c.key, "internal-key", "local_dev_internal_key", "INTERNAL_API_KEY of the hub")
 	flag.IntVar(&c.procs, "procs", 1, "processes holding the streams (one process holds at most ~19,900)")
-	flag.IntVar(&c.hubPID, "hub-pid", 0, "pid of the hub, for CPU and RSS from /proc (0: not measured)")
+	flag.StringVar(&c.hubPIDList, "hub-pid", "", "pid of the hub (comma-separated for several), for CPU and RSS from /proc (none: not measured)")
 	flag.IntVar(&c.redisPID, "redis-pid", 0, "pid of redis-server, for CPU and RSS from /proc")
 	flag.IntVar(&c.firstUser, "child-first", 0, "internal: first stream of a child process")
 	flag.IntVar(&c.childCount, "child-count", 0, "internal: streams of a child process")
 	flag.DurationVar(&c.connectTO, "connect-timeout", 60*time.Second, "how long all streams may take to connect")
 	flag.Parse()
-	if err := checkLoopback(c.hub); err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
+	if c.pageRooms < 0 || c.pageRooms > c.rooms {
+		fmt.Fprintln(os.Stderr, "loadgen: -page-rooms must be between 0 and -rooms")
 		os.Exit(2)
+	}
+	c.hubs = strings.Split(c.hub, ",")
+	for _, h := range c.hubs {
+		if err := checkLoopback(h); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(2)
+		}
+	}
+	for _, p := range strings.Split(c.hubPIDList, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && n > 0 {
+			c.hubPIDs = append(c.hubPIDs, n)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -133,10 +149,23 @@ type streamSet struct {
 }
 
 type streamState struct {
-	room      int
+	rooms     []int // one room (room stream), or a page stream's rooms
 	connected atomic.Bool
 	mu        sync.Mutex
-	seen      map[uint32]bool
+	seen      map[uint64]bool // room<<32 | seq
+}
+
+// streamRooms is stream i's rooms: i's room, and on page streams the next ones
+// spaced evenly over all rooms, so that every room has the same members.
+func streamRooms(c config, i int) []int {
+	if c.pageRooms == 0 {
+		return []int{i%c.rooms + 1}
+	}
+	var rs []int
+	for k := 0; k < c.pageRooms; k++ {
+		rs = append(rs, (i+k*c.rooms/c.pageRooms)%c.rooms+1)
+	}
+	return rs
 }
 
 func openStreams(ctx context.Context, c config, first, count int) *streamSet {
@@ -147,7 +176,7 @@ func openStreams(ctx context.Context, c config, first, count int) *streamSet {
 	sem := make(chan struct{}, 200) // connects in flight
 	var wg sync.WaitGroup
 	for i := first; i < first+count; i++ {
-		st := &streamState{room: i%c.rooms + 1, seen: map[uint32]bool{}}
+		st := &streamState{rooms: streamRooms(c, i), seen: map[uint64]bool{}}
 		set.perStream = append(set.perStream, st)
 		wg.Add(1)
 		sem <- struct{}{}
@@ -167,7 +196,16 @@ func openStreams(ctx context.Context, c config, first, count int) *streamSet {
 func readStream(ctx context.Context, client *http.Client, c config, i int, st *streamState, set *streamSet, connected func()) error {
 	once := sync.OnceFunc(connected)
 	defer once()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/rooms/%d/stream", c.hub, st.room), nil)
+	base := c.hubs[i%len(c.hubs)]
+	url := fmt.Sprintf("%s/api/v1/rooms/%d/stream", base, st.rooms[0])
+	if c.pageRooms > 0 {
+		ids := make([]string, len(st.rooms))
+		for k, r := range st.rooms {
+			ids[k] = strconv.Itoa(r)
+		}
+		url = base + "/api/v1/stream?rooms=" + strings.Join(ids, ",")
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token(c.secret, int64(i+1)))
 	resp, err := client.Do(req)
 	if err != nil {
@@ -198,19 +236,24 @@ func readStream(ctx context.Context, client *http.Client, c config, i int, st *s
 		case bytes.HasPrefix(line, []byte("data: ")) && event == "comment.created":
 			now := time.Now().UnixNano()
 			var d struct {
-				T   int64  `json:"t"`
-				Seq uint32 `json:"seq"`
+				T      int64  `json:"t"`
+				Seq    uint32 `json:"seq"`
+				RoomID int    `json:"roomId"` // page streams only
 			}
 			if json.Unmarshal(line[6:], &d) != nil {
 				continue
 			}
+			if d.RoomID == 0 {
+				d.RoomID = st.rooms[0]
+			}
 			set.deliv.Add(1)
 			set.lat.add(float64(now-d.T) / 1e6)
+			key := uint64(d.RoomID)<<32 | uint64(d.Seq)
 			st.mu.Lock()
-			if st.seen[d.Seq] {
+			if st.seen[key] {
 				set.dups.Add(1)
 			}
-			st.seen[d.Seq] = true
+			st.seen[key] = true
 			st.mu.Unlock()
 		case len(bytes.TrimSpace(line)) == 0:
 			event = ""
@@ -253,7 +296,13 @@ func (s *streamSet) result() received {
 			continue // it never listened: nothing was expected of it
 		}
 		st.mu.Lock()
-		r.Seen[st.room] = append(r.Seen[st.room], uint32(len(st.seen)))
+		per := map[int]uint32{}
+		for key := range st.seen {
+			per[int(key>>32)]++
+		}
+		for _, room := range st.rooms {
+			r.Seen[room] = append(r.Seen[room], per[room])
+		}
 		st.mu.Unlock()
 	}
 	return r
@@ -298,12 +347,14 @@ func startChild(c config, first, count int) (*child, error) {
 // report is the JSON loadgen prints.
 type report struct {
 	Shape struct {
-		Streams  int     `json:"streams"`
-		Rooms    int     `json:"rooms"`
-		Rate     float64 `json:"publishesPerSec"`
-		Duration float64 `json:"durationSecs"`
-		Payload  int     `json:"payloadBytes"`
-		Procs    int     `json:"procs"`
+		Streams   int     `json:"streams"`
+		Rooms     int     `json:"rooms"`
+		PageRooms int     `json:"pageRooms,omitempty"` // page streams of this many rooms
+		Hubs      int     `json:"hubs"`                // hub instances sharing the streams
+		Rate      float64 `json:"publishesPerSec"`
+		Duration  float64 `json:"durationSecs"`
+		Payload   int     `json:"payloadBytes"`
+		Procs     int     `json:"procs"`
 	} `json:"shape"`
 	Connect struct {
 		OK      int            `json:"ok"`
@@ -345,6 +396,7 @@ type procUse struct {
 func runParent(ctx context.Context, c config) error {
 	var rep report
 	rep.Shape.Streams, rep.Shape.Rooms, rep.Shape.Rate = c.streams, c.rooms, c.rate
+	rep.Shape.PageRooms, rep.Shape.Hubs = c.pageRooms, len(c.hubs)
 	rep.Shape.Duration, rep.Shape.Payload, rep.Shape.Procs = c.duration.Seconds(), c.payload, c.procs
 
 	// Streams: in children when procs > 1, else here.
@@ -372,12 +424,12 @@ func runParent(ctx context.Context, c config) error {
 	// Let presence updates of the joins settle before measuring.
 	sleep(ctx, 2*time.Second)
 
-	hub0, redis0 := cpuOf(c.hubPID), cpuOf(c.redisPID)
+	hub0, redis0 := cpuOfAll(c.hubPIDs), cpuOf(c.redisPID)
 	pubStart := time.Now()
 	sent, failed, perRoom, pubLat := publish(ctx, c)
 	window := time.Since(pubStart)
 	sleep(ctx, c.drain)
-	hub1, redis1 := cpuOf(c.hubPID), cpuOf(c.redisPID)
+	hub1, redis1 := cpuOfAll(c.hubPIDs), cpuOf(c.redisPID)
 
 	// Collect.
 	var results []received
@@ -420,8 +472,8 @@ func runParent(ctx context.Context, c config) error {
 	rep.Delivery.PerSec = float64(rep.Delivery.Delivered) / window.Seconds()
 	rep.Delivery.P50ms, rep.Delivery.P95ms, rep.Delivery.P99ms = pct(lats, 50), pct(lats, 95), pct(lats, 99)
 	rep.Delivery.MaxMs, rep.Delivery.SampleCount = pct(lats, 100), len(lats)
-	rep.Hub = use(c.hubPID, hub1-hub0, rep.Delivery.Delivered, c.streams)
-	rep.Redis = use(c.redisPID, redis1-redis0, rep.Delivery.Delivered, c.streams)
+	rep.Hub = use(c.hubPIDs, hub1-hub0, rep.Delivery.Delivered, c.streams)
+	rep.Redis = use([]int{c.redisPID}, redis1-redis0, rep.Delivery.Delivered, c.streams)
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
@@ -451,10 +503,10 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 			room, time.Now().UnixNano(), seqs[room], pad)
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(room int, body string) {
+		go func(room int, body, base string) {
 			defer func() { <-sem; wg.Done() }()
 			t := time.Now()
-			req, _ := http.NewRequest(http.MethodPost, c.hub+"/api/v1/notifications/publish", strings.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish", strings.NewReader(body))
 			req.Header.Set("X-Internal-Key", c.key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
@@ -472,7 +524,7 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 			} else {
 				failed++
 			}
-		}(room, body)
+		}(room, body, c.hubs[n%len(c.hubs)])
 	}
 	wg.Wait()
 	return sent, failed, perRoom, lat
@@ -525,11 +577,24 @@ func rssKB(pid int) int64 {
 	return 0
 }
 
-func use(pid int, cpu float64, delivered int64, streams int) *procUse {
-	if pid == 0 {
+// cpuOfAll sums the CPU seconds of pids.
+func cpuOfAll(pids []int) float64 {
+	s := 0.0
+	for _, p := range pids {
+		s += cpuOf(p)
+	}
+	return s
+}
+
+// use reports what the processes pids used together (nil when none is known).
+func use(pids []int, cpu float64, delivered int64, streams int) *procUse {
+	if len(pids) == 0 || pids[0] == 0 {
 		return nil
 	}
-	u := &procUse{CPUSecs: cpu, RSSKB: rssKB(pid)}
+	u := &procUse{CPUSecs: cpu}
+	for _, p := range pids {
+		u.RSSKB += rssKB(p)
+	}
 	if delivered > 0 {
 		u.CPUSecsPer1kDeliver = cpu / float64(delivered) * 1000
 	}

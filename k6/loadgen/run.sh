@@ -5,6 +5,7 @@
 #   RUNS=3 SHAPES="5000:100:200" make loadtest
 #   HUB_BIN=/tmp/roomhub-before ...   # measure a hub built elsewhere (before/after)
 #   PROFILE=1 ...                      # also a 10 s CPU profile, 15 s into each run
+#   SHAPES="5000:100:200:3" ...        # a fourth field: page streams of that many rooms
 # A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
 # by two loadgen processes (a process may hold at most 20,000 open files).
 set -euo pipefail
@@ -27,7 +28,8 @@ go build -o "$work/loadgen" ./k6/loadgen
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 for shape in $SHAPES; do
-  IFS=: read -r streams rooms rate <<<"$shape"
+  IFS=: read -r streams rooms rate page <<<"$shape"
+  page=${page:-0}
   procs=1
   [ "$streams" -gt 9000 ] && procs=2
   for run in $(seq 1 "$RUNS"); do
@@ -40,17 +42,19 @@ for shape in $SHAPES; do
       "$hub_bin" >"$work/hub.log" 2>&1 &
     hub_pid=$!
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
-    out="$OUT/${streams}-${rooms}-${rate}-run${run}.json"
+    suffix=""
+    [ "$page" -gt 0 ] && suffix="-page$page"
+    out="$OUT/${streams}-${rooms}-${rate}${suffix}-run${run}.json"
     if [ -n "${PROFILE:-}" ]; then
       (sleep 15; curl -fs -o "${out%.json}.cpu.pprof" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=10") &
     fi
     "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
-      -duration "$DURATION" -procs "$procs" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
+      -duration "$DURATION" -procs "$procs" -page-rooms "$page" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
     python3 - "$out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s, d, h, x = r["shape"], r["delivery"], r["hub"], r["redis"]
-print(f'{s["streams"]:>6}/{s["rooms"]}/{s["publishesPerSec"]:.0f}: connected {r["connect"]["ok"]}, '
+print(f'{s["streams"]:>6}/{s["rooms"]}/{s["publishesPerSec"]:.0f}{"/page" + str(s["pageRooms"]) if s.get("pageRooms") else ""}: connected {r["connect"]["ok"]}, '
       f'lost {d["lost"]}, dup {d["duplicated"]}, p50/p99 {d["p50ms"]:.1f}/{d["p99ms"]:.1f} ms, '
       f'hub {h["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k, {h["rssKBPerStream"]:.0f} KB/stream, '
       f'redis {x["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k')
