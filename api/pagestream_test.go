@@ -453,3 +453,51 @@ func TestPageStream_RevokedRoomEndsTheStream(t *testing.T) {
 		t.Fatalf("stream ended with %+v, want system.evicted access revoked for room 172", last)
 	}
 }
+
+// The log member's gap carries "notifications":true; a room of the same page
+// resumes normally.
+func TestPageStream_GapOfTheLog(t *testing.T) {
+	rs := testredis.Start(t)
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
+	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 10 })
+	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
+	c.next(t, wait) // the count
+	th.notify(t, 202, "comment.created", 25)
+	first := c.next(t, wait).ID
+	c.Close()
+	for i := 0; i < 40; i++ {
+		th.notify(t, 202, "comment.created", 25)
+	}
+	th.pub(t, 201, "after")
+	r := th.pageStream(t, 25, "rooms=201&notifications=true", first)
+	if f := r.next(t, wait); f.Event != hub.NotificationUnreadType {
+		t.Fatalf("first %+v", f)
+	}
+	sawGap, sawRoom := false, false
+	for !sawGap || !sawRoom {
+		f := r.next(t, wait)
+		switch f.Event {
+		case hub.GapEventType:
+			if d := dataOf(t, f); !d.Notifications || d.RoomID != 0 || f.ID != "" {
+				t.Fatalf("log gap %+v", f)
+			}
+			sawGap = true
+		case "comment.created":
+			if d := dataOf(t, f); d.K != "after" || d.RoomID != 201 {
+				t.Fatalf("room event %+v", f)
+			}
+			sawRoom = true
+		}
+	}
+}
+
+// A proxy backend that cannot answer refuses the page stream with 503 AUTH5031.
+func TestPageStream_ProxyDownIs503(t *testing.T) {
+	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
+	backend.set(16, 211, true)
+	backend.status.Store(500)
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/stream?rooms=211,212", th.token(t, 16)); code != 503 || env != "AUTH5031" {
+		t.Fatalf("backend down: %d %s, want 503 AUTH5031", code, env)
+	}
+}
