@@ -91,6 +91,9 @@ func toError(err error) *Error {
 		return &Error{http.StatusForbidden, "COMMON403", err.Error(), nil}
 	case errors.Is(err, hub.ErrAccessUnavailable):
 		return &Error{http.StatusServiceUnavailable, "AUTH5031", "room authorization backend unreachable", err}
+	case errors.Is(err, hub.ErrNotReplicated):
+		return &Error{http.StatusServiceUnavailable, "REDIS5001",
+			"published, but not yet on PUBLISH_WAIT_REPLICAS replicas: retry with the same idempotencyKey", err}
 	case errors.Is(err, hub.ErrRedisReply):
 		return &Error{http.StatusInternalServerError, "REDIS5002", "unexpected answer from Redis", err}
 	case errors.Is(err, hub.ErrRedis), errors.Is(err, context.DeadlineExceeded):

@@ -3,6 +3,7 @@ package api
 import (
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,4 +39,55 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 	// replicates PUBLISH, so a listener still on it hears the new master's
 	// events until it moves (a quick failover made the old assertion flaky).
 	// The 200 events accepted by the new master and received above are the proof.
+}
+
+// PUBLISH_WAIT_REPLICAS=1: a publish is acknowledged once the replica has it.
+// With the replica frozen the publish answers 503 (it is in history and
+// live all the same); once the replica is back, a retry with the same key
+// answers 200 duplicate with the same id, and streams got the event once.
+func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
+	sn := testredis.StartSentinels(t)
+	th := startHub(t, sn.Master.Addr(), func(c *hub.Config) {
+		c.PublishWaitReplicas, c.PublishWait = 1, 300*time.Millisecond
+	})
+	c := th.openStream(t, 220, 1, "")
+	// The replica may still be taking its first full copy: wait until a
+	// publish is acknowledged.
+	eventually(t, wait, "a publish acknowledged by the replica", func() bool {
+		code, _ := th.publishRaw(t, `{"roomId":220,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k0"}`)
+		return code == 200
+	})
+	base := th.Hub.Metrics().NotReplicated.Get()
+	body := `{"roomId":220,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1"}`
+	sn.Replica.Pause()
+	code, env := th.publishRaw(t, body)
+	sn.Replica.Resume()
+	if code != 503 || env.Code != "REDIS5001" || !strings.Contains(env.Message, "idempotencyKey") {
+		t.Fatalf("replica frozen: %d %+v, want 503 REDIS5001", code, env)
+	}
+	if n := th.Hub.Metrics().NotReplicated.Get() - base; n != 1 {
+		t.Fatalf("publish_not_replicated_total = %d", n)
+	}
+	var res hub.PublishResult
+	eventually(t, wait, "the retry acknowledged", func() bool {
+		code, env := th.publishRaw(t, body)
+		if code != 200 {
+			return false
+		}
+		remarshal(t, env.Result, &res)
+		return true
+	})
+	if !res.Duplicate {
+		t.Fatalf("retry: %+v, want the first publish, duplicate", res)
+	}
+	got := drainUntil(t, c, res.StreamID)
+	n := 0
+	for _, f := range got {
+		if f.ID == res.StreamID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the stream got the event %d times", n)
+	}
 }

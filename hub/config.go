@@ -56,6 +56,8 @@ type Config struct {
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
 	PublishMaxBytes       int64         // PUBLISH_MAX_BYTES, 65536
+	PublishWaitReplicas   int           // PUBLISH_WAIT_REPLICAS, 0: a publish is acknowledged once this many replicas have it (WAIT)
+	PublishWait           time.Duration // PUBLISH_WAIT_MS, 500: how long a publish waits for them
 	MaxConnectionsPerUser int           // MAX_CONNECTIONS_PER_USER, 5; 0 means no cap
 	PresenceBroadcast     time.Duration // PRESENCE_BROADCAST_MS, 1000; 0 means one update per transition
 	PresenceListMax       int           // PRESENCE_LIST_MAX, 500
@@ -141,6 +143,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		WriteTimeout:          l.secs("SSE_WRITE_TIMEOUT_SECS", 5, 1),
 		IdempotencyTTL:        l.secs("IDEMPOTENCY_TTL_SECS", 86400, 1),
 		PublishMaxBytes:       int64(l.int("PUBLISH_MAX_BYTES", 65536, 256, 64<<20)),
+		PublishWaitReplicas:   l.int("PUBLISH_WAIT_REPLICAS", 0, 0, 100),
+		PublishWait:           time.Duration(l.int("PUBLISH_WAIT_MS", 500, 1, 60_000)) * time.Millisecond,
 		MaxConnectionsPerUser: l.int("MAX_CONNECTIONS_PER_USER", 5, 0, 1<<20),
 		PresenceBroadcast:     time.Duration(l.int("PRESENCE_BROADCAST_MS", 1000, 0, 3600_000)) * time.Millisecond,
 		PresenceListMax:       l.int("PRESENCE_LIST_MAX", 500, 0, 1<<20),

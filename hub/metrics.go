@@ -26,6 +26,7 @@ type Metrics struct {
 	FlushFailures   map[string]*metrics.Counter // by class: temporary, permanent
 	DeadLetters     *metrics.Counter
 	InboxWrites     *metrics.Counter
+	NotReplicated   *metrics.Counter
 	OutboxRecovered *metrics.Counter
 	lockAcquired    *metrics.Counter
 	lockBusy        *metrics.Counter
@@ -58,6 +59,7 @@ func NewMetrics(eventTypes []string) *Metrics {
 		},
 		DeadLetters:     s.NewCounter("write_behind_dead_letters_total"),
 		InboxWrites:     s.NewCounter("inbox_writes_total"),
+		NotReplicated:   s.NewCounter("publish_not_replicated_total"),
 		OutboxRecovered: s.NewCounter("outbox_recovered_total"),
 		lockAcquired:    s.NewCounter(`lock_acquire_total{result="acquired"}`),
 		lockBusy:        s.NewCounter(`lock_acquire_total{result="busy"}`),

@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	publishEventScript    = rueidis.NewLuaScript(lua.PublishEvent)
+	publishEventScript    = newScript(lua.PublishEvent)
 	publishPresenceScript = rueidis.NewLuaScript(lua.PublishPresence)
 )
 
@@ -130,9 +130,10 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 		}
 	}
 	ts := nowTimestamp()
-	reply, err := h.runPublish(ctx, publishEventScript, keys, req.Room, req.EventType, ts,
+	waits := h.cfg.PublishWaitReplicas > 0 && !h.sharded
+	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts,
 		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients)
+		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients, boolArg(waits))
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -192,12 +193,30 @@ type publishReply struct {
 
 // runPublish runs one of the publish scripts: the arguments publish_lib.lua
 // takes, then the script's own (rest).
+// With PUBLISH_WAIT_REPLICAS (one Redis or Sentinel) the event script is
+// followed by WAIT on the same connection, and a publish that too few
+// replicas took in PUBLISH_WAIT_MS fails with ErrNotReplicated: it is in
+// history and live, but a failover could lose it; a retry with the same
+// idempotency key answers once the replicas have it.
 func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string, room int64, typ, ts string, rest ...string) (publishReply, error) {
 	args := append([]string{
 		RoomChannel(room), itoa(room), boolArg(h.sharded), typ, ts,
 		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.HistoryRetention / time.Second)),
 	}, rest...)
-	arr, err := run(h, ctx, script, keys, args, rueidis.RedisResult.ToArray)
+	var arr []rueidis.RedisMessage
+	var err error
+	if script == publishEventScript.Lua && h.cfg.PublishWaitReplicas > 0 && !h.sharded {
+		var acked int64
+		arr, acked, err = runWaiting(h, ctx, publishEventScript, keys, args)
+		if err == nil && acked < int64(h.cfg.PublishWaitReplicas) {
+			if kind, _ := arr[0].ToString(); kind != "conflict" {
+				h.metrics.NotReplicated.Inc()
+				return publishReply{}, fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, acked, h.cfg.PublishWaitReplicas, h.cfg.PublishWait)
+			}
+		}
+	} else {
+		arr, err = run(h, ctx, script, keys, args, rueidis.RedisResult.ToArray)
+	}
 	if err != nil {
 		return publishReply{}, err
 	}

@@ -99,11 +99,12 @@ func splitAddrs(s string) []string {
 type script struct {
 	*rueidis.Lua
 	sha1 string
+	src  string
 }
 
 func newScript(src string) script {
 	sum := sha1.Sum([]byte(src))
-	return script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:])}
+	return script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:]), src: src}
 }
 
 // execMany runs the script once per exec in one pipeline (on a cluster, one
@@ -172,6 +173,30 @@ func callMany(h *Hub, ctx context.Context, cmds rueidis.Commands) error {
 		}
 	}
 	return nil
+}
+
+// runWaiting runs s, then WAIT for PUBLISH_WAIT_REPLICAS replicas, in one
+// pipeline: on one connection, so that the WAIT covers the script's writes.
+// It returns the script's reply and how many replicas acknowledged.
+func runWaiting(h *Hub, ctx context.Context, s script, keys, args []string) ([]rueidis.RedisMessage, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout+h.cfg.PublishWait)
+	defer cancel()
+	cmds := func(eval rueidis.Completed) rueidis.Commands {
+		return rueidis.Commands{eval, h.rdb.B().Wait().Numreplicas(int64(h.cfg.PublishWaitReplicas)).
+			Timeout(h.cfg.PublishWait.Milliseconds()).Build()}
+	}
+	start := time.Now()
+	res := h.rdb.DoMulti(ctx, cmds(h.rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
+	if err, ok := rueidis.IsRedisErr(res[0].Error()); ok && err.IsNoScript() {
+		res = h.rdb.DoMulti(ctx, cmds(h.rdb.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
+	}
+	h.metrics.observeRedis(start)
+	arr, err := res[0].ToArray()
+	if err != nil {
+		return nil, 0, redisErr(err)
+	}
+	acked, err := res[1].AsInt64()
+	return arr, acked, redisErr(err)
 }
 
 // done reads a reply for its error only.

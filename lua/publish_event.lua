@@ -10,12 +10,17 @@
 -- ARGV[13] recipient ids, comma separated, or "": recorded in the outbox with
 --          the event, so that its inbox writes are finished even if the hub
 --          dies before it does them
+-- ARGV[14] "1" when the publisher then WAITs for replicas: a duplicate then
+--          rewrites the idempotency key's TTL, so that the WAIT (which covers
+--          this connection's writes) also covers the first publish, older
+--          in the replication stream
 -- Returns {"new", id, delivered, seq}, {"dup", id, delivered, seq, pending}
 -- (pending: 1 while the outbox still holds it) or {"conflict"}.
 
 local idem_key, outbox_key = KEYS[3], KEYS[4]
 local data, publisher, hash = ARGV[8], ARGV[9], ARGV[10]
 local idempotent, idem_ttl, recipients = ARGV[11] == '1', tonumber(ARGV[12]), ARGV[13]
+local waits = ARGV[14] == '1'
 
 if idempotent then
   local prev = redis.call('GET', idem_key)
@@ -23,6 +28,10 @@ if idempotent then
     local h, id, delivered, seq = string.match(prev, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)$')
     if h ~= hash then
       return {'conflict'}
+    end
+    if waits then
+      local ttl = redis.call('PTTL', idem_key)
+      if ttl > 0 then redis.call('PEXPIRE', idem_key, ttl) end
     end
     return {'dup', id, tonumber(delivered), tonumber(seq), redis.call('HEXISTS', outbox_key, id)}
   end
