@@ -123,6 +123,18 @@ func (h *Hub) EndStreams(ctx context.Context) error {
 	return h.waitStreams(ctx)
 }
 
+// stopping reports whether EndStreams (or Close) began: the instance ends
+// its streams, and reports itself degraded so that load balancers send new
+// ones elsewhere.
+func (h *Hub) stopping() bool {
+	select {
+	case <-h.streamsDone:
+		return true
+	default:
+		return false
+	}
+}
+
 // waitStreams waits until no stream is open and every stream's release ran.
 func (h *Hub) waitStreams(ctx context.Context) error {
 	for h.streams.count() > 0 {
@@ -182,7 +194,8 @@ type Health struct {
 	UptimeSecs        int64  `json:"uptimeSecs"`
 }
 
-// Healthy reports whether the hub can serve: Redis answers and the listener is subscribed.
+// Healthy reports whether the hub can serve: Redis answers, the listener is
+// subscribed and the instance is not stopping.
 func (h Health) Healthy() bool { return h.Status == "healthy" }
 
 // Health pings Redis (bounded by a short timeout) and checks the listener.
@@ -195,7 +208,7 @@ func (h *Hub) Health(ctx context.Context) Health {
 		UptimeSecs:     int64(time.Since(h.started) / time.Second),
 	}
 	hl.Status = "degraded"
-	if hl.RedisConnected && h.listening() {
+	if hl.RedisConnected && h.listening() && !h.stopping() {
 		hl.Status = "healthy"
 	}
 	hl.ActiveConnections, hl.ActiveRooms = h.counts()
