@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk bench fuzz loadtest
+.PHONY: run test deps vet lint unit sdk bench fuzz loadtest chaos soak
 
 run:
 	$(GO) run .
@@ -63,3 +63,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRoomsClaim -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeSettings -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParsePageID -fuzztime 30s ./hub/
+
+# chaos runs two hub binaries, a Redis master with a replica and three
+# sentinels, resuming clients and a publisher through faults on a schedule
+# (listener kills, cut connections, CLIENT PAUSE, failover, a hub restart) and
+# fails on any silent loss, duplicate or reorder; `make test` runs it for 40 s.
+# The report lands in $(CHAOS_OUT). soak: 10 minutes, resources sampled.
+CHAOS_OUT ?= /tmp/roomhub-chaos
+chaos: deps
+	mkdir -p $(CHAOS_OUT)
+	$(GO) test -count=1 -timeout 10m -run TestChaos ./internal/chaos/ -args \
+		-chaos.duration=60s -chaos.report=$(CHAOS_OUT)/chaos.json
+
+soak: deps
+	mkdir -p $(CHAOS_OUT)
+	$(GO) test -count=1 -timeout 25m -run TestChaos ./internal/chaos/ -args \
+		-chaos.duration=10m -chaos.sample=10s -chaos.report=$(CHAOS_OUT)/soak.json

@@ -750,3 +750,24 @@ func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 	got := drainUntil(t, steady, order[len(order)-1])
 	checkExactlyOnce(t, "steady", got, order, false)
 }
+
+// A resume id that history lacks, though older and newer events are there,
+// was lost by Redis (a failover that dropped the old master's last writes):
+// the stream says so with system.gap before it goes on.
+func TestStream_ResumeFromALostIDIsAGap(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	first := th.publish(t, 36, "comment.created", map[string]any{"n": 0}).StreamID
+	lost := th.publish(t, 36, "comment.created", map[string]any{"n": 1}).StreamID
+	after := th.publish(t, 36, "comment.created", map[string]any{"n": 2}).StreamID
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "XDEL", hub.EventsKey(36), lost)
+	c := th.openStream(t, 36, 1, lost)
+	f := c.next(t, wait)
+	var g struct{ Requested, Oldest string }
+	if f.Event != hub.GapEventType || json.Unmarshal([]byte(f.Data), &g) != nil || g.Requested != lost || g.Oldest != first {
+		t.Fatalf("got %+v, want system.gap {requested: %s, oldest: %s}", f, lost, first)
+	}
+	if f := c.next(t, wait); f.ID != after {
+		t.Fatalf("after the gap: %+v, want %s", f, after)
+	}
+}

@@ -118,6 +118,7 @@ type member struct {
 	pos     Position // guarded by s.mu
 	placed  bool     // pos is known (a resume point, or the topic's position when joined)
 	catchUp bool     // history after pos must be sent before live events
+	resumed bool     // pos is the client's resume point, not yet checked against history
 }
 
 // queued is one item waiting for the worker: an event of a member, or raw
@@ -180,7 +181,7 @@ func (s *Stream) resumeFrom(resume string) error {
 			return fmt.Errorf("%w: Last-Event-ID is not a stream id", ErrInvalid)
 		}
 		m := s.members[0]
-		m.pos, m.placed, m.catchUp = Position{ID: id}, true, true
+		m.pos, m.placed, m.catchUp, m.resumed = Position{ID: id}, true, true, true
 		return nil
 	}
 	ids, err := ParsePageID(resume)
@@ -189,7 +190,7 @@ func (s *Stream) resumeFrom(resume string) error {
 	}
 	for _, m := range s.members {
 		if id, ok := ids[m.roomID]; ok {
-			m.pos, m.placed, m.catchUp = Position{ID: id}, true, true
+			m.pos, m.placed, m.catchUp, m.resumed = Position{ID: id}, true, true, true
 		}
 	}
 	return nil
@@ -650,7 +651,8 @@ func (s *Stream) catchUp(m *member) error {
 	stop := context.AfterFunc(ctxOf(s.done), cancel)
 	defer stop()
 	s.mu.Lock()
-	from := m.pos.ID
+	from, resumed := m.pos.ID, m.resumed
+	m.resumed = false
 	s.mu.Unlock()
 	var page []*Event
 	var err error
@@ -669,7 +671,7 @@ func (s *Stream) catchUp(m *member) error {
 				s.mu.Lock()
 				m.pos.Seq = page[0].Seq
 				s.mu.Unlock()
-			} else if err = s.checkGap(ctx, m, page); err != nil {
+			} else if err = s.checkGap(ctx, m, page, resumed); err != nil {
 				return err
 			}
 		}
@@ -708,8 +710,12 @@ func (s *Stream) catchUp(m *member) error {
 
 // checkGap writes system.gap when m's position is not in history and is older
 // than everything retained (trimmed), or when history is empty though the
-// client has seen an event (Redis lost its data).
-func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event) error {
+// client has seen an event (Redis lost its data). A client's resume point
+// (resumed) that history lacks is a gap wherever it falls: the client got
+// that id from the hub, so Redis lost it (a failover that dropped the old
+// master's last writes), and what followed it may be lost too. The hub's
+// own positions (just before a dropped event) need not exist.
+func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event, resumed bool) error {
 	var oldest StreamID
 	if len(page) > 0 {
 		old, err := s.read(ctx, m, func(ctx context.Context) ([]*Event, error) {
@@ -722,10 +728,14 @@ func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event) error {
 		if err != nil {
 			return err
 		}
-		if len(old) == 0 || old[0].ID != page[0].ID {
+		inside := len(old) > 0 && old[0].ID != page[0].ID
+		if inside && !resumed {
 			return nil // the position lies inside history: nothing was lost
 		}
 		oldest = page[0].ID
+		if len(old) > 0 {
+			oldest = old[0].ID
+		}
 	}
 	s.mu.Lock()
 	gap := newGap(m.pos.ID, oldest)

@@ -1,0 +1,413 @@
+// Package chaos runs roomhub through the faults production brings, with real
+// processes: two hub binaries behind a proxy that follows /health, a Redis
+// master with a replica watched by three sentinels, clients that resume with
+// Last-Event-ID, a publisher at a fixed rate. Faults come on a schedule
+// (listener kills, cut client connections, CLIENT PAUSE, a failover, a killed
+// master restarted empty, a hub restart); at the end every client's events
+// are checked against what was accepted: an event may be lost only with a
+// system.gap before the next one (Redis lost it), never silently, never twice,
+// never out of order.
+//
+//	make chaos   # 60 s;  make soak: 10 min, resources sampled
+//	go test -run TestChaos ./internal/chaos/ -chaos.duration=60s -chaos.report=/tmp/chaos.json
+package chaos
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"roomhub/internal/testbin"
+	"roomhub/internal/testredis"
+)
+
+var (
+	duration = flag.Duration("chaos.duration", 40*time.Second, "how long faults come while events are published")
+	rate     = flag.Int("chaos.rate", 50, "publishes per second")
+	report   = flag.String("chaos.report", "", "write the JSON report here")
+	sample   = flag.Duration("chaos.sample", 0, "sample the hubs' RSS, goroutines and open files this often (soak)")
+	replicas = flag.Int("chaos.wait-replicas", 1, "PUBLISH_WAIT_REPLICAS of the hubs (0: acknowledged writes a killed master had not replicated are lost, and may be lost silently)")
+)
+
+// Report is what a chaos run found.
+type Report struct {
+	DurationSecs float64          `json:"durationSecs"`
+	WaitReplicas int              `json:"waitReplicas"`
+	Faults       map[string]int   `json:"faults"`
+	Accepted     int              `json:"accepted"`
+	Clients      int              `json:"clients"`
+	Expected     int              `json:"expected"` // accepted events × the clients of their room
+	Delivered    int              `json:"delivered"`
+	LostSilently int              `json:"lostSilently"`
+	LostWithGap  int              `json:"lostWithGap"`
+	Duplicated   int              `json:"duplicated"`
+	OutOfOrder   int              `json:"outOfOrder"`
+	Gaps         int              `json:"gaps"`
+	Reconnects   int              `json:"reconnects"`
+	Problems     []string         `json:"problems,omitempty"` // what each client lacked or got wrong, in short
+	Samples      []ResourceSample `json:"samples,omitempty"`
+}
+
+// ResourceSample is one look at a hub process.
+type ResourceSample struct {
+	AtSecs     float64 `json:"atSecs"`
+	Hub        string  `json:"hub"`
+	RSSKB      int64   `json:"rssKB"`
+	Goroutines int     `json:"goroutines"`
+	OpenFiles  int     `json:"openFiles"`
+}
+
+// hub is one running instance.
+type hub struct {
+	url, debug string
+	cmd        *exec.Cmd
+	logs       *testbin.Logs
+}
+
+const rooms = 4
+
+func TestChaos(t *testing.T) {
+	bin := testbin.Build(t)
+	sn := testredis.StartSentinels(t)
+	start := func() *hub {
+		dbg := freeAddr(t)
+		url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+sn.URL(), "MAX_CONNECTIONS_PER_USER=0", "DEBUG_ADDR="+dbg,
+			"PUBLISH_WAIT_REPLICAS="+strconv.Itoa(*replicas))
+		testbin.WaitHealth(t, url, 200, 30*time.Second)
+		return &hub{url: url, debug: dbg, cmd: cmd, logs: logs}
+	}
+	hubs := []*hub{start(), start()}
+	proxy := testbin.StartProxy(t, hubs[0].url, hubs[1].url)
+	token := devToken(t, hubs[0].url)
+
+	var clients []*testbin.Client
+	for i := 0; i < 12; i++ {
+		clients = append(clients, testbin.StartClient(proxy.URL, token, 300+i%rooms))
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Stop()
+		}
+	}()
+	waitFor(t, 20*time.Second, "clients connected", func() bool {
+		for _, c := range clients {
+			if c.Opens.Load() == 0 {
+				return false
+			}
+		}
+		return true
+	})
+
+	rep := Report{Faults: map[string]int{}, Clients: len(clients), WaitReplicas: *replicas}
+	began := time.Now()
+	pub := startPublisher(proxy.URL, *rate)
+	var sampler sync.WaitGroup
+	stopSampling := make(chan struct{})
+	var samplesMu sync.Mutex
+	if *sample > 0 {
+		sampler.Add(1)
+		go func() {
+			defer sampler.Done()
+			tick := time.NewTicker(*sample)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopSampling:
+					return
+				case <-tick.C:
+					samplesMu.Lock()
+					for i, h := range hubs {
+						rep.Samples = append(rep.Samples, sampleHub(fmt.Sprint("hub", i), h, time.Since(began)))
+					}
+					samplesMu.Unlock()
+				}
+			}
+		}()
+	}
+
+	faults := []struct {
+		name string
+		do   func()
+	}{
+		{"kill the listeners' connections", func() { redisCLI(t, masterPort(t, sn), "CLIENT", "KILL", "TYPE", "pubsub") }},
+		{"cut every client connection", func() { proxy.Drop() }},
+		{"pause Redis 1.5 s", func() { redisCLI(t, masterPort(t, sn), "CLIENT", "PAUSE", "1500", "ALL") }},
+		{"fail the master over", func() {
+			old := masterPort(t, sn)
+			redisCLI(t, sn.Sentinels[0].Port, "SENTINEL", "FAILOVER", sn.Name)
+			waitFor(t, 30*time.Second, "a new master", func() bool { p := masterPort(t, sn); return p != 0 && p != old })
+		}},
+		{"kill the master, restart it empty", func() {
+			old := masterPort(t, sn)
+			srv := sn.Master
+			if sn.Replica.Port == old {
+				srv = sn.Replica
+			}
+			srv.Kill()
+			waitFor(t, 30*time.Second, "a new master", func() bool { p := masterPort(t, sn); return p != 0 && p != old })
+			srv.Restart() // empty; the sentinels make it a replica of the new master
+		}},
+		{"restart one hub", func() {
+			samplesMu.Lock()
+			defer samplesMu.Unlock()
+			h := hubs[0]
+			_ = h.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = h.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(25 * time.Second):
+				t.Fatalf("a hub did not exit within 25 s of SIGTERM\n%s", h.logs)
+			}
+			hubs[0] = start()
+			proxy.SetBackends(hubs[0].url, hubs[1].url)
+		}},
+	}
+	every := *duration / time.Duration(len(faults)+1)
+	for i := 0; time.Since(began) < *duration; i++ {
+		time.Sleep(every)
+		f := faults[i%len(faults)]
+		t.Logf("%5.1fs fault: %s", time.Since(began).Seconds(), f.name)
+		f.do()
+		rep.Faults[f.name]++
+	}
+	accepted := pub.stop()
+	close(stopSampling)
+	sampler.Wait()
+	rep.DurationSecs = time.Since(began).Seconds()
+
+	// Every client catches up (or is given up on after 30 s: what it lacks counts as lost).
+	deadline := time.Now().Add(30 * time.Second)
+	for _, c := range clients {
+		want := accepted[c.Room]
+		for len(want) > 0 && time.Now().Before(deadline) && !has(c.IDs("comment.created"), want[len(want)-1]) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i, c := range clients {
+		rep.Reconnects += int(c.Opens.Load()) - 1
+		for _, p := range check(&rep, c.Frames(), accepted[c.Room]) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("client %d (room %d): %s", i, c.Room, p))
+		}
+	}
+	for _, ids := range accepted {
+		rep.Accepted += len(ids)
+	}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	t.Logf("report:\n%s", b)
+	if *report != "" {
+		if err := os.WriteFile(*report, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep.LostSilently > 0 || rep.Duplicated > 0 || rep.OutOfOrder > 0 {
+		t.Fatalf("lost silently %d, duplicated %d, out of order %d", rep.LostSilently, rep.Duplicated, rep.OutOfOrder)
+	}
+	// Publishes stall while no replica answers (PUBLISH_WAIT_REPLICAS): ten
+	// seconds' worth is enough to prove something.
+	if rep.Delivered == 0 || rep.Accepted < 10*(*rate) {
+		t.Fatalf("only %d events accepted, %d delivered: the run proved little", rep.Accepted, rep.Delivered)
+	}
+}
+
+// check classifies one client's frames against its room's accepted ids and
+// describes what went wrong. A missing event counts as lost with a gap when a
+// system.gap came between the events around it, else as lost silently.
+func check(rep *Report, frames []testbin.Frame, accepted []string) (problems []string) {
+	index := map[string]int{}
+	for i, id := range accepted {
+		index[id] = i
+	}
+	seen := map[string]bool{}
+	last := -1
+	gapSince := false // a system.gap since the last event received
+	for _, f := range frames {
+		switch f.Event {
+		case "system.gap":
+			rep.Gaps++
+			gapSince = true
+		case "comment.created":
+			i, ok := index[f.ID]
+			switch {
+			case !ok:
+				continue // a publish that answered an error but was stored: not counted
+			case seen[f.ID]:
+				rep.Duplicated++
+				problems = append(problems, "duplicate "+f.ID)
+				continue
+			case i < last:
+				rep.OutOfOrder++
+				problems = append(problems, "out of order "+f.ID)
+				continue
+			}
+			if i > last+1 {
+				if gapSince {
+					rep.LostWithGap += i - last - 1
+				} else {
+					rep.LostSilently += i - last - 1
+					problems = append(problems, fmt.Sprintf("events %d..%d of %d (%s..%s) missing, no gap", last+1, i-1, len(accepted), accepted[last+1], accepted[i-1]))
+				}
+			}
+			seen[f.ID], last, gapSince = true, i, false
+			rep.Delivered++
+		}
+	}
+	rep.Expected += len(accepted)
+	if last+1 < len(accepted) { // never arrived, even after the catch-up wait
+		rep.LostSilently += len(accepted) - last - 1
+		problems = append(problems, fmt.Sprintf("events %d..%d of %d (%s..) never arrived", last+1, len(accepted)-1, len(accepted), accepted[last+1]))
+	}
+	return problems
+}
+
+// publisher publishes comment.created round robin over the rooms, each with
+// an idempotency key, retrying a failed publish (same key) until it is
+// accepted; accepted ids per room are in publish order.
+type publisher struct {
+	mu       sync.Mutex
+	accepted map[int][]string
+	quit     chan struct{}
+	done     chan struct{}
+}
+
+func startPublisher(base string, perSec int) *publisher {
+	p := &publisher{accepted: map[int][]string{}, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		client := &http.Client{Timeout: 5 * time.Second}
+		tick := time.NewTicker(time.Second / time.Duration(perSec))
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-p.quit:
+				return
+			case <-tick.C:
+			}
+			room := 300 + n%rooms
+			body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"idempotencyKey":"c%d"}`, room, n, n)
+			for {
+				id, ok := publishOnce(client, base, body)
+				if ok {
+					p.mu.Lock()
+					p.accepted[room] = append(p.accepted[room], id)
+					p.mu.Unlock()
+					break
+				}
+				select {
+				case <-p.quit:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}
+	}()
+	return p
+}
+
+func publishOnce(client *http.Client, base, body string) (string, bool) {
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish", strings.NewReader(body))
+	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	var env struct{ Result struct{ StreamID string } }
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&env) != nil {
+		return "", false
+	}
+	return env.Result.StreamID, true
+}
+
+func (p *publisher) stop() map[int][]string {
+	close(p.quit)
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
+func has(ids []string, id string) bool {
+	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] == id {
+			return true
+		}
+	}
+	return false
+}
+
+func sampleHub(name string, h *hub, at time.Duration) ResourceSample {
+	s := ResourceSample{AtSecs: at.Seconds(), Hub: name}
+	pid := h.cmd.Process.Pid
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				s.RSSKB, _ = strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			}
+		}
+	}
+	if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+		s.OpenFiles = len(fds)
+	}
+	if resp, err := http.Get("http://" + h.debug + "/debug/pprof/goroutine?debug=1"); err == nil {
+		var first string
+		_, _ = fmt.Fscanln(resp.Body, &first, &first, &first, &s.Goroutines) // "goroutine profile: total N"
+		resp.Body.Close()
+	}
+	return s
+}
+
+func masterPort(t *testing.T, sn *testredis.Sentinels) int { return sn.MasterPort(t) }
+
+func redisCLI(t *testing.T, port int, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(port)}, args...)...).CombinedOutput(); err != nil {
+		t.Logf("redis-cli %v: %v %s", args, err, out)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func devToken(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/dev/token?userId=9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct{ Result struct{ Token string } }
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Result.Token == "" {
+		t.Fatalf("dev token: %v", err)
+	}
+	return env.Result.Token
+}
