@@ -91,3 +91,33 @@ func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 		t.Fatalf("the stream got the event %d times", n)
 	}
 }
+
+// After a failover the listener may stay on the demoted node, which hears the
+// new master's events only once (and if) it has resynced. A publish that
+// reached no listener tells the hub so: its listener reconnects, to the new
+// master, long before its idle probe would have fired.
+func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
+	sn := testredis.StartSentinels(t)
+	th := startHub(t, "", func(c *hub.Config) { c.RedisURL = sn.URL(); c.ListenerIdle = time.Minute })
+	c := th.openStream(t, 230, 1, "")
+	old := sn.MasterPort(t)
+	if out, err := exec.Command("redis-cli", "-p", strconv.Itoa(sn.Sentinels[0].Port), "sentinel", "failover", sn.Name).CombinedOutput(); err != nil {
+		t.Fatalf("sentinel failover: %v %s", err, out)
+	}
+	eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+	master := sn.MasterPort(t)
+	var last string
+	// Bounded well below the ~10 s after which the old node's connection
+	// ends by itself (that, not this hub, moved the listener before).
+	eventually(t, 6*time.Second, "the listener on the new master", func() bool {
+		code, env := th.publishRaw(t, `{"roomId":230,"eventType":"comment.created","data":{}}`)
+		if code == 200 {
+			var r hub.PublishResult
+			remarshal(t, env.Result, &r)
+			last = r.StreamID
+		}
+		out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(master), "PUBSUB", "NUMPAT").Output()
+		return strings.TrimSpace(string(out)) != "0"
+	})
+	drainUntil(t, c, last)
+}

@@ -38,9 +38,11 @@ type Hub struct {
 	streams    streams
 	presence   presence
 	mutes      mutes
-	sink       Sink        // where flushed reads go
-	access     *access     // who may use a room
-	subscribed atomic.Bool // the listener's subscriptions are confirmed
+	sink       Sink          // where flushed reads go
+	access     *access       // who may use a room
+	subscribed atomic.Bool   // the listener's subscriptions are confirmed
+	misplaced  chan struct{} // a publish reached no listener: ours is on another node
+	lastMoved  atomic.Int64  // unix ns of the last reconnect misplaced caused
 
 	// AfterPublishHook, when set (tests only), runs between a publish and its
 	// inbox writes; an error abandons the writes as a dying instance would.
@@ -51,7 +53,7 @@ type Hub struct {
 func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
-		streamsDone: make(chan struct{})}
+		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1)}
 	h.sharded = rdb != nil && rdb.Mode() == rueidis.ClientModeCluster
 	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
 	h.topics.m = map[int64]*topic{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -88,8 +89,33 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	select {
 	case err := <-lost:
 		return up.Load(), err
+	case <-h.misplaced:
+		return up.Load(), errMisplaced
 	case <-ctx.Done():
 		return up.Load(), nil
+	}
+}
+
+// errMisplaced ends a listener that is not on the node taking the writes.
+var errMisplaced = errors.New("a publish reached no listener: this one is not on the master (a failover?)")
+
+// noListenerHeard is told that a publish of this hub reached no subscriber.
+// With patterns on one Redis (or Sentinel) every hub's listener is
+// subscribed on the master, ours included, so that means ours is elsewhere:
+// left on a demoted node after a failover, where it hears the new master's
+// events late (once that replica has synced) or not at all. It reconnects
+// (at most once every 5 s) and replays; the reconnect reaches the master.
+func (h *Hub) noListenerHeard() {
+	if h.perTopic || !h.listening() {
+		return
+	}
+	now := time.Now().UnixNano()
+	if last := h.lastMoved.Load(); now-last < int64(5*time.Second) || !h.lastMoved.CompareAndSwap(last, now) {
+		return
+	}
+	select {
+	case h.misplaced <- struct{}{}:
+	default:
 	}
 }
 

@@ -232,6 +232,9 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 		}
 		r.id, _ = arr[1].ToString()
 		r.delivered, _ = arr[2].AsInt64()
+		if r.kind == "new" && r.delivered == 0 {
+			h.noListenerHeard()
+		}
 		if len(arr) > 4 {
 			r.more, _ = arr[4].AsInt64()
 		}
