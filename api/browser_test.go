@@ -211,3 +211,62 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 		t.Fatalf("badge %d, unread %d, want %d", ev.Count, n, len(notes))
 	}
 }
+
+// send writes one command to the driver and returns its JSON answer.
+func (d *browserDriver) send(t *testing.T, cmd string) map[string]any {
+	t.Helper()
+	fmt.Fprintln(d.stdin, cmd)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(d.line(t, 30*time.Second)), &m); err != nil || m["error"] != nil {
+		t.Fatalf("browser, %q: %v %v", cmd, err, m["error"])
+	}
+	return m
+}
+
+// TestBrowser_DemoPage: the demo page opens its stream without a click, shows
+// an event published through the API as a card and the bell's badge for a
+// notification, under its strict CSP with no console error; screenshots at
+// desktop and phone width go to ROOMHUB_ARTIFACTS (default: a temp folder).
+func TestBrowser_DemoPage(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	dir := os.Getenv("ROOMHUB_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient.Get(th.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("CSP %q", csp)
+	}
+	for path, typ := range map[string]string{"/static/roomhub.js": "javascript", "/static/demo.css": "text/css", "/static/roomhub.d.ts": "text/plain"} {
+		resp, err := httpClient.Get(th.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), typ) || resp.Header.Get("Cache-Control") == "" {
+			t.Fatalf("%s: %d %q %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
+		}
+	}
+
+	d := startDriver(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
+	th.publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
+	d.send(t, "TEXT #cards hello from the API")
+	th.notify(t, 42, "like.toggled", 7)
+	d.send(t, "TEXT #badge 1")
+	d.send(t, "SHOT desktop 1200")
+	d.send(t, "SHOT phone 390")
+	if errs := d.send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+	for _, name := range []string{"desktop", "phone"} {
+		if fi, err := os.Stat(filepath.Join(dir, name+".png")); err != nil || fi.Size() < 1000 {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -118,8 +119,28 @@ func (s *Server) routes() {
 	}
 	if s.web != nil {
 		e.GET("/", s.index)
-		e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(s.web)))))
+		e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", staticFiles(s.web))))
 	}
+}
+
+// demoCSP is the demo page's Content-Security-Policy: its own scripts,
+// styles and API only; no inline code, no framing.
+const demoCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// staticFiles serves the SDK and the demo's files with their types, a
+// five-minute cache (a deploy reaches browsers soon) and nosniff.
+func staticFiles(files fs.FS) http.Handler {
+	fileServer := http.FileServer(http.FS(files))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "public, max-age=300")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if strings.HasSuffix(r.URL.Path, ".d.ts") {
+			h.Set("Content-Type", "text/plain; charset=utf-8") // not video/mp2t
+		}
+		fileServer.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) index(c echo.Context) error {
@@ -127,6 +148,10 @@ func (s *Server) index(c echo.Context) error {
 	if err != nil {
 		return errNotFound("no demo page")
 	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", demoCSP)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
 	return c.HTMLBlob(http.StatusOK, b)
 }
 

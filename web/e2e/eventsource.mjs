@@ -15,7 +15,7 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage();
-  await page.goto(url + '/');
+  await page.goto(url + '/health'); // same origin, and not the demo page (which opens its own stream)
   await page.evaluate(({ room, token }) => {
     window.__got = [];
     window.__opens = 0;

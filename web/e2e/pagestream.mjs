@@ -16,7 +16,7 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage();
-  await page.goto(url + '/');
+  await page.goto(url + '/health'); // same origin, and not the demo page (which opens its own stream)
   await page.evaluate(async ({ rooms, token }) => {
     const { PageStream } = await import('/static/roomhub.js');
     window.__got = [];

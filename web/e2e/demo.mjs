@@ -1,0 +1,47 @@
+// Drives headless Chromium on the demo page for roomhub's Go browser tests.
+// Usage: node demo.mjs <pageURL> <screenshot dir>
+// Prints READY once the page's stream is open. Commands on stdin, one JSON
+// line answered each: "TEXT <selector> <text>" waits until the element's text
+// contains text; "SHOT <name> <width>" writes <dir>/<name>.png at that width;
+// "ERRORS" lists console errors and page errors; "QUIT" ends.
+import { chromium } from 'playwright-core';
+import readline from 'node:readline';
+import path from 'node:path';
+
+const [url, dir] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const errors = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('status')?.textContent === 'open', null, { timeout: 15000 });
+  console.log('READY');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, a, ...rest] = line.trim().split(' ');
+    try {
+      if (cmd === 'QUIT') break;
+      if (cmd === 'TEXT') {
+        const want = rest.join(' ');
+        await page.waitForFunction(([sel, t]) => document.querySelector(sel)?.textContent.includes(t), [a, want], { timeout: 15000 });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'SHOT') {
+        await page.setViewportSize({ width: Number(rest[0]), height: 800 });
+        await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'ERRORS') {
+        console.log(JSON.stringify({ ok: true, errors }));
+      }
+    } catch (e) {
+      console.log(JSON.stringify({ error: String(e) }));
+    }
+  }
+} finally {
+  await browser.close();
+}
