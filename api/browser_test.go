@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,6 +268,48 @@ func TestBrowser_DemoPage(t *testing.T) {
 	for _, name := range []string{"desktop", "phone"} {
 		if fi, err := os.Stat(filepath.Join(dir, name+".png")); err != nil || fi.Size() < 1000 {
 			t.Fatalf("screenshot %s: %v", name, err)
+		}
+	}
+}
+
+// TestBrowser_DemoInboxInTwoTabsAndMute: a notification raises the badge in
+// two tabs of one user; marking it read in one clears both and the list shows
+// it read; a type muted from the page does not appear, the others do.
+func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	page := th.URL + "/?user=8&rooms=44"
+	tab1 := startDriver(t, "demo.mjs", page, t.TempDir())
+	tab2 := startDriver(t, "demo.mjs", page, t.TempDir())
+	th.notify(t, 44, "comment.created", 8)
+	for _, tab := range []*browserDriver{tab1, tab2} {
+		tab.send(t, "TEXT #badge 1")
+	}
+	tab1.send(t, "CLICK #bell")
+	tab1.send(t, "TEXT #notes comment.created in room 44")
+	// A DOM click: Playwright's pointer click on this freshly rendered list
+	// item did not reach its handler here.
+	tab1.send(t, "EVAL document.querySelector('#notes button').click()")
+	for _, tab := range []*browserDriver{tab1, tab2} {
+		tab.send(t, "TEXT #badge 0")
+		if v := tab.send(t, "EVAL document.getElementById('badge').hidden")["value"]; v != true {
+			t.Fatalf("badge still shown after the read: %v", v)
+		}
+	}
+	if v := tab1.send(t, "EVAL document.querySelector('#notes li').className")["value"]; v != "read" {
+		t.Fatalf("the list item is %q, want read", v)
+	}
+
+	tab1.send(t, `CLICK input[data-type="like.toggled"]`)
+	eventually(t, wait, "like.toggled muted", func() bool {
+		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", 8, "")
+		return strings.Contains(fmt.Sprint(env.Result), "like.toggled")
+	})
+	th.publish(t, 44, "like.toggled", map[string]any{"text": "muted one"})
+	th.publish(t, 44, "comment.created", map[string]any{"text": "shown one"})
+	for _, tab := range []*browserDriver{tab1, tab2} {
+		tab.send(t, "TEXT #cards shown one")
+		if v := tab.send(t, "EVAL document.getElementById('cards').textContent.includes('muted one')")["value"]; v != false {
+			t.Fatal("a muted type appeared")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,7 +32,13 @@ func (s *Server) inbox(c echo.Context) error {
 }
 
 func (s *Server) markRead(c echo.Context) error {
-	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, c.Param("notificationId"))
+	// Echo hands path parameters over as sent: a client that escapes the
+	// id's colon (encodeURIComponent does) sends 42%3A….
+	id, err := url.PathUnescape(c.Param("notificationId"))
+	if err != nil {
+		return errBadRequest("notificationId is not a valid path segment")
+	}
+	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, id)
 	if errors.Is(err, hub.ErrNotFound) {
 		return errNotFound("no such notification in your inbox")
 	}

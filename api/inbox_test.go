@@ -167,6 +167,18 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	}
 }
 
+// The id's colon may come escaped, as encodeURIComponent (the SDK) sends it.
+func TestInbox_ReadWithAnEscapedID(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	id := "75%3A" + th.notify(t, 75, "comment.created", 7).StreamID
+	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 7, ""); code != 200 {
+		t.Fatalf("read with an escaped id: %d %+v", code, env)
+	}
+	if n := th.unreadOf(t, 7); n != 0 {
+		t.Fatalf("unread after the escaped read = %d, want 0", n)
+	}
+}
+
 func TestInbox_Reads(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	var ids []string

@@ -3,7 +3,8 @@
 // Prints READY once the page's stream is open. Commands on stdin, one JSON
 // line answered each: "TEXT <selector> <text>" waits until the element's text
 // contains text; "SHOT <name> <width>" writes <dir>/<name>.png at that width;
-// "ERRORS" lists console errors and page errors; "QUIT" ends.
+// "CLICK <selector>" clicks the element; "EVAL <expression>" answers
+// {"value": …}; "ERRORS" lists console errors and page errors; "QUIT" ends.
 import { chromium } from 'playwright-core';
 import readline from 'node:readline';
 import path from 'node:path';
@@ -19,6 +20,7 @@ try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('requestfailed', (r) => errors.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('status')?.textContent === 'open', null, { timeout: 15000 });
   console.log('READY');
@@ -35,6 +37,12 @@ try {
         await page.setViewportSize({ width: Number(rest[0]), height: 800 });
         await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
         console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'CLICK') {
+        await page.click(a, { timeout: 15000 });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'EVAL') {
+        const value = await page.evaluate([a, ...rest].join(' '));
+        console.log(JSON.stringify({ ok: true, value }));
       } else if (cmd === 'ERRORS') {
         console.log(JSON.stringify({ ok: true, errors }));
       }
