@@ -313,3 +313,41 @@ func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowser_DemoRenewsShortLivedTokens: with 2-second tokens the page's
+// stream ends at each expiry; the SDK fetches a new token and resumes from
+// its last id, and the page shows every event published meanwhile.
+func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	d := startDriver(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
+	const n = 30
+	for i := 0; i < n; i++ { // about 6 s: the token expires three times
+		th.publish(t, 46, "comment.created", map[string]any{"text": fmt.Sprintf("event-%02d", i)})
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.send(t, fmt.Sprintf("TEXT #cards event-%02d", n-1))
+	got := d.send(t, `EVAL [...document.querySelectorAll('#cards .card div:last-child')].map((e) => e.textContent).reverse().join(' ')`)["value"].(string)
+	var want []string
+	for i := 0; i < n; i++ {
+		want = append(want, fmt.Sprintf("event-%02d", i))
+	}
+	if got != strings.Join(want, " ") {
+		t.Fatalf("cards %q\nwant  %q", got, strings.Join(want, " "))
+	}
+	// The stream was opened again after each expiry, each time with a new token.
+	resp, err := httpClient.Get(th.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var opens int
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`) {
+			fmt.Sscan(strings.Fields(l)[1], &opens)
+		}
+	}
+	if opens < 3 {
+		t.Fatalf("the page stream opened %d times in ~6 s of 2 s tokens: the tokens were not renewed", opens)
+	}
+}

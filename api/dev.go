@@ -33,11 +33,19 @@ func (s *Server) devToken(c echo.Context) error {
 		}
 		rooms = append(rooms, ids)
 	}
-	tok, err := s.tokens.Sign(id, devTokenTTL, rooms...)
+	ttl := devTokenTTL
+	if v := c.QueryParam("ttlSecs"); v != "" { // short-lived tokens, to watch clients renew them
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs < 1 || secs > int(devTokenTTL/time.Second) {
+			return errBadRequest("ttlSecs must be between 1 and 43200")
+		}
+		ttl = time.Duration(secs) * time.Second
+	}
+	tok, err := s.tokens.Sign(id, ttl, rooms...)
 	if err != nil {
 		return err
 	}
-	return ok(c, map[string]any{"token": tok, "userId": id, "expiresInSecs": int(devTokenTTL / time.Second)})
+	return ok(c, map[string]any{"token": tok, "userId": id, "expiresInSecs": int(ttl / time.Second)})
 }
 
 // devPublish is publish without the internal key (dev mode only), for the demo page.

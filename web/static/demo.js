@@ -8,6 +8,7 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const user = params.get('user') || '1';
 const rooms = (params.get('rooms') || '42').split(',').map((r) => r.trim()).filter(Boolean);
+const ttl = params.get('ttlSecs'); // short-lived tokens: watch the page renew them
 
 $('user').value = user;
 $('rooms').value = rooms.join(',');
@@ -21,7 +22,7 @@ const el = (tag, props = {}, ...children) => {
 };
 
 async function getToken() {
-  const r = await fetch(`/dev/token?userId=${encodeURIComponent(user)}`);
+  const r = await fetch(`/dev/token?userId=${encodeURIComponent(user)}${ttl ? `&ttlSecs=${encodeURIComponent(ttl)}` : ''}`);
   if (!r.ok) throw new Error(`no dev token (${r.status}): is the hub in dev mode?`);
   return (await r.json()).result.token;
 }
