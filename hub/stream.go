@@ -471,6 +471,11 @@ func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, scratch boo
 		case Jump:
 			m.catchUp = true
 			return bufs, false
+		case Epoch:
+			// The numbering started again (Redis lost its data) and the
+			// topic's own system.gap did not reach this stream (it was
+			// dropped from a full queue): announce it here.
+			bufs = s.appendFrame(bufs, m, newGap(m.pos.ID, ev.ID), scratch)
 		}
 	}
 	m.pos.Advance(ev)

@@ -112,3 +112,26 @@ func TestStream_QueueOverflowCatchesUpFromHistory(t *testing.T) {
 	default:
 	}
 }
+
+// A stream that sees the numbering start again without the topic's
+// system.gap (dropped from its full queue) announces the gap itself.
+func TestStream_NewEpochWithoutTheTopicsGapIsAnnounced(t *testing.T) {
+	h := New(DefaultConfig(), nil, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	w := &recordWire{}
+	s := &Stream{h: h, done: make(chan struct{}), started: true, inline: true, wire: w}
+	m := &member{s: s, topicID: 5, roomID: 5, placed: true, pos: Position{ID: StreamID{Ms: 100}, Seq: 216}}
+	s.members = []*member{m}
+	ev := newEvent(5, StreamID{Ms: 200}, 1, "comment.created", []byte(`{}`), "", "2026-11-23T00:00:00Z")
+	if !s.offer(m, ev) {
+		t.Fatal("dropped")
+	}
+	got := w.String()
+	gap := strings.Index(got, "event: system.gap")
+	at := strings.Index(got, "event: comment.created")
+	if gap < 0 || at < gap || !strings.Contains(got, `"requested":"100-0"`) {
+		t.Fatalf("wrote %q, want system.gap then the event", got)
+	}
+	if m.pos.Seq != 1 {
+		t.Fatalf("position %+v, want the new epoch's seq 1", m.pos)
+	}
+}
