@@ -26,7 +26,7 @@ func TestBinary_SIGTERMBehindAProxyLosesNothing(t *testing.T) {
 	testbin.WaitHealth(t, b, 200, 15*time.Second)
 	proxy := testbin.StartProxy(t, a, b)
 
-	token := devToken(t, a, 9)
+	token := testbin.DevToken(t, a, 9)
 	var clients []*testbin.Client
 	for i := 0; i < 20; i++ {
 		clients = append(clients, testbin.StartClient(proxy.URL, token, 77))

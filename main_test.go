@@ -94,21 +94,6 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	}
 }
 
-// devToken asks a dev-mode hub for a token.
-func devToken(t *testing.T, url string, user int) string {
-	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("%s/dev/token?userId=%d", url, user))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var env struct{ Result struct{ Token string } }
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Result.Token == "" {
-		t.Fatalf("dev token: %v", err)
-	}
-	return env.Result.Token
-}
-
 // TestBinary_SIGTERMEndsOpenStreams: streams end cleanly (the client sees the
 // end of the response, not a reset) and the process exits in bounded time.
 // The query token never reaches the logs, even at debug level.
@@ -117,7 +102,7 @@ func TestBinary_SIGTERMEndsOpenStreamsAndKeepsTokensOutOfLogs(t *testing.T) {
 	rs := testredis.Start(t)
 	url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "LOG_LEVEL=debug")
 	testbin.WaitHealth(t, url, 200, 15*time.Second)
-	token := devToken(t, url, 3)
+	token := testbin.DevToken(t, url, 3)
 	resp, err := http.Get(url + "/api/v1/rooms/5/stream?token=" + token)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("stream: %v %v", err, resp)
@@ -165,7 +150,7 @@ func TestBinary_SIGTERMSpreadsStreamEndsWithJitteredRetry(t *testing.T) {
 	const n = 12
 	lasts := make(chan string, n)
 	for i := 0; i < n; i++ {
-		resp, err := http.Get(fmt.Sprintf("%s/api/v1/rooms/%d/stream?token=%s", url, 50+i, devToken(t, url, 4)))
+		resp, err := http.Get(fmt.Sprintf("%s/api/v1/rooms/%d/stream?token=%s", url, 50+i, testbin.DevToken(t, url, 4)))
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("stream %d: %v %v", i, err, resp)
 		}

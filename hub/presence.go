@@ -44,10 +44,8 @@ type HeartbeatAck struct {
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
 	ctx, cancel := detach(ctx)
 	defer cancel()
-	joined, err := run(h, ctx, presenceTouchScript.Lua,
-		[]string{PresenceKey(room), PresenceChangesKey(room), PresenceConnsKey(room, user)},
-		[]string{itoa(user), member, itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))},
-		rueidis.RedisResult.AsInt64)
+	e := h.touchExec(presenceTouch{room: room, user: user, member: member})
+	joined, err := run(h, ctx, presenceTouchScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
 	}
@@ -73,6 +71,14 @@ type presenceTouch struct {
 	member     string
 }
 
+// touchExec is presence_touch.lua's keys and arguments for one touch.
+func (h *Hub) touchExec(t presenceTouch) rueidis.LuaExec {
+	return rueidis.LuaExec{
+		Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user)},
+		Args: []string{itoa(t.user), t.member, itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))},
+	}
+}
+
 // touchBatch runs many touches in one pipeline (the clock's refreshes, a page
 // stream's join). Like touch, it is not abandoned when ctx is cancelled.
 func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
@@ -83,10 +89,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	defer cancel()
 	execs := make([]rueidis.LuaExec, len(items))
 	for i, t := range items {
-		execs[i] = rueidis.LuaExec{
-			Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user)},
-			Args: []string{itoa(t.user), t.member, itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))},
-		}
+		execs[i] = h.touchExec(t)
 	}
 	results := runMany(h, ctx, presenceTouchScript, execs)
 	failed := 0

@@ -130,10 +130,9 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 		}
 	}
 	ts := nowTimestamp()
-	waits := h.cfg.PublishWaitReplicas > 0 && !h.sharded
 	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts,
 		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients, boolArg(waits))
+		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients, boolArg(h.waitsForReplicas()))
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -205,7 +204,7 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 	}, rest...)
 	var arr []rueidis.RedisMessage
 	var err error
-	if script == publishEventScript.Lua && h.cfg.PublishWaitReplicas > 0 && !h.sharded {
+	if script == publishEventScript.Lua && h.waitsForReplicas() {
 		var acked int64
 		arr, acked, err = runWaiting(h, ctx, publishEventScript, keys, args)
 		if err == nil && acked < int64(h.cfg.PublishWaitReplicas) {
@@ -244,6 +243,10 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 	}
 	return r, nil
 }
+
+// waitsForReplicas reports whether publishes WAIT for PUBLISH_WAIT_REPLICAS
+// (one Redis or Sentinel; a cluster ignores the setting).
+func (h *Hub) waitsForReplicas() bool { return h.cfg.PublishWaitReplicas > 0 && !h.sharded }
 
 func boolArg(b bool) string {
 	if b {

@@ -88,7 +88,7 @@ func TestChaos(t *testing.T) {
 	}
 	hubs := []*hub{start(), start()}
 	proxy := testbin.StartProxy(t, hubs[0].url, hubs[1].url)
-	token := devToken(t, hubs[0].url)
+	token := testbin.DevToken(t, hubs[0].url, 9)
 
 	var clients []*testbin.Client
 	for i := 0; i < 12; i++ {
@@ -139,22 +139,22 @@ func TestChaos(t *testing.T) {
 		name string
 		do   func()
 	}{
-		{"kill the listeners' connections", func() { redisCLI(t, masterPort(t, sn), "CLIENT", "KILL", "TYPE", "pubsub") }},
+		{"kill the listeners' connections", func() { redisCLI(t, sn.MasterPort(t), "CLIENT", "KILL", "TYPE", "pubsub") }},
 		{"cut every client connection", func() { proxy.Drop() }},
-		{"pause Redis 1.5 s", func() { redisCLI(t, masterPort(t, sn), "CLIENT", "PAUSE", "1500", "ALL") }},
+		{"pause Redis 1.5 s", func() { redisCLI(t, sn.MasterPort(t), "CLIENT", "PAUSE", "1500", "ALL") }},
 		{"fail the master over", func() {
-			old := masterPort(t, sn)
+			old := sn.MasterPort(t)
 			redisCLI(t, sn.Sentinels[0].Port, "SENTINEL", "FAILOVER", sn.Name)
-			waitFor(t, 30*time.Second, "a new master", func() bool { p := masterPort(t, sn); return p != 0 && p != old })
+			waitFor(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 		}},
 		{"kill the master, restart it empty", func() {
-			old := masterPort(t, sn)
+			old := sn.MasterPort(t)
 			srv := sn.Master
 			if sn.Replica.Port == old {
 				srv = sn.Replica
 			}
 			srv.Kill()
-			waitFor(t, 30*time.Second, "a new master", func() bool { p := masterPort(t, sn); return p != 0 && p != old })
+			waitFor(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 			srv.Restart() // empty; the sentinels make it a replica of the new master
 		}},
 		{"restart one hub", func() {
@@ -367,8 +367,6 @@ func sampleHub(name string, h *hub, at time.Duration) ResourceSample {
 	return s
 }
 
-func masterPort(t *testing.T, sn *testredis.Sentinels) int { return sn.MasterPort(t) }
-
 func redisCLI(t *testing.T, port int, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(port)}, args...)...).CombinedOutput(); err != nil {
@@ -396,18 +394,4 @@ func freeAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
-}
-
-func devToken(t *testing.T, base string) string {
-	t.Helper()
-	resp, err := http.Get(base + "/dev/token?userId=9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var env struct{ Result struct{ Token string } }
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Result.Token == "" {
-		t.Fatalf("dev token: %v", err)
-	}
-	return env.Result.Token
 }

@@ -3,6 +3,7 @@
 package testbin
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -92,4 +93,19 @@ func WaitHealth(t testing.TB, url string, want int, d time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// DevToken asks a dev-mode hub at url for user's token.
+func DevToken(t testing.TB, url string, user int) string {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/dev/token?userId=%d", url, user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct{ Result struct{ Token string } }
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || env.Result.Token == "" {
+		t.Fatalf("dev token: %v", err)
+	}
+	return env.Result.Token
 }

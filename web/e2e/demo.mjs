@@ -5,16 +5,12 @@
 // contains text; "SHOT <name> <width>" writes <dir>/<name>.png at that width;
 // "CLICK <selector>" clicks the element; "EVAL <expression>" answers
 // {"value": …}; "ERRORS" lists console errors and page errors; "QUIT" ends.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import readline from 'node:readline';
 import path from 'node:path';
 
 const [url, dir] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 const errors = [];
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });

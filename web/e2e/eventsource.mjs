@@ -4,15 +4,11 @@
 // for reconnection. Line protocol: prints READY once the stream is open; for
 // each "COUNT n" on stdin, waits until n comment.created events arrived and
 // prints {"got":[{id,data}],"opens":k} as one JSON line; "QUIT" ends.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import readline from 'node:readline';
 
 const [url, room, token] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(url + '/health'); // same origin, and not the demo page (which opens its own stream)

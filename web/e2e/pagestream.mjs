@@ -5,15 +5,11 @@
 // stdin, waits until n events (comment.created and notification.created)
 // arrived and prints {"got":[{type,roomId,k,id}],"count":unread,"opens":k}
 // as one JSON line; "QUIT" ends.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import readline from 'node:readline';
 
 const [url, rooms, token] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(url + '/health'); // same origin, and not the demo page (which opens its own stream)
