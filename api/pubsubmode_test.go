@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,9 +53,22 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	before := b.Hub.Metrics().PubSubReconnect.Get()
 	testredis.Do(t, rdb, "CLIENT", "KILL", "TYPE", "pubsub")
 	eventually(t, 20*time.Second, "resubscribed", func() bool { return b.Hub.Metrics().PubSubReconnect.Get() > before })
+	// rueidis carries per-topic subscriptions on its command connections
+	// (RESP3), so the kill cut those too: a publish may meet it (503) and is
+	// retried with its idempotency key, as a backend would.
 	var last string
 	for i := 0; i < 5; i++ {
-		last = a.publish(t, 192, "comment.created", map[string]any{"n": i}).StreamID
+		body := fmt.Sprintf(`{"roomId":192,"eventType":"comment.created","data":{"n":%d},"idempotencyKey":"k%d"}`, i, i)
+		eventually(t, wait, "a publish accepted", func() bool {
+			code, env := a.publishRaw(t, body)
+			if code != 200 {
+				return false
+			}
+			var r hub.PublishResult
+			remarshal(t, env.Result, &r)
+			last = r.StreamID
+			return true
+		})
 	}
 	drainUntil(t, onB, last)
 }
