@@ -228,3 +228,55 @@ func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 		t.Fatalf("sink got %v after Close, want %v", got, want)
 	}
 }
+
+// A flush that visits a user between the moment the user is listed as
+// pending and the moment the read is written finds nothing to send and drops
+// the listing; the read written right after must still reach the sink.
+func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
+	rs := testredis.Start(t)
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	const users = 60
+	for u := int64(1000); u < 1000+users; u++ {
+		th.notify(t, 104, "comment.created", u)
+	}
+	stop := make(chan struct{})
+	flushed := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				flushed <- nil
+				return
+			default:
+			}
+			if _, err := th.Hub.FlushReads(context.Background()); err != nil {
+				flushed <- err
+				return
+			}
+		}
+	}()
+	var want []string
+	for u := int64(1000); u < 1000+users; u++ {
+		want = append(want, th.readEach(t, u)...)
+	}
+	close(stop)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Hub.FlushReads(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(want)
+	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a last flush the sink has %d of %d reads; stranded in Redis: %d", len(got), len(want), pendingReads(t, th, usersFrom(1000, users)...))
+	}
+}
+
+func usersFrom(first int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = first + int64(i)
+	}
+	return out
+}

@@ -227,7 +227,11 @@ func (h *Hub) MarkAllRead(ctx context.Context, user int64, upTo string) (ReadAll
 	return ReadAllResult{Marked: marked, ReadAt: readAt}, nil
 }
 
-// runRead runs the read script; the user is first listed for the flusher.
+// runRead runs the read script with the user listed for the flusher before
+// and after it. Before: a crash after the write leaves the read listed. After:
+// a flush that ran between listing and write found nothing, dropped the
+// listing, and would strand the read; listing again (a new score) brings it
+// back, and a flush already past its check sees the changed score and keeps it.
 func (h *Hub) runRead(ctx context.Context, user int64, mode, readAt, target, bound string) ([]rueidis.RedisMessage, error) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
@@ -236,6 +240,9 @@ func (h *Hub) runRead(ctx context.Context, user int64, mode, readAt, target, bou
 	}
 	arr, err := run(h, ctx, inboxReadScript, inboxKeys(user), h.inboxArgs(user, mode, readAt, target, bound), rueidis.RedisResult.ToArray)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.markPending(ctx, user); err != nil {
 		return nil, err
 	}
 	if len(arr) == 0 {
