@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"roomhub/internal/testbin"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
 
@@ -101,6 +103,63 @@ func TestBinary_SIGTERMBehindAProxyLosesNothing(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Fatal("no client reconnected: instance A served none of them")
+	}
+}
+
+// TestBinary_ChromiumKeepsEveryEventAcrossAHubRestart: the demo page in real
+// Chromium, behind a proxy, watches a room while its hub is killed and a new
+// one started; events go on meanwhile. The page ends with every event exactly
+// once, in order.
+func TestBinary_ChromiumKeepsEveryEventAcrossAHubRestart(t *testing.T) {
+	bin := testbin.Build(t)
+	rs := testredis.Start(t)
+	a, cmdA, _ := testbin.Start(t, bin, "REDIS_URL="+rs.URL())
+	testbin.WaitHealth(t, a, 200, 15*time.Second)
+	proxy := testbin.StartProxy(t, a)
+	d := testbrowser.Start(t, "demo.mjs", proxy.URL+"/?user=15&rooms=49", t.TempDir())
+
+	var want []string
+	publish := func(base string, n int) {
+		for i := 0; i < n; i++ {
+			text := fmt.Sprintf("event-%02d", len(want))
+			req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish",
+				strings.NewReader(`{"roomId":49,"eventType":"comment.created","data":{"text":"`+text+`"}}`))
+			req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("publish: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("publish: %d", resp.StatusCode)
+			}
+			want = append(want, text)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	publish(a, 10)
+	d.Send(t, "TEXT #cards event-09")
+	if err := cmdA.Process.Kill(); err != nil { // a crash: no goodbye to the page
+		t.Fatal(err)
+	}
+	_ = cmdA.Wait()
+	b, _, _ := testbin.Start(t, bin, "REDIS_URL="+rs.URL())
+	testbin.WaitHealth(t, b, 200, 15*time.Second)
+	proxy.SetBackends(b)
+	publish(b, 30) // the page is still finding its way back for most of these
+	d.Send(t, "TEXT #cards "+want[len(want)-1])
+	got := d.Send(t, `EVAL [...document.querySelectorAll('#cards .card:not(.system) div:last-child')].map((e) => e.textContent).reverse().join(' ')`)["value"].(string)
+	if got != strings.Join(want, " ") {
+		t.Fatalf("cards %q\nwant  %q", got, strings.Join(want, " "))
+	}
+	resp, err := http.Get(b + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(m), `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`) {
+		t.Fatal("the page never opened its stream on the new hub")
 	}
 }
 

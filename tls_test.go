@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"roomhub/internal/testbin"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
 
@@ -50,21 +51,65 @@ func selfSigned(t *testing.T, dir string) (cert, key string) {
 	return cert, key
 }
 
+// httpsHub is a hub binary serving HTTPS with the test's own certificate.
+type httpsHub struct {
+	url, plain string
+	cert       string
+	client     *http.Client
+	logs       *testbin.Logs
+}
+
+// startHTTPSHub runs bin over HTTPS (users may hold 20 streams) and waits for
+// its health.
+func startHTTPSHub(t *testing.T, bin string) *httpsHub {
+	t.Helper()
+	rs := testredis.Start(t)
+	cert, key := selfSigned(t, t.TempDir())
+	env := []string{"REDIS_URL=" + rs.URL(), "TLS_CERT_FILE=" + cert, "TLS_KEY_FILE=" + key, "MAX_CONNECTIONS_PER_USER=20"}
+	plain, _, logs := testbin.Start(t, bin, env...)
+	h := &httpsHub{url: strings.Replace(plain, "http://", "https://", 1), plain: plain, cert: cert, logs: logs,
+		client: &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}} //nolint:gosec // the test's own certificate
+	t.Cleanup(h.client.CloseIdleConnections)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := h.client.Get(h.url + "/health")
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no healthy HTTPS hub: %v\n%s", err, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// publish sends a comment.created to room for recipients.
+func (h *httpsHub) publish(t *testing.T, room int, recipients string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{},"recipientIds":[%s]}`, room, recipients)
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/api/v1/notifications/publish", strings.NewReader(body))
+	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("publish: %d", resp.StatusCode)
+	}
+}
+
 // With TLS_CERT_FILE and TLS_KEY_FILE the hub speaks HTTPS with HTTP/2: ten
 // room streams and the user stream of one page share one connection, and
 // each gets its event.
 func TestBinary_HTTPSWithHTTP2CarriesManyStreamsOnOneConnection(t *testing.T) {
 	bin := testbin.Build(t)
-	rs := testredis.Start(t)
-	cert, key := selfSigned(t, t.TempDir())
-	// Eleven streams of one user: above the default cap of 5.
-	env := []string{"REDIS_URL=" + rs.URL(), "TLS_CERT_FILE=" + cert, "TLS_KEY_FILE=" + key, "MAX_CONNECTIONS_PER_USER=20"}
-	plain, _, logs := testbin.Start(t, bin, env...)
-	url := strings.Replace(plain, "http://", "https://", 1)
+	h := startHTTPSHub(t, bin)
+	url, client, logs := h.url, h.client, h.logs
 	var mu sync.Mutex
 	conns := map[string]bool{}
-	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test's own certificate
 	get := func(path string) *http.Response {
 		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
 			mu.Lock()
@@ -77,18 +122,6 @@ func TestBinary_HTTPSWithHTTP2CarriesManyStreamsOnOneConnection(t *testing.T) {
 			t.Fatalf("GET %s: %v\n%s", path, err, logs)
 		}
 		return resp
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := client.Get(url + "/health")
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no healthy HTTPS hub: %v\n%s", err, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	resp := get("/dev/token?userId=3")
 	var tok struct{ Result struct{ Token string } }
@@ -122,14 +155,7 @@ func TestBinary_HTTPSWithHTTP2CarriesManyStreamsOnOneConnection(t *testing.T) {
 		}(p)
 	}
 	for r := 1; r <= 10; r++ {
-		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{},"recipientIds":[3]}`, 200+r)
-		req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/notifications/publish", strings.NewReader(body))
-		req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-		resp, err := client.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("publish: %v %v", err, resp)
-		}
-		resp.Body.Close()
+		h.publish(t, 200+r, "3")
 	}
 	for range paths {
 		select {
@@ -147,10 +173,57 @@ func TestBinary_HTTPSWithHTTP2CarriesManyStreamsOnOneConnection(t *testing.T) {
 		t.Fatalf("the page used %d connections, want 1 (HTTP/2)", len(conns))
 	}
 	// The Docker healthcheck speaks HTTPS too.
-	port := plain[strings.LastIndex(plain, ":")+1:]
+	port := h.plain[strings.LastIndex(h.plain, ":")+1:]
 	hc := exec.Command(bin, "healthcheck")
-	hc.Env = append(os.Environ(), "SERVER_PORT="+port, "TLS_CERT_FILE="+cert)
+	hc.Env = append(os.Environ(), "SERVER_PORT="+port, "TLS_CERT_FILE="+h.cert)
 	if out, err := hc.CombinedOutput(); err != nil {
 		t.Fatalf("healthcheck over HTTPS: %v %s", err, out)
+	}
+}
+
+// TestBinary_ChromiumOverHTTPSUsesHTTP2: in real Chromium, one page over
+// HTTPS opens ten room streams and the user stream (eleven: above the six
+// connections HTTP/1.1 allows per origin) and every one receives its event,
+// all of them and the page itself over HTTP/2.
+func TestBinary_ChromiumOverHTTPSUsesHTTP2(t *testing.T) {
+	h := startHTTPSHub(t, testbin.Build(t))
+	d := testbrowser.Start(t, "demo.mjs", h.url+"/?user=14&rooms=300", t.TempDir())
+	// One line: the driver reads a command per line.
+	d.Send(t, "EVAL "+strings.NewReplacer("\n", " ", "\t", "").Replace(`(async () => {
+		const { RoomHub } = await import('/static/roomhub.js');
+		const hub = new RoomHub({ getToken: async () => (await (await fetch('/dev/token?userId=14')).json()).result.token });
+		window.__open = new Set(); window.__got = new Set();
+		const watch = (name, s, type) => {
+			s.on(type, () => window.__got.add(name));
+			const t = setInterval(() => { if (s.status === 'open') { window.__open.add(name); clearInterval(t); } }, 20);
+		};
+		for (let r = 301; r <= 310; r++) watch('room ' + r, hub.room(r), 'comment.created');
+		watch('notifications', hub.notifications(), 'notification.created');
+		return true;
+	})()`))
+	waitIn := func(set string) {
+		t.Helper()
+		v := d.Send(t, `EVAL new Promise((ok) => { const tick = () => window.`+set+`.size === 11 ? ok([...window.`+set+`]) : setTimeout(tick, 20); tick(); })`)
+		if n := len(v["value"].([]any)); n != 11 {
+			t.Fatalf("%s: %v", set, v["value"])
+		}
+	}
+	waitIn("__open")
+	for r := 301; r <= 310; r++ {
+		h.publish(t, r, "14")
+	}
+	waitIn("__got")
+	protocols := d.Send(t, "PROTOCOLS")["value"].(map[string]any)
+	paths := []string{"/", "/api/v1/notifications/stream"}
+	for r := 301; r <= 310; r++ {
+		paths = append(paths, fmt.Sprintf("/api/v1/rooms/%d/stream", r))
+	}
+	for _, p := range paths {
+		if protocols[p] != "h2" {
+			t.Fatalf("%s over %v, want h2 (all: %v)", p, protocols[p], protocols)
+		}
+	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
 	}
 }

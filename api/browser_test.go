@@ -1,94 +1,26 @@
 package api
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
 
-// browserDriver runs web/e2e/eventsource.mjs: a real headless Chromium.
-type browserDriver struct {
-	stdin io.WriteCloser
-	lines chan string
-}
-
-// startBrowserDriver needs node, /usr/bin/chromium and web/e2e/node_modules,
-// which `make test` installs.
-func startBrowserDriver(t *testing.T, url string, room int64, token string) *browserDriver {
+// startBrowserDriver runs web/e2e/eventsource.mjs: a plain EventSource on
+// one room in headless Chromium.
+func startBrowserDriver(t *testing.T, url string, room int64, token string) *testbrowser.Driver {
 	t.Helper()
-	return startDriver(t, "eventsource.mjs", url, fmt.Sprint(room), token)
-}
-
-// startDriver runs one of web/e2e's driver scripts with args.
-func startDriver(t *testing.T, name string, args ...string) *browserDriver {
-	t.Helper()
-	script, _ := filepath.Abs("../web/e2e/" + name)
-	if _, err := os.Stat("../web/e2e/node_modules/playwright-core"); err != nil {
-		t.Fatalf("playwright-core is not installed: run `make test` (npm ci --prefix web/e2e)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not installed")
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Fatalf("chromium is not installed: run `make test` (apt-get install chromium)")
-	}
-	cmd := exec.Command("node", append([]string{script}, args...)...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &browserDriver{stdin: stdin, lines: make(chan string, 16)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			d.lines <- sc.Text()
-		}
-		close(d.lines)
-	}()
-	t.Cleanup(func() {
-		_, _ = io.WriteString(stdin, "QUIT\n")
-		_ = stdin.Close() // node waits for the end of its input before it exits
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	if line := d.line(t, 60*time.Second); line != "READY" {
-		t.Fatalf("browser driver: %q", line)
-	}
-	return d
-}
-
-func (d *browserDriver) line(t *testing.T, timeout time.Duration) string {
-	t.Helper()
-	select {
-	case l, ok := <-d.lines:
-		if !ok {
-			t.Fatal("browser driver exited")
-		}
-		return l
-	case <-time.After(timeout):
-		t.Fatalf("browser driver silent for %v", timeout)
-		return ""
-	}
+	return testbrowser.Start(t, "eventsource.mjs", url, fmt.Sprint(room), token)
 }
 
 type browserEvents struct {
@@ -97,11 +29,11 @@ type browserEvents struct {
 	Error string
 }
 
-func (d *browserDriver) waitEvents(t *testing.T, n int) browserEvents {
+func waitEvents(t *testing.T, d *testbrowser.Driver, n int) browserEvents {
 	t.Helper()
-	fmt.Fprintf(d.stdin, "COUNT %d\n", n)
+	d.Write("COUNT %d", n)
 	var ev browserEvents
-	if err := json.Unmarshal([]byte(d.line(t, 30*time.Second)), &ev); err != nil || ev.Error != "" {
+	if err := json.Unmarshal([]byte(d.Line(t, 30*time.Second)), &ev); err != nil || ev.Error != "" {
 		t.Fatalf("browser: %v %s", err, ev.Error)
 	}
 	return ev
@@ -117,13 +49,13 @@ func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
-	d.waitEvents(t, 3)
+	waitEvents(t, d, 3)
 	th.dropConnections()              // the server drops every connection
 	httpClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for i := 3; i < 8; i++ {
 		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
-	ev := d.waitEvents(t, len(want))
+	ev := waitEvents(t, d, len(want))
 	if ev.Opens < 2 {
 		t.Fatalf("EventSource opened %d times: it was never dropped", ev.Opens)
 	}
@@ -155,7 +87,7 @@ type pageBrowserEvents struct {
 func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
 	rooms := []int64{181, 182, 183}
-	d := startDriver(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
+	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
 	eventually(t, wait, "one connection for the whole page", func() bool {
 		_, env := th.get(t, "/health", "")
 		return env.Result.(map[string]any)["activeConnections"] == 1.0
@@ -174,8 +106,8 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	}
 	round(0)
 	total := func() int { return 9*len(notes) + len(notes) }
-	fmt.Fprintf(d.stdin, "COUNT %d\n", total())
-	if l := d.line(t, 30*time.Second); strings.Contains(l, "error") {
+	d.Write("COUNT %d", total())
+	if l := d.Line(t, 30*time.Second); strings.Contains(l, "error") {
 		t.Fatalf("browser: %s", l)
 	}
 	th.dropConnections()              // the page's one connection is cut
@@ -183,9 +115,9 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	for r := 1; r <= 3; r++ {
 		round(r)
 	}
-	fmt.Fprintf(d.stdin, "COUNT %d\n", total())
+	d.Write("COUNT %d", total())
 	var ev pageBrowserEvents
-	if err := json.Unmarshal([]byte(d.line(t, 30*time.Second)), &ev); err != nil || ev.Error != "" {
+	if err := json.Unmarshal([]byte(d.Line(t, 30*time.Second)), &ev); err != nil || ev.Error != "" {
 		t.Fatalf("browser: %v %s", err, ev.Error)
 	}
 	if ev.Opens < 2 {
@@ -211,17 +143,6 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	if n := th.unreadOf(t, 20); ev.Count != n || n != int64(len(notes)) {
 		t.Fatalf("badge %d, unread %d, want %d", ev.Count, n, len(notes))
 	}
-}
-
-// send writes one command to the driver and returns its JSON answer.
-func (d *browserDriver) send(t *testing.T, cmd string) map[string]any {
-	t.Helper()
-	fmt.Fprintln(d.stdin, cmd)
-	var m map[string]any
-	if err := json.Unmarshal([]byte(d.line(t, 30*time.Second)), &m); err != nil || m["error"] != nil {
-		t.Fatalf("browser, %q: %v %v", cmd, err, m["error"])
-	}
-	return m
 }
 
 // TestBrowser_DemoPage: the demo page opens its stream without a click, shows
@@ -255,14 +176,14 @@ func TestBrowser_DemoPage(t *testing.T) {
 		}
 	}
 
-	d := startDriver(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
+	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
 	th.publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
-	d.send(t, "TEXT #cards hello from the API")
+	d.Send(t, "TEXT #cards hello from the API")
 	th.notify(t, 42, "like.toggled", 7)
-	d.send(t, "TEXT #badge 1")
-	d.send(t, "SHOT desktop 1200")
-	d.send(t, "SHOT phone 390")
-	if errs := d.send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+	d.Send(t, "TEXT #badge 1")
+	d.Send(t, "SHOT desktop 1200")
+	d.Send(t, "SHOT phone 390")
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
 	for _, name := range []string{"desktop", "phone"} {
@@ -278,37 +199,37 @@ func TestBrowser_DemoPage(t *testing.T) {
 func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	page := th.URL + "/?user=8&rooms=44"
-	tab1 := startDriver(t, "demo.mjs", page, t.TempDir())
-	tab2 := startDriver(t, "demo.mjs", page, t.TempDir())
+	tab1 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
+	tab2 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
 	th.notify(t, 44, "comment.created", 8)
-	for _, tab := range []*browserDriver{tab1, tab2} {
-		tab.send(t, "TEXT #badge 1")
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		tab.Send(t, "TEXT #badge 1")
 	}
-	tab1.send(t, "CLICK #bell")
-	tab1.send(t, "TEXT #notes comment.created in room 44")
+	tab1.Send(t, "CLICK #bell")
+	tab1.Send(t, "TEXT #notes comment.created in room 44")
 	// A DOM click: Playwright's pointer click on this freshly rendered list
 	// item did not reach its handler here.
-	tab1.send(t, "EVAL document.querySelector('#notes button').click()")
-	for _, tab := range []*browserDriver{tab1, tab2} {
-		tab.send(t, "TEXT #badge 0")
-		if v := tab.send(t, "EVAL document.getElementById('badge').hidden")["value"]; v != true {
+	tab1.Send(t, "EVAL document.querySelector('#notes button').click()")
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		tab.Send(t, "TEXT #badge 0")
+		if v := tab.Send(t, "EVAL document.getElementById('badge').hidden")["value"]; v != true {
 			t.Fatalf("badge still shown after the read: %v", v)
 		}
 	}
-	if v := tab1.send(t, "EVAL document.querySelector('#notes li').className")["value"]; v != "read" {
+	if v := tab1.Send(t, "EVAL document.querySelector('#notes li').className")["value"]; v != "read" {
 		t.Fatalf("the list item is %q, want read", v)
 	}
 
-	tab1.send(t, `CLICK input[data-type="like.toggled"]`)
+	tab1.Send(t, `CLICK input[data-type="like.toggled"]`)
 	eventually(t, wait, "like.toggled muted", func() bool {
 		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", 8, "")
 		return strings.Contains(fmt.Sprint(env.Result), "like.toggled")
 	})
 	th.publish(t, 44, "like.toggled", map[string]any{"text": "muted one"})
 	th.publish(t, 44, "comment.created", map[string]any{"text": "shown one"})
-	for _, tab := range []*browserDriver{tab1, tab2} {
-		tab.send(t, "TEXT #cards shown one")
-		if v := tab.send(t, "EVAL document.getElementById('cards').textContent.includes('muted one')")["value"]; v != false {
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		tab.Send(t, "TEXT #cards shown one")
+		if v := tab.Send(t, "EVAL document.getElementById('cards').textContent.includes('muted one')")["value"]; v != false {
 			t.Fatal("a muted type appeared")
 		}
 	}
@@ -319,14 +240,14 @@ func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 // its last id, and the page shows every event published meanwhile.
 func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
-	d := startDriver(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
+	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
 	const n = 30
 	for i := 0; i < n; i++ { // about 6 s: the token expires three times
 		th.publish(t, 46, "comment.created", map[string]any{"text": fmt.Sprintf("event-%02d", i)})
 		time.Sleep(200 * time.Millisecond)
 	}
-	d.send(t, fmt.Sprintf("TEXT #cards event-%02d", n-1))
-	got := d.send(t, `EVAL [...document.querySelectorAll('#cards .card div:last-child')].map((e) => e.textContent).reverse().join(' ')`)["value"].(string)
+	d.Send(t, fmt.Sprintf("TEXT #cards event-%02d", n-1))
+	got := d.Send(t, `EVAL [...document.querySelectorAll('#cards .card div:last-child')].map((e) => e.textContent).reverse().join(' ')`)["value"].(string)
 	var want []string
 	for i := 0; i < n; i++ {
 		want = append(want, fmt.Sprintf("event-%02d", i))
@@ -349,5 +270,22 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	}
 	if opens < 3 {
 		t.Fatalf("the page stream opened %d times in ~6 s of 2 s tokens: the tokens were not renewed", opens)
+	}
+}
+
+// TestBrowser_DemoShowsTwoUsersPresence: two pages as two users in one room
+// each list the other as online; when one page closes, the other shows the
+// leave.
+func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	ann := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=12&rooms=48", t.TempDir())
+	bob := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=13&rooms=48", t.TempDir())
+	ann.Send(t, "TEXT #online 13 in 48")
+	bob.Send(t, "TEXT #online 12 in 48")
+	bob.Quit() // the browser closes: its stream's connection ends
+	ann.Send(t, "GONE #online 13 in 48")
+	ann.Send(t, "TEXT #online 12 in 48")
+	if errs := ann.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
 	}
 }

@@ -2,18 +2,25 @@
 // Usage: node demo.mjs <pageURL> <screenshot dir>
 // Prints READY once the page's stream is open. Commands on stdin, one JSON
 // line answered each: "TEXT <selector> <text>" waits until the element's text
-// contains text; "SHOT <name> <width>" writes <dir>/<name>.png at that width;
+// contains text; "GONE <selector> <text>" waits until it no longer does;
+// "SHOT <name> <width>" writes <dir>/<name>.png at that width;
 // "CLICK <selector>" clicks the element; "EVAL <expression>" answers
-// {"value": …}; "ERRORS" lists console errors and page errors; "QUIT" ends.
+// {"value": …} (a promise is awaited); "PROTOCOLS" answers {"value":
+// {path: protocol}} for every response the page received (h2, http/1.1);
+// "ERRORS" lists console errors and page errors; "QUIT" ends.
 import { launch } from './launch.mjs';
 import readline from 'node:readline';
 import path from 'node:path';
 
 const [url, dir] = process.argv.slice(2);
-const browser = await launch();
+const browser = await launch(url);
 const errors = [];
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 }, ignoreHTTPSErrors: url.startsWith('https:') });
+  const protocols = {};
+  const cdp = await page.context().newCDPSession(page);
+  cdp.on('Network.responseReceived', (e) => { protocols[new URL(e.response.url).pathname] = e.response.protocol; });
+  await cdp.send('Network.enable');
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('requestfailed', (r) => errors.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
@@ -29,6 +36,12 @@ try {
         const want = rest.join(' ');
         await page.waitForFunction(([sel, t]) => document.querySelector(sel)?.textContent.includes(t), [a, want], { timeout: 15000 });
         console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'GONE') {
+        const gone = rest.join(' ');
+        await page.waitForFunction(([sel, t]) => !document.querySelector(sel)?.textContent.includes(t), [a, gone], { timeout: 15000 });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'PROTOCOLS') {
+        console.log(JSON.stringify({ ok: true, value: protocols }));
       } else if (cmd === 'SHOT') {
         await page.setViewportSize({ width: Number(rest[0]), height: 800 });
         await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });

@@ -1,0 +1,119 @@
+// Package testbrowser runs the drivers of web/e2e for Go tests: real headless
+// Chromium (Debian's chromium under playwright-core), spoken to one line at a
+// time on stdin and stdout.
+package testbrowser
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Driver is one driver process and its browser.
+type Driver struct {
+	stdin io.WriteCloser
+	lines chan string
+	cmd   *exec.Cmd
+	quit  sync.Once
+}
+
+// e2eDir is web/e2e, found from this file's place in the repository.
+func e2eDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "web", "e2e")
+}
+
+// Start runs web/e2e/<script> with args and waits for its READY line. It
+// needs node, /usr/bin/chromium and web/e2e/node_modules, which `make test`
+// installs. t.Cleanup quits it.
+func Start(t testing.TB, script string, args ...string) *Driver {
+	t.Helper()
+	dir := e2eDir()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed: run `make test` (npm ci --prefix web/e2e)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not installed")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatalf("chromium is not installed: run `make test` (apt-get install chromium)")
+	}
+	cmd := exec.Command("node", append([]string{filepath.Join(dir, script)}, args...)...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &Driver{stdin: stdin, lines: make(chan string, 16), cmd: cmd}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			d.lines <- sc.Text()
+		}
+		close(d.lines)
+	}()
+	t.Cleanup(d.Quit)
+	if line := d.Line(t, 60*time.Second); line != "READY" {
+		t.Fatalf("browser driver %s: %q", script, line)
+	}
+	return d
+}
+
+// Quit closes the browser and waits for the driver to exit (killing it after
+// 10 s). It may be called more than once.
+func (d *Driver) Quit() {
+	d.quit.Do(func() {
+		_, _ = io.WriteString(d.stdin, "QUIT\n")
+		_ = d.stdin.Close() // node waits for the end of its input before it exits
+		done := make(chan struct{})
+		go func() { _ = d.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-done
+		}
+	})
+}
+
+// Line returns the driver's next output line, failing after timeout.
+func (d *Driver) Line(t testing.TB, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case l, ok := <-d.lines:
+		if !ok {
+			t.Fatal("browser driver exited")
+		}
+		return l
+	case <-time.After(timeout):
+		t.Fatalf("browser driver silent for %v", timeout)
+	}
+	return ""
+}
+
+// Write sends one command line without waiting for its answer.
+func (d *Driver) Write(format string, args ...any) {
+	fmt.Fprintf(d.stdin, format+"\n", args...)
+}
+
+// Send writes one command and returns its JSON answer, failing on an error
+// answer or after 30 s.
+func (d *Driver) Send(t testing.TB, cmd string) map[string]any {
+	t.Helper()
+	d.Write("%s", cmd)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(d.Line(t, 30*time.Second)), &m); err != nil || m["error"] != nil {
+		t.Fatalf("browser, %q: %v %v", cmd, err, m["error"])
+	}
+	return m
+}
