@@ -135,6 +135,8 @@ export declare class RoomHub {
   /** One stream for several rooms and, with notifications: true, the user's notifications. */
   page(options?: PageStreamOptions): PageStream;
   api<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Heartbeats roomId every nextInSecs while no open stream of this hub covers it; returns a stop function. */
+  keepPresent(roomId: number | string): () => void;
   unread(): Promise<number>;
   list(options?: { limit?: number; before?: string }): Promise<{
     notifications: Notification[];

@@ -48,6 +48,7 @@ export class RoomHub {
     this.getToken = getToken;
     this.EventSource = ES || globalThis.EventSource;
     this.fetch = f || globalThis.fetch.bind(globalThis);
+    this.streams = new Set(); // the streams this hub made and not closed: keepPresent asks them
   }
 
   /** room opens the stream of one room. */
@@ -102,6 +103,32 @@ export class RoomHub {
   /** heartbeat keeps the user present without a stream: {acknowledged, nextInSecs}. */
   heartbeat(roomId) { return this.api('POST', `/api/v1/rooms/${roomId}/presence/heartbeat`); }
 
+  /**
+   * keepPresent keeps the user present in roomId for as long as the page
+   * wants: a heartbeat every nextInSecs, skipped while an open stream of this
+   * RoomHub covers the room (the stream keeps the user present itself).
+   * Returns a function that stops it.
+   */
+  keepPresent(roomId) {
+    let timer = null;
+    let stopped = false;
+    const covered = () => [...this.streams].some((s) => s.status === Status.OPEN && s.covers(roomId));
+    const beat = async () => {
+      let next = 20;
+      if (!covered()) {
+        try {
+          next = (await this.heartbeat(roomId)).nextInSecs || next;
+        } catch (e) {
+          if (e instanceof HubError && (e.status === 401 || e.status === 403)) return; // refused: stop
+          next = 5; // the hub is away: try again soon
+        }
+      }
+      if (!stopped) timer = setTimeout(beat, next * 1000);
+    };
+    beat();
+    return () => { stopped = true; clearTimeout(timer); };
+  }
+
   /** events returns one page of a room's history after since: {events, lastId, hasMore}. */
   events(roomId, since = '0', count = 100) {
     return this.api('GET', `/api/v1/rooms/${roomId}/events?since=${encodeURIComponent(since)}&count=${count}`);
@@ -148,6 +175,7 @@ class Stream {
     this.es = null;
     this.closed = false;
     this.refused = 0; // refusals in a row, each after a fresh token
+    hub.streams?.add(this);
     queueMicrotask(() => this.#connect());
   }
 
@@ -165,6 +193,7 @@ class Stream {
   /** close ends the stream for good and clears every timer and listener. */
   close() {
     this.closed = true;
+    this.hub.streams?.delete(this);
     clearTimeout(this.timer);
     this.timer = null;
     if (this.es) this.es.close();
@@ -278,6 +307,9 @@ class Stream {
 
   /** handle lets a subclass keep state from events before listeners run. */
   handle() {}
+
+  /** covers says whether this stream keeps its user present in roomId. */
+  covers() { return false; }
 }
 
 /** RoomStream is one room's stream; it also keeps who is online from presence.update. */
@@ -289,6 +321,8 @@ export class RoomStream extends Stream {
     this.online = null;
     this.onPresence = opts.onPresence || (() => {});
   }
+
+  covers(roomId) { return String(roomId) === String(this.roomId); }
 
   handle(type, data) {
     if (type === 'presence.update') {
@@ -359,6 +393,8 @@ export class PageStream extends Stream {
     this.probePath = pageProbes(this.rooms, this.notifications);
     this.reconnect();
   }
+
+  covers(roomId) { return this.rooms.some((r) => String(r) === String(roomId)); }
 
   handle(type, data) {
     if (type === 'presence.update' && data && data.roomId !== undefined) {

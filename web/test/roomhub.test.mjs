@@ -255,3 +255,67 @@ test('a page stream refused for one room reports it once', async () => {
     mock.timers.reset();
   }
 });
+
+test('keepPresent heartbeats only while no open stream covers the room, and stops', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    FakeEventSource.all = [];
+    const beats = [];
+    let status = 200;
+    const hub = new RoomHub({
+      baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
+      fetch: async (url, init) => {
+        beats.push(`${init.method} ${new URL(url).pathname}`);
+        return {
+          ok: status === 200, status,
+          json: async () => (status === 200
+            ? { isSuccess: true, result: { acknowledged: true, nextInSecs: 20 } }
+            : { isSuccess: false, code: 'COMMON403', message: 'no' }),
+        };
+      },
+    });
+    const stop = hub.keepPresent(42);
+    await flush();
+    assert.deepEqual(beats, ['POST /api/v1/rooms/42/presence/heartbeat']);
+
+    const room = hub.room(42);
+    await flush();
+    FakeEventSource.last().open();
+    mock.timers.tick(20000);
+    await flush();
+    assert.equal(beats.length, 1, 'an open stream of the room keeps the user present: no heartbeat');
+
+    room.close();
+    const page = hub.page({ rooms: [41, 42] });
+    await flush();
+    mock.timers.tick(20000); // the page stream is not open yet: a heartbeat
+    await flush();
+    assert.equal(beats.length, 2);
+    FakeEventSource.last().open();
+    mock.timers.tick(20000);
+    await flush();
+    assert.equal(beats.length, 2, 'an open page stream holding the room covers it');
+
+    page.close();
+    hub.room(43); // another room does not cover 42
+    await flush();
+    FakeEventSource.last().open();
+    mock.timers.tick(20000);
+    await flush();
+    assert.equal(beats.length, 3);
+
+    stop();
+    mock.timers.tick(60000);
+    await flush();
+    assert.equal(beats.length, 3, 'stopped');
+
+    status = 403; // a refusal stops it too
+    hub.keepPresent(44);
+    await flush();
+    mock.timers.tick(60000);
+    await flush();
+    assert.deepEqual(beats.slice(3), ['POST /api/v1/rooms/44/presence/heartbeat']);
+  } finally {
+    mock.timers.reset();
+  }
+});
