@@ -6,6 +6,7 @@
 #   HUB_BIN=/tmp/roomhub-before ...   # measure a hub built elsewhere (before/after)
 #   PROFILE=1 ...                      # also a 10 s CPU profile, 15 s into each run
 #   SHAPES="5000:100:200:3" ...        # a fourth field: page streams of that many rooms
+#   HUB_VARS="GOGC=200" ...            # extra environment for the hub only (HUB_ENV is its own setting)
 # A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
 # by two loadgen processes (a process may hold at most 20,000 open files).
 set -euo pipefail
@@ -38,10 +39,12 @@ for shape in $SHAPES; do
       --dir "$work" --pidfile "$work/redis.pid" --logfile "$work/redis.log"
     for _ in $(seq 50); do [ -s "$work/redis.pid" ] && break; sleep 0.1; done
     dport=$(free_port)
-    REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn DEBUG_ADDR="127.0.0.1:$dport" \
+    # shellcheck disable=SC2086 # HUB_VARS is a list of VAR=value words
+    env ${HUB_VARS:-} REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn DEBUG_ADDR="127.0.0.1:$dport" \
       "$hub_bin" >"$work/hub.log" 2>&1 &
     hub_pid=$!
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
+    curl -fs "http://127.0.0.1:$hport/health" >/dev/null || { echo "the hub did not start:" >&2; cat "$work/hub.log" >&2; exit 1; }
     suffix=""
     [ "$page" -gt 0 ] && suffix="-page$page"
     out="$OUT/${streams}-${rooms}-${rate}${suffix}-run${run}.json"
