@@ -124,6 +124,55 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 	}
 }
 
+// A user's two tabs in one room on one instance are refreshed by one call:
+// after a refresh both connections carry the same expiry.
+func TestPresence_TabsOfAUserAreRefreshedTogether(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
+		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
+	})
+	th.openStream(t, 72, 9, "")
+	time.Sleep(100 * time.Millisecond) // the second tab's own schedule would be 100 ms later
+	th.openStream(t, 72, 9, "")
+	key := hub.PresenceConnsKey(72, 9)
+	scores := func() map[string]float64 {
+		z, err := testredis.Do(t, th.rdb, "ZRANGE", key, "0", "-1", "WITHSCORES").AsZScores()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, e := range z {
+			m[e.Member] = e.Score
+		}
+		return m
+	}
+	joined := scores() // each tab's expiry from its own join
+	if len(joined) != 2 {
+		t.Fatalf("connections %v, want two", joined)
+	}
+	var now map[string]float64
+	eventually(t, 10*time.Second, "both tabs refreshed", func() bool {
+		now = scores()
+		for c, v := range joined {
+			if now[c] == v {
+				return false
+			}
+		}
+		return true
+	})
+	var first float64
+	for _, v := range now {
+		if first == 0 {
+			first = v
+		} else if v != first {
+			t.Fatalf("expiries after the first refreshes %v: the tabs were refreshed apart", now)
+		}
+	}
+	if l := th.presenceList(t, 72); fmt.Sprint(online(l)) != "[9]" {
+		t.Fatalf("presence %+v", l)
+	}
+}
+
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		fastPresence(c)

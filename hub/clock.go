@@ -17,7 +17,9 @@ func (h *Hub) clockTick() time.Duration {
 
 // runClock is the one timer of all streams: on each tick it sends keepalives
 // to streams quiet for SSE_KEEPALIVE_SECS, ends streams whose token expired,
-// refreshes the presence of streams due (in one pipeline) and, in proxy mode,
+// refreshes the presence of streams due (in one pipeline, one call per room
+// and user: a stream of a user whose other stream in the room is due comes
+// along, and from then on they are due together) and, in proxy mode,
 // asks again whether their users may still use their rooms. A stream costs
 // it a few field reads per tick, and no timer of its own.
 func (h *Hub) runClock(ctx context.Context) {
@@ -31,8 +33,9 @@ func (h *Hub) runClock(ctx context.Context) {
 			return
 		case now := <-t.C:
 			all = h.streams.snapshot(all[:0])
-			var touches []presenceTouch
+			var due refreshes
 			var recheck []*Stream
+			next := now.Add(h.RefreshEvery())
 			for _, s := range all {
 				if !s.expires.IsZero() && now.After(s.expires) {
 					s.Close()
@@ -45,18 +48,16 @@ func (h *Hub) runClock(ctx context.Context) {
 					continue
 				}
 				if now.After(s.nextRefresh) {
-					s.nextRefresh = now.Add(h.RefreshEvery())
-					for _, r := range s.rooms() {
-						touches = append(touches, presenceTouch{room: r, user: s.User, member: s.ConnID})
-					}
+					due.addStream(s, next)
 				}
 				if every := h.RecheckEvery(); every > 0 && now.After(s.nextRecheck) {
 					s.nextRecheck = now.Add(every)
 					recheck = append(recheck, s)
 				}
 			}
+			due.bringAlong(all, next)
 			clear(all) // keep no ended stream alive until the next tick
-			if len(touches) > 0 || len(recheck) > 0 {
+			if touches := due.touches; len(touches) > 0 || len(recheck) > 0 {
 				busy.Store(true)
 				h.goOwned(func(ctx context.Context) {
 					defer busy.Store(false)

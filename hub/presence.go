@@ -44,7 +44,7 @@ type HeartbeatAck struct {
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
 	ctx, cancel := detach(ctx)
 	defer cancel()
-	e := h.touchExec(presenceTouch{room: room, user: user, member: member})
+	e := h.touchExec(presenceTouch{room: room, user: user, members: []string{member}})
 	joined, err := run(h, ctx, presenceTouchScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
@@ -60,23 +60,79 @@ func (h *Hub) touch(ctx context.Context, room, user int64, member string) error 
 func (h *Hub) touchMany(ctx context.Context, user int64, member string, rooms []int64) {
 	items := make([]presenceTouch, len(rooms))
 	for i, r := range rooms {
-		items[i] = presenceTouch{room: r, user: user, member: member}
+		items[i] = presenceTouch{room: r, user: user, members: []string{member}}
 	}
 	h.touchBatch(ctx, items)
 }
 
-// presenceTouch is one stream's presence in one room.
+// presenceTouch is a user's presence in one room through some members (the
+// connection ids of their streams there, or the heartbeat member).
 type presenceTouch struct {
 	room, user int64
-	member     string
+	members    []string
 }
 
 // touchExec is presence_touch.lua's keys and arguments for one touch.
 func (h *Hub) touchExec(t presenceTouch) rueidis.LuaExec {
+	args := make([]string, 0, 3+len(t.members))
+	args = append(args, itoa(t.user), itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL/time.Second)))
 	return rueidis.LuaExec{
 		Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user)},
-		Args: []string{itoa(t.user), t.member, itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))},
+		Args: append(args, t.members...),
 	}
+}
+
+// refreshes collects the clock's presence refreshes of one tick, one touch
+// per (room, user) however many of the user's streams there are due.
+type refreshes struct {
+	byKey   map[[2]int64]int // (room, user) → index in touches
+	touches []presenceTouch
+}
+
+// addStream refreshes s's presence in each of its rooms now, and makes it
+// due again at next.
+func (r *refreshes) addStream(s *Stream, next time.Time) {
+	s.nextRefresh = next
+	for _, m := range s.members { // fixed when the stream opens
+		if m.roomID > 0 {
+			r.add(m.roomID, s.User, s.ConnID)
+		}
+	}
+}
+
+// bringAlong adds the streams not yet due (their next refresh is not next)
+// of a user already refreshed in one of their rooms, and makes them due at
+// next too: a user's streams in a room on this instance then cost one call
+// per refresh.
+func (r *refreshes) bringAlong(all []*Stream, next time.Time) {
+	if len(r.byKey) == 0 {
+		return
+	}
+	for _, s := range all {
+		if s.nextRefresh.Equal(next) || s.ended() {
+			continue
+		}
+		for _, m := range s.members {
+			if _, ok := r.byKey[[2]int64{m.roomID, s.User}]; ok && m.roomID > 0 {
+				r.addStream(s, next)
+				break
+			}
+		}
+	}
+}
+
+// add refreshes member's presence in room for user.
+func (r *refreshes) add(room, user int64, member string) {
+	k := [2]int64{room, user}
+	if i, ok := r.byKey[k]; ok {
+		r.touches[i].members = append(r.touches[i].members, member)
+		return
+	}
+	if r.byKey == nil {
+		r.byKey = map[[2]int64]int{}
+	}
+	r.byKey[k] = len(r.touches)
+	r.touches = append(r.touches, presenceTouch{room: room, user: user, members: []string{member}})
 }
 
 // touchBatch runs many touches in one pipeline (the clock's refreshes, a page

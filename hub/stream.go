@@ -242,6 +242,16 @@ func (s *Stream) rooms() []int64 {
 // Done is closed when the stream has ended.
 func (s *Stream) Done() <-chan struct{} { return s.done }
 
+// ended says whether the stream has ended.
+func (s *Stream) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Start hands over a wire that can write without blocking (TryWrite): from
 // now on the fan-out writes to it directly, and a worker runs only while the
 // stream has queued work. The client's bytes so far (headers, retry:) must
