@@ -3,6 +3,7 @@
 // Prints READY once the page's stream is open. Commands on stdin, one JSON
 // line answered each: "TEXT <selector> <text>" waits until the element's text
 // contains text; "GONE <selector> <text>" waits until it no longer does;
+// "WAIT <expression>" waits until the expression is truthy in the page;
 // "SHOT <name> <width>" writes <dir>/<name>.png at that width;
 // "CLICK <selector>" clicks the element; "EVAL <expression>" answers
 // {"value": …} (a promise is awaited); "PROTOCOLS" answers {"value":
@@ -39,6 +40,9 @@ try {
       } else if (cmd === 'GONE') {
         const gone = rest.join(' ');
         await page.waitForFunction(([sel, t]) => !document.querySelector(sel)?.textContent.includes(t), [a, gone], { timeout: 15000 });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'WAIT') {
+        await page.waitForFunction([a, ...rest].join(' '), null, { timeout: 15000 });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'PROTOCOLS') {
         console.log(JSON.stringify({ ok: true, value: protocols }));
