@@ -147,12 +147,14 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	for i, t := range items {
 		execs[i] = h.touchExec(t)
 	}
-	results := runMany(h, ctx, presenceTouchScript, execs)
 	failed := 0
-	for i, r := range results {
+	var firstErr error
+	for i, r := range runMany(h, ctx, presenceTouchScript, execs) {
 		joined, err := r.AsInt64()
 		if err != nil {
-			failed++
+			if failed++; firstErr == nil {
+				firstErr = err
+			}
 			continue
 		}
 		if joined == 1 {
@@ -160,7 +162,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 		}
 	}
 	if failed > 0 {
-		h.log.Warn("refreshing presence", "failed", failed, "of", len(items), "err", results[0].Error())
+		h.log.Warn("refreshing presence", "failed", failed, "of", len(items), "err", firstErr)
 	}
 }
 
