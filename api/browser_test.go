@@ -207,9 +207,7 @@ func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	}
 	tab1.Send(t, "CLICK #bell")
 	tab1.Send(t, "TEXT #notes comment.created in room 44")
-	// A DOM click: Playwright's pointer click on this freshly rendered list
-	// item did not reach its handler here.
-	tab1.Send(t, "EVAL document.querySelector('#notes button').click()")
+	tab1.Send(t, "CLICK #notes button")
 	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
 		tab.Send(t, "TEXT #badge 0")
 		if v := tab.Send(t, "EVAL document.getElementById('badge').hidden")["value"]; v != true {
@@ -287,5 +285,35 @@ func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 	ann.Send(t, "TEXT #online 12 in 48")
 	if errs := ann.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// TestBrowser_DemoTabsAreTwoPeople: the newcomer's path. Two tabs of the demo
+// page with no user chosen are two users: each sees both online; a publish
+// from one tab's form that notifies everyone online shows as a card in both
+// and raises the other tab's bell.
+func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	tab1 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
+	tab2 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		tab.Send(t, "WAIT document.querySelectorAll('#online li').length === 2")
+	}
+	u1 := tab1.Send(t, "EVAL document.getElementById('user').value")["value"]
+	u2 := tab2.Send(t, "EVAL document.getElementById('user').value")["value"]
+	if u1 == u2 {
+		t.Fatalf("both tabs are user %v", u1)
+	}
+	tab1.Send(t, "EVAL document.getElementById('pub-text').value = 'from tab one'")
+	tab1.Send(t, "CLICK #pub-notify")
+	tab1.Send(t, "CLICK #publish button")
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		tab.Send(t, "TEXT #cards from tab one")
+		tab.Send(t, "TEXT #badge 1")
+	}
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		if errs := tab.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+			t.Fatalf("console errors: %v", errs)
+		}
 	}
 }

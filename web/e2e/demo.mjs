@@ -5,7 +5,7 @@
 // contains text; "GONE <selector> <text>" waits until it no longer does;
 // "WAIT <expression>" waits until the expression is truthy in the page;
 // "SHOT <name> <width>" writes <dir>/<name>.png at that width;
-// "CLICK <selector>" clicks the element; "EVAL <expression>" answers
+// "CLICK <selector>" clicks the element (the selector may hold spaces); "EVAL <expression>" answers
 // {"value": …} (a promise is awaited); "PROTOCOLS" answers {"value":
 // {path: protocol}} for every response the page received (h2, http/1.1);
 // "ERRORS" lists console errors and page errors; "QUIT" ends.
@@ -51,7 +51,7 @@ try {
         await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'CLICK') {
-        await page.click(a, { timeout: 15000 });
+        await page.click([a, ...rest].join(' '), { timeout: 15000 });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'EVAL') {
         const value = await page.evaluate([a, ...rest].join(' '));

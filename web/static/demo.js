@@ -6,7 +6,10 @@ import { RoomHub } from '/static/roomhub.js';
 const TYPES = ['retrospect.submitted', 'retrospect.created', 'comment.created', 'like.toggled', 'member.joined'];
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-const user = params.get('user') || '1';
+// Without ?user= each tab is its own user (a random id kept for the tab), so
+// two tabs show two people online.
+const user = params.get('user') || sessionStorage.getItem('roomhub-demo-user') || String(1000 + Math.floor(Math.random() * 9000));
+sessionStorage.setItem('roomhub-demo-user', user);
 const rooms = (params.get('rooms') || '42').split(',').map((r) => r.trim()).filter(Boolean);
 const ttl = params.get('ttlSecs'); // short-lived tokens: watch the page renew them
 
@@ -112,7 +115,9 @@ $('publish').onsubmit = async (ev) => {
     roomId: Number($('pub-room').value), eventType: $('pub-type').value, publisherId: Number(user),
     data: { text: $('pub-text').value },
   };
-  if ($('pub-notify').checked) body.recipientIds = [Number(user)];
+  if ($('pub-notify').checked) { // everyone online in the room, and me
+    body.recipientIds = [...new Set([Number(user), ...(online.get(body.roomId) || [])])];
+  }
   const r = await fetch('/dev/publish', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   if (!r.ok) card('error', { text: `publish: ${r.status} ${(await r.json()).message}` }, true);
 };
