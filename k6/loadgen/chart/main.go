@@ -78,16 +78,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "chart: arguments are name=dir")
 			os.Exit(2)
 		}
-		s, err := load(name, dir)
+		reports, err := readReports(dir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "chart:", err)
 			os.Exit(1)
 		}
-		all = append(all, s)
-		if err := table(name, dir); err != nil {
-			fmt.Fprintln(os.Stderr, "chart:", err)
-			os.Exit(1)
-		}
+		all = append(all, load(name, reports))
+		table(name, reports)
 	}
 	img := draw2(all)
 	f, err := os.Create(*out)
@@ -103,65 +100,66 @@ func main() {
 	}
 }
 
-// load reads every room-stream report in dir and takes the medians per
-// stream count.
-func load(name, dir string) (series, error) {
+// readReports reads every report (JSON) in dir.
+func readReports(dir string) ([]report, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
-		return series{}, fmt.Errorf("no reports in %s", dir)
+		return nil, fmt.Errorf("no reports in %s", dir)
 	}
-	by := map[int][]report{}
+	out := make([]report, 0, len(files))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return series{}, err
+			return nil, err
 		}
 		var r report
 		if err := json.Unmarshal(b, &r); err != nil {
-			return series{}, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// median is the median over rs of f.
+func median(rs []report, f func(report) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// load takes the medians of the room-stream reports per stream count.
+func load(name string, reports []report) series {
+	by := map[int][]report{}
+	for _, r := range reports {
 		if r.Shape.PageRooms == 0 && r.Shape.Streams > 0 {
 			by[r.Shape.Streams] = append(by[r.Shape.Streams], r)
 		}
 	}
 	s := series{name: name}
 	for n, rs := range by {
-		med := func(f func(report) float64) float64 {
-			v := make([]float64, len(rs))
-			for i, r := range rs {
-				v[i] = f(r)
-			}
-			sort.Float64s(v)
-			return v[len(v)/2]
-		}
 		s.points = append(s.points, point{float64(n),
-			med(func(r report) float64 { return r.Delivery.P50 }),
-			med(func(r report) float64 { return r.Delivery.P99 }),
-			med(func(r report) float64 { return r.Hub.KBPerStream })})
+			median(rs, func(r report) float64 { return r.Delivery.P50 }),
+			median(rs, func(r report) float64 { return r.Delivery.P99 }),
+			median(rs, func(r report) float64 { return r.Hub.KBPerStream })})
 	}
 	sort.Slice(s.points, func(i, j int) bool { return s.points[i].streams < s.points[j].streams })
-	return s, nil
+	return s
 }
 
-// table prints one row per shape of dir: medians of its runs, and the sums
+// table prints one row per shape of the reports: medians of its runs, and the sums
 // of lost and duplicated events over them.
-func table(name, dir string) error {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+func table(name string, reports []report) {
 	type key struct {
 		streams, rooms, page int
 		rate                 float64
 	}
 	by := map[key][]report{}
 	var keys []key
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var r report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
+	for _, r := range reports {
 		k := key{r.Shape.Streams, r.Shape.Rooms, r.Shape.PageRooms, r.Shape.Rate}
 		if by[k] == nil {
 			keys = append(keys, k)
@@ -176,14 +174,7 @@ func table(name, dir string) error {
 	})
 	for _, k := range keys {
 		rs := by[k]
-		med := func(f func(report) float64) float64 {
-			v := make([]float64, len(rs))
-			for i, r := range rs {
-				v[i] = f(r)
-			}
-			sort.Float64s(v)
-			return v[len(v)/2]
-		}
+		med := func(f func(report) float64) float64 { return median(rs, f) }
 		var lost, dup int64
 		for _, r := range rs {
 			lost += r.Delivery.Lost
@@ -202,7 +193,6 @@ func table(name, dir string) error {
 			med(func(r report) float64 { return r.Delivery.P50 }),
 			med(func(r report) float64 { return r.Delivery.P99 }))
 	}
-	return nil
 }
 
 var palette = []color.RGBA{{200, 60, 40, 255}, {30, 110, 200, 255}, {40, 150, 70, 255}, {140, 80, 170, 255}}
