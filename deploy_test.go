@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,16 +50,8 @@ func TestBinary_SIGTERMBehindAProxyLosesNothing(t *testing.T) {
 	var accepted []string
 	publish := func(n int) {
 		for i := 0; i < n; i++ {
-			req, _ := http.NewRequest(http.MethodPost, b+"/api/v1/notifications/publish",
-				strings.NewReader(fmt.Sprintf(`{"roomId":77,"eventType":"comment.created","data":{"n":%d}}`, len(accepted))))
-			req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("publish: %v %v", err, resp)
-			}
-			var env struct{ Result struct{ StreamID string } }
-			_ = jsonDecode(resp, &env)
-			accepted = append(accepted, env.Result.StreamID)
+			accepted = append(accepted, testbin.Publish(t, nil, b,
+				fmt.Sprintf(`{"roomId":77,"eventType":"comment.created","data":{"n":%d}}`, len(accepted))))
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -122,17 +113,7 @@ func TestBinary_ChromiumKeepsEveryEventAcrossAHubRestart(t *testing.T) {
 	publish := func(base string, n int) {
 		for i := 0; i < n; i++ {
 			text := fmt.Sprintf("event-%02d", len(want))
-			req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish",
-				strings.NewReader(`{"roomId":49,"eventType":"comment.created","data":{"text":"`+text+`"}}`))
-			req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("publish: %v", err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("publish: %d", resp.StatusCode)
-			}
+			testbin.Publish(t, nil, base, `{"roomId":49,"eventType":"comment.created","data":{"text":"`+text+`"}}`)
 			want = append(want, text)
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -161,9 +142,4 @@ func TestBinary_ChromiumKeepsEveryEventAcrossAHubRestart(t *testing.T) {
 	if !strings.Contains(string(m), `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`) {
 		t.Fatal("the page never opened its stream on the new hub")
 	}
-}
-
-func jsonDecode(resp *http.Response, v any) error {
-	defer resp.Body.Close()
-	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -71,34 +71,15 @@ func startHTTPSHub(t *testing.T, bin string) *httpsHub {
 		client: &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}} //nolint:gosec // the test's own certificate
 	t.Cleanup(h.client.CloseIdleConnections)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := h.client.Get(h.url + "/health")
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			return h
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no healthy HTTPS hub: %v\n%s", err, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testbin.WaitHealth(t, h.url, 200, 15*time.Second)
+	return h
 }
 
 // publish sends a comment.created to room for recipients.
 func (h *httpsHub) publish(t *testing.T, room int, recipients string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{},"recipientIds":[%s]}`, room, recipients)
-	req, _ := http.NewRequest(http.MethodPost, h.url+"/api/v1/notifications/publish", strings.NewReader(body))
-	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-	resp, err := h.client.Do(req)
-	if err != nil {
-		t.Fatalf("publish: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("publish: %d", resp.StatusCode)
-	}
+	testbin.Publish(t, h.client, h.url, body)
 }
 
 // With TLS_CERT_FILE and TLS_KEY_FILE the hub speaks HTTPS with HTTP/2: ten

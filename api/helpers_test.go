@@ -18,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/internal/testredis"
 	"roomhub/web"
 )
 
@@ -31,6 +32,16 @@ type testHub struct {
 	srv    *httptest.Server
 	conns  *connTracker
 	api    *Server
+}
+
+// startTrimmingHub starts a hub on a fresh Redis whose stream nodes hold 5
+// entries, so that MAXLEN ~ trims even a short history (STREAM_MAXLEN or
+// INBOX_MAX_ENTRIES set small by cfg).
+func startTrimmingHub(t *testing.T, cfg func(*hub.Config)) *testHub {
+	t.Helper()
+	rs := testredis.Start(t)
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
+	return startHub(t, rs.Addr(), cfg)
 }
 
 // startHub starts a hub on the Redis at addr; mutate adjusts the config.

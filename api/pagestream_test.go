@@ -260,9 +260,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 // A trimmed room gets system.gap naming it; the others resume normally; a
 // room the id does not name starts live.
 func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
-	rs := testredis.Start(t)
-	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.StreamMaxLen = 10 })
+	th := startTrimmingHub(t, func(c *hub.Config) { c.StreamMaxLen = 10 })
 	c := th.pageStream(t, 9, "rooms=121,122", "")
 	th.pub(t, 121, "121-first")
 	th.pub(t, 122, "122-first")
@@ -457,9 +455,7 @@ func TestPageStream_RevokedRoomEndsTheStream(t *testing.T) {
 // The log member's gap carries "notifications":true; a room of the same page
 // resumes normally.
 func TestPageStream_GapOfTheLog(t *testing.T) {
-	rs := testredis.Start(t)
-	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 10 })
+	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
 	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
 	c.next(t, wait) // the count
 	th.notify(t, 202, "comment.created", 25)

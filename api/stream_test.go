@@ -355,9 +355,7 @@ func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 }
 
 func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
-	rs := testredis.Start(t)
-	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.StreamMaxLen = 10 })
+	th := startTrimmingHub(t, func(c *hub.Config) { c.StreamMaxLen = 10 })
 	first := th.publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
 	var last string
 	for i := 1; i < 100; i++ {

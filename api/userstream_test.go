@@ -123,9 +123,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 }
 
 func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
-	rs := testredis.Start(t)
-	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 10 })
+	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
 	s := th.userStream(t, 24, "")
 	s.next(t, wait)
 	th.notify(t, 93, "comment.created", 24)

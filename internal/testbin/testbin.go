@@ -3,6 +3,7 @@
 package testbin
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -68,10 +69,14 @@ func Start(t testing.TB, bin string, env ...string) (string, *exec.Cmd, *Logs) {
 	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, logs
 }
 
-// HealthStatus returns /health's HTTP status, 0 when it does not answer.
+// healthClient asks /health; over https it takes the tests' own certificates.
+var healthClient = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, the tests' own certificates
+
+// HealthStatus returns /health's HTTP status, 0 when it does not answer. url
+// may be https (a certificate the test made).
 func HealthStatus(url string) int {
-	c := &http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(url + "/health")
+	resp, err := healthClient.Get(url + "/health")
 	if err != nil {
 		return 0
 	}
@@ -108,4 +113,26 @@ func DevToken(t testing.TB, url string, user int) string {
 		t.Fatalf("dev token: %v", err)
 	}
 	return env.Result.Token
+}
+
+// Publish posts body to the publish endpoint at base with the dev internal
+// key, through client (nil: http.DefaultClient); it fails t unless the event
+// is accepted, and returns its id.
+func Publish(t testing.TB, client *http.Client, base, body string) string {
+	t.Helper()
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish", strings.NewReader(body))
+	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	defer resp.Body.Close()
+	var env struct{ Result struct{ StreamID string } }
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("publish: %d %v", resp.StatusCode, err)
+	}
+	return env.Result.StreamID
 }

@@ -4,8 +4,7 @@
 // for reconnection. Line protocol: prints READY once the stream is open; for
 // each "COUNT n" on stdin, waits until n comment.created events arrived and
 // prints {"got":[{id,data}],"opens":k} as one JSON line; "QUIT" ends.
-import { launch } from './launch.mjs';
-import readline from 'node:readline';
+import { launch, serveCounts } from './launch.mjs';
 
 const [url, room, token] = process.argv.slice(2);
 const browser = await launch();
@@ -20,19 +19,7 @@ try {
     es.addEventListener('comment.created', (e) => window.__got.push({ id: e.lastEventId, data: e.data }));
   }, { room, token });
   await page.waitForFunction(() => window.__opens > 0, null, { timeout: 15000 });
-  console.log('READY');
-  const rl = readline.createInterface({ input: process.stdin });
-  for await (const line of rl) {
-    const [cmd, arg] = line.trim().split(' ');
-    if (cmd === 'QUIT') break;
-    if (cmd !== 'COUNT') continue;
-    try {
-      await page.waitForFunction((n) => window.__got.length >= n, Number(arg), { timeout: 20000 });
-      console.log(JSON.stringify(await page.evaluate(() => ({ got: window.__got, opens: window.__opens }))));
-    } catch (e) {
-      console.log(JSON.stringify({ error: String(e) }));
-    }
-  }
+  await serveCounts(page);
 } finally {
   await browser.close();
 }

@@ -5,8 +5,7 @@
 // stdin, waits until n events (comment.created and notification.created)
 // arrived and prints {"got":[{type,roomId,k,id}],"count":unread,"opens":k}
 // as one JSON line; "QUIT" ends.
-import { launch } from './launch.mjs';
-import readline from 'node:readline';
+import { launch, serveCounts } from './launch.mjs';
 
 const [url, rooms, token] = process.argv.slice(2);
 const browser = await launch();
@@ -27,19 +26,7 @@ try {
     ps.on('notification.created', (d) => window.__got.push({ type: 'notification.created', k: d.notificationId }));
   }, { rooms, token });
   await page.waitForFunction(() => window.__opens > 0 && window.__count !== null, null, { timeout: 15000 });
-  console.log('READY');
-  const rl = readline.createInterface({ input: process.stdin });
-  for await (const line of rl) {
-    const [cmd, arg] = line.trim().split(' ');
-    if (cmd === 'QUIT') break;
-    if (cmd !== 'COUNT') continue;
-    try {
-      await page.waitForFunction((n) => window.__got.length >= n, Number(arg), { timeout: 20000 });
-      console.log(JSON.stringify(await page.evaluate(() => ({ got: window.__got, count: window.__count, opens: window.__opens }))));
-    } catch (e) {
-      console.log(JSON.stringify({ error: String(e) }));
-    }
-  }
+  await serveCounts(page);
 } finally {
   await browser.close();
 }
