@@ -26,6 +26,13 @@ func resumePoint(c echo.Context) string {
 	return c.QueryParam("lastEventId")
 }
 
+// streamSpec is what every stream of the request's user starts from: who,
+// the resume point, the token's expiry and its room grant.
+func streamSpec(c echo.Context) hub.StreamSpec {
+	u := userOf(c)
+	return hub.StreamSpec{User: u.ID, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant}
+}
+
 // stream serves GET /api/v1/rooms/:roomId/stream (access was checked by the
 // roomAccess middleware).
 func (s *Server) stream(c echo.Context) error {
@@ -33,21 +40,22 @@ func (s *Server) stream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u := userOf(c)
-	return s.serveStream(c, hub.StreamSpec{User: u.ID, Rooms: []int64{room}, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
+	spec := streamSpec(c)
+	spec.Rooms = []int64{room}
+	return s.serveStream(c, spec)
 }
 
 // userStream serves GET /api/v1/notifications/stream: the user's own
 // notifications, opened by notification.unread {count}.
 func (s *Server) userStream(c echo.Context) error {
-	u := userOf(c)
-	return s.serveStream(c, hub.StreamSpec{User: u.ID, Log: true, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
+	spec := streamSpec(c)
+	spec.Log = true
+	return s.serveStream(c, spec)
 }
 
 // pageStream serves GET /api/v1/stream?rooms=42,43&notifications=true: several
 // rooms and the user's notifications on one connection.
 func (s *Server) pageStream(c echo.Context) error {
-	u := userOf(c)
 	rooms, err := parseRoomList(c.QueryParam("rooms"), s.cfg.StreamMaxRooms)
 	if err != nil {
 		return err
@@ -65,13 +73,14 @@ func (s *Server) pageStream(c echo.Context) error {
 	if len(rooms) == 0 && !notifications {
 		return errBadRequest("a page stream needs rooms, notifications=true, or both")
 	}
+	spec := streamSpec(c)
 	for _, room := range rooms {
-		if err := s.hub.CheckRoom(c.Request().Context(), u.ID, u.Grant, room); err != nil {
+		if err := s.hub.CheckRoom(c.Request().Context(), spec.User, spec.Grant, room); err != nil {
 			return err
 		}
 	}
-	return s.serveStream(c, hub.StreamSpec{User: u.ID, Rooms: rooms, Log: notifications, Page: true,
-		Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant})
+	spec.Rooms, spec.Log, spec.Page = rooms, notifications, true
+	return s.serveStream(c, spec)
 }
 
 // parseRoomList parses the rooms query: comma-separated room ids, repeats

@@ -125,16 +125,21 @@ func (h *Hub) EndStreams(ctx context.Context) error {
 	return h.waitStreams(ctx)
 }
 
-// stopping reports whether EndStreams (or Close) began: the instance ends
-// its streams, and reports itself degraded so that load balancers send new
-// ones elsewhere.
-func (h *Hub) stopping() bool {
+// isClosed reports whether ch is closed (it is never sent on).
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-h.streamsDone:
+	case <-ch:
 		return true
 	default:
 		return false
 	}
+}
+
+// stopping reports whether EndStreams (or Close) began: the instance ends
+// its streams, and reports itself degraded so that load balancers send new
+// ones elsewhere.
+func (h *Hub) stopping() bool {
+	return isClosed(h.streamsDone)
 }
 
 // waitStreams waits until no stream is open and every stream's release ran.

@@ -165,10 +165,8 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 		h.subscribe(m)
 	}
 	h.streams.add(s)
-	select {
-	case <-h.streamsDone: // opened while the instance stops: EndStreams may not have seen it
+	if h.stopping() { // opened while the instance stops: EndStreams may not have seen it
 		s.endForShutdown()
-	default:
 	}
 	return s, nil
 }
@@ -244,12 +242,7 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 
 // ended says whether the stream has ended.
 func (s *Stream) ended() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
+	return isClosed(s.done)
 }
 
 // Start hands over a wire that can write without blocking (TryWrite): from

@@ -116,12 +116,7 @@ func (h *Hub) onlineUsers() int64 {
 
 // known reports whether the room has its position in history.
 func (r *topic) known() bool {
-	select {
-	case <-r.ready:
-		return true
-	default:
-		return false
-	}
+	return isClosed(r.ready)
 }
 
 // topic returns the local topic id, or nil.
