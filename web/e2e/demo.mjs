@@ -42,7 +42,14 @@ try {
         await page.waitForFunction(([sel, t]) => !document.querySelector(sel)?.textContent.includes(t), [a, gone], { timeout: 15000 });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'WAIT') {
-        await page.waitForFunction([a, ...rest].join(' '), null, { timeout: 15000 });
+        // Polled from here: waitForFunction with a string evaluates it in the
+        // page, which the page's CSP (no unsafe-eval) refuses.
+        const expr = [a, ...rest].join(' ');
+        const end = Date.now() + 15000;
+        while (!(await page.evaluate(expr))) {
+          if (Date.now() > end) throw new Error(`timed out waiting for ${expr}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'PROTOCOLS') {
         console.log(JSON.stringify({ ok: true, value: protocols }));
