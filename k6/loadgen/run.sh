@@ -7,6 +7,8 @@
 #   PROFILE=1 ...                      # also a 10 s CPU profile, 15 s into each run
 #   SHAPES="5000:100:200:3" ...        # a fourth field: page streams of that many rooms
 #   HUB_VARS="GOGC=200" ...            # extra environment for the hub only (HUB_ENV is its own setting)
+#   PIN=1 ...                          # the hub on the last core alone; redis-server and the
+#                                      # load generator on the others (as clients on other hosts)
 # A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
 # by two loadgen processes (a process may hold at most 20,000 open files).
 set -euo pipefail
@@ -27,6 +29,13 @@ hub_bin=${HUB_BIN:-$work/roomhub}
 [ -n "${HUB_BIN:-}" ] || go build -o "$work/roomhub" .
 go build -o "$work/loadgen" ./k6/loadgen
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# With PIN, hub_cpu runs the hub and others runs everything else (taskset).
+hub_cpu=() others=()
+if [ -n "${PIN:-}" ]; then
+  last=$(($(nproc) - 1))
+  [ "$last" -gt 0 ] || { echo "PIN needs at least 2 cores" >&2; exit 1; }
+  hub_cpu=(taskset -c "$last") others=(taskset -c "0-$((last - 1))")
+fi
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 for shape in $SHAPES; do
   IFS=: read -r streams rooms rate page <<<"$shape"
@@ -35,13 +44,13 @@ for shape in $SHAPES; do
   [ "$streams" -gt 9000 ] && procs=2
   for run in $(seq 1 "$RUNS"); do
     rport=$(free_port); hport=$(free_port)
-    redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    "${others[@]}" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
       --dir "$work" --pidfile "$work/redis.pid" --logfile "$work/redis.log"
     for _ in $(seq 50); do [ -s "$work/redis.pid" ] && break; sleep 0.1; done
     dport=$(free_port)
     # shellcheck disable=SC2086 # HUB_VARS is a list of VAR=value words
     env ${HUB_VARS:-} REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn DEBUG_ADDR="127.0.0.1:$dport" \
-      "$hub_bin" >"$work/hub.log" 2>&1 &
+      "${hub_cpu[@]}" "$hub_bin" >"$work/hub.log" 2>&1 &
     hub_pid=$!
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
     curl -fs "http://127.0.0.1:$hport/health" >/dev/null || { echo "the hub did not start:" >&2; cat "$work/hub.log" >&2; exit 1; }
@@ -51,7 +60,7 @@ for shape in $SHAPES; do
     if [ -n "${PROFILE:-}" ]; then
       (sleep 15; curl -fs -o "${out%.json}.cpu.pprof" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=10") &
     fi
-    "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
+    "${others[@]}" "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
       -duration "$DURATION" -procs "$procs" -page-rooms "$page" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
     python3 - "$out" <<'PY'
 import json, sys
