@@ -18,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 	"roomhub/web"
 )
@@ -133,16 +134,8 @@ func (th *testHub) waitHealthy(t testing.TB) {
 	})
 }
 
-func eventually(t testing.TB, d time.Duration, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// eventually polls f until it holds, failing t after d.
+var eventually = testbin.Eventually
 
 func (th *testHub) token(t testing.TB, user int64) string {
 	t.Helper()

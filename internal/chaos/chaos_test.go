@@ -99,7 +99,7 @@ func TestChaos(t *testing.T) {
 			c.Stop()
 		}
 	}()
-	waitFor(t, 20*time.Second, "clients connected", func() bool {
+	testbin.Eventually(t, 20*time.Second, "clients connected", func() bool {
 		for _, c := range clients {
 			if c.Opens.Load() == 0 {
 				return false
@@ -145,7 +145,7 @@ func TestChaos(t *testing.T) {
 		{"fail the master over", func() {
 			old := sn.MasterPort(t)
 			redisCLI(t, sn.Sentinels[0].Port, "SENTINEL", "FAILOVER", sn.Name)
-			waitFor(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+			testbin.Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 		}},
 		{"kill the master, restart it empty", func() {
 			old := sn.MasterPort(t)
@@ -154,7 +154,7 @@ func TestChaos(t *testing.T) {
 				srv = sn.Replica
 			}
 			srv.Kill()
-			waitFor(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+			testbin.Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 			srv.Restart() // empty; the sentinels make it a replica of the new master
 		}},
 		{"restart one hub", func() {
@@ -296,8 +296,8 @@ func startPublisher(base string, perSec int) *publisher {
 			room := 300 + n%rooms
 			body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"idempotencyKey":"c%d"}`, room, n, n)
 			for {
-				id, ok := publishOnce(client, base, body)
-				if ok {
+				id, err := testbin.TryPublish(client, base, body)
+				if err == nil {
 					p.mu.Lock()
 					p.accepted[room] = append(p.accepted[room], id)
 					p.mu.Unlock()
@@ -312,21 +312,6 @@ func startPublisher(base string, perSec int) *publisher {
 		}
 	}()
 	return p
-}
-
-func publishOnce(client *http.Client, base, body string) (string, bool) {
-	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish", strings.NewReader(body))
-	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", false
-	}
-	defer resp.Body.Close()
-	var env struct{ Result struct{ StreamID string } }
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&env) != nil {
-		return "", false
-	}
-	return env.Result.StreamID, true
 }
 
 func (p *publisher) stop() map[int][]string {
@@ -371,17 +356,6 @@ func redisCLI(t *testing.T, port int, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(port)}, args...)...).CombinedOutput(); err != nil {
 		t.Logf("redis-cli %v: %v %s", args, err, out)
-	}
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

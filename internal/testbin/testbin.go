@@ -120,6 +120,16 @@ func DevToken(t testing.TB, url string, user int) string {
 // is accepted, and returns its id.
 func Publish(t testing.TB, client *http.Client, base, body string) string {
 	t.Helper()
+	id, err := TryPublish(client, base, body)
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	return id
+}
+
+// TryPublish is Publish for callers that expect refusals (a hub under
+// faults): it returns the accepted event's id, or why there is none.
+func TryPublish(client *http.Client, base, body string) (string, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -127,12 +137,24 @@ func Publish(t testing.TB, client *http.Client, base, body string) string {
 	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("publish: %v", err)
+		return "", err
 	}
 	defer resp.Body.Close()
 	var env struct{ Result struct{ StreamID string } }
 	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("publish: %d %v", resp.StatusCode, err)
+		return "", fmt.Errorf("status %d, %v", resp.StatusCode, err)
 	}
-	return env.Result.StreamID
+	return env.Result.StreamID, nil
+}
+
+// Eventually polls f until it holds, failing t after d.
+func Eventually(t testing.TB, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
