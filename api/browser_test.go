@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -254,18 +253,8 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 		t.Fatalf("cards %q\nwant  %q", got, strings.Join(want, " "))
 	}
 	// The stream was opened again after each expiry, each time with a new token.
-	resp, err := httpClient.Get(th.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	var opens int
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`) {
-			fmt.Sscan(strings.Fields(l)[1], &opens)
-		}
-	}
+	fmt.Sscan(metricValue(t, th, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`), &opens)
 	if opens < 3 {
 		t.Fatalf("the page stream opened %d times in ~6 s of 2 s tokens: the tokens were not renewed", opens)
 	}

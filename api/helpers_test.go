@@ -365,3 +365,21 @@ func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
 		rest = append(rest, f)
 	}
 }
+
+// metricValue reads one series from /metrics.
+func metricValue(t *testing.T, th *testHub, series string) string {
+	t.Helper()
+	resp, err := http.Get(th.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	t.Fatalf("/metrics has no %s", series)
+	return ""
+}

@@ -3,9 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -375,22 +373,4 @@ func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
 	if a.Hub.Metrics().Evictions.Get()+b.Hub.Metrics().Evictions.Get() != 1 {
 		t.Fatalf("evictions counted: %d + %d, want 1", a.Hub.Metrics().Evictions.Get(), b.Hub.Metrics().Evictions.Get())
 	}
-}
-
-// metricValue reads one series from /metrics.
-func metricValue(t *testing.T, th *testHub, series string) string {
-	t.Helper()
-	resp, err := http.Get(th.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			return v
-		}
-	}
-	t.Fatalf("/metrics has no %s", series)
-	return ""
 }
