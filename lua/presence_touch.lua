@@ -14,12 +14,12 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expiry = now + tonumber(ARGV[2])
-local pairs = {}
+local scored = {} -- expiry, member, expiry, member, …
 for i = 4, #ARGV do
-  pairs[#pairs + 1] = expiry
-  pairs[#pairs + 1] = ARGV[i]
+  scored[#scored + 1] = expiry
+  scored[#scored + 1] = ARGV[i]
 end
-redis.call('ZADD', KEYS[3], unpack(pairs))
+redis.call('ZADD', KEYS[3], unpack(scored))
 redis.call('EXPIRE', KEYS[3], ARGV[3])
 local joined = 0
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
