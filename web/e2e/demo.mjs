@@ -33,13 +33,9 @@ try {
     const [cmd, a, ...rest] = line.trim().split(' ');
     try {
       if (cmd === 'QUIT') break;
-      if (cmd === 'TEXT') {
-        const want = rest.join(' ');
-        await page.waitForFunction(([sel, t]) => document.querySelector(sel)?.textContent.includes(t), [a, want], { timeout: 15000 });
-        console.log(JSON.stringify({ ok: true }));
-      } else if (cmd === 'GONE') {
-        const gone = rest.join(' ');
-        await page.waitForFunction(([sel, t]) => !document.querySelector(sel)?.textContent.includes(t), [a, gone], { timeout: 15000 });
+      if (cmd === 'TEXT' || cmd === 'GONE') {
+        await page.waitForFunction(([sel, t, present]) => !!document.querySelector(sel)?.textContent.includes(t) === present,
+          [a, rest.join(' '), cmd === 'TEXT'], { timeout: 15000 });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'WAIT') {
         // Polled from here: waitForFunction with a string evaluates it in the
