@@ -49,7 +49,7 @@ test: deps vet lint sdk unit
 
 # bench runs the fan-out benchmarks (results are written down in docs/).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./hub/
+	$(GO) test -run '^$$' -bench . -benchmem ./hub/...
 
 # loadtest runs the standard load shapes (k6/loadgen) against a fresh hub and
 # redis-server each; see docs/performance.md.
@@ -60,7 +60,7 @@ loadtest: deps
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStreamID -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePublish -fuzztime 30s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzParseNotificationID -fuzztime 30s ./hub/
+	$(GO) test -run '^$$' -fuzz FuzzParseNotificationID -fuzztime 30s ./hub/inbox/
 	$(GO) test -run '^$$' -fuzz FuzzParseWireMessage -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseRoomsClaim -fuzztime 30s ./api/

@@ -22,6 +22,7 @@ import (
 
 	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/web"
 )
 
@@ -95,8 +96,9 @@ func run() error {
 	defer rdb.Close()
 	m := hub.NewMetrics(cfg.EventTypes)
 	h := hub.New(cfg, rdb, log, m)
+	ib := inbox.New(h, log)
 	h.Start()
-	apiSrv := api.New(h, log, web.FS())
+	apiSrv := api.New(h, ib, log, web.FS())
 	defer apiSrv.Close()
 	ready := http.Handler(apiSrv)
 	handler.Store(&ready)
@@ -126,25 +128,39 @@ func run() error {
 	return nil
 }
 
-// connectRedis makes the Redis client, retrying with backoff while Redis does
-// not answer (logged), until ctx ends or the HTTP server fails (errc).
+// connectRedis makes the Redis client, retrying with the hub's backoff while
+// Redis does not answer (logged), until ctx ends or the HTTP server fails
+// (errc).
 func connectRedis(ctx context.Context, opt rueidis.ClientOption, log *slog.Logger, errc <-chan error) (rueidis.Client, error) {
-	wait := 250 * time.Millisecond
-	for {
-		rdb, err := rueidis.NewClient(opt)
-		if err == nil {
-			return rdb, nil
-		}
-		log.Warn("redis does not answer yet; serving degraded and retrying", "err", err, "retryIn", wait)
+	ctx, cancel := context.WithCancel(ctx)
+	var httpErr error
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
 		select {
+		case httpErr = <-errc:
+			cancel()
 		case <-ctx.Done():
-			return nil, fmt.Errorf("stopped while waiting for redis: %w", err)
-		case serr := <-errc:
-			return nil, fmt.Errorf("http server: %w", serr)
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, 10*time.Second)
+	}()
+	var rdb rueidis.Client
+	err := hub.Retry(ctx, 0, func(context.Context) (bool, error) {
+		var err error
+		rdb, err = rueidis.NewClient(opt)
+		return false, err
+	}, func(err error) { log.Warn("redis does not answer yet; serving degraded and retrying", "err", err) })
+	cancel()
+	<-watched
+	switch {
+	case httpErr != nil:
+		if rdb != nil {
+			rdb.Close()
+		}
+		return nil, fmt.Errorf("http server: %w", httpErr)
+	case err != nil:
+		return nil, fmt.Errorf("stopped while waiting for redis: %w", err)
 	}
+	return rdb, nil
 }
 
 // healthcheck asks the local hub's /health; the Docker HEALTHCHECK runs it, as

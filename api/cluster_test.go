@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
@@ -137,33 +138,33 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 	}
 	res := a.notify(t, 7, "comment.created", users...)
 	for _, u := range users {
-		c := decodeFrame[createdData](t, streams[u].next(t, wait), hub.NotificationCreatedType)
+		c := decodeFrame[createdData](t, streams[u].next(t, wait), inbox.NotificationCreatedType)
 		if c.NotificationID != "7:"+res.StreamID || c.Unread != 1 {
 			t.Fatalf("user %d: %+v", u, c)
 		}
 	}
 	// A dying publisher: the sweep on another hub finishes its inbox writes.
-	a.Hub.AfterPublishHook = func() error { return errors.New("instance died") }
+	a.Inbox.AfterPublishHook = func() error { return errors.New("instance died") }
 	if code, _ := a.publishRaw(t, `{"roomId":8,"eventType":"like.toggled","data":{},"recipientIds":[1,2,3,4,5,6]}`); code != 500 {
 		t.Fatalf("publish through the dying hub answered %d", code)
 	}
 	for _, u := range users {
-		c := decodeFrame[createdData](t, streams[u].next(t, 10*time.Second), hub.NotificationCreatedType)
+		c := decodeFrame[createdData](t, streams[u].next(t, 10*time.Second), inbox.NotificationCreatedType)
 		if c.RoomID != 8 || c.Unread != 2 || b.unreadOf(t, u) != 2 {
 			t.Fatalf("user %d after the sweep: %+v", u, c)
 		}
 	}
-	a.Hub.AfterPublishHook = nil
+	a.Inbox.AfterPublishHook = nil
 	var want []string
 	for _, u := range users {
 		want = append(want, a.readEach(t, u)...)
 		for i := 0; i < 2; i++ {
-			if r := decodeFrame[readData](t, streams[u].next(t, wait), hub.NotificationReadType); r.Unread != int64(1-i) {
+			if r := decodeFrame[readData](t, streams[u].next(t, wait), inbox.NotificationReadType); r.Unread != int64(1-i) {
 				t.Fatalf("user %d read event %+v", u, r)
 			}
 		}
 	}
-	st, err := b.Hub.FlushReads(context.Background())
+	st, err := b.Inbox.FlushReads(context.Background())
 	if err != nil || st.Flushed != len(want) {
 		t.Fatalf("flush on the cluster: %+v %v", st, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 )
 
 // publishBody is the publish request as sent; pointers tell missing from zero.
@@ -25,35 +26,35 @@ type publishBody struct {
 
 // DecodePublish parses and checks a publish body. Errors are *Error values
 // with the code DESIGN.md gives (COMMON400, NOTIF4001).
-func DecodePublish(body []byte) (hub.PublishRequest, error) {
+func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 	var b publishBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&b); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			if te.Field == "eventType" {
-				return hub.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
+				return inbox.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
 			}
-			return hub.PublishRequest{}, errBadRequest(fmt.Sprintf("%s has the wrong type", fieldName(te.Field)))
+			return inbox.PublishRequest{}, errBadRequest(fmt.Sprintf("%s has the wrong type", fieldName(te.Field)))
 		}
-		return hub.PublishRequest{}, errBadRequest("body is not a valid JSON object")
+		return inbox.PublishRequest{}, errBadRequest("body is not a valid JSON object")
 	}
 	if dec.More() {
-		return hub.PublishRequest{}, errBadRequest("body must hold one JSON object")
+		return inbox.PublishRequest{}, errBadRequest("body must hold one JSON object")
 	}
 	if b.RoomID == nil || *b.RoomID <= 0 {
-		return hub.PublishRequest{}, errBadRequest("roomId must be a positive integer")
+		return inbox.PublishRequest{}, errBadRequest("roomId must be a positive integer")
 	}
 	if b.EventType == nil || *b.EventType == "" {
-		return hub.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType is required", nil}
+		return inbox.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType is required", nil}
 	}
 	if len(b.Data) == 0 || b.Data[0] != '{' {
-		return hub.PublishRequest{}, errBadRequest("data must be a JSON object")
+		return inbox.PublishRequest{}, errBadRequest("data must be a JSON object")
 	}
-	req := hub.PublishRequest{Room: *b.RoomID, EventType: *b.EventType, Data: b.Data, RecipientIDs: b.RecipientIDs}
+	req := inbox.PublishRequest{PublishRequest: hub.PublishRequest{Room: *b.RoomID, EventType: *b.EventType, Data: b.Data}, RecipientIDs: b.RecipientIDs}
 	if b.PublisherID != nil {
 		if *b.PublisherID <= 0 {
-			return hub.PublishRequest{}, errBadRequest("publisherId must be a positive integer")
+			return inbox.PublishRequest{}, errBadRequest("publisherId must be a positive integer")
 		}
 		req.PublisherID = *b.PublisherID
 	}
@@ -79,7 +80,7 @@ func (s *Server) publish(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.hub.Publish(c.Request().Context(), req)
+	res, err := s.inbox.Publish(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
@@ -35,7 +36,7 @@ func startSink(t testing.TB, key string) *readSink {
 		if r.Header.Get("X-Internal-Key") != key {
 			s.badKey.Add(1)
 		}
-		var body struct{ Reads []hub.Read }
+		var body struct{ Reads []inbox.Read }
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			w.WriteHeader(400)
 			return
@@ -111,7 +112,7 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 	}
 	want := append(th.readEach(t, 40), th.readEach(t, 41)...)
 	th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 41, "") // nothing left: no change
-	st, err := th.Hub.FlushReads(context.Background())
+	st, err := th.Inbox.FlushReads(context.Background())
 	if err != nil || st.Flushed != 8 || st.Failed {
 		t.Fatalf("flush: %+v %v", st, err)
 	}
@@ -130,8 +131,8 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 			t.Fatalf("read_pending shard %d still lists %d users", s, n)
 		}
 	}
-	if m := th.Hub.Metrics(); m.FlushEntries.Get() != 8 || m.FlushTotal.Get() != 4 {
-		t.Fatalf("metrics: entries %d, flushes %d", m.FlushEntries.Get(), m.FlushTotal.Get())
+	if entries, flushes := metricValue(t, th, "write_behind_flush_entries"), metricValue(t, th, "write_behind_flush_total"); entries != "8" || flushes != "4" {
+		t.Fatalf("metrics: entries %s, flushes %s", entries, flushes)
 	}
 }
 
@@ -144,7 +145,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 	want := th.readEach(t, 42)
 	sink.status.Store(500)
 	for i := 0; i < 3; i++ {
-		if st, err := th.Hub.FlushReads(context.Background()); err != nil || !st.Failed {
+		if st, err := th.Inbox.FlushReads(context.Background()); err != nil || !st.Failed {
 			t.Fatalf("flush into a failing sink: %+v %v", st, err)
 		}
 	}
@@ -152,7 +153,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 	th.notify(t, 101, "comment.created", 42)
 	want = append(want, th.readEach(t, 42)[0])
 	sink.status.Store(200)
-	if st, err := th.Hub.FlushReads(context.Background()); err != nil || st.Flushed != 3 {
+	if st, err := th.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 3 {
 		t.Fatalf("flush after the sink came back: %+v %v", st, err)
 	}
 	sort.Strings(want)
@@ -163,11 +164,11 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 	th.notify(t, 101, "comment.created", 43)
 	th.readEach(t, 43)
 	sink.status.Store(422)
-	if st, err := th.Hub.FlushReads(context.Background()); err != nil || st.Dead != 1 || st.Failed {
+	if st, err := th.Inbox.FlushReads(context.Background()); err != nil || st.Dead != 1 || st.Failed {
 		t.Fatalf("flush into a refusing sink: %+v %v", st, err)
 	}
 	reqs := sink.reqs.Load()
-	if st, _ := th.Hub.FlushReads(context.Background()); st.Dead != 0 || sink.reqs.Load() != reqs {
+	if st, _ := th.Inbox.FlushReads(context.Background()); st.Dead != 0 || sink.reqs.Load() != reqs {
 		t.Fatalf("a dead letter was retried: %+v", st)
 	}
 	dead, _ := testredis.Do(t, th.rdb, "HGETALL", hub.ReadDeadKey(43)).AsStrMap()
@@ -180,8 +181,8 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 			t.Fatalf("dead letter %s", v)
 		}
 	}
-	if m := th.Hub.Metrics(); m.DeadLetters.Get() != 1 || m.FlushFailures["temporary"].Get() != 3 {
-		t.Fatalf("metrics: dead %d, temporary failures %d", m.DeadLetters.Get(), m.FlushFailures["temporary"].Get())
+	if dead, temp := metricValue(t, th, "write_behind_dead_letters_total"), metricValue(t, th, `write_behind_flush_failures_total{class="temporary"}`); dead != "1" || temp != "3" {
+		t.Fatalf("metrics: dead %s, temporary failures %s", dead, temp)
 	}
 }
 
@@ -250,7 +251,7 @@ func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := th.Hub.FlushReads(context.Background()); err != nil {
+			if _, err := th.Inbox.FlushReads(context.Background()); err != nil {
 				flushed <- err
 				return
 			}
@@ -264,7 +265,7 @@ func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
 	if err := <-flushed; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := th.Hub.FlushReads(context.Background()); err != nil {
+	if _, err := th.Inbox.FlushReads(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(want)

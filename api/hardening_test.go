@@ -129,7 +129,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 		t.Fatal("heartbeat")
 	}
 	for _, room := range []int64{121, 122} {
-		for _, key := range []string{hub.EventsKey(room), hub.SeqKey(room)} {
+		for _, key := range []string{hub.EventsKey(room), hub.RoomSeqKey(room)} {
 			eventually(t, wait, key+" has a TTL", func() bool {
 				ttl, _ := testredis.Do(t, rdb, "TTL", key).AsInt64()
 				return ttl > 3500 && ttl <= 3600

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 	"roomhub/web"
@@ -27,6 +28,7 @@ import (
 type testHub struct {
 	URL    string
 	Hub    *hub.Hub
+	Inbox  *inbox.Inbox
 	Cfg    hub.Config
 	tokens *TokenVerifier
 	rdb    rueidis.Client
@@ -66,8 +68,9 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	}
 	log := testLog()
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
+	ib := inbox.New(h, log)
 	h.Start()
-	apiSrv := New(h, log, web.FS())
+	apiSrv := New(h, ib, log, web.FS())
 	srv := httptest.NewUnstartedServer(apiSrv)
 	conns := &connTracker{m: map[net.Conn]bool{}}
 	srv.Config.ConnState = conns.track
@@ -85,7 +88,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
+	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
 }

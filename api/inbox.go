@@ -9,22 +9,23 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 )
 
 func (s *Server) unread(c echo.Context) error {
-	n, err := s.hub.Unread(c.Request().Context(), userOf(c).ID)
+	n, err := s.inbox.Unread(c.Request().Context(), userOf(c).ID)
 	if err != nil {
 		return err
 	}
 	return ok(c, map[string]int64{"count": n})
 }
 
-func (s *Server) inbox(c echo.Context) error {
-	limit, err := pageSize(c, "limit", 20, hub.MaxInboxPage)
+func (s *Server) listInbox(c echo.Context) error {
+	limit, err := pageSize(c, "limit", 20, inbox.MaxInboxPage)
 	if err != nil {
 		return err
 	}
-	page, err := s.hub.Inbox(c.Request().Context(), userOf(c).ID, limit, c.QueryParam("before"))
+	page, err := s.inbox.List(c.Request().Context(), userOf(c).ID, limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func (s *Server) markRead(c echo.Context) error {
 	if err != nil {
 		return errBadRequest("notificationId is not a valid path segment")
 	}
-	res, err := s.hub.MarkRead(c.Request().Context(), userOf(c).ID, id)
+	res, err := s.inbox.MarkRead(c.Request().Context(), userOf(c).ID, id)
 	if errors.Is(err, hub.ErrNotFound) {
 		return errNotFound("no such notification in your inbox")
 	}
@@ -68,7 +69,7 @@ func (s *Server) markAllRead(c echo.Context) error {
 			return errBadRequest("upTo must be a notificationId")
 		}
 	}
-	res, err := s.hub.MarkAllRead(c.Request().Context(), userOf(c).ID, upTo)
+	res, err := s.inbox.MarkAllRead(c.Request().Context(), userOf(c).ID, upTo)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (s *Server) markAllRead(c echo.Context) error {
 }
 
 func (s *Server) settings(c echo.Context) error {
-	st, err := s.hub.Settings(c.Request().Context(), userOf(c).ID)
+	st, err := s.inbox.Settings(c.Request().Context(), userOf(c).ID)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (s *Server) putSettings(c echo.Context) error {
 	if req.MutedEventTypes == nil {
 		return errBadRequest("mutedEventTypes is required: a list of event types")
 	}
-	st, err := s.hub.SetSettings(c.Request().Context(), userOf(c).ID, hub.Settings{MutedEventTypes: *req.MutedEventTypes})
+	st, err := s.inbox.SetSettings(c.Request().Context(), userOf(c).ID, inbox.Settings{MutedEventTypes: *req.MutedEventTypes})
 	if err != nil {
 		return err
 	}

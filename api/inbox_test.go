@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
 // inboxOf reads a user's whole inbox through the API, newest first.
-func (th *testHub) inboxOf(t testing.TB, user int64) []hub.Notification {
+func (th *testHub) inboxOf(t testing.TB, user int64) []inbox.Notification {
 	t.Helper()
-	var all []hub.Notification
+	var all []inbox.Notification
 	before := ""
 	for {
 		q := "/api/v1/notifications?limit=100"
@@ -28,7 +29,7 @@ func (th *testHub) inboxOf(t testing.TB, user int64) []hub.Notification {
 		if code != 200 {
 			t.Fatalf("GET %s: %d %+v", q, code, env)
 		}
-		var p hub.InboxPage
+		var p inbox.InboxPage
 		remarshal(t, env.Result, &p)
 		all = append(all, p.Notifications...)
 		if !p.HasMore {
@@ -133,7 +134,7 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	rs := testredis.Start(t)
 	dying := startHub(t, rs.Addr(), nil)
-	dying.Hub.AfterPublishHook = func() error { return errors.New("instance died") }
+	dying.Inbox.AfterPublishHook = func() error { return errors.New("instance died") }
 	other := startHub(t, rs.Addr(), func(c *hub.Config) { c.OutboxGrace = 300 * time.Millisecond })
 
 	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
@@ -187,13 +188,13 @@ func TestInbox_Reads(t *testing.T) {
 	}
 	path := func(id string) string { return "/api/v1/notifications/" + id + "/read" }
 	code, env := th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
-	var first hub.ReadResult
+	var first inbox.ReadResult
 	remarshal(t, env.Result, &first)
 	if code != 200 || first.NotificationID != ids[0] || first.ReadAt == "" {
 		t.Fatalf("read: %d %+v", code, env)
 	}
 	code, env = th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
-	var again hub.ReadResult
+	var again inbox.ReadResult
 	remarshal(t, env.Result, &again)
 	if code != 200 || again.ReadAt != first.ReadAt {
 		t.Fatalf("read again: %d %+v, want the first readAt %s", code, env, first.ReadAt)
@@ -211,7 +212,7 @@ func TestInbox_Reads(t *testing.T) {
 		}
 	}
 	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, `{"upTo":"`+ids[2]+`"}`)
-	var all hub.ReadAllResult
+	var all inbox.ReadAllResult
 	remarshal(t, env.Result, &all)
 	if code != 200 || all.Marked != 2 || all.ReadAt == "" {
 		t.Fatalf("read-all upTo: %d %+v, want 2 marked", code, env)
@@ -240,7 +241,7 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 	}
 	tok := th.token(t, 9)
 	code, env := th.get(t, "/api/v1/notifications?limit=2", tok)
-	var p hub.InboxPage
+	var p inbox.InboxPage
 	remarshal(t, env.Result, &p)
 	if code != 200 || len(p.Notifications) != 2 || !p.HasMore || p.Notifications[0].NotificationID != ids[4] || *p.NextBefore != ids[3] {
 		t.Fatalf("first page %d %+v", code, env)

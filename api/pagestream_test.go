@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
@@ -142,7 +143,7 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	th.notify(t, 104, "comment.created", 5) // one unread before the stream opens
 	c := th.pageStream(t, 5, "rooms=101,102&notifications=true", "")
 	f := c.next(t, wait)
-	if f.Event != hub.NotificationUnreadType || f.ID != "" || f.Data != `{"count":1}` {
+	if f.Event != inbox.NotificationUnreadType || f.ID != "" || f.Data != `{"count":1}` {
 		t.Fatalf("first frame %+v, want notification.unread {count:1} without id", f)
 	}
 	th.pub(t, 103, "not asked")
@@ -163,7 +164,7 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 			if !strings.Contains(f.Data, `"timestamp":`) || !pageIDChars.MatchString(f.ID) || !strings.HasPrefix(f.ID, "p1,") {
 				t.Fatalf("room event %+v", f)
 			}
-		case hub.NotificationCreatedType:
+		case inbox.NotificationCreatedType:
 			created = f
 		default:
 			t.Fatalf("unexpected %+v", f)
@@ -172,7 +173,7 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	if got["a"] != 101 || got["b"] != 102 {
 		t.Fatalf("roomId in data: %v", got)
 	}
-	cd := decodeFrame[createdData](t, created, hub.NotificationCreatedType)
+	cd := decodeFrame[createdData](t, created, inbox.NotificationCreatedType)
 	if cd.NotificationID != "104:"+res.StreamID || cd.Unread != 2 || created.ID == "" {
 		t.Fatalf("notification.created %+v", created)
 	}
@@ -208,7 +209,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 
 	check := func(name string, c *sseClient) string {
 		t.Helper()
-		if f := c.next(t, wait); f.Event != hub.NotificationUnreadType {
+		if f := c.next(t, wait); f.Event != inbox.NotificationUnreadType {
 			t.Fatalf("%s: first %+v", name, f)
 		}
 		want := map[int64][]string{111: {"111-1", "111-2", "111-3"}, 112: {"112-1", "112-2", "112-3"}}
@@ -221,7 +222,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 			case "comment.created":
 				d := dataOf(t, f)
 				got[d.RoomID] = append(got[d.RoomID], d.K)
-			case hub.NotificationCreatedType:
+			case inbox.NotificationCreatedType:
 				if cd := decodeFrame[createdData](t, f, f.Event); cd.NotificationID != "113:"+n.StreamID || notified {
 					t.Fatalf("%s: notification %+v", name, f)
 				}
@@ -466,7 +467,7 @@ func TestPageStream_GapOfTheLog(t *testing.T) {
 	}
 	th.pub(t, 201, "after")
 	r := th.pageStream(t, 25, "rooms=201&notifications=true", first)
-	if f := r.next(t, wait); f.Event != hub.NotificationUnreadType {
+	if f := r.next(t, wait); f.Event != inbox.NotificationUnreadType {
 		t.Fatalf("first %+v", f)
 	}
 	sawGap, sawRoom := false, false

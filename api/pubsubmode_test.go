@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
@@ -46,7 +47,7 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 		t.Fatalf("raw message on room:192: %+v", f)
 	}
 	n := a.notify(t, 193, "comment.created", 3)
-	if f := user.next(t, wait); f.Event != hub.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
+	if f := user.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
 		t.Fatalf("user stream: %+v", f)
 	}
 	// A killed pub/sub connection: the topics resubscribe and replay.

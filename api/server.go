@@ -15,11 +15,13 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
 type Server struct {
 	hub    *hub.Hub
+	inbox  *inbox.Inbox
 	cfg    hub.Config
 	log    *slog.Logger
 	tokens *TokenVerifier
@@ -28,11 +30,11 @@ type Server struct {
 	poller *poller // watches hijacked streams for the client's close; nil: streams are not hijacked
 }
 
-// New builds the HTTP handler for h. web holds the demo page and client SDK
-// (served at / and /static/); it may be nil.
-func New(h *hub.Hub, log *slog.Logger, web fs.FS) *Server {
+// New builds the HTTP handler for the realtime core h and the inbox ib. web
+// holds the demo page and client SDK (served at / and /static/); it may be nil.
+func New(h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
 	cfg := h.Config()
-	s := &Server{hub: h, cfg: cfg, log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
+	s := &Server{hub: h, inbox: ib, cfg: cfg, log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -104,7 +106,7 @@ func (s *Server) routes() {
 	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true), opens)
 	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true), opens)
 	v1.GET("/notifications/unread", s.unread, user)
-	v1.GET("/notifications", s.inbox, user)
+	v1.GET("/notifications", s.listInbox, user)
 	v1.PATCH("/notifications/:notificationId/read", s.markRead, user)
 	v1.POST("/notifications/read-all", s.markAllRead, user)
 	v1.GET("/notifications/settings", s.settings, user)

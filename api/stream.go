@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 )
 
 // joinWait bounds the Redis work a stream does before it answers.
@@ -134,12 +135,12 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 		// Read after subscribing: what changes the count from now on arrives as
 		// an event carrying the new count.
 		ctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
-		n, err := s.hub.Unread(ctx, spec.User)
+		n, err := s.inbox.Unread(ctx, spec.User)
 		cancel()
 		if err != nil {
 			return err
 		}
-		hello = append(hello, hub.SystemFrame(hub.NotificationUnreadType, map[string]int64{"count": n})...)
+		hello = append(hello, hub.SystemFrame(inbox.NotificationUnreadType, map[string]int64{"count": n})...)
 	}
 
 	res := c.Response()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
 
@@ -17,7 +18,7 @@ func (th *testHub) userStream(t testing.TB, user int64, lastEventID string) *sse
 }
 
 type createdData struct {
-	hub.Notification
+	inbox.Notification
 	Unread int64 `json:"unread"`
 }
 
@@ -48,12 +49,12 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 
 	tab1 := b.userStream(t, 20, "")
 	f := tab1.next(t, wait)
-	if f.ID != "" || decodeFrame[struct{ Count int64 }](t, f, hub.NotificationUnreadType).Count != 2 {
+	if f.ID != "" || decodeFrame[struct{ Count int64 }](t, f, inbox.NotificationUnreadType).Count != 2 {
 		t.Fatalf("first frame %+v, want notification.unread {count:2} without id", f)
 	}
 	res := a.notify(t, 91, "like.toggled", 20)
 	f = tab1.next(t, wait)
-	c := decodeFrame[createdData](t, f, hub.NotificationCreatedType)
+	c := decodeFrame[createdData](t, f, inbox.NotificationCreatedType)
 	if f.ID == "" || c.NotificationID != "91:"+res.StreamID || c.RoomID != 91 || c.EventType != "like.toggled" ||
 		string(c.Data) != `{"k":1}` || c.ReadAt != nil || c.Unread != 3 || c.Timestamp == "" {
 		t.Fatalf("notification.created %+v %s", f, f.Data)
@@ -66,7 +67,7 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 	}
 	for name, tab := range map[string]*sseClient{"tab on hub B": tab1, "tab on hub A": tab2} {
 		f := tab.next(t, wait)
-		r := decodeFrame[readData](t, f, hub.NotificationReadType)
+		r := decodeFrame[readData](t, f, inbox.NotificationReadType)
 		if f.ID == "" || len(r.NotificationIDs) != 1 || r.NotificationIDs[0] != c.NotificationID || r.ReadAt == "" || r.Unread != 2 {
 			t.Fatalf("%s: notification.read %+v", name, f)
 		}
@@ -76,7 +77,7 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 	other.next(t, wait)
 	a.notify(t, 91, "like.toggled", 22)
 	marker := a.notify(t, 91, "like.toggled", 21)
-	if c := decodeFrame[createdData](t, other.next(t, wait), hub.NotificationCreatedType); c.NotificationID != "91:"+marker.StreamID {
+	if c := decodeFrame[createdData](t, other.next(t, wait), inbox.NotificationCreatedType); c.NotificationID != "91:"+marker.StreamID {
 		t.Fatalf("user 21 got %+v", c)
 	}
 }
@@ -97,11 +98,11 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 	// expect reads the count, then exactly want in order, each with its unread.
 	expect := func(r *sseClient, count int64, want []string) {
 		t.Helper()
-		if n := decodeFrame[struct{ Count int64 }](t, r.next(t, wait), hub.NotificationUnreadType).Count; n != count {
+		if n := decodeFrame[struct{ Count int64 }](t, r.next(t, wait), inbox.NotificationUnreadType).Count; n != count {
 			t.Fatalf("count %d, want %d", n, count)
 		}
 		for i, id := range want {
-			c := decodeFrame[createdData](t, r.next(t, wait), hub.NotificationCreatedType)
+			c := decodeFrame[createdData](t, r.next(t, wait), inbox.NotificationCreatedType)
 			if c.NotificationID != id || c.Unread != count-int64(len(want)-1-i) {
 				t.Fatalf("replayed %d: %+v, want %s", i, c, id)
 			}
@@ -110,7 +111,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 	byHeader := b.userStream(t, 23, last)
 	expect(byHeader, 4, missed)
 	live := "92:" + a.notify(t, 92, "comment.created", 23).StreamID
-	if c := decodeFrame[createdData](t, byHeader.next(t, wait), hub.NotificationCreatedType); c.NotificationID != live {
+	if c := decodeFrame[createdData](t, byHeader.next(t, wait), inbox.NotificationCreatedType); c.NotificationID != live {
 		t.Fatalf("live after catch-up: %+v, want %s", c, live)
 	}
 	byQuery := openSSE(t, b.URL+"/api/v1/notifications/stream?lastEventId="+last, b.token(t, 23), "")
@@ -144,7 +145,7 @@ func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 		t.Fatalf("after the count came %+v, want system.gap", f)
 	}
 	for {
-		c := decodeFrame[createdData](t, r.next(t, wait), hub.NotificationCreatedType)
+		c := decodeFrame[createdData](t, r.next(t, wait), inbox.NotificationCreatedType)
 		if c.NotificationID == last {
 			break
 		}

@@ -136,7 +136,7 @@ func (a *access) allowed(ctx context.Context, user int64, g Grant, room int64, m
 // ask POSTs {"userId","roomId"} to the backend: 2xx allows, 403 and 404 deny,
 // anything else (or nothing within roomAuthTimeout) is an error.
 func (a *access) ask(ctx context.Context, user, room int64) (bool, error) {
-	c, err := postInternal(ctx, a.client, a.url, a.key, map[string]int64{"userId": user, "roomId": room})
+	c, err := PostInternal(ctx, a.client, a.url, a.key, map[string]int64{"userId": user, "roomId": room})
 	if err != nil {
 		return false, err
 	}

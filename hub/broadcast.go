@@ -26,12 +26,11 @@ func (h *Hub) scheduleBroadcast(room int64) {
 	}
 	p.running[room] = true
 	p.mu.Unlock()
-	h.goOwned(func(ctx context.Context) { h.broadcastPresence(ctx, room) })
+	h.Go(func(ctx context.Context) { h.broadcastPresence(ctx, room) })
 }
 
 func (h *Hub) broadcastPresence(ctx context.Context, room int64) {
 	p := &h.presence
-	bo := newBackoff()
 	for {
 		p.mu.Lock()
 		if !p.dirty[room] || ctx.Err() != nil {
@@ -42,36 +41,42 @@ func (h *Hub) broadcastPresence(ctx context.Context, room int64) {
 		}
 		p.dirty[room] = false
 		p.mu.Unlock()
-		for {
-			r, err := h.flushPresence(ctx, room)
-			if err != nil {
-				h.log.Warn("presence broadcast failed; retrying", "room", room, "err", err)
-				p.mu.Lock()
-				p.dirty[room] = true
-				p.mu.Unlock()
-				if !bo.wait(ctx) {
-					break
-				}
-				continue
+		_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) {
+			return h.drainPresence(ctx, room)
+		}, func(err error) {
+			h.log.Warn("presence broadcast failed; retrying", "room", room, "err", err)
+			p.mu.Lock()
+			p.dirty[room] = true
+			p.mu.Unlock()
+		})
+	}
+}
+
+// drainPresence publishes room's queued transitions as coalesced
+// presence.updates, waiting out the broadcast interval between them, until
+// none is left or ctx ends. progress: at least one publish went through.
+func (h *Hub) drainPresence(ctx context.Context, room int64) (progress bool, err error) {
+	for {
+		r, err := h.flushPresence(ctx, room)
+		if err != nil {
+			return progress, err
+		}
+		progress = true
+		switch {
+		case r.kind == "wait":
+			if !sleepCtx(ctx, r.wait) {
+				return true, nil
 			}
-			bo.reset()
-			if r.kind == "wait" {
-				if !sleepCtx(ctx, r.wait) {
-					break
-				}
-				continue
-			}
-			if r.kind == "empty" || r.more == 0 {
-				break
-			}
+		case r.kind == "empty" || r.more == 0:
+			return true, nil
 		}
 	}
 }
 
 // flushPresence publishes one presence.update from room's queued transitions.
 func (h *Hub) flushPresence(ctx context.Context, room int64) (publishReply, error) {
-	keys := []string{EventsKey(room), SeqKey(room), PresenceChangesKey(room), PresenceKey(room), PresenceGateKey(room)}
-	r, err := h.runPublish(ctx, publishPresenceScript, keys, room, PresenceEventType, nowTimestamp(),
+	keys := []string{EventsKey(room), RoomSeqKey(room), PresenceChangesKey(room), PresenceKey(room), PresenceGateKey(room)}
+	r, err := h.runPublish(ctx, publishPresenceScript, keys, room, PresenceEventType, NowTimestamp(),
 		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)))
 	if err == nil && r.kind == "new" {
 		h.metrics.countPublished(PresenceEventType)

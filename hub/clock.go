@@ -59,7 +59,7 @@ func (h *Hub) runClock(ctx context.Context) {
 			clear(all) // keep no ended stream alive until the next tick
 			if touches := due.touches; len(touches) > 0 || len(recheck) > 0 {
 				busy.Store(true)
-				h.goOwned(func(ctx context.Context) {
+				h.Go(func(ctx context.Context) {
 					defer busy.Store(false)
 					h.touchBatch(ctx, touches)
 					h.recheck(ctx, recheck)

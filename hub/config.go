@@ -92,6 +92,16 @@ type Budget struct {
 	Burst  int
 }
 
+// Publishable reports whether a backend may publish events of type t.
+func (c Config) Publishable(t string) bool {
+	for _, a := range c.EventTypes {
+		if a == t {
+			return true
+		}
+	}
+	return false
+}
+
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
 

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,9 +16,9 @@ var userConnsScript = rueidis.NewLuaScript(lua.UserConns)
 // streams beyond MAX_CONNECTIONS_PER_USER, on whichever instance they are.
 // Like touch, it is not abandoned when ctx is cancelled.
 func (h *Hub) registerConn(ctx context.Context, user int64, connID string) error {
-	ctx, cancel := detach(ctx)
+	ctx, cancel := Detach(ctx)
 	defer cancel()
-	evicted, err := run(h, ctx, userConnsScript, []string{UserConnsKey(user)},
+	evicted, err := Run(h.rdb, ctx, userConnsScript, []string{UserConnsKey(user)},
 		[]string{connID, strconv.Itoa(h.cfg.MaxConnectionsPerUser), itoa(int64(userConnsTTL / time.Second)), UserControlChannel},
 		rueidis.RedisResult.AsStrSlice)
 	if err != nil {
@@ -35,7 +34,7 @@ func (h *Hub) registerConn(ctx context.Context, user int64, connID string) error
 const userConnsTTL = 24 * time.Hour
 
 func (h *Hub) unregisterConn(ctx context.Context, user int64, connID string) {
-	if _, err := call(h, ctx, h.rdb.B().Zrem().Key(UserConnsKey(user)).Member(connID).Build(), done); err != nil {
+	if _, err := Call(h.rdb, ctx, h.rdb.B().Zrem().Key(UserConnsKey(user)).Member(connID).Build(), NoReply); err != nil {
 		h.log.Warn("unregistering stream from the connection cap", "user", user, "err", err)
 	}
 }
@@ -46,23 +45,5 @@ func (h *Hub) evict(connIDs []string) {
 		if s := h.streams.get(id); s != nil && s.evict("connection limit", 0) {
 			h.metrics.Evictions.Inc()
 		}
-	}
-}
-
-// controlMessage is what travels on the control channel.
-type controlMessage struct {
-	Evict []string `json:"evict,omitempty"`
-	Muted int64    `json:"muted,omitempty"` // this user's muted types changed
-}
-
-func (h *Hub) onControl(payload string) {
-	var m controlMessage
-	if err := json.Unmarshal([]byte(payload), &m); err != nil {
-		h.invalidMessage(UserControlChannel, "not a control message")
-		return
-	}
-	h.evict(m.Evict)
-	if m.Muted > 0 {
-		h.reloadMutes(m.Muted)
 	}
 }

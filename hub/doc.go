@@ -1,8 +1,15 @@
-// Package hub is roomhub's domain, with no HTTP in it: local topics and the
-// streams that follow them, the pub/sub listener that feeds them, history,
-// presence, the inbox with its write-behind flusher, room access, locks and
-// the Redis key names. Redis is the only shared state, so any number of hubs
-// may run side by side on one Redis or one Redis Cluster.
+// Package hub is roomhub's realtime core, with no HTTP in it: local topics
+// and the streams that follow them, the pub/sub listener that feeds them,
+// publish and history, presence, the connection cap, room access, locks, the
+// Redis wrapper and every Redis key name. Redis is the only shared state, so
+// any number of hubs may run side by side on one Redis or one Redis Cluster.
+//
+// Notifications for people live in hub/inbox, built on this package: the
+// core knows nothing of inboxes. It offers what they need: a user's topic
+// (their notification log), Publish with an outbox note, the Redis wrapper
+// (Redis, Call, Run), background work under its owner (Go, OnStart,
+// OnClose, EveryUnderLock), the control channel (OnControl, Control), and a
+// Mutes hook that the fan-out asks.
 //
 // # Topics and streams
 //
@@ -35,6 +42,7 @@
 // while it hands an event to each member's stream (offer takes Stream.mu and
 // may write to a socket that takes bytes without blocking). Nothing blocks
 // under Stream.mu: blocking writes and history reads happen in the worker
-// without it. streams.mu, mutes.mu and presence.mu are taken alone. No Redis
-// call is made while a lock is held.
+// without it. streams.mu and presence.mu are taken alone; a MuteSet is read
+// under topic.mu and must not block. No Redis call is made while a lock is
+// held.
 package hub

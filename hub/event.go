@@ -230,5 +230,5 @@ func CompactObject(raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// nowTimestamp is the hub's event timestamp: RFC 3339 in UTC with milliseconds.
-func nowTimestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+// NowTimestamp is the hub's event timestamp: RFC 3339 in UTC with milliseconds.
+func NowTimestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }

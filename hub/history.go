@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -13,12 +12,9 @@ import (
 // historyPage is how many entries one history read asks for.
 const historyPage = 500
 
-// redisTimeout bounds one Redis call made on behalf of a request or a repair.
-const redisTimeout = 3 * time.Second
-
 // tail returns the room's newest history entry (zero Event if the stream is empty).
 func (h *Hub) tail(ctx context.Context, room int64) (*Event, error) {
-	entries, err := call(h, ctx, h.rdb.B().Xrevrange().Key(historyKey(room)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
+	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrevrange().Key(TopicHistoryKey(room)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +33,8 @@ func (h *Hub) oldest(ctx context.Context, room int64) (*Event, error) {
 	return page[0], nil
 }
 
-// eventAt returns the event with this id from history, ErrNotFound when it is gone.
-func (h *Hub) eventAt(ctx context.Context, room int64, id StreamID) (*Event, error) {
+// EventAt returns the event with this id from history, ErrNotFound when it is gone.
+func (h *Hub) EventAt(ctx context.Context, room int64, id StreamID) (*Event, error) {
 	page, err := h.readFrom(ctx, room, id, 1)
 	if err != nil {
 		return nil, err
@@ -78,7 +74,7 @@ func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64)
 
 // xrangeEntries reads up to count raw entries of a topic's history from start.
 func (h *Hub) xrangeEntries(ctx context.Context, room int64, start string, count int64) ([]rueidis.XRangeEntry, error) {
-	return call(h, ctx, h.rdb.B().Xrange().Key(historyKey(room)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
+	return Call(h.rdb, ctx, h.rdb.B().Xrange().Key(TopicHistoryKey(room)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
 }
 
 // parseEntryView turns a history entry into the events API's view of it.
@@ -113,28 +109,4 @@ func parseEntry(room int64, e rueidis.XRangeEntry) (*Event, error) {
 		data = []byte("{}")
 	}
 	return newEvent(room, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
-}
-
-// detach keeps ctx's deadline but not its cancellation. Writes that must not
-// be abandoned halfway use it: rueidis may give up on a command whose context
-// is cancelled (a client disconnecting) while Redis still runs it later, after
-// a write that was meant to follow it.
-func detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	limit := time.Now().Add(redisTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
-		limit = d
-	}
-	return context.WithDeadline(context.WithoutCancel(ctx), limit)
-}
-
-// redisErr marks an error from a Redis call as ErrRedis (unreachable or timed
-// out) or ErrRedisReply (Redis answered with an error), keeping the cause.
-func redisErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := rueidis.IsRedisErr(err); ok {
-		return fmt.Errorf("%w: %w", ErrRedisReply, err)
-	}
-	return fmt.Errorf("%w: %w", ErrRedis, err)
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -16,7 +17,7 @@ import (
 // background work with Start, stop it with Close.
 type Hub struct {
 	cfg     Config
-	rdb     rueidis.Client
+	rdb     *Redis
 	log     *slog.Logger
 	metrics *Metrics
 	started time.Time
@@ -24,12 +25,13 @@ type Hub struct {
 	ctx    context.Context // cancelled by Close; the parent of every background goroutine
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	ownMu  sync.Mutex // orders goOwned's wg.Add against Close
+	ownMu  sync.Mutex // orders Go's wg.Add against Close
 	closed bool       // no new goroutines once Close began
 
 	streamsDone chan struct{} // closed by EndStreams: open streams end
 	endOnce     sync.Once
 	closeOnce   sync.Once
+	starts      []func()                // work Start launches besides the core's
 	finals      []func(context.Context) // final work run by Close, in order
 
 	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local topic
@@ -37,37 +39,27 @@ type Hub struct {
 	topics     topics
 	streams    streams
 	presence   presence
-	mutes      mutes
-	sink       Sink          // where flushed reads go
-	access     *access       // who may use a room
-	subscribed atomic.Bool   // the listener's subscriptions are confirmed
-	misplaced  chan struct{} // a publish reached no listener: ours is on another node
-	lastMoved  atomic.Int64  // unix ns of the last reconnect misplaced caused
-
-	// AfterPublishHook, when set (tests only), runs between a publish and its
-	// inbox writes; an error abandons the writes as a dying instance would.
-	AfterPublishHook func() error
+	mutes      Mutes                            // nil: nothing muted
+	controls   map[string]func(json.RawMessage) // OnControl's handlers, by key
+	access     *access                          // who may use a room
+	subscribed atomic.Bool                      // the listener's subscriptions are confirmed
+	misplaced  chan struct{}                    // a publish reached no listener: ours is on another node
+	lastMoved  atomic.Int64                     // unix ns of the last reconnect misplaced caused
 }
 
 // New returns a hub on rdb. It starts nothing; call Start.
 func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Hub{cfg: cfg, rdb: rdb, log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
+	h := &Hub{cfg: cfg, rdb: newRedis(rdb, m), log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
 		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1)}
-	h.sharded = rdb != nil && rdb.Mode() == rueidis.ClientModeCluster
+	h.sharded = h.rdb.Sharded()
 	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
 	h.topics.m = map[int64]*topic{}
 	h.streams.byConn = map[string]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
-	h.mutes.m = map[int64]*muteSet{}
+	h.controls = map[string]func(json.RawMessage){}
 	h.access = newAccess(cfg)
-	if cfg.ReadSinkURL != "" {
-		h.sink = NewHTTPSink(cfg.ReadSinkURL, cfg.InternalAPIKey)
-	} else {
-		h.sink = &LogSink{Log: log}
-		log.Warn("READ_SINK_URL is unset: reads are flushed to the log, not to a backend")
-	}
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
 	m.Set.NewGauge("sse_active_rooms", func() float64 { _, r := h.counts(); return float64(r) })
 	m.Set.NewGauge("presence_online_users", func() float64 { return float64(h.onlineUsers()) })
@@ -80,19 +72,26 @@ func (h *Hub) Config() Config { return h.cfg }
 // Metrics returns the hub's metrics.
 func (h *Hub) Metrics() *Metrics { return h.metrics }
 
-// Start launches the background work: the pub/sub listener and the presence sweeper.
+// Start launches the background work: the pub/sub listener, the streams'
+// clock, the presence sweeper, and what OnStart registered.
 func (h *Hub) Start() {
-	h.goOwned(h.runListener)
-	h.goOwned(h.runClock)
-	h.goOwned(h.runSweeper)
-	h.goOwned(h.runOutboxSweeper)
-	h.goOwned(h.runFlusher)
-	h.OnClose(h.finalFlush)
+	h.Go(h.runListener)
+	h.Go(h.runClock)
+	h.Go(h.runSweeper)
+	for _, f := range h.starts {
+		f()
+	}
 }
 
-// goOwned runs f as a goroutine owned by the hub: Close cancels its context and waits for it.
+// OnStart registers work that Start launches (with Go), after the core's own.
+func (h *Hub) OnStart(f func()) { h.starts = append(h.starts, f) }
+
+// Redis returns the hub's Redis client.
+func (h *Hub) Redis() *Redis { return h.rdb }
+
+// Go runs f as a goroutine owned by the hub: Close cancels its context and waits for it.
 // After Close began it starts nothing: the work would be cancelled anyway.
-func (h *Hub) goOwned(f func(ctx context.Context)) {
+func (h *Hub) Go(f func(ctx context.Context)) {
 	h.ownMu.Lock()
 	defer h.ownMu.Unlock()
 	if h.closed {
@@ -209,7 +208,7 @@ func (h Health) Healthy() bool { return h.Status == "healthy" }
 func (h *Hub) Health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	_, err := call(h, ctx, h.rdb.B().Ping().Build(), done)
+	_, err := Call(h.rdb, ctx, h.rdb.B().Ping().Build(), NoReply)
 	hl := Health{
 		RedisConnected: err == nil,
 		UptimeSecs:     int64(time.Since(h.started) / time.Second),

@@ -21,8 +21,8 @@ const roomChannelPattern = "room:*"
 // EventsKey is a room's history stream: "room:events:{42}".
 func EventsKey(room int64) string { return "room:events:" + roomTag(room) }
 
-// SeqKey is a room's sequence counter: "room:seq:{42}".
-func SeqKey(room int64) string { return "room:seq:" + roomTag(room) }
+// RoomSeqKey is a room's sequence counter: "room:seq:{42}".
+func RoomSeqKey(room int64) string { return "room:seq:" + roomTag(room) }
 
 // IdempotencyKey holds the first result of a publish: "idem:{42}:<key>".
 func IdempotencyKey(room int64, key string) string { return "idem:" + roomTag(room) + ":" + key }
@@ -80,9 +80,9 @@ func ReadDeadKey(user int64) string { return "read_dead:" + userTag(user) }
 // MutedKey is the set of event types a user muted: "settings:muted:{7}".
 func MutedKey(user int64) string { return "settings:muted:" + userTag(user) }
 
-// readPendingShards is how many index keys list the users with pending reads;
+// ReadPendingShards is how many index keys list the users with pending reads;
 // their hash tags spread them over a cluster's masters.
-const readPendingShards = 16
+const ReadPendingShards = 16
 
 // ReadPendingKey lists users with reads waiting for the flusher, user → a
 // counter bumped by every read: "read_pending:{rp3}".
@@ -101,27 +101,27 @@ const OutboxRoomsKey = "outbox:rooms"
 // stream with a seq counter and a live channel, so rooms, repair and catch-up
 // serve them alike.
 
-// userTopic is the topic of a user's notification log.
-func userTopic(user int64) int64 { return -user }
+// UserTopic is the topic of a user's notification log.
+func UserTopic(user int64) int64 { return -user }
 
-// historyKey is a topic's history stream: a room's events or "user:log:{7}".
-func historyKey(topic int64) string {
+// TopicHistoryKey is a topic's history stream: a room's events or "user:log:{7}".
+func TopicHistoryKey(topic int64) string {
 	if topic < 0 {
 		return "user:log:" + userTag(-topic)
 	}
 	return EventsKey(topic)
 }
 
-// seqKey is a topic's sequence counter: a room's or "user:seq:{7}".
-func seqKey(topic int64) string {
+// TopicSeqKey is a topic's sequence counter: a room's or "user:seq:{7}".
+func TopicSeqKey(topic int64) string {
 	if topic < 0 {
 		return "user:seq:" + userTag(-topic)
 	}
-	return SeqKey(topic)
+	return RoomSeqKey(topic)
 }
 
-// topicChannel is a topic's live channel: a room's or "user:{7}".
-func topicChannel(topic int64) string {
+// TopicChannel is a topic's live channel: a room's or "user:{7}".
+func TopicChannel(topic int64) string {
 	if topic < 0 {
 		return UserChannel(-topic)
 	}

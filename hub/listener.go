@@ -18,22 +18,18 @@ import (
 // makes the local rooms replay what history holds after what they delivered, so
 // a Redis blip loses no event for a connected client.
 func (h *Hub) runListener(ctx context.Context) {
-	bo := newBackoff()
-	for {
+	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) {
 		wasUp, err := h.listenOnce(ctx)
 		h.subscribed.Store(false)
 		if ctx.Err() != nil {
-			return
-		}
-		if wasUp {
-			bo.reset()
+			return wasUp, ctx.Err()
 		}
 		h.metrics.PubSubReconnect.Inc()
-		h.log.Warn("pub/sub listener disconnected; reconnecting", "err", err)
-		if !bo.wait(ctx) {
-			return
+		if err == nil {
+			err = errors.New("subscription ended")
 		}
-	}
+		return wasUp, err
+	}, func(err error) { h.log.Warn("pub/sub listener disconnected; reconnecting", "err", err) })
 }
 
 // listenOnce subscribes on a dedicated connection and returns when it is lost
@@ -211,16 +207,15 @@ func (h *Hub) watchListener(ctx context.Context, dc rueidis.DedicatedClient, l *
 // (re)subscription makes the topic replay what it may have missed. It ends
 // when the topic closes (ctx).
 func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
-	cmd, kind := h.rdb.B().Ssubscribe().Channel(topicChannel(r.id)).Build(), "ssubscribe"
+	cmd, kind := h.rdb.B().Ssubscribe().Channel(TopicChannel(r.id)).Build(), "ssubscribe"
 	if !h.sharded {
-		channels := []string{topicChannel(r.id)}
+		channels := []string{TopicChannel(r.id)}
 		if r.id > 0 {
 			channels = append(channels, "room:"+itoa(r.id))
 		}
 		cmd, kind = h.rdb.B().Subscribe().Channel(channels...).Build(), "subscribe"
 	}
-	bo := newBackoff()
-	for ctx.Err() == nil {
+	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) {
 		var up atomic.Bool
 		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 			if s.Kind == kind {
@@ -230,17 +225,14 @@ func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
 		})
 		err := h.rdb.Receive(sctx, cmd, func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
 		if ctx.Err() != nil {
-			return
-		}
-		if up.Load() {
-			bo.reset()
+			return up.Load(), ctx.Err()
 		}
 		h.metrics.PubSubReconnect.Inc()
-		h.log.Warn("room subscription lost; resubscribing", "room", r.id, "err", err)
-		if !bo.wait(ctx) {
-			return
+		if err == nil {
+			err = errors.New("subscription ended")
 		}
-	}
+		return up.Load(), err
+	}, func(err error) { h.log.Warn("room subscription lost; resubscribing", "topic", r.id, "err", err) })
 }
 
 // listening reports whether the listener is subscribed.
@@ -288,8 +280,8 @@ func (h *Hub) invalidMessage(channel, reason string) {
 // topicFromChannel reads the topic of a room channel or of "user:{7}".
 func topicFromChannel(ch string) (int64, bool) {
 	if s, ok := strings.CutPrefix(ch, "user:{"); ok {
-		u, ok := parseRoomID(strings.TrimSuffix(s, "}"))
-		return userTopic(u), ok && strings.HasSuffix(s, "}")
+		u, ok := ParseID(strings.TrimSuffix(s, "}"))
+		return UserTopic(u), ok && strings.HasSuffix(s, "}")
 	}
 	return roomFromChannel(ch)
 }
@@ -303,11 +295,11 @@ func roomFromChannel(ch string) (int64, bool) {
 	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
 		s = s[1 : len(s)-1]
 	}
-	return parseRoomID(s)
+	return ParseID(s)
 }
 
-// parseRoomID parses a positive 64-bit room id written in plain digits.
-func parseRoomID(s string) (int64, bool) {
+// ParseID parses a positive 64-bit room id written in plain digits.
+func ParseID(s string) (int64, bool) {
 	n, err := parseDigits(s)
 	if err != nil || n == 0 || n > 1<<63-1 {
 		return 0, false
@@ -317,7 +309,7 @@ func parseRoomID(s string) (int64, bool) {
 
 // ParseRoomID parses a room id from a path: a positive 64-bit integer.
 func ParseRoomID(s string) (int64, error) {
-	n, ok := parseRoomID(s)
+	n, ok := ParseID(s)
 	if !ok {
 		return 0, ErrInvalid
 	}
@@ -340,7 +332,7 @@ func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
 	}
 	if len(m.RoomID) > 0 && string(m.RoomID) != "null" {
 		rid := strings.Trim(string(m.RoomID), `"`)
-		if n, ok := parseRoomID(rid); !ok || n != room {
+		if n, ok := ParseID(rid); !ok || n != room {
 			return nil, "roomId does not match the channel"
 		}
 	}
@@ -353,7 +345,7 @@ func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
 	}
 	var ts string
 	if (json.Unmarshal(m.Timestamp, &ts) != nil || ts == "") && room > 0 {
-		ts = nowTimestamp() // a user log's events carry their own
+		ts = NowTimestamp() // a user log's events carry their own
 	}
 	if !own {
 		m.ID, m.Seq = "", 0

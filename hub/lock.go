@@ -54,10 +54,10 @@ func (l *Lock) Release(ctx context.Context) (bool, error) {
 	return n == 1, err
 }
 
-// everyUnderLock runs work every interval until ctx ends, on one instance at
+// EveryUnderLock runs work every interval until ctx ends, on one instance at
 // a time (lock:<name>). work may ask for a pause before its next turn (a
 // backoff); its errors are logged.
-func (h *Hub) everyUnderLock(ctx context.Context, name string, interval time.Duration, work func(context.Context) (time.Duration, error)) {
+func (h *Hub) EveryUnderLock(ctx context.Context, name string, interval time.Duration, work func(context.Context) (time.Duration, error)) {
 	lock := NewLock(h.rdb, name, h.cfg.LockTTL, h.metrics)
 	t := time.NewTicker(interval)
 	defer t.Stop()

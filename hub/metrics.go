@@ -21,13 +21,7 @@ type Metrics struct {
 	Heartbeats      *metrics.Counter
 	Evictions       *metrics.Counter
 	PresenceUpdates *metrics.Counter
-	FlushTotal      *metrics.Counter
-	FlushEntries    *metrics.Counter
-	FlushFailures   map[string]*metrics.Counter // by class: temporary, permanent
-	DeadLetters     *metrics.Counter
-	InboxWrites     *metrics.Counter
 	NotReplicated   *metrics.Counter
-	OutboxRecovered *metrics.Counter
 	lockAcquired    *metrics.Counter
 	lockBusy        *metrics.Counter
 	lockError       *metrics.Counter
@@ -51,16 +45,7 @@ func NewMetrics(eventTypes []string) *Metrics {
 		Heartbeats:      s.NewCounter("presence_heartbeat_total"),
 		Evictions:       s.NewCounter("sse_evictions_total"),
 		PresenceUpdates: s.NewCounter("presence_updates_total"),
-		FlushTotal:      s.NewCounter("write_behind_flush_total"),
-		FlushEntries:    s.NewCounter("write_behind_flush_entries"),
-		FlushFailures: map[string]*metrics.Counter{
-			"temporary": s.NewCounter(`write_behind_flush_failures_total{class="temporary"}`),
-			"permanent": s.NewCounter(`write_behind_flush_failures_total{class="permanent"}`),
-		},
-		DeadLetters:     s.NewCounter("write_behind_dead_letters_total"),
-		InboxWrites:     s.NewCounter("inbox_writes_total"),
 		NotReplicated:   s.NewCounter("publish_not_replicated_total"),
-		OutboxRecovered: s.NewCounter("outbox_recovered_total"),
 		lockAcquired:    s.NewCounter(`lock_acquire_total{result="acquired"}`),
 		lockBusy:        s.NewCounter(`lock_acquire_total{result="busy"}`),
 		lockError:       s.NewCounter(`lock_acquire_total{result="error"}`),

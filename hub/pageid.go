@@ -74,7 +74,7 @@ func ParsePageID(id string) (map[int64]StreamID, error) {
 		}
 		var topic int64
 		if key != logKey {
-			r, ok := parseRoomID(key)
+			r, ok := ParseID(key)
 			if !ok {
 				return nil, bad("a bad room id")
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	presenceTouchScript = newScript(lua.PresenceTouch)
+	presenceTouchScript = NewScript(lua.PresenceTouch)
 	presenceLeaveScript = rueidis.NewLuaScript(lua.PresenceLeave)
 )
 
@@ -42,10 +42,10 @@ type HeartbeatAck struct {
 // It is not abandoned when ctx is cancelled (see detach): a touch that Redis
 // ran after the stream's leave would leave a ghost until the TTL.
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
-	ctx, cancel := detach(ctx)
+	ctx, cancel := Detach(ctx)
 	defer cancel()
 	e := h.touchExec(presenceTouch{room: room, user: user, members: []string{member}})
-	joined, err := run(h, ctx, presenceTouchScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
+	joined, err := Run(h.rdb, ctx, presenceTouchScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	if len(items) == 0 {
 		return
 	}
-	ctx, cancel := detach(ctx)
+	ctx, cancel := Detach(ctx)
 	defer cancel()
 	execs := make([]rueidis.LuaExec, len(items))
 	for i, t := range items {
@@ -149,7 +149,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	}
 	failed := 0
 	var firstErr error
-	for i, r := range runMany(h, ctx, presenceTouchScript, execs) {
+	for i, r := range RunMany(h.rdb, ctx, presenceTouchScript, execs) {
 		joined, err := r.AsInt64()
 		if err != nil {
 			if failed++; firstErr == nil {
@@ -169,7 +169,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 // joined follows a join: the room is listed for the sweeper, and its
 // transition broadcast.
 func (h *Hub) joined(ctx context.Context, room int64) {
-	if _, err := call(h, ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(itoa(room)).Build(), done); err != nil {
+	if _, err := Call(h.rdb, ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(itoa(room)).Build(), NoReply); err != nil {
 		h.log.Warn("listing a room with presence", "room", room, "err", err)
 	}
 	h.scheduleBroadcast(room)
@@ -188,7 +188,7 @@ func (h *Hub) leave(ctx context.Context, room int64, member string, users []stri
 		keys = append(keys, PresenceConnsKey(room, id))
 		args = append(args, u)
 	}
-	left, err := run(h, ctx, presenceLeaveScript, keys, args, rueidis.RedisResult.AsStrSlice)
+	left, err := Run(h.rdb, ctx, presenceLeaveScript, keys, args, rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return 0, err
 	}
@@ -217,7 +217,7 @@ func (h *Hub) heartbeatEvery() int64 {
 // than PRESENCE_USER_TTL_SECS are left out, and swept (so their leave is
 // announced).
 func (h *Hub) Presence(ctx context.Context, room int64) (PresenceList, error) {
-	all, err := call(h, ctx, h.rdb.B().Hgetall().Key(PresenceKey(room)).Build(), rueidis.RedisResult.AsStrMap)
+	all, err := Call(h.rdb, ctx, h.rdb.B().Hgetall().Key(PresenceKey(room)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return PresenceList{}, err
 	}

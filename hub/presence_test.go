@@ -11,7 +11,7 @@ func testStream(user int64, conn string, rooms ...int64) *Stream {
 	for _, r := range rooms {
 		s.members = append(s.members, &member{s: s, topicID: r, roomID: r})
 	}
-	s.members = append(s.members, &member{s: s, topicID: userTopic(user)}) // the bell: no presence
+	s.members = append(s.members, &member{s: s, topicID: UserTopic(user)}) // the bell: no presence
 	return s
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	publishEventScript    = newScript(lua.PublishEvent)
+	publishEventScript    = NewScript(lua.PublishEvent)
 	publishPresenceScript = rueidis.NewLuaScript(lua.PublishPresence)
 )
 
@@ -26,7 +26,15 @@ type PublishRequest struct {
 	Data           []byte // a JSON object
 	PublisherID    int64  // 0 when none
 	IdempotencyKey string // optional
-	RecipientIDs   []int64
+	// Note, when not "", is kept with the event in the room's outbox
+	// (outbox:{room}, by the publish script itself) until its owner clears
+	// it: work that must follow the publish (the inbox writes) is then found
+	// and finished even if this instance dies first. The owner lists the
+	// room in outbox:rooms before it publishes.
+	Note string
+	// Body is what else makes two requests under one idempotency key the
+	// same request: the owner's own fields, in a stable form.
+	Body string
 }
 
 // PublishResult is the answer to a publish. A duplicate (same idempotency key,
@@ -35,6 +43,9 @@ type PublishResult struct {
 	StreamID    string `json:"streamId"`
 	DeliveredTo int64  `json:"deliveredTo"`
 	Duplicate   bool   `json:"duplicate"`
+
+	Timestamp string `json:"-"` // a new event's timestamp ("" for a duplicate)
+	Pending   bool   `json:"-"` // a duplicate whose Note is still kept: its follow-up was left undone
 }
 
 // maxIdempotencyKey bounds an idempotency key, which becomes part of a Redis key.
@@ -43,38 +54,33 @@ const maxIdempotencyKey = 200
 // Publish validates and publishes an event: one Lua script checks the
 // idempotency key, numbers the event, appends it to history and publishes it.
 func (h *Hub) Publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
-	if !h.eventTypeAllowed(req.EventType) {
-		return PublishResult{}, fmt.Errorf("%w: %q is not a publishable event type", ErrBadEventType, req.EventType)
-	}
-	if req.Room <= 0 {
-		return PublishResult{}, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
-	}
-	if req.PublisherID < 0 {
-		return PublishResult{}, fmt.Errorf("%w: publisherId must be a positive integer", ErrInvalid)
-	}
-	if err := validIdempotencyKey(req.IdempotencyKey); err != nil {
-		return PublishResult{}, err
-	}
-	recipients, err := distinctRecipients(req.RecipientIDs)
+	req, err := h.CheckPublish(req)
 	if err != nil {
 		return PublishResult{}, err
 	}
-	req.RecipientIDs = recipients
-	data, err := CompactObject(req.Data)
-	if err != nil {
-		return PublishResult{}, err
-	}
-	req.Data = data
 	return h.publish(ctx, req)
 }
 
-func (h *Hub) eventTypeAllowed(t string) bool {
-	for _, a := range h.cfg.EventTypes {
-		if a == t {
-			return true
-		}
+// CheckPublish validates req and returns it with its data compacted.
+func (h *Hub) CheckPublish(req PublishRequest) (PublishRequest, error) {
+	if !h.cfg.Publishable(req.EventType) {
+		return PublishRequest{}, fmt.Errorf("%w: %q is not a publishable event type", ErrBadEventType, req.EventType)
 	}
-	return false
+	if req.Room <= 0 {
+		return PublishRequest{}, fmt.Errorf("%w: roomId must be a positive integer", ErrInvalid)
+	}
+	if req.PublisherID < 0 {
+		return PublishRequest{}, fmt.Errorf("%w: publisherId must be a positive integer", ErrInvalid)
+	}
+	if err := validIdempotencyKey(req.IdempotencyKey); err != nil {
+		return PublishRequest{}, err
+	}
+	data, err := CompactObject(req.Data)
+	if err != nil {
+		return PublishRequest{}, err
+	}
+	req.Data = data
+	return req, nil
 }
 
 func validIdempotencyKey(k string) error {
@@ -89,50 +95,18 @@ func validIdempotencyKey(k string) error {
 	return nil
 }
 
-// MaxRecipients bounds recipientIds: distinct users one publish notifies.
-const MaxRecipients = 1000
-
-// distinctRecipients checks recipient ids and drops repeats, keeping the order.
-func distinctRecipients(ids []int64) ([]int64, error) {
-	seen := make(map[int64]bool, len(ids))
-	out := ids[:0:0]
-	for _, r := range ids {
-		if r <= 0 {
-			return nil, fmt.Errorf("%w: recipientIds must be positive integers", ErrInvalid)
-		}
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	if len(out) > MaxRecipients {
-		return nil, fmt.Errorf("%w: at most %d distinct recipientIds", ErrInvalid, MaxRecipients)
-	}
-	return out, nil
-}
-
-// publish runs the publish script for an already valid request, then puts the
-// event into each recipient's inbox. The script records the recipients in the
-// room's outbox together with the event, so inbox writes that a dying hub left
-// undone are finished by a retry (same idempotency key) or by the outbox sweep.
+// publish runs the publish script for an already valid request.
 func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
-	keys := []string{EventsKey(req.Room), SeqKey(req.Room),
+	keys := []string{EventsKey(req.Room), RoomSeqKey(req.Room),
 		IdempotencyKey(req.Room, req.IdempotencyKey), OutboxKey(req.Room)}
 	publisher := ""
 	if req.PublisherID > 0 {
 		publisher = strconv.FormatInt(req.PublisherID, 10)
 	}
-	recipients := joinIDs(req.RecipientIDs)
-	if recipients != "" {
-		// Before the event exists: an outbox entry is always findable.
-		if err := h.touchOutboxRoom(ctx, req.Room); err != nil {
-			return PublishResult{}, err
-		}
-	}
-	ts := nowTimestamp()
+	ts := NowTimestamp()
 	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts,
 		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), recipients, boolArg(h.waitsForReplicas()))
+		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), req.Note, boolArg(h.waitsForReplicas()))
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -143,42 +117,12 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 		h.metrics.countPublished(req.EventType)
 	}
 	res := PublishResult{StreamID: reply.id, DeliveredTo: reply.delivered, Duplicate: reply.kind == "dup"}
-	if recipients == "" || (res.Duplicate && reply.more == 0) {
-		return res, nil
-	}
-	// A new event, or a retry of one whose inbox writes were left undone.
-	id, err := ParseStreamID(reply.id)
-	if err != nil {
-		return PublishResult{}, fmt.Errorf("%w: publish id %q", ErrRedisReply, reply.id)
-	}
 	if res.Duplicate {
-		ev, err := h.eventAt(ctx, req.Room, id)
-		if err != nil {
-			return PublishResult{}, err
-		}
-		ts = ev.Timestamp
-	}
-	if h.AfterPublishHook != nil {
-		if err := h.AfterPublishHook(); err != nil {
-			return PublishResult{}, err
-		}
-	}
-	n := notice{room: req.Room, id: id, typ: req.EventType, data: req.Data, publisher: publisher, ts: ts}
-	if err := h.deliverNotice(ctx, n, req.RecipientIDs); err != nil {
-		return PublishResult{}, err
+		res.Pending = reply.more == 1
+	} else {
+		res.Timestamp = ts
 	}
 	return res, nil
-}
-
-func joinIDs(ids []int64) string {
-	b := make([]byte, 0, len(ids)*8)
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(b)
 }
 
 // publishReply is the publish script's answer.
@@ -214,7 +158,7 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 			}
 		}
 	} else {
-		arr, err = run(h, ctx, script, keys, args, rueidis.RedisResult.ToArray)
+		arr, err = Run(h.rdb, ctx, script, keys, args, rueidis.RedisResult.ToArray)
 	}
 	if err != nil {
 		return publishReply{}, err
@@ -259,6 +203,6 @@ func boolArg(b bool) string {
 // different request reusing the idempotency key.
 func bodyHash(req PublishRequest) string {
 	s := sha256.New()
-	fmt.Fprintf(s, "%s\x00%s\x00%d\x00%v", req.EventType, req.Data, req.PublisherID, req.RecipientIDs)
+	fmt.Fprintf(s, "%s\x00%s\x00%d\x00%s", req.EventType, req.Data, req.PublisherID, req.Body)
 	return hex.EncodeToString(s.Sum(nil))
 }

@@ -95,23 +95,46 @@ func splitAddrs(s string) []string {
 	return out
 }
 
-// script is a Lua script the hub runs, alone or many at once.
-type script struct {
+// redisTimeout bounds one Redis call made on behalf of a request or a repair.
+const redisTimeout = 3 * time.Second
+
+// Redis is the hub's client with the rules every call follows: bounded by
+// redisTimeout (the caller's context may end it sooner), timed in
+// redis_command_duration_seconds, and its error classed by RedisErr. The
+// packages built on the core (the inbox) make their calls through it too.
+type Redis struct {
+	rueidis.Client
+	metrics *Metrics
+	sharded bool
+}
+
+// newRedis wraps rdb (nil in tests that need no Redis).
+func newRedis(rdb rueidis.Client, m *Metrics) *Redis {
+	return &Redis{Client: rdb, metrics: m, sharded: rdb != nil && rdb.Mode() == rueidis.ClientModeCluster}
+}
+
+// Sharded reports whether Redis is a cluster: pub/sub is sharded (SPUBLISH),
+// and keys of different slots never meet in one script.
+func (r *Redis) Sharded() bool { return r.sharded }
+
+// Script is a Lua script the hub runs, alone or many at once.
+type Script struct {
 	*rueidis.Lua
 	sha1 string
 	src  string
 }
 
-func newScript(src string) script {
+// NewScript prepares src to run with Run or RunMany.
+func NewScript(src string) Script {
 	sum := sha1.Sum([]byte(src))
-	return script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:]), src: src}
+	return Script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:]), src: src}
 }
 
 // execMany runs the script once per exec in one pipeline (on a cluster, one
 // per node involved). Unlike rueidis' ExecMulti it does not SCRIPT LOAD on
 // every node each time: it sends EVALSHA and falls back to Exec (EVALSHA, then
 // EVAL) only for the calls Redis answers NOSCRIPT.
-func (s script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidis.LuaExec) []rueidis.RedisResult {
+func (s Script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
 	for i, e := range execs {
 		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
@@ -125,51 +148,49 @@ func (s script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidi
 	return results
 }
 
-// call sends one Redis command the way every call of the hub is made: bounded
-// by redisTimeout (ctx may end it sooner), timed in
-// redis_command_duration_seconds, and its error classed by redisErr. as reads
-// the reply, e.g. rueidis.RedisResult.AsInt64, or done for none.
-func call[T any](h *Hub, ctx context.Context, cmd rueidis.Completed, as func(rueidis.RedisResult) (T, error)) (T, error) {
+// Call sends one command by the rules of Redis. as reads the reply, e.g.
+// rueidis.RedisResult.AsInt64, or NoReply for none.
+func Call[T any](r *Redis, ctx context.Context, cmd rueidis.Completed, as func(rueidis.RedisResult) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	v, err := as(h.rdb.Do(ctx, cmd))
-	h.metrics.observeRedis(start)
-	return v, redisErr(err)
+	v, err := as(r.Do(ctx, cmd))
+	r.metrics.observeRedis(start)
+	return v, RedisErr(err)
 }
 
-// run is call for a Lua script.
-func run[T any](h *Hub, ctx context.Context, s *rueidis.Lua, keys, args []string, as func(rueidis.RedisResult) (T, error)) (T, error) {
+// Run is Call for a Lua script.
+func Run[T any](r *Redis, ctx context.Context, s *rueidis.Lua, keys, args []string, as func(rueidis.RedisResult) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	v, err := as(s.Exec(ctx, h.rdb, keys, args))
-	h.metrics.observeRedis(start)
-	return v, redisErr(err)
+	v, err := as(s.Exec(ctx, r.Client, keys, args))
+	r.metrics.observeRedis(start)
+	return v, RedisErr(err)
 }
 
-// runMany is run for many calls of one script in one pipeline (see
-// execMany); each result's error is the caller's to class.
-func runMany(h *Hub, ctx context.Context, s script, execs []rueidis.LuaExec) []rueidis.RedisResult {
+// RunMany is Run for many calls of one script in one pipeline (on a cluster,
+// one per node involved); each result's error is the caller's to class.
+func RunMany(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	results := s.execMany(ctx, h.rdb, execs)
-	h.metrics.observeRedis(start)
+	results := s.execMany(ctx, r.Client, execs)
+	r.metrics.observeRedis(start)
 	return results
 }
 
-// callMany is call for commands sent in one pipeline; it returns the first
+// CallMany is Call for commands sent in one pipeline; it returns the first
 // error, classed.
-func callMany(h *Hub, ctx context.Context, cmds rueidis.Commands) error {
+func CallMany(r *Redis, ctx context.Context, cmds rueidis.Commands) error {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	results := h.rdb.DoMulti(ctx, cmds...)
-	h.metrics.observeRedis(start)
-	for _, r := range results {
-		if err := r.Error(); err != nil {
-			return redisErr(err)
+	results := r.DoMulti(ctx, cmds...)
+	r.metrics.observeRedis(start)
+	for _, res := range results {
+		if err := res.Error(); err != nil {
+			return RedisErr(err)
 		}
 	}
 	return nil
@@ -178,7 +199,7 @@ func callMany(h *Hub, ctx context.Context, cmds rueidis.Commands) error {
 // runWaiting runs s, then WAIT for PUBLISH_WAIT_REPLICAS replicas, in one
 // pipeline: on one connection, so that the WAIT covers the script's writes.
 // It returns the script's reply and how many replicas acknowledged.
-func runWaiting(h *Hub, ctx context.Context, s script, keys, args []string) ([]rueidis.RedisMessage, int64, error) {
+func runWaiting(h *Hub, ctx context.Context, s Script, keys, args []string) ([]rueidis.RedisMessage, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout+h.cfg.PublishWait)
 	defer cancel()
 	cmds := func(eval rueidis.Completed) rueidis.Commands {
@@ -193,11 +214,35 @@ func runWaiting(h *Hub, ctx context.Context, s script, keys, args []string) ([]r
 	h.metrics.observeRedis(start)
 	arr, err := res[0].ToArray()
 	if err != nil {
-		return nil, 0, redisErr(err)
+		return nil, 0, RedisErr(err)
 	}
 	acked, err := res[1].AsInt64()
-	return arr, acked, redisErr(err)
+	return arr, acked, RedisErr(err)
 }
 
-// done reads a reply for its error only.
-func done(r rueidis.RedisResult) (struct{}, error) { return struct{}{}, r.Error() }
+// NoReply reads a reply for its error only.
+func NoReply(r rueidis.RedisResult) (struct{}, error) { return struct{}{}, r.Error() }
+
+// Detach keeps ctx's deadline but not its cancellation. Writes that must not
+// be abandoned halfway use it: rueidis may give up on a command whose context
+// is cancelled (a client disconnecting) while Redis still runs it later, after
+// a write that was meant to follow it.
+func Detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := time.Now().Add(redisTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(limit) {
+		limit = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), limit)
+}
+
+// RedisErr marks an error from a Redis call as ErrRedis (unreachable or timed
+// out) or ErrRedisReply (Redis answered with an error), keeping the cause.
+func RedisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := rueidis.IsRedisErr(err); ok {
+		return fmt.Errorf("%w: %w", ErrRedisReply, err)
+	}
+	return fmt.Errorf("%w: %w", ErrRedis, err)
+}

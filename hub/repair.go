@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // pendingMax and pendingMaxBytes bound what a repairing room holds in memory;
 // beyond either the room re-reads history instead, where those events are too.
@@ -51,7 +54,7 @@ func (h *Hub) requestRepair(r *topic) {
 	default:
 		r.repairing = true
 		r.pending = r.pending[:0]
-		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
 	}
 }
 
@@ -59,24 +62,29 @@ func (h *Hub) requestRepair(r *topic) {
 // pending and returns the room to live delivery. A failing read is retried
 // with backoff, never skipped; it stops when the room closes or the hub does.
 func (h *Hub) repairRoom(ctx context.Context, r *topic) {
-	bo := newBackoff()
-	wait := func() bool { return bo.wait(ctx) }
+	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) { return h.repairPass(ctx, r) },
+		func(err error) { h.log.Warn("repairing topic from history", "topic", r.id, "err", err) })
+}
+
+// repairPass does repairRoom's work until it is done (nil), the topic closes
+// (nil) or a read fails. progress: some read went through.
+func (h *Hub) repairPass(ctx context.Context, r *topic) (progress bool, err error) {
 	for {
 		r.mu.Lock()
 		closed, known, from := r.closed, r.known(), r.pos
 		r.mu.Unlock()
-		if closed || ctx.Err() != nil {
-			return
+		if closed {
+			return progress, nil
+		}
+		if ctx.Err() != nil {
+			return progress, ctx.Err()
 		}
 		if !known {
 			tail, err := h.tail(ctx, r.id)
 			if err != nil {
-				h.log.Warn("reading room tail", "room", r.id, "err", err)
-				if !wait() {
-					return
-				}
-				continue
+				return progress, fmt.Errorf("reading the tail: %w", err)
 			}
+			progress = true
 			r.mu.Lock()
 			r.pos = Position{tail.ID, tail.Seq}
 			// Messages queued since the room was created were published after
@@ -97,17 +105,13 @@ func (h *Hub) repairRoom(ctx context.Context, r *topic) {
 		}
 		page, err := h.readAfter(ctx, r.id, from.ID, historyPage)
 		if err != nil {
-			h.log.Warn("replaying room history", "room", r.id, "err", err)
-			if !wait() {
-				return
-			}
-			continue
+			return progress, fmt.Errorf("replaying history: %w", err)
 		}
-		bo.reset()
+		progress = true
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
-			return
+			return true, nil
 		}
 		if len(page) > 0 && from.Seq > 0 && page[0].Seq != from.Seq+1 && r.pos == from {
 			// History no longer holds what came right after the last delivered
@@ -147,7 +151,7 @@ func (h *Hub) repairRoom(ctx context.Context, r *topic) {
 		}
 		r.mu.Unlock()
 		if !again {
-			return
+			return true, nil
 		}
 	}
 }

@@ -85,7 +85,7 @@ type Stream struct {
 	grant   Grant
 	page    bool
 	members []*member
-	mutes   *muteSet // room members' muted types, set by Join
+	mutes   MuteSet // room members' muted types, set by Join; nil: none
 
 	mu         sync.Mutex
 	wire       Wire
@@ -150,7 +150,7 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 		s.members = append(s.members, &member{s: s, topicID: r, roomID: r})
 	}
 	if spec.Log {
-		s.members = append(s.members, &member{s: s, topicID: userTopic(spec.User)})
+		s.members = append(s.members, &member{s: s, topicID: UserTopic(spec.User)})
 	}
 	if spec.Resume != "" {
 		if err := s.resumeFrom(spec.Resume); err != nil {
@@ -219,10 +219,12 @@ func (s *Stream) Join(ctx context.Context) {
 	if len(rooms) == 0 {
 		return
 	}
-	ms := s.h.acquireMutes(ctx, s.User)
-	s.mu.Lock()
-	s.mutes = ms
-	s.mu.Unlock()
+	if s.h.mutes != nil {
+		ms := s.h.mutes.Acquire(ctx, s.User)
+		s.mu.Lock()
+		s.mutes = ms
+		s.mu.Unlock()
+	}
 	s.h.touchMany(ctx, s.User, s.ConnID, rooms)
 }
 
@@ -510,7 +512,7 @@ func (s *Stream) appendFrame(bufs net.Buffers, m *member, ev *Event, scratch boo
 // muted reports whether the stream's user muted ev's type (room events only):
 // it is then not written, though the member's position moves past it.
 func (s *Stream) muted(m *member, ev *Event) bool {
-	return m.roomID > 0 && s.mutes != nil && s.mutes.has(ev.Type)
+	return m.roomID > 0 && s.mutes != nil && s.mutes.Has(ev.Type)
 }
 
 // write writes bufs from the worker, with the write timeout. lagCheck: a write
@@ -631,7 +633,7 @@ func (s *Stream) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
 	if ms != nil {
-		h.releaseMutes(s.User)
+		h.mutes.Release(s.User)
 	}
 	for _, room := range s.rooms() {
 		if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}); err != nil {
@@ -756,21 +758,13 @@ func (s *Stream) checkGap(ctx context.Context, m *member, page []*Event, resumed
 // read runs one history read, retrying with backoff while Redis is away, for
 // at most catchUpRetryFor: a catch-up is never silently skipped.
 func (s *Stream) read(ctx context.Context, m *member, f func(context.Context) ([]*Event, error)) ([]*Event, error) {
-	deadline := time.Now().Add(catchUpRetryFor)
-	bo := newBackoff()
-	for {
-		page, err := f(ctx)
-		if err == nil {
-			return page, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, err
-		}
-		s.h.log.Warn("catch-up read failed; retrying", "topic", m.topicID, "err", err)
-		if !bo.wait(ctx) {
-			return nil, ctx.Err()
-		}
-	}
+	var page []*Event
+	err := Retry(ctx, catchUpRetryFor, func(ctx context.Context) (bool, error) {
+		var err error
+		page, err = f(ctx)
+		return false, err
+	}, func(err error) { s.h.log.Warn("catch-up read failed; retrying", "topic", m.topicID, "err", err) })
+	return page, err
 }
 
 // RefreshEvery is how often an open stream refreshes its presence: well within

@@ -20,7 +20,7 @@ func (h *Hub) sweepEvery() time.Duration {
 // still queued: a hub that died between a transition and its broadcast
 // leaves nothing unsent.
 func (h *Hub) runSweeper(ctx context.Context) {
-	h.everyUnderLock(ctx, "presence-sweep", h.sweepEvery(), func(ctx context.Context) (time.Duration, error) {
+	h.EveryUnderLock(ctx, "presence-sweep", h.sweepEvery(), func(ctx context.Context) (time.Duration, error) {
 		return 0, h.sweep(ctx)
 	})
 }
@@ -29,12 +29,12 @@ func (h *Hub) runSweeper(ctx context.Context) {
 func (h *Hub) sweep(ctx context.Context) error {
 	cursor := uint64(0)
 	for {
-		e, err := call(h, ctx, h.rdb.B().Sscan().Key(PresenceRoomsKey).Cursor(cursor).Count(500).Build(), rueidis.RedisResult.AsScanEntry)
+		e, err := Call(h.rdb, ctx, h.rdb.B().Sscan().Key(PresenceRoomsKey).Cursor(cursor).Count(500).Build(), rueidis.RedisResult.AsScanEntry)
 		if err != nil {
 			return err
 		}
 		for _, m := range e.Elements {
-			room, ok := parseRoomID(m)
+			room, ok := ParseID(m)
 			if ok {
 				if err := h.sweepRoom(ctx, room); err != nil {
 					return err
@@ -48,7 +48,7 @@ func (h *Hub) sweep(ctx context.Context) error {
 }
 
 func (h *Hub) sweepRoom(ctx context.Context, room int64) error {
-	users, err := call(h, ctx, h.rdb.B().Hkeys().Key(PresenceKey(room)).Build(), rueidis.RedisResult.AsStrSlice)
+	users, err := Call(h.rdb, ctx, h.rdb.B().Hkeys().Key(PresenceKey(room)).Build(), rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (h *Hub) sweepRoom(ctx context.Context, room int64) error {
 			return err
 		}
 	}
-	queued, err := call(h, ctx, h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build(), rueidis.RedisResult.AsInt64)
+	queued, err := Call(h.rdb, ctx, h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build(), rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (h *Hub) sweepRoom(ctx context.Context, room int64) error {
 		h.scheduleBroadcast(room)
 	}
 	if len(users) == 0 && queued == 0 {
-		if _, err := call(h, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(itoa(room)).Build(), done); err != nil {
+		if _, err := Call(h.rdb, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(itoa(room)).Build(), NoReply); err != nil {
 			return err
 		}
 	}

@@ -65,9 +65,9 @@ func (h *Hub) subscribe(m *member) {
 	r.mu.Unlock()
 	h.topics.mu.Unlock()
 	if created {
-		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
 		if subCtx != nil {
-			h.goOwned(func(context.Context) { h.roomSubscription(subCtx, r) })
+			h.Go(func(context.Context) { h.roomSubscription(subCtx, r) })
 		}
 	}
 }
@@ -141,7 +141,7 @@ func (h *Hub) deliverLive(r *topic, ev *Event) {
 	if h.applyLocked(r, ev, false) {
 		r.repairing = true
 		r.pending = append(r.pending[:0], ev)
-		h.goOwned(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
 	}
 }
 

@@ -27,7 +27,7 @@ var publishPresence string
 // (the keys and arguments they share, and the publish itself).
 var (
 	// PublishEvent atomically checks idempotency, numbers, stores and
-	// publishes a backend's event, recording its recipients in the outbox.
+	// publishes a backend's event, keeping its owner's note in the outbox.
 	PublishEvent = publishLib + publishEvent
 	// PublishPresence builds one coalesced presence.update from the room's
 	// queued transitions and publishes it like an event.

@@ -1,15 +1,16 @@
 -- Publish a backend's event atomically (publish_lib.lua's head comes first),
--- with an optional idempotency key and the recipients recorded in the outbox.
+-- with an optional idempotency key and an optional note kept in the outbox.
 -- KEYS[3]  idem:{room}:<key>  first result of this key (used when ARGV[11] is "1")
--- KEYS[4]  outbox:{room}      notifications whose inbox writes may be unfinished
+-- KEYS[4]  outbox:{room}      events whose follow-up work may be unfinished
 -- ARGV[8]  data, a JSON object as sent
 -- ARGV[9]  publisher id, decimal digits or ""
 -- ARGV[10] body hash, to tell a retry from a different request under one key
 -- ARGV[11] "1" when the publish has an idempotency key
 -- ARGV[12] idempotency ttl in seconds
--- ARGV[13] recipient ids, comma separated, or "": recorded in the outbox with
---          the event, so that its inbox writes are finished even if the hub
---          dies before it does them
+-- ARGV[13] a note, or "": kept in the outbox with the event (as
+--          "<ms>\n<note>") until its owner clears it, so that work that must
+--          follow the publish is finished even if the hub dies first (the
+--          inbox's note: the recipient ids, comma separated)
 -- ARGV[14] "1" when the publisher then WAITs for replicas: a duplicate then
 --          rewrites the idempotency key's TTL, so that the WAIT (which covers
 --          this connection's writes) also covers the first publish, older
@@ -19,7 +20,7 @@
 
 local idem_key, outbox_key = KEYS[3], KEYS[4]
 local data, publisher, hash = ARGV[8], ARGV[9], ARGV[10]
-local idempotent, idem_ttl, recipients = ARGV[11] == '1', tonumber(ARGV[12]), ARGV[13]
+local idempotent, idem_ttl, note = ARGV[11] == '1', tonumber(ARGV[12]), ARGV[13]
 local waits = ARGV[14] == '1'
 
 if idempotent then
@@ -39,9 +40,9 @@ end
 
 local id, seq, delivered = publish(data, publisher)
 
-if recipients ~= '' then
+if note ~= '' then
   local ms = string.match(id, '^(%d+)')
-  redis.call('HSET', outbox_key, id, ms .. '\n' .. recipients)
+  redis.call('HSET', outbox_key, id, ms .. '\n' .. note)
 end
 if idempotent then
   redis.call('SET', idem_key, hash .. '\n' .. id .. '\n' .. delivered .. '\n' .. seq, 'EX', idem_ttl)

@@ -1,4 +1,4 @@
-package hub
+package inbox
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
 
@@ -39,15 +40,14 @@ func redisCommands(tb testing.TB, rdb rueidis.Client) int64 {
 // Redis ran per publish (scripts and what they call). The round trips are 1
 // without recipients; with them 4 whatever their number: list the room in
 // outbox:rooms, the publish script, one pipeline of inbox scripts, clear the
-// outbox entry. Run: go test -run '^$' -bench PublishRecipients ./hub/
+// outbox entry. Run: go test -run '^$' -bench PublishRecipients ./hub/inbox/
 func BenchmarkPublishRecipients(b *testing.B) {
 	rs := testredis.Start(b)
 	rdb := testredis.Client(b, rs.Addr())
-	cfg := DefaultConfig()
-	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	ib := newTestInbox(b, rdb, nil)
 	for _, n := range []int{0, 100, 1000} {
 		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
-			req := PublishRequest{Room: 1, EventType: "comment.created", Data: []byte(`{"text":"hello"}`)}
+			req := PublishRequest{PublishRequest: hub.PublishRequest{Room: 1, EventType: "comment.created", Data: []byte(`{"text":"hello"}`)}}
 			for i := 0; i < n; i++ {
 				req.RecipientIDs = append(req.RecipientIDs, int64(i+1))
 			}
@@ -55,7 +55,7 @@ func BenchmarkPublishRecipients(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				if _, err := h.Publish(context.Background(), req); err != nil {
+				if _, err := ib.Publish(context.Background(), req); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -68,7 +68,7 @@ func BenchmarkPublishRecipients(b *testing.B) {
 }
 
 // BenchmarkFlushReads flushes pending reads (100 users × 200 reads) into a
-// local HTTP sink and reports reads/s. Run: go test -run '^$' -bench FlushReads ./hub/
+// local HTTP sink and reports reads/s. Run: go test -run '^$' -bench FlushReads ./hub/inbox/
 func BenchmarkFlushReads(b *testing.B) {
 	rs := testredis.Start(b)
 	rdb := testredis.Client(b, rs.Addr())
@@ -76,19 +76,17 @@ func BenchmarkFlushReads(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer sink.Close()
-	cfg := DefaultConfig()
-	cfg.ReadSinkURL = sink.URL
-	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	ib := newTestInbox(b, rdb, func(cfg *hub.Config) { cfg.ReadSinkURL = sink.URL })
 	const users, reads = 100, 200
 	b.ResetTimer()
 	var flushed int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		for u := int64(1); u <= users; u++ {
-			if err := h.markPending(context.Background(), u); err != nil {
+			if err := ib.markPending(context.Background(), u); err != nil {
 				b.Fatal(err)
 			}
-			cmd := rdb.B().Hset().Key(ReadStatusKey(u)).FieldValue()
+			cmd := rdb.B().Hset().Key(hub.ReadStatusKey(u)).FieldValue()
 			for r := 0; r < reads; r++ {
 				cmd = cmd.FieldValue(fmt.Sprintf("%d:%d-0", i, r), "2026-11-23T00:00:00.000Z")
 			}
@@ -97,11 +95,22 @@ func BenchmarkFlushReads(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		st, err := h.FlushReads(context.Background())
+		st, err := ib.FlushReads(context.Background())
 		if err != nil || st.Failed {
 			b.Fatal(st, err)
 		}
 		flushed += st.Flushed
 	}
 	b.ReportMetric(float64(flushed)/b.Elapsed().Seconds(), "reads/s")
+}
+
+// newTestInbox returns an inbox on a core on rdb, neither started.
+func newTestInbox(tb testing.TB, rdb rueidis.Client, mutate func(*hub.Config)) *Inbox {
+	tb.Helper()
+	cfg := hub.DefaultConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return New(hub.New(cfg, rdb, log, hub.NewMetrics(nil)), log)
 }

@@ -1,4 +1,4 @@
-package hub
+package inbox
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"roomhub/hub"
 	"roomhub/lua"
 )
 
@@ -23,8 +24,8 @@ const outboxSweepRooms = 1000
 
 // touchOutboxRoom lists room in outbox:rooms before a publish with recipients,
 // so that the sweep can find its outbox entry should this instance die.
-func (h *Hub) touchOutboxRoom(ctx context.Context, room int64) error {
-	_, err := run(h, ctx, outboxTouchScript, []string{OutboxRoomsKey}, []string{itoa(room)}, done)
+func (ib *Inbox) touchOutboxRoom(ctx context.Context, room int64) error {
+	_, err := hub.Run(ib.rdb, ctx, outboxTouchScript, []string{hub.OutboxRoomsKey}, []string{itoa(room)}, hub.NoReply)
 	return err
 }
 
@@ -32,42 +33,42 @@ func (h *Hub) touchOutboxRoom(ctx context.Context, room int64) error {
 // undone (it died between the publish and its inbox writes): every
 // OutboxGrace/2, one instance (lock:outbox-sweep) looks at entries older than
 // OutboxGrace.
-func (h *Hub) runOutboxSweeper(ctx context.Context) {
-	h.everyUnderLock(ctx, "outbox-sweep", max(h.cfg.OutboxGrace/2, 10*time.Millisecond), func(ctx context.Context) (time.Duration, error) {
-		return 0, h.sweepOutbox(ctx)
+func (ib *Inbox) runOutboxSweeper(ctx context.Context) {
+	ib.core.EveryUnderLock(ctx, "outbox-sweep", max(ib.cfg.OutboxGrace/2, 10*time.Millisecond), func(ctx context.Context) (time.Duration, error) {
+		return 0, ib.sweepOutbox(ctx)
 	})
 }
 
 // sweepOutbox finishes the old entries of every listed room and unlists rooms
 // left with none.
-func (h *Hub) sweepOutbox(ctx context.Context) error {
-	now, err := call(h, ctx, h.rdb.B().Time().Build(), rueidis.RedisResult.AsStrSlice)
+func (ib *Inbox) sweepOutbox(ctx context.Context) error {
+	now, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Time().Build(), rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return err
 	}
 	if len(now) != 2 {
-		return fmt.Errorf("%w: TIME answered %d values", ErrRedisReply, len(now))
+		return fmt.Errorf("%w: TIME answered %d values", hub.ErrRedisReply, len(now))
 	}
 	secs, _ := strconv.ParseInt(now[0], 10, 64)
 	micros, _ := strconv.ParseInt(now[1], 10, 64)
-	cutoff := secs*1000 + micros/1000 - h.cfg.OutboxGrace.Milliseconds()
-	rooms, err := call(h, ctx, h.rdb.B().Zrange().Key(OutboxRoomsKey).Min("0").Max(itoa(outboxSweepRooms-1)).Withscores().Build(),
+	cutoff := secs*1000 + micros/1000 - ib.cfg.OutboxGrace.Milliseconds()
+	rooms, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zrange().Key(hub.OutboxRoomsKey).Min("0").Max(itoa(outboxSweepRooms-1)).Withscores().Build(),
 		rueidis.RedisResult.AsZScores)
 	if err != nil {
 		return err
 	}
 	for _, z := range rooms {
-		room, ok := parseRoomID(z.Member)
+		room, ok := hub.ParseID(z.Member)
 		if !ok {
 			continue
 		}
-		left, err := h.sweepOutboxRoom(ctx, room, cutoff)
+		left, err := ib.sweepOutboxRoom(ctx, room, cutoff)
 		if err != nil {
 			return err
 		}
 		if left == 0 && int64(z.Score) < cutoff {
-			score := strconv.FormatInt(int64(z.Score), 10)
-			if _, err := run(h, ctx, zremUnchangedScript, []string{OutboxRoomsKey}, []string{z.Member, score}, done); err != nil {
+			score := itoa(int64(z.Score))
+			if _, err := hub.Run(ib.rdb, ctx, zremUnchangedScript, []string{hub.OutboxRoomsKey}, []string{z.Member, score}, hub.NoReply); err != nil {
 				return err
 			}
 		}
@@ -77,8 +78,8 @@ func (h *Hub) sweepOutbox(ctx context.Context) error {
 
 // sweepOutboxRoom finishes room's outbox entries older than cutoff (ms) and
 // returns how many entries remain.
-func (h *Hub) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, error) {
-	entries, err := call(h, ctx, h.rdb.B().Hgetall().Key(OutboxKey(room)).Build(), rueidis.RedisResult.AsStrMap)
+func (ib *Inbox) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, error) {
+	entries, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hgetall().Key(hub.OutboxKey(room)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return 0, err
 	}
@@ -89,7 +90,7 @@ func (h *Hub) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, err
 		if ms >= cutoff {
 			continue // its publisher may still be at work
 		}
-		if err := h.finishOutboxEntry(ctx, room, sid, csv); err != nil {
+		if err := ib.finishOutboxEntry(ctx, room, sid, csv); err != nil {
 			return left, err
 		}
 		left--
@@ -100,31 +101,31 @@ func (h *Hub) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, err
 // finishOutboxEntry does an entry's inbox writes from the event in history.
 // An event already trimmed from history cannot be rebuilt: the entry is
 // dropped, with a warning.
-func (h *Hub) finishOutboxEntry(ctx context.Context, room int64, sid, csv string) error {
-	id, err := ParseStreamID(sid)
+func (ib *Inbox) finishOutboxEntry(ctx context.Context, room int64, sid, csv string) error {
+	id, err := hub.ParseStreamID(sid)
 	var recipients []int64
 	for _, f := range strings.Split(csv, ",") {
-		if u, ok := parseRoomID(f); ok {
+		if u, ok := hub.ParseID(f); ok {
 			recipients = append(recipients, u)
 		}
 	}
 	if err == nil && len(recipients) > 0 {
-		ev, rerr := h.eventAt(ctx, room, id)
+		ev, rerr := ib.core.EventAt(ctx, room, id)
 		switch {
 		case rerr == nil:
 			n := notice{room: room, id: id, typ: ev.Type, data: ev.Data, publisher: ev.PublisherID, ts: ev.Timestamp}
-			if err := h.deliverNotice(ctx, n, recipients); err != nil {
+			if err := ib.deliverNotice(ctx, n, recipients); err != nil {
 				return err
 			}
-			h.metrics.OutboxRecovered.Inc()
-			h.log.Info("finished inbox writes a publisher left undone", "room", room, "id", sid, "recipients", len(recipients))
+			ib.metrics.outboxRecovered.Inc()
+			ib.log.Info("finished inbox writes a publisher left undone", "room", room, "id", sid, "recipients", len(recipients))
 			return nil
-		case !errors.Is(rerr, ErrNotFound):
+		case !errors.Is(rerr, hub.ErrNotFound):
 			return rerr
 		}
 	}
-	h.log.Warn("dropping an outbox entry whose event is gone", "room", room, "id", sid)
-	if _, err := call(h, ctx, h.rdb.B().Hdel().Key(OutboxKey(room)).Field(sid).Build(), done); err != nil {
+	ib.log.Warn("dropping an outbox entry whose event is gone", "room", room, "id", sid)
+	if _, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(room)).Field(sid).Build(), hub.NoReply); err != nil {
 		return err
 	}
 	return nil

@@ -1,4 +1,4 @@
-package hub
+package inbox
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"roomhub/hub"
 	"roomhub/lua"
 )
 
@@ -35,44 +36,43 @@ type FlushStats struct {
 // markPending lists user as having reads for the flusher, before the read is
 // written: a crash in between leaves only an empty listing, which the flusher
 // drops.
-func (h *Hub) markPending(ctx context.Context, user int64) error {
-	_, err := call(h, ctx, h.rdb.B().Zincrby().Key(ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build(), done)
+func (ib *Inbox) markPending(ctx context.Context, user int64) error {
+	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zincrby().Key(hub.ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build(), hub.NoReply)
 	return err
 }
 
-func pendingShard(user int64) int { return int(user % readPendingShards) }
+func pendingShard(user int64) int { return int(user % hub.ReadPendingShards) }
 
 // runFlusher flushes reads every WriteBehindInterval (0: never; tests call
 // FlushReads), one instance at a time (lock:write-behind). After a temporary
 // sink failure it waits longer each time, up to maxFlushBackoff.
-func (h *Hub) runFlusher(ctx context.Context) {
-	if h.cfg.WriteBehindInterval <= 0 {
+func (ib *Inbox) runFlusher(ctx context.Context) {
+	if ib.cfg.WriteBehindInterval <= 0 {
 		return
 	}
-	var backoff time.Duration
-	h.everyUnderLock(ctx, "write-behind", h.cfg.WriteBehindInterval, func(ctx context.Context) (time.Duration, error) {
-		st, err := h.FlushReads(ctx)
-		if st.Failed {
-			backoff = min(max(2*backoff, h.cfg.WriteBehindInterval), maxFlushBackoff)
-		} else {
-			backoff = 0
+	bo := hub.Backoff{Min: 2 * ib.cfg.WriteBehindInterval, Max: maxFlushBackoff}
+	ib.core.EveryUnderLock(ctx, "write-behind", ib.cfg.WriteBehindInterval, func(ctx context.Context) (time.Duration, error) {
+		st, err := ib.FlushReads(ctx)
+		if !st.Failed {
+			bo.Reset()
+			return 0, err
 		}
-		return backoff, err
+		return bo.Next(), err
 	})
 }
 
 // finalFlush is the flush Close runs: what is pending reaches the sink before
 // the instance exits, unless another instance is flushing right now.
-func (h *Hub) finalFlush(ctx context.Context) {
-	lock := NewLock(h.rdb, "write-behind", h.cfg.LockTTL, h.metrics)
+func (ib *Inbox) finalFlush(ctx context.Context) {
+	lock := hub.NewLock(ib.rdb, "write-behind", ib.cfg.LockTTL, ib.core.Metrics())
 	if ok, err := lock.Acquire(ctx); err != nil || !ok {
 		return
 	}
 	defer func() { _, _ = lock.Release(ctx) }()
-	if st, err := h.FlushReads(ctx); err != nil {
-		h.log.Warn("final write-behind flush", "err", err)
+	if st, err := ib.FlushReads(ctx); err != nil {
+		ib.log.Warn("final write-behind flush", "err", err)
 	} else {
-		h.log.Info("final write-behind flush", "flushed", st.Flushed, "dead", st.Dead)
+		ib.log.Info("final write-behind flush", "flushed", st.Flushed, "dead", st.Dead)
 	}
 }
 
@@ -81,27 +81,27 @@ func (h *Hub) finalFlush(ctx context.Context) {
 // the sink accepted and did not change meanwhile. A temporary sink failure
 // ends the flush (Failed); the reads stay for the next one. The caller holds
 // the write-behind lock (or is a test).
-func (h *Hub) FlushReads(ctx context.Context) (FlushStats, error) {
+func (ib *Inbox) FlushReads(ctx context.Context) (FlushStats, error) {
 	var st FlushStats
-	for shard := 0; shard < readPendingShards; shard++ {
-		key := ReadPendingKey(shard)
-		users, err := call(h, ctx, h.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build(),
+	for shard := 0; shard < hub.ReadPendingShards; shard++ {
+		key := hub.ReadPendingKey(shard)
+		users, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build(),
 			rueidis.RedisResult.AsZScores)
 		if err != nil {
 			return st, err
 		}
 		for _, z := range users {
-			user, ok := parseRoomID(z.Member)
+			user, ok := hub.ParseID(z.Member)
 			if !ok {
 				continue
 			}
-			left, err := h.flushUser(ctx, user, &st)
+			left, err := ib.flushUser(ctx, user, &st)
 			if err != nil || st.Failed {
 				return st, err
 			}
 			if left == 0 {
 				score := strconv.FormatFloat(z.Score, 'f', -1, 64)
-				if _, err := run(h, ctx, zremUnchangedScript, []string{key}, []string{z.Member, score}, done); err != nil {
+				if _, err := hub.Run(ib.rdb, ctx, zremUnchangedScript, []string{key}, []string{z.Member, score}, hub.NoReply); err != nil {
 					return st, err
 				}
 			}
@@ -111,8 +111,8 @@ func (h *Hub) FlushReads(ctx context.Context) (FlushStats, error) {
 }
 
 // flushUser flushes one user's reads in batches and returns how many remain.
-func (h *Hub) flushUser(ctx context.Context, user int64, st *FlushStats) (int64, error) {
-	pending, err := call(h, ctx, h.rdb.B().Hgetall().Key(ReadStatusKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+func (ib *Inbox) flushUser(ctx context.Context, user int64, st *FlushStats) (int64, error) {
+	pending, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hgetall().Key(hub.ReadStatusKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return 0, err
 	}
@@ -123,39 +123,39 @@ func (h *Hub) flushUser(ctx context.Context, user int64, st *FlushStats) (int64,
 	sort.Strings(ids)
 	left := int64(len(ids))
 	for len(ids) > 0 {
-		n := min(len(ids), h.cfg.WriteBehindBatchSize)
+		n := min(len(ids), ib.cfg.WriteBehindBatchSize)
 		batch := make([]Read, n)
 		for i, id := range ids[:n] {
 			batch[i] = Read{UserID: user, NotificationID: id, ReadAt: pending[id]}
 		}
 		ids = ids[n:]
 		sctx, cancel := context.WithTimeout(ctx, sinkTimeout)
-		serr := h.sink.Flush(sctx, batch)
+		serr := ib.sink.Flush(sctx, batch)
 		cancel()
 		mode, reason := "ack", ""
 		switch {
 		case serr == nil:
-			h.metrics.FlushTotal.Inc()
+			ib.metrics.flushes.Inc()
 		case errors.Is(serr, ErrSinkRefused):
-			h.metrics.FlushFailures["permanent"].Inc()
-			h.log.Warn("the read sink refused reads for good; keeping them as dead letters", "user", user, "reads", n, "err", serr)
+			ib.metrics.flushFailures["permanent"].Inc()
+			ib.log.Warn("the read sink refused reads for good; keeping them as dead letters", "user", user, "reads", n, "err", serr)
 			mode, reason = "dead", strconv.Quote(serr.Error())
 		default:
-			h.metrics.FlushFailures["temporary"].Inc()
-			h.log.Warn("the read sink failed; retrying later", "user", user, "reads", n, "err", serr)
+			ib.metrics.flushFailures["temporary"].Inc()
+			ib.log.Warn("the read sink failed; retrying later", "user", user, "reads", n, "err", serr)
 			st.Failed = true
 			return left, nil
 		}
-		settled, remaining, err := h.settleReads(ctx, user, batch, mode, reason)
+		settled, remaining, err := ib.settleReads(ctx, user, batch, mode, reason)
 		if err != nil {
 			return left, err
 		}
 		if mode == "ack" {
 			st.Flushed += int(settled)
-			h.metrics.FlushEntries.Add(int(settled))
+			ib.metrics.flushEntries.Add(int(settled))
 		} else {
 			st.Dead += int(settled)
-			h.metrics.DeadLetters.Add(int(settled))
+			ib.metrics.deadLetters.Add(int(settled))
 		}
 		left = remaining
 	}
@@ -163,20 +163,20 @@ func (h *Hub) flushUser(ctx context.Context, user int64, st *FlushStats) (int64,
 }
 
 // settleReads runs read_settle.lua for a flushed batch.
-func (h *Hub) settleReads(ctx context.Context, user int64, batch []Read, mode, reason string) (settled, left int64, err error) {
+func (ib *Inbox) settleReads(ctx context.Context, user int64, batch []Read, mode, reason string) (settled, left int64, err error) {
 	args := make([]string, 0, 3+2*len(batch))
 	args = append(args, mode, reason, itoa(int64(deadLetterTTL/time.Second)))
 	for _, r := range batch {
 		args = append(args, r.NotificationID, r.ReadAt)
 	}
-	rctx, cancel := detach(ctx)
+	rctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	arr, err := run(h, rctx, readSettleScript, []string{ReadStatusKey(user), ReadDeadKey(user)}, args, rueidis.RedisResult.AsIntSlice)
+	arr, err := hub.Run(ib.rdb, rctx, readSettleScript, []string{hub.ReadStatusKey(user), hub.ReadDeadKey(user)}, args, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return 0, 0, err
 	}
 	if len(arr) != 2 {
-		return 0, 0, fmt.Errorf("%w: read settle answered %d values", ErrRedisReply, len(arr))
+		return 0, 0, fmt.Errorf("%w: read settle answered %d values", hub.ErrRedisReply, len(arr))
 	}
 	return arr[0], arr[1], nil
 }

@@ -1,14 +1,12 @@
-package hub
+package inbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"roomhub/hub"
 	"time"
 )
 
@@ -53,7 +51,7 @@ func NewHTTPSink(url, key string) *HTTPSink {
 
 // Flush posts reads in one request.
 func (s *HTTPSink) Flush(ctx context.Context, reads []Read) error {
-	c, err := postInternal(ctx, s.Client, s.URL, s.Key, struct {
+	c, err := hub.PostInternal(ctx, s.Client, s.URL, s.Key, struct {
 		Reads []Read `json:"reads"`
 	}{reads})
 	if err != nil {
@@ -67,28 +65,6 @@ func (s *HTTPSink) Flush(ctx context.Context, reads []Read) error {
 	default:
 		return fmt.Errorf("%w: sink answered %d", ErrSinkRefused, c)
 	}
-}
-
-// postInternal POSTs body as JSON to a backend URL with X-Internal-Key and
-// returns the answer's status (its body is read and dropped).
-func postInternal(ctx context.Context, client *http.Client, url, key string, body any) (int, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Internal-Key", key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	return resp.StatusCode, nil
 }
 
 // LogSink logs each read; it stands in when READ_SINK_URL is unset.

@@ -1,0 +1,25 @@
+// Package inbox is notifications for people, built on the realtime core
+// (package hub): a publish with recipients puts the event into each
+// recipient's inbox exactly once, the inbox is listed, counted and read,
+// each user's muted event types are kept, and reads are flushed to the
+// backend in batches (write-behind).
+//
+// It owns the per-user keys of keys.go from inbox:{7} to read_dead:{7}, the
+// outbox sweep's index (outbox:rooms) and the read index (read_pending:*).
+// It writes into a user's notification log (a topic of the core, so user and
+// page streams carry it) from inside its Lua scripts. The core knows nothing
+// of inboxes: it keeps a publish's recipients in the room's outbox as an
+// opaque note, and asks Mutes which event types a user's streams leave out.
+//
+// # Goroutines
+//
+// All run under the core's owner (Hub.Go) and stop with its Close: the
+// write-behind flusher and the outbox sweep (each on one instance at a time,
+// under a lock), and a short-lived loader of a user's muted types when
+// another instance changed them. Close runs a last flush (Hub.OnClose).
+//
+// # Locks
+//
+// mutes.mu alone, never held across a Redis call. Every change of a user's
+// inbox is one Lua script, so instances need no lock between them.
+package inbox
