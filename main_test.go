@@ -49,10 +49,8 @@ func TestBinary_HealthFollowsRedis(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }() // Wait, not Process.Wait: it also drains the logs
 	select {
-	case <-done:
+	case <-cmd.Exited():
 	case <-time.After(20 * time.Second):
 		t.Fatalf("hub did not exit within 20s of SIGTERM\n%s", logs)
 	}
@@ -125,10 +123,8 @@ func TestBinary_SIGTERMEndsOpenStreamsAndKeepsTokensOutOfLogs(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("open stream not ended within 10s of SIGTERM")
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }() // also drains the logs
 	select {
-	case <-exited:
+	case <-cmd.Exited():
 	case <-time.After(20 * time.Second):
 		t.Fatalf("hub did not exit within 20s of SIGTERM\n%s", logs)
 	}
@@ -204,8 +200,8 @@ func TestBinary_StartsWithoutRedisAndHealsWhenItAppears(t *testing.T) {
 	if resp.StatusCode != 503 || env.Code != "REDIS5001" {
 		t.Fatalf("publish before Redis: %d %s, want 503 REDIS5001", resp.StatusCode, env.Code)
 	}
-	if cmd.ProcessState != nil {
-		t.Fatal("the hub exited while Redis was absent")
+	if !cmd.Running() {
+		t.Fatalf("the hub exited while Redis was absent: %v\n%s", cmd.Err(), logs)
 	}
 	rs.Restart()
 	testbin.WaitHealth(t, url, 200, 30*time.Second)

@@ -82,3 +82,7 @@ func (h *Hub) recheck(ctx context.Context, streams []*Stream) {
 		}
 	}
 }
+
+// RefreshEvery is how often an open stream refreshes its presence: well within
+// PRESENCE_USER_TTL_SECS, so an open tab never drops out.
+func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3, 100*time.Millisecond) }

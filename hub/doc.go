@@ -15,11 +15,25 @@
 //
 // A topic is a room, or a user's notification log (topic < 0, the user id
 // negated). Both are a history stream with a seq counter and a live channel,
-// so topics.go and repair.go serve them alike. A Stream (stream.go, its whole
-// life in one file) is one client connection with one member per topic it
-// follows: a room stream has one room member, the user stream one log member,
-// a page stream several. Each member and each local topic keeps a Position
-// (position.go): the rules deliver / duplicate / jump / epoch are written once.
+// so topics.go and repair.go serve them alike. A Stream (stream.go,
+// stream_write.go, stream_end.go) is one client connection with one member
+// per topic it follows: a room stream has one room member, the user stream
+// one log member, a page stream several. Each member and each local topic
+// keeps a Position (position.go), which judges a live event: deliver,
+// duplicate, jump, epoch. History is read through a cursor (cursor.go), which
+// owns the rules of a gap (trimmed, lost id, new epoch) and the paged,
+// byte-bounded, retried read: a topic's repair, a stream's catch-up and the
+// events API call it.
+//
+// # Goroutines
+//
+// The Hub owns every goroutine it starts (Go): the listener and its
+// watchdog, one subscription per local topic on a cluster (or with
+// PUBSUB_MODE=channels), the clock and its refresh batches, the presence
+// sweeper and one broadcaster per room with queued transitions, a repair per
+// topic while it repairs, a stream's worker while it has work, a stream's
+// release, and what packages built on the core start (the inbox's flusher
+// and outbox sweep). Close cancels them all and waits; none outlives it.
 //
 // # A stream's states
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -18,83 +17,11 @@ const (
 	EvictedEventType  = "system.evicted"
 )
 
-// StreamID is a Redis stream entry id, ms-seq. The zero value means "none".
-type StreamID struct {
-	Ms, Seq uint64
-}
-
-// ParseStreamID parses "ms-seq" or a bare "ms" (meaning ms-0). "0" is the zero id.
-func ParseStreamID(s string) (StreamID, error) {
-	if s == "" || len(s) > 41 {
-		return StreamID{}, fmt.Errorf("%w: stream id %q", ErrInvalid, s)
-	}
-	msPart, seqPart, hasSeq := strings.Cut(s, "-")
-	ms, err := parseDigits(msPart)
-	if err != nil {
-		return StreamID{}, fmt.Errorf("%w: stream id %q", ErrInvalid, s)
-	}
-	var seq uint64
-	if hasSeq {
-		if seq, err = parseDigits(seqPart); err != nil {
-			return StreamID{}, fmt.Errorf("%w: stream id %q", ErrInvalid, s)
-		}
-	}
-	return StreamID{ms, seq}, nil
-}
-
-// ParsePosition parses a client's position (since, Last-Event-ID): a stream
-// id, except the largest one, which Redis refuses as the exclusive start of a
-// range (nothing can follow it).
-func ParsePosition(s string) (StreamID, error) {
-	id, err := ParseStreamID(s)
-	if err == nil && id == (StreamID{^uint64(0), ^uint64(0)}) {
-		err = fmt.Errorf("%w: stream id %q: nothing can follow it", ErrInvalid, s)
-	}
-	return id, err
-}
-
-// parseDigits accepts only ASCII digits (no sign, no spaces), at most 20 of them.
-func parseDigits(s string) (uint64, error) {
-	if s == "" || len(s) > 20 {
-		return 0, strconv.ErrSyntax
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, strconv.ErrSyntax
-		}
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
-
-// String formats id as Redis does: ms-seq.
-func (id StreamID) String() string {
-	return strconv.FormatUint(id.Ms, 10) + "-" + strconv.FormatUint(id.Seq, 10)
-}
-
-// prev returns the id just before id (the zero id stays zero).
-func (id StreamID) prev() StreamID {
-	switch {
-	case id.Seq > 0:
-		return StreamID{id.Ms, id.Seq - 1}
-	case id.Ms > 0:
-		return StreamID{id.Ms - 1, ^uint64(0)}
-	}
-	return id
-}
-
-// IsZero reports whether id is the zero id (no id).
-func (id StreamID) IsZero() bool { return id == StreamID{} }
-
-// Less reports whether id comes before o in the stream.
-func (id StreamID) Less(o StreamID) bool {
-	return id.Ms < o.Ms || (id.Ms == o.Ms && id.Seq < o.Seq)
-}
-
 // Event is one room event as the hub delivers it. Events from history and from
 // the hub's own publish carry an ID and a Seq; a raw message a backend PUBLISHed
 // straight to the channel and the hub's system.* events have neither.
 type Event struct {
-	Room        int64
+	Topic       int64 // a room, or a user's log (negative)
 	ID          StreamID
 	Seq         int64
 	Type        string
@@ -154,8 +81,8 @@ func (e *Event) HasID() bool { return !e.ID.IsZero() }
 // newEvent builds an event and its SSE frame. data must be a compact JSON
 // object; ts, when not "", is added to it as "timestamp" (a user log's events
 // carry their own).
-func newEvent(room int64, id StreamID, seq int64, typ string, data []byte, publisher, ts string) *Event {
-	e := &Event{Room: room, ID: id, Seq: seq, Type: typ, Data: data, PublisherID: publisher, Timestamp: ts}
+func newEvent(topic int64, id StreamID, seq int64, typ string, data []byte, publisher, ts string) *Event {
+	e := &Event{Topic: topic, ID: id, Seq: seq, Type: typ, Data: data, PublisherID: publisher, Timestamp: ts}
 	if ts != "" {
 		data = withTimestamp(data, ts)
 	}

@@ -9,33 +9,22 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// historyPage is how many entries one history read asks for.
-const historyPage = 500
+// History is one stream per topic (TopicHistoryKey): every event with its id
+// and seq. This file reads it; cursor.go moves through it.
 
-// tail returns the room's newest history entry (zero Event if the stream is empty).
-func (h *Hub) tail(ctx context.Context, room int64) (*Event, error) {
-	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrevrange().Key(TopicHistoryKey(room)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
-	if err != nil {
+// tail returns the topic's newest event, nil when history is empty.
+func (h *Hub) tail(ctx context.Context, topic int64) (*Event, error) {
+	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrevrange().Key(TopicHistoryKey(topic)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
+	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	if len(entries) == 0 {
-		return &Event{}, nil
-	}
-	return parseEntry(room, entries[0])
+	return parseEntry(topic, entries[0])
 }
 
-// oldest returns the room's oldest retained entry, or nil when history is empty.
-func (h *Hub) oldest(ctx context.Context, room int64) (*Event, error) {
-	page, err := h.xrange(ctx, room, "-", 1)
-	if err != nil || len(page) == 0 {
-		return nil, err
-	}
-	return page[0], nil
-}
-
-// EventAt returns the event with this id from history, ErrNotFound when it is gone.
+// EventAt returns the event with this id from a room's history, ErrNotFound
+// when it is gone.
 func (h *Hub) EventAt(ctx context.Context, room int64, id StreamID) (*Event, error) {
-	page, err := h.readFrom(ctx, room, id, 1)
+	page, err := h.xrange(ctx, room, id.String(), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -45,56 +34,34 @@ func (h *Hub) EventAt(ctx context.Context, room int64, id StreamID) (*Event, err
 	return page[0], nil
 }
 
-// readAfter returns up to count events strictly after id, oldest first.
-func (h *Hub) readAfter(ctx context.Context, room int64, id StreamID, count int64) ([]*Event, error) {
-	return h.xrange(ctx, room, "("+id.String(), count)
+// xrange reads up to count events of a topic's history from start (an id,
+// "(id" for after it, or "-"), oldest first, skipping malformed entries.
+func (h *Hub) xrange(ctx context.Context, topic int64, start string, count int64) ([]*Event, error) {
+	page, _, err := h.xrangeRaw(ctx, topic, start, count)
+	return page, err
 }
 
-// readFrom returns up to count events from id on, id included.
-func (h *Hub) readFrom(ctx context.Context, room int64, id StreamID, count int64) ([]*Event, error) {
-	return h.xrange(ctx, room, id.String(), count)
-}
-
-func (h *Hub) xrange(ctx context.Context, room int64, start string, count int64) ([]*Event, error) {
-	entries, err := h.xrangeEntries(ctx, room, start, count)
+// xrangeRaw is xrange that also tells how many entries Redis returned,
+// malformed ones included.
+func (h *Hub) xrangeRaw(ctx context.Context, topic int64, start string, count int64) (page []*Event, raw int, err error) {
+	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrange().Key(TopicHistoryKey(topic)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := make([]*Event, 0, len(entries))
+	page = make([]*Event, 0, len(entries))
 	for _, e := range entries {
-		ev, err := parseEntry(room, e)
+		ev, err := parseEntry(topic, e)
 		if err != nil {
-			h.log.Warn("skipping malformed history entry", "room", room, "id", e.ID, "err", err)
+			h.log.Warn("skipping malformed history entry", "topic", topic, "id", e.ID, "err", err)
 			continue
 		}
-		out = append(out, ev)
+		page = append(page, ev)
 	}
-	return out, nil
-}
-
-// xrangeEntries reads up to count raw entries of a topic's history from start.
-func (h *Hub) xrangeEntries(ctx context.Context, room int64, start string, count int64) ([]rueidis.XRangeEntry, error) {
-	return Call(h.rdb, ctx, h.rdb.B().Xrange().Key(TopicHistoryKey(room)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
-}
-
-// parseEntryView turns a history entry into the events API's view of it.
-func parseEntryView(room int64, e rueidis.XRangeEntry) (EventView, error) {
-	if _, err := ParseStreamID(e.ID); err != nil {
-		return EventView{}, err
-	}
-	f := e.FieldValues
-	v := EventView{ID: e.ID, EventType: f["type"], Data: json.RawMessage(f["data"]), Timestamp: f["timestamp"]}
-	if len(v.Data) == 0 {
-		v.Data = json.RawMessage("{}")
-	}
-	if p := f["publisher_id"]; p != "" {
-		v.PublisherID = &p
-	}
-	return v, nil
+	return page, len(entries), nil
 }
 
 // parseEntry turns a stream entry (type, data, publisher_id, timestamp, seq) into an Event.
-func parseEntry(room int64, e rueidis.XRangeEntry) (*Event, error) {
+func parseEntry(topic int64, e rueidis.XRangeEntry) (*Event, error) {
 	id, err := ParseStreamID(e.ID)
 	if err != nil {
 		return nil, err
@@ -108,5 +75,51 @@ func parseEntry(room int64, e rueidis.XRangeEntry) (*Event, error) {
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
-	return newEvent(room, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
+	return newEvent(topic, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
+}
+
+// EventView is an event as the events API shows it.
+type EventView struct {
+	ID          string          `json:"id"`
+	EventType   string          `json:"eventType"`
+	Data        json.RawMessage `json:"data"`
+	PublisherID *string         `json:"publisherId"`
+	Timestamp   string          `json:"timestamp"`
+}
+
+// EventsPage is one page of a room's history.
+type EventsPage struct {
+	Events  []EventView `json:"events"`
+	LastID  *string     `json:"lastId"`
+	HasMore bool        `json:"hasMore"`
+}
+
+// MaxEventsPage is the largest page the events API returns.
+const MaxEventsPage = 500
+
+// eventsPageBytes bounds the data of one events page: past it the page ends
+// early (hasMore), whatever count asked for.
+const eventsPageBytes = 1 << 20
+
+// Events returns up to count events strictly after since, oldest first, at
+// most about eventsPageBytes of data.
+func (h *Hub) Events(ctx context.Context, room int64, since StreamID, count int) (EventsPage, error) {
+	c := h.newCursor(room, Position{ID: since}, false, 0)
+	page, err := c.next(ctx, min(count, MaxEventsPage), eventsPageBytes)
+	if err != nil {
+		return EventsPage{}, err
+	}
+	p := EventsPage{Events: make([]EventView, 0, len(page.events)), HasMore: page.more}
+	for _, ev := range page.events {
+		v := EventView{ID: ev.ID.String(), EventType: ev.Type, Data: ev.Data, Timestamp: ev.Timestamp}
+		if ev.PublisherID != "" {
+			pub := ev.PublisherID
+			v.PublisherID = &pub
+		}
+		p.Events = append(p.Events, v)
+	}
+	if n := len(p.Events); n > 0 {
+		p.LastID = &p.Events[n-1].ID
+	}
+	return p, nil
 }

@@ -24,9 +24,14 @@ type Hub struct {
 
 	ctx    context.Context // cancelled by Close; the parent of every background goroutine
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	ownMu  sync.Mutex // orders Go's wg.Add against Close
-	closed bool       // no new goroutines once Close began
+	// The goroutines the hub owns (Go): Go counts one in while it holds ownMu
+	// shared; Close takes it alone to set closed, after which Go starts
+	// nothing, and idle closes once the count is back to zero.
+	ownMu    sync.RWMutex
+	closed   bool
+	running  atomic.Int64
+	idle     chan struct{}
+	idleOnce sync.Once
 
 	streamsDone chan struct{} // closed by EndStreams: open streams end
 	endOnce     sync.Once
@@ -51,7 +56,7 @@ type Hub struct {
 func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, rdb: newRedis(rdb, m), log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
-		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1)}
+		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1), idle: make(chan struct{})}
 	h.sharded = h.rdb.Sharded()
 	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
 	h.topics.m = map[int64]*topic{}
@@ -89,26 +94,40 @@ func (h *Hub) OnStart(f func()) { h.starts = append(h.starts, f) }
 // Redis returns the hub's Redis client.
 func (h *Hub) Redis() *Redis { return h.rdb }
 
-// Go runs f as a goroutine owned by the hub: Close cancels its context and waits for it.
-// After Close began it starts nothing: the work would be cancelled anyway.
-func (h *Hub) Go(f func(ctx context.Context)) {
-	h.ownMu.Lock()
-	defer h.ownMu.Unlock()
+// Go runs f as a goroutine owned by the hub: Close cancels its context and
+// waits for it. After Close began it starts nothing and reports false: the
+// work would be cancelled anyway.
+func (h *Hub) Go(f func(ctx context.Context)) bool {
+	h.ownMu.RLock()
 	if h.closed {
-		return
+		h.ownMu.RUnlock()
+		return false
 	}
-	h.wg.Add(1)
+	h.running.Add(1)
+	h.ownMu.RUnlock()
 	go func() {
-		defer h.wg.Done()
+		defer h.exited()
 		f(h.ctx)
 	}()
+	return true
+}
+
+// exited counts an owned goroutine out; the last one out after Close began
+// tells Close.
+func (h *Hub) exited() {
+	if h.running.Add(-1) != 0 {
+		return
+	}
+	h.ownMu.RLock()
+	closed := h.closed
+	h.ownMu.RUnlock()
+	if closed {
+		h.idleOnce.Do(func() { close(h.idle) })
+	}
 }
 
 // OnClose registers final work that Close runs after the background goroutines stopped.
 func (h *Hub) OnClose(f func(context.Context)) { h.finals = append(h.finals, f) }
-
-// Done is closed when open streams must end (EndStreams or Close).
-func (h *Hub) Done() <-chan struct{} { return h.streamsDone }
 
 // EndStreams ends every open stream, each after a random part of
 // SHUTDOWN_SPREAD with a retry: of its own, and waits (within ctx) until they
@@ -143,26 +162,22 @@ func (h *Hub) stopping() bool {
 
 // waitStreams waits until no stream is open and every stream's release ran.
 func (h *Hub) waitStreams(ctx context.Context) error {
-	for h.streams.count() > 0 {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for h.streams.count() > 0 || h.streams.releasing.Load() > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-t.C:
 		}
 	}
-	done := make(chan struct{})
-	go func() { h.streams.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
 
-// Close stops the background work, waits for it within ctx, then runs the final
-// work registered with OnClose. It does not close the Redis client, which the
-// caller owns.
+// Close ends every stream and waits (within ctx) for their releases, stops
+// the background work and waits for it, then runs the final work registered
+// with OnClose. It leaves no goroutine behind, even when ctx ends first. It
+// does not close the Redis client, which the caller owns.
 func (h *Hub) Close(ctx context.Context) error {
 	var err error
 	h.closeOnce.Do(func() {
@@ -177,10 +192,11 @@ func (h *Hub) Close(ctx context.Context) error {
 		h.closed = true
 		h.ownMu.Unlock()
 		h.cancel()
-		done := make(chan struct{})
-		go func() { h.wg.Wait(); close(done) }()
+		if h.running.Load() == 0 {
+			h.idleOnce.Do(func() { close(h.idle) })
+		}
 		select {
-		case <-done:
+		case <-h.idle:
 		case <-ctx.Done():
 			err = ctx.Err()
 		}

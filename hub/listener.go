@@ -200,18 +200,18 @@ func (h *Hub) watchListener(ctx context.Context, dc rueidis.DedicatedClient, l *
 	}
 }
 
-// roomSubscription keeps topic r's own subscription: SSUBSCRIBE room:{id} on
+// topicSubscription keeps topic r's own subscription: SSUBSCRIBE room:{id} on
 // a Redis Cluster, where the hub SPUBLISHes and a pattern would not see it;
 // with PUBSUB_MODE=channels, SUBSCRIBE to the topic's channels (a room's also
 // in the plain room:42 form backends may PUBLISH to). Each confirmed
 // (re)subscription makes the topic replay what it may have missed. It ends
 // when the topic closes (ctx).
-func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
-	cmd, kind := h.rdb.B().Ssubscribe().Channel(TopicChannel(r.id)).Build(), "ssubscribe"
+func (h *Hub) topicSubscription(ctx context.Context, t *topic) {
+	cmd, kind := h.rdb.B().Ssubscribe().Channel(TopicChannel(t.id)).Build(), "ssubscribe"
 	if !h.sharded {
-		channels := []string{TopicChannel(r.id)}
-		if r.id > 0 {
-			channels = append(channels, "room:"+itoa(r.id))
+		channels := []string{TopicChannel(t.id)}
+		if t.id > 0 {
+			channels = append(channels, "room:"+itoa(t.id))
 		}
 		cmd, kind = h.rdb.B().Subscribe().Channel(channels...).Build(), "subscribe"
 	}
@@ -220,7 +220,7 @@ func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
 		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
 			if s.Kind == kind {
 				up.Store(true)
-				h.requestRepair(r)
+				h.requestRepair(t)
 			}
 		})
 		err := h.rdb.Receive(sctx, cmd, func(m rueidis.PubSubMessage) { h.onMessage(m.Channel, m.Message) })
@@ -232,7 +232,7 @@ func (h *Hub) roomSubscription(ctx context.Context, r *topic) {
 			err = errors.New("subscription ended")
 		}
 		return up.Load(), err
-	}, func(err error) { h.log.Warn("room subscription lost; resubscribing", "topic", r.id, "err", err) })
+	}, func(err error) { h.log.Warn("topic subscription lost; resubscribing", "topic", t.id, "err", err) })
 }
 
 // listening reports whether the listener is subscribed.
@@ -253,23 +253,23 @@ type wireMessage struct {
 // onMessage delivers one pub/sub message. Invalid messages are counted and
 // logged, never fatal.
 func (h *Hub) onMessage(channel, payload string) {
-	room, ok := topicFromChannel(channel)
+	id, ok := topicFromChannel(channel)
 	if !ok {
 		h.invalidMessage(channel, "channel is not room:<id> or user:{<id>}")
 		return
 	}
-	r := h.topic(room)
-	if r == nil {
-		return // nobody here listens to that room
+	t := h.topic(id)
+	if t == nil {
+		return // nobody here follows that topic
 	}
 	// Only the hub's own channel form (braces) carries ids: a backend's raw
 	// message on room:42 never moves a room's position.
-	ev, reason := parseWireMessage(room, []byte(payload), strings.Contains(channel, "{"))
+	ev, reason := parseWireMessage(id, []byte(payload), strings.Contains(channel, "{"))
 	if ev == nil {
 		h.invalidMessage(channel, reason)
 		return
 	}
-	h.deliverLive(r, ev)
+	h.deliverLive(t, ev)
 }
 
 func (h *Hub) invalidMessage(channel, reason string) {
@@ -298,24 +298,6 @@ func roomFromChannel(ch string) (int64, bool) {
 	return ParseID(s)
 }
 
-// ParseID parses a positive 64-bit room id written in plain digits.
-func ParseID(s string) (int64, bool) {
-	n, err := parseDigits(s)
-	if err != nil || n == 0 || n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
-}
-
-// ParseRoomID parses a room id from a path: a positive 64-bit integer.
-func ParseRoomID(s string) (int64, error) {
-	n, ok := ParseID(s)
-	if !ok {
-		return 0, ErrInvalid
-	}
-	return n, nil
-}
-
 // maxIDAhead is how far in the future (by the hub's clock) an event id may lie.
 // Redis makes ids from its clock; a forged id far ahead would make a room drop
 // every real event as already delivered.
@@ -325,14 +307,14 @@ const maxIDAhead = 10 * time.Minute
 // why. own says the message came on the hub's own channel form (room:{42},
 // user:{7}): only there are id and seq believed; elsewhere they are ignored
 // and the message is delivered raw.
-func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
+func parseWireMessage(topic int64, payload []byte, own bool) (*Event, string) {
 	var m wireMessage
 	if err := json.Unmarshal(payload, &m); err != nil {
 		return nil, "not a JSON object"
 	}
 	if len(m.RoomID) > 0 && string(m.RoomID) != "null" {
 		rid := strings.Trim(string(m.RoomID), `"`)
-		if n, ok := ParseID(rid); !ok || n != room {
+		if n, ok := ParseID(rid); !ok || n != topic {
 			return nil, "roomId does not match the channel"
 		}
 	}
@@ -344,20 +326,20 @@ func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
 		return nil, "bad eventType"
 	}
 	var ts string
-	if (json.Unmarshal(m.Timestamp, &ts) != nil || ts == "") && room > 0 {
+	if (json.Unmarshal(m.Timestamp, &ts) != nil || ts == "") && topic > 0 {
 		ts = NowTimestamp() // a user log's events carry their own
 	}
 	if !own {
 		m.ID, m.Seq = "", 0
 	}
 	if m.ID == "" {
-		if room < 0 {
+		if topic < 0 {
 			return nil, "a user channel carries only the hub's own messages"
 		}
 		if reservedEventType(m.EventType) {
 			return nil, "eventType is reserved for the hub"
 		}
-		return newEvent(room, StreamID{}, 0, m.EventType, data, "", ts), ""
+		return newEvent(topic, StreamID{}, 0, m.EventType, data, "", ts), ""
 	}
 	id, err := ParseStreamID(m.ID)
 	if err != nil || id.IsZero() || m.Seq <= 0 {
@@ -373,5 +355,5 @@ func parseWireMessage(room int64, payload []byte, own bool) (*Event, string) {
 		}
 		publisher = string(p)
 	}
-	return newEvent(room, id, m.Seq, m.EventType, data, publisher, ts), ""
+	return newEvent(topic, id, m.Seq, m.EventType, data, publisher, ts), ""
 }

@@ -42,3 +42,9 @@ func (p *Position) Advance(ev *Event) { p.ID, p.Seq = ev.ID, ev.Seq }
 
 // forget makes the seq unknown: after a gap, the next event's seq starts afresh.
 func (p *Position) forget() { p.Seq = 0 }
+
+// justBefore is the position just before ev (an event with an id): a reader
+// placed there takes ev next. Its seq is ev's less one, so that a cursor
+// checks the next seq from there; 0 (ev opens an epoch) leaves it unknown,
+// and the cursor knows that place as the hub's own.
+func justBefore(ev *Event) Position { return Position{ID: ev.ID.prev(), Seq: ev.Seq - 1} }

@@ -5,153 +5,158 @@ import (
 	"fmt"
 )
 
-// pendingMax and pendingMaxBytes bound what a repairing room holds in memory;
-// beyond either the room re-reads history instead, where those events are too.
+// pendingMax and pendingMaxBytes bound what a repairing topic holds in memory;
+// beyond either the topic re-reads history instead, where those events are too.
 const (
 	pendingMax      = 4096
 	pendingMaxBytes = 8 << 20
 )
 
-// queue holds a live event back while the room repairs; past pendingMax events
+// queue holds a live event back while the topic repairs; past pendingMax events
 // or pendingMaxBytes it drops them all and the repair re-reads history, where
 // they are too.
-func (r *topic) queue(ev *Event) {
-	if r.overflow {
+func (t *topic) queue(ev *Event) {
+	if t.overflow {
 		return
 	}
-	if len(r.pending) == 0 {
-		r.pendingBytes = 0
+	if len(t.pending) == 0 {
+		t.pendingBytes = 0
 	}
 	size := len(ev.Data) + len(ev.frame)
-	if len(r.pending) >= pendingMax || r.pendingBytes+size > pendingMaxBytes {
-		r.overflow, r.pending = true, nil
+	if len(t.pending) >= pendingMax || t.pendingBytes+size > pendingMaxBytes {
+		t.overflow, t.pending = true, nil
 		return
 	}
-	r.pending = append(r.pending, ev)
-	r.pendingBytes += size
+	t.pending = append(t.pending, ev)
+	t.pendingBytes += size
 }
 
-// repairAll makes every local room catch up from history: the listener has
+// repairAll makes every local topic catch up from history: the listener has
 // (re)subscribed and may have missed messages while it was away.
 func (h *Hub) repairAll() {
 	h.topics.mu.RLock()
 	defer h.topics.mu.RUnlock()
-	for _, r := range h.topics.m {
-		h.requestRepair(r)
+	for _, t := range h.topics.m {
+		h.requestRepair(t)
 	}
 }
 
-// requestRepair makes r re-read history before it delivers live again. A
+// requestRepair makes t re-read history before it delivers live again. A
 // repair already running is told to make one more pass: its last read may
 // predate what was missed.
-func (h *Hub) requestRepair(r *topic) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (h *Hub) requestRepair(t *topic) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	switch {
-	case r.closed:
-	case r.repairing:
-		r.again = true
+	case t.closed:
+	case t.repairing:
+		t.again = true
 	default:
-		r.repairing = true
-		r.pending = r.pending[:0]
-		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		t.repairing = true
+		t.pending = t.pending[:0]
+		h.Go(func(ctx context.Context) { h.repairTopic(ctx, t) })
 	}
 }
 
-// repairRoom brings r up to date from history, then releases what waited in
-// pending and returns the room to live delivery. A failing read is retried
-// with backoff, never skipped; it stops when the room closes or the hub does.
-func (h *Hub) repairRoom(ctx context.Context, r *topic) {
-	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) { return h.repairPass(ctx, r) },
-		func(err error) { h.log.Warn("repairing topic from history", "topic", r.id, "err", err) })
+// repairTopic brings t up to date from history, then releases what waited in
+// pending and returns the topic to live delivery. A failing read is retried
+// with backoff, never skipped; it stops when the topic closes or the hub does.
+func (h *Hub) repairTopic(ctx context.Context, t *topic) {
+	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) { return h.repairPass(ctx, t) },
+		func(err error) { h.log.Warn("repairing topic from history", "topic", t.id, "err", err) })
 }
 
-// repairPass does repairRoom's work until it is done (nil), the topic closes
+// repairPass does repairTopic's work until it is done (nil), the topic closes
 // (nil) or a read fails. progress: some read went through.
-func (h *Hub) repairPass(ctx context.Context, r *topic) (progress bool, err error) {
+func (h *Hub) repairPass(ctx context.Context, t *topic) (progress bool, err error) {
 	for {
-		r.mu.Lock()
-		closed, known, from := r.closed, r.known(), r.pos
-		r.mu.Unlock()
+		t.mu.Lock()
+		closed, known, from := t.closed, t.known(), t.pos
+		t.mu.Unlock()
 		if closed {
 			return progress, nil
 		}
 		if ctx.Err() != nil {
 			return progress, ctx.Err()
 		}
+		c := h.newCursor(t.id, from, false, 0)
 		if !known {
-			tail, err := h.tail(ctx, r.id)
-			if err != nil {
+			if err := c.seekTail(ctx); err != nil {
 				return progress, fmt.Errorf("reading the tail: %w", err)
 			}
 			progress = true
-			r.mu.Lock()
-			r.pos = Position{tail.ID, tail.Seq}
-			// Messages queued since the room was created were published after
-			// its first member came: start just before the first of them,
-			// even if the tail read already saw it.
-			for _, ev := range r.pending {
-				if ev.HasID() {
-					r.pos = Position{ev.ID.prev(), ev.Seq - 1}
-					break
-				}
-			}
-			close(r.ready)
-			for m := range r.subs {
-				m.s.place(m, r.pos)
-			}
-			r.mu.Unlock()
+			t.place(c.pos)
 			continue
 		}
-		page, err := h.readAfter(ctx, r.id, from.ID, historyPage)
+		page, err := c.next(ctx, historyPage, historyPageBytes)
 		if err != nil {
 			return progress, fmt.Errorf("replaying history: %w", err)
 		}
 		progress = true
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
 			return true, nil
 		}
-		if len(page) > 0 && from.Seq > 0 && page[0].Seq != from.Seq+1 && r.pos == from {
-			// History no longer holds what came right after the last delivered
-			// event (trimmed, or Redis lost it): announce it.
-			h.fanoutLocked(r, newGap(from.ID, page[0].ID), true)
+		if page.gap != nil {
+			h.fanoutLocked(t, page.gap, true)
 		}
-		for _, ev := range page {
-			if r.pos.ID.Less(ev.ID) {
-				h.fanoutLocked(r, ev, true)
-				r.pos.Advance(ev)
-			}
+		for _, ev := range page.events {
+			h.fanoutLocked(t, ev, true)
 		}
-		if len(page) == historyPage {
-			r.mu.Unlock()
+		t.pos = c.pos
+		if page.more {
+			t.mu.Unlock()
 			continue
 		}
-		if r.overflow || r.again {
-			if r.overflow {
-				r.overflow, r.pending = false, nil
+		if t.overflow || t.again {
+			if t.overflow {
+				t.overflow, t.pending = false, nil
 			}
-			r.again = false
-			r.mu.Unlock()
+			t.again = false
+			t.mu.Unlock()
 			continue
 		}
-		pending := r.pending
-		r.pending = nil
-		again := false
-		for i, ev := range pending {
-			if h.applyLocked(r, ev, true) {
-				r.pending = append([]*Event(nil), pending[i:]...)
-				again = true
-				break
-			}
-		}
-		if !again {
-			r.repairing = false
-		}
-		r.mu.Unlock()
-		if !again {
+		done := h.releasePendingLocked(t)
+		t.mu.Unlock()
+		if done {
 			return true, nil
 		}
 	}
+}
+
+// place gives a new topic its first position, from which live events follow:
+// the history tail tail, or just before the first live event that waited
+// (it was published after the first member came, even if the tail read
+// already saw it). Every member that has none takes it.
+func (t *topic) place(tail Position) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pos = tail
+	for _, ev := range t.pending {
+		if ev.HasID() {
+			t.pos = justBefore(ev)
+			break
+		}
+	}
+	close(t.ready)
+	for m := range t.subs {
+		m.s.place(m, t.pos)
+	}
+}
+
+// releasePendingLocked delivers the live events that waited during the
+// repair and reports whether the topic is live again; false: one of them
+// jumped, and the repair goes on from there.
+func (h *Hub) releasePendingLocked(t *topic) bool {
+	pending := t.pending
+	t.pending = nil
+	for i, ev := range pending {
+		if h.applyLocked(t, ev, true) {
+			t.pending = append([]*Event(nil), pending[i:]...)
+			return false
+		}
+	}
+	t.repairing = false
+	return true
 }

@@ -33,7 +33,7 @@ type topic struct {
 	pendingBytes int  // what pending holds, counted by queue (an upper bound)
 	overflow     bool // pending overflowed: re-read history before going live
 	closed       bool
-	cancel       context.CancelFunc // ends the room's own subscription (cluster)
+	cancel       context.CancelFunc // ends the topic's own subscription (cluster, channels mode)
 	online       int64              // count of the last presence.update delivered
 }
 
@@ -43,53 +43,53 @@ type topic struct {
 func (h *Hub) subscribe(m *member) {
 	id := m.topicID
 	h.topics.mu.Lock()
-	r := h.topics.m[id]
-	created := r == nil
-	var subCtx context.Context // the room's own subscription (cluster), ended by its close
+	t := h.topics.m[id]
+	created := t == nil
+	var subCtx context.Context // the topic's own subscription, ended by its close
 	if created {
-		r = &topic{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
+		t = &topic{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
 		if h.perTopic {
-			subCtx, r.cancel = context.WithCancel(h.ctx)
+			subCtx, t.cancel = context.WithCancel(h.ctx)
 		}
-		h.topics.m[id] = r
+		h.topics.m[id] = t
 		if id < 0 {
 			h.topics.users++
 		}
 	}
-	m.topic = r
-	r.mu.Lock()
-	r.subs[m] = struct{}{}
-	if r.known() {
-		m.s.place(m, r.pos)
+	m.topic = t
+	t.mu.Lock()
+	t.subs[m] = struct{}{}
+	if t.known() {
+		m.s.place(m, t.pos)
 	}
-	r.mu.Unlock()
+	t.mu.Unlock()
 	h.topics.mu.Unlock()
 	if created {
-		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
+		h.Go(func(ctx context.Context) { h.repairTopic(ctx, t) })
 		if subCtx != nil {
-			h.Go(func(context.Context) { h.roomSubscription(subCtx, r) })
+			h.Go(func(context.Context) { h.topicSubscription(subCtx, t) })
 		}
 	}
 }
 
 // unsubscribe removes m; the last one out frees the topic.
 func (h *Hub) unsubscribe(m *member) {
-	r := m.topic
+	t := m.topic
 	h.topics.mu.Lock()
-	r.mu.Lock()
-	delete(r.subs, m)
-	if len(r.subs) == 0 && !r.closed {
-		r.closed = true
-		r.pending = nil
-		delete(h.topics.m, r.id)
-		if r.id < 0 {
+	t.mu.Lock()
+	delete(t.subs, m)
+	if len(t.subs) == 0 && !t.closed {
+		t.closed = true
+		t.pending = nil
+		delete(h.topics.m, t.id)
+		if t.id < 0 {
 			h.topics.users--
 		}
-		if r.cancel != nil {
-			r.cancel()
+		if t.cancel != nil {
+			t.cancel()
 		}
 	}
-	r.mu.Unlock()
+	t.mu.Unlock()
 	h.topics.mu.Unlock()
 }
 
@@ -106,53 +106,53 @@ func (h *Hub) onlineUsers() int64 {
 	h.topics.mu.RLock()
 	defer h.topics.mu.RUnlock()
 	var n int64
-	for _, r := range h.topics.m {
-		r.mu.Lock()
-		n += r.online
-		r.mu.Unlock()
+	for _, t := range h.topics.m {
+		t.mu.Lock()
+		n += t.online
+		t.mu.Unlock()
 	}
 	return n
 }
 
-// known reports whether the room has its position in history.
-func (r *topic) known() bool {
-	return isClosed(r.ready)
+// known reports whether the topic has its position in history.
+func (t *topic) known() bool {
+	return isClosed(t.ready)
 }
 
 // topic returns the local topic id, or nil.
 func (h *Hub) topic(id int64) *topic {
 	h.topics.mu.RLock()
-	r := h.topics.m[id]
+	t := h.topics.m[id]
 	h.topics.mu.RUnlock()
-	return r
+	return t
 }
 
-// deliverLive hands one live event from the listener to its local topic r.
-func (h *Hub) deliverLive(r *topic, ev *Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+// deliverLive hands one live event from the listener to its local topic t.
+func (h *Hub) deliverLive(t *topic, ev *Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
 		return
 	}
-	if r.repairing {
-		r.queue(ev)
+	if t.repairing {
+		t.queue(ev)
 		return
 	}
-	if h.applyLocked(r, ev, false) {
-		r.repairing = true
-		r.pending = append(r.pending[:0], ev)
-		h.Go(func(ctx context.Context) { h.repairRoom(ctx, r) })
+	if h.applyLocked(t, ev, false) {
+		t.repairing = true
+		t.pending = append(t.pending[:0], ev)
+		h.Go(func(ctx context.Context) { h.repairTopic(ctx, t) })
 	}
 }
 
 // applyLocked delivers ev unless it is a duplicate. It reports true, delivering
-// nothing, when ev's seq jumps past the next one: the room must repair first.
-func (h *Hub) applyLocked(r *topic, ev *Event, replay bool) (needRepair bool) {
+// nothing, when ev's seq jumps past the next one: the topic must repair first.
+func (h *Hub) applyLocked(t *topic, ev *Event, replay bool) (needRepair bool) {
 	if !ev.HasID() {
-		h.fanoutLocked(r, ev, replay)
+		h.fanoutLocked(t, ev, replay)
 		return false
 	}
-	switch r.pos.Check(ev) {
+	switch t.pos.Check(ev) {
 	case Duplicate:
 		return false // already delivered (replay overlap)
 	case Jump:
@@ -160,10 +160,10 @@ func (h *Hub) applyLocked(r *topic, ev *Event, replay bool) (needRepair bool) {
 	case Epoch:
 		// Redis lost its data and numbering starts again. What the old epoch
 		// held after the position is unknowable.
-		h.fanoutLocked(r, newGap(r.pos.ID, ev.ID), replay)
+		h.fanoutLocked(t, newGap(t.pos.ID, ev.ID), replay)
 	}
-	h.fanoutLocked(r, ev, replay)
-	r.pos.Advance(ev)
+	h.fanoutLocked(t, ev, replay)
+	t.pos.Advance(ev)
 	return false
 }
 
@@ -184,16 +184,16 @@ func newGap(requested StreamID, oldest StreamID) *Event {
 }
 
 // fanoutLocked hands ev to every member; replay marks events of a history
-// replay, whose drops are not counted as lagged (the room itself was behind).
-func (h *Hub) fanoutLocked(r *topic, ev *Event, replay bool) {
+// replay, whose drops are not counted as lagged (the topic itself was behind).
+func (h *Hub) fanoutLocked(t *topic, ev *Event, replay bool) {
 	if ev.Type == PresenceEventType && ev.HasID() {
 		var p struct{ Count int64 }
 		if json.Unmarshal(ev.Data, &p) == nil {
-			r.online = p.Count
+			t.online = p.Count
 		}
 	}
 	n := 0
-	for m := range r.subs {
+	for m := range t.subs {
 		if m.s.offer(m, ev) {
 			n++
 		} else if !replay {

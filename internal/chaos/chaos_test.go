@@ -70,7 +70,7 @@ type ResourceSample struct {
 // hub is one running instance.
 type hub struct {
 	url, debug string
-	cmd        *exec.Cmd
+	cmd        *testbin.Proc
 	logs       *testbin.Logs
 }
 
@@ -162,10 +162,8 @@ func TestChaos(t *testing.T) {
 			defer samplesMu.Unlock()
 			h := hubs[0]
 			_ = h.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = h.cmd.Wait(); close(done) }()
 			select {
-			case <-done:
+			case <-h.cmd.Exited():
 			case <-time.After(25 * time.Second):
 				t.Fatalf("a hub did not exit within 25 s of SIGTERM\n%s", h.logs)
 			}

@@ -48,9 +48,33 @@ func (l *Logs) String() string {
 	return l.b.String()
 }
 
+// Proc is a started binary. Its exit is watched from the start, so that a
+// test can ask at any time whether it is still running.
+type Proc struct {
+	*exec.Cmd
+	exited chan struct{}
+	err    error
+}
+
+// Exited is closed when the process has exited (and its output is drained).
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// Running reports whether the process has not exited.
+func (p *Proc) Running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Err is how the process exited; call it after Exited.
+func (p *Proc) Err() error { <-p.exited; return p.err }
+
 // Start runs bin with env on a free port and returns its base URL; it does
 // not wait for health. The process is killed by t.Cleanup.
-func Start(t testing.TB, bin string, env ...string) (string, *exec.Cmd, *Logs) {
+func Start(t testing.TB, bin string, env ...string) (string, *Proc, *Logs) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,8 +89,10 @@ func Start(t testing.TB, bin string, env ...string) (string, *exec.Cmd, *Logs) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return fmt.Sprintf("http://127.0.0.1:%d", port), cmd, logs
+	p := &Proc{Cmd: cmd, exited: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.exited) }() // Wait also drains the output
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+	return fmt.Sprintf("http://127.0.0.1:%d", port), p, logs
 }
 
 // healthClient asks /health; over https it takes the tests' own certificates.

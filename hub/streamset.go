@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,7 +11,9 @@ import (
 type streams struct {
 	mu     sync.RWMutex
 	byConn map[string]*Stream
-	wg     sync.WaitGroup // workers and releases
+	// releasing counts ended streams whose release (presence, the cap) has
+	// not finished: EndStreams waits for them too.
+	releasing atomic.Int64
 }
 
 func (ss *streams) add(s *Stream) {
