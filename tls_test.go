@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
@@ -125,14 +125,12 @@ func TestBinary_HTTPSWithHTTP2CarriesManyStreamsOnOneConnection(t *testing.T) {
 		}
 		t.Cleanup(func() { resp.Body.Close() })
 		go func(p string) {
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				if line := sc.Text(); line == "event: comment.created" || line == "event: notification.created" {
-					got <- seen{p, true}
-					return
-				}
-			}
-			got <- seen{p, false}
+			found := false
+			_ = sse.Parse(resp.Body, func(f sse.Frame) bool {
+				found = f.Event == "comment.created" || f.Event == "notification.created"
+				return !found
+			})
+			got <- seen{p, found}
 		}(p)
 	}
 	for r := 1; r <= 10; r++ {

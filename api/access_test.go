@@ -176,11 +176,12 @@ func TestAccess_ProxyMode(t *testing.T) {
 	backend.delay.Store(int64(200 * time.Millisecond))
 	var wg sync.WaitGroup
 	codes := make([]int, 50)
+	tok8 := th.token(t, 8)
 	for i := range codes {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			codes[i], _ = th.tryRoute(t, http.MethodGet, "/api/v1/rooms/47/events?since=0", th.token(t, 8))
+			codes[i], _, _ = th.tryDo(http.MethodGet, "/api/v1/rooms/47/events?since=0", map[string]string{"Authorization": "Bearer " + tok8}, "")
 		}(i)
 	}
 	wg.Wait()
@@ -194,17 +195,38 @@ func TestAccess_ProxyMode(t *testing.T) {
 	}
 }
 
+// Re-checks in proxy mode: an allowed stream survives them, a backend error
+// keeps the stream (asked again next time), and a revocation ends only the
+// revoked user's stream.
 func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
 	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
 	backend.set(9, 48, true)
-	c := th.openStream(t, 48, 9, "")
-	res := th.publish(t, 48, "comment.created", map[string]any{})
-	if f := c.next(t, wait); f.ID != res.StreamID {
-		t.Fatalf("got %+v", f)
+	backend.set(10, 48, true)
+	revoked, kept := th.openStream(t, 48, 9, ""), th.openStream(t, 48, 10, "")
+	bothGet := func(when string) {
+		t.Helper()
+		res := th.publish(t, 48, "comment.created", map[string]any{})
+		for _, c := range []*sseClient{revoked, kept} {
+			if f := c.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+				t.Fatalf("%s: got %+v, want %s", when, f, res.StreamID)
+			}
+		}
 	}
+	rechecked := func(what string) {
+		t.Helper()
+		calls := backend.calls.Load()
+		eventually(t, 10*time.Second, what, func() bool { return backend.calls.Load() >= calls+2 })
+	}
+	bothGet("opened")
+	rechecked("both streams re-checked while allowed")
+	bothGet("after a re-check that allowed them")
+	backend.status.Store(500)
+	rechecked("both streams re-checked while the backend fails")
+	backend.status.Store(0)
+	bothGet("after a re-check the backend could not answer")
 	backend.set(9, 48, false)
-	rest := c.ended(t, 10*time.Second)
+	rest := revoked.ended(t, 10*time.Second)
 	var last frame
 	for _, f := range rest {
 		if f.Event != "" {
@@ -213,5 +235,10 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	}
 	if last.Event != hub.EvictedEventType || last.Data != `{"reason":"access revoked"}` {
 		t.Fatalf("stream ended with %+v, want system.evicted access revoked", last)
+	}
+	rechecked("the kept stream re-checked after the revocation")
+	res := th.publish(t, 48, "comment.created", map[string]any{})
+	if f := kept.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+		t.Fatalf("the allowed stream after the revocation: %+v", f)
 	}
 }

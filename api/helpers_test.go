@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 	"roomhub/web"
@@ -154,28 +154,38 @@ var httpClient = &http.Client{Timeout: 10 * time.Second}
 // do sends a request and returns the status and decoded envelope.
 func (th *testHub) do(t testing.TB, method, path string, hdr map[string]string, body string) (int, Envelope) {
 	t.Helper()
-	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
+	code, env, err := th.tryDo(method, path, hdr, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, env
+}
+
+// tryDo is do for goroutines other than the test's: it returns what went
+// wrong instead of failing the test.
+func (th *testHub) tryDo(method, path string, hdr map[string]string, body string) (int, Envelope, error) {
+	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
+	if err != nil {
+		return 0, Envelope{}, err
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return 0, Envelope{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var env Envelope
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
 		if err := json.Unmarshal(b, &env); err != nil {
-			t.Fatalf("%s %s: bad JSON %q", method, path, b)
+			return 0, Envelope{}, fmt.Errorf("%s %s: bad JSON %q", method, path, b)
 		}
 	} else if method != http.MethodHead && path != "/metrics" {
-		t.Fatalf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
+		return 0, Envelope{}, fmt.Errorf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
 	}
-	return resp.StatusCode, env
+	return resp.StatusCode, env, nil
 }
 
 func (th *testHub) get(t testing.TB, path, token string) (int, Envelope) {
@@ -216,9 +226,7 @@ func remarshal(t testing.TB, in, out any) {
 }
 
 // frame is one parsed SSE message (or comment).
-type frame struct {
-	Event, ID, Data, Comment, Retry string
-}
+type frame = sse.Frame
 
 // sseClient reads a real SSE stream and parses it line by line.
 type sseClient struct {
@@ -236,6 +244,17 @@ func (th *testHub) openStream(t testing.TB, room, user int64, lastEventID string
 
 func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
 	t.Helper()
+	c, err := tryOpenSSE(url, token, lastEventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// tryOpenSSE is openSSE for goroutines other than the test's: it returns
+// what went wrong, and the caller closes the stream.
+func tryOpenSSE(url, token, lastEventID string) (*sseClient, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -245,60 +264,25 @@ func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
 	resp, err := (&http.Client{}).Do(req)
 	if err != nil {
 		cancel()
-		t.Fatalf("open stream: %v", err)
+		return nil, fmt.Errorf("open stream: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
-		t.Fatalf("open stream: %d %s", resp.StatusCode, b)
+		return nil, fmt.Errorf("open stream: %d %s", resp.StatusCode, b)
 	}
 	c := &sseClient{Resp: resp, frames: make(chan frame, 1<<16), cancel: cancel, done: make(chan struct{})}
 	go c.read()
-	t.Cleanup(c.Close)
-	return c
+	return c, nil
 }
 
 func (c *sseClient) read() {
 	defer close(c.done)
 	defer close(c.frames)
-	parseSSE(c.Resp.Body, func(f frame) bool { c.frames <- f; return true })
-}
-
-// parseSSE reads an SSE byte stream and hands each message (or comment) to
-// emit until the stream ends or emit returns false.
-func parseSSE(r io.Reader, emit func(frame) bool) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20) // grows up to 1 MiB for large events
-	var f frame
-	empty := true
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			if !empty && !emit(f) {
-				return
-			}
-			f, empty = frame{}, true
-			continue
-		}
-		empty = false
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "":
-			f.Comment = value
-		case "event":
-			f.Event = value
-		case "id":
-			f.ID = value
-		case "data":
-			f.Data = value
-		case "retry":
-			f.Retry = value
-		}
-	}
+	err := sse.Parse(c.Resp.Body, func(f frame) bool { c.frames <- f; return true })
 	if os.Getenv("ROOMHUB_TEST_LOG") != "" {
-		fmt.Fprintln(os.Stderr, "SSE END", sc.Err())
+		fmt.Fprintln(os.Stderr, "SSE END", err)
 	}
 }
 

@@ -256,9 +256,23 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 	if len(p.Notifications) != 1 || p.HasMore || p.NextBefore != nil || p.Notifications[0].NotificationID != ids[0] {
 		t.Fatalf("last page %+v", p)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=100000", th.token(t, 10))
+	_, env = th.get(t, "/api/v1/notifications?limit=20", th.token(t, 10))
 	if !strings.Contains(fmt.Sprint(env.Result), "notifications:[]") {
 		t.Fatalf("empty inbox %+v", env.Result)
+	}
+	// limit is clamped to 100, and a page of 100 with more behind says so.
+	for range 105 {
+		th.notify(t, 79, "comment.created", 10)
+	}
+	_, env = th.get(t, "/api/v1/notifications?limit=100000", th.token(t, 10))
+	remarshal(t, env.Result, &p)
+	if len(p.Notifications) != 100 || !p.HasMore || p.NextBefore == nil {
+		t.Fatalf("limit clamped to 100: %d items, hasMore %v", len(p.Notifications), p.HasMore)
+	}
+	_, env = th.get(t, "/api/v1/notifications?limit=100&before="+*p.NextBefore, th.token(t, 10))
+	remarshal(t, env.Result, &p)
+	if len(p.Notifications) != 5 || p.HasMore || p.NextBefore != nil {
+		t.Fatalf("the last page: %d items, hasMore %v", len(p.Notifications), p.HasMore)
 	}
 	for _, q := range []string{"limit=0", "limit=-1", "limit=x", "before=abc", "before=1"} {
 		if code, env := th.get(t, "/api/v1/notifications?"+q, tok); code != 400 || env.Code != "COMMON400" {
@@ -272,24 +286,78 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 300 })
 	const n = 2000
+	tok := th.token(t, 11)
+	user := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
+	publish := func(i int) error {
+		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"k":1},"recipientIds":[11]}`, 80+i%3)
+		code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish",
+			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
+		if err == nil && code != 200 {
+			err = fmt.Errorf("publish: %d %s", code, env.Code)
+		}
+		return err
+	}
+	// read marks one listed entry read: 200, or 404 when trimming took it
+	// meanwhile (INBOX_MAX_ENTRIES). It reports whether the read took.
+	read := func(i int) (bool, error) {
+		code, env, err := th.tryDo(http.MethodGet, "/api/v1/notifications?limit=100", user, "")
+		if err != nil || code != 200 {
+			return false, fmt.Errorf("list: %d %v", code, err)
+		}
+		var p inbox.InboxPage
+		if b, _ := json.Marshal(env.Result); json.Unmarshal(b, &p) != nil || len(p.Notifications) == 0 {
+			return false, nil
+		}
+		id := p.Notifications[i%len(p.Notifications)].NotificationID
+		code, _, err = th.tryDo(http.MethodPatch, "/api/v1/notifications/"+id+"/read", user, "")
+		switch {
+		case err != nil:
+			return false, err
+		case code == 404:
+			return false, nil
+		case code != 200:
+			return false, fmt.Errorf("read %s: %d", id, code)
+		}
+		return true, nil
+	}
+	readAll := func() error {
+		code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/read-all", user, "")
+		if err == nil && code != 200 {
+			err = fmt.Errorf("read-all: %d %s", code, env.Code)
+		}
+		return err
+	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	reads, readAlls := 0, 0
 	work := make(chan int)
 	for w := 0; w < 16; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if i%2 == 0 {
-					th.notify(t, int64(80+i%3), "comment.created", 11)
-					continue
+				var err error
+				took := false
+				switch {
+				case i%2 == 0:
+					err = publish(i)
+				case i%50 == 1:
+					err = readAll()
+				default:
+					took, err = read(i)
 				}
-				list := th.inboxOf(t, 11)
-				if len(list) > 0 {
-					th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+list[i%len(list)].NotificationID+"/read", 11, "")
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
 				}
-				if i%50 == 1 {
-					th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 11, "")
+				if took {
+					reads++
 				}
+				if i%50 == 1 && err == nil {
+					readAlls++
+				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -298,6 +366,12 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("%d requests failed, the first: %v", len(errs), errs[0])
+	}
+	if reads < n/10 || readAlls != n/50 {
+		t.Fatalf("%d reads and %d read-alls took: the race proved little", reads, readAlls)
+	}
 	list := th.inboxOf(t, 11)
 	unread := 0
 	for _, e := range list {

@@ -23,8 +23,24 @@ func TestStream_EndsWhenTokenExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	u, err := th.tokens.Verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := openSSE(t, th.URL+"/api/v1/rooms/80/stream", tok, "")
-	c.ended(t, 15*time.Second) // a revoked user does not listen forever
+	res := th.publish(t, 80, "comment.created", map[string]any{})
+	if f := c.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+		t.Fatalf("the stream before its token expired: %+v", f)
+	}
+	rest := c.ended(t, 15*time.Second) // a revoked user does not listen forever
+	if now := time.Now(); now.Before(u.Expires) {
+		t.Fatalf("the stream ended %v before its token expired", u.Expires.Sub(now))
+	}
+	for _, f := range rest {
+		if strings.HasPrefix(f.Event, "system.") {
+			t.Fatalf("the stream ended with %s, not at its token's expiry", f.Event)
+		}
+	}
 }
 
 func TestStream_KeepaliveComments(t *testing.T) {

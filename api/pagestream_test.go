@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/sse"
 	"roomhub/internal/testredis"
 )
 
@@ -54,8 +54,6 @@ func nextComment(t testing.TB, c *sseClient) (frame, pageData) {
 		}
 	}
 }
-
-var pageIDChars = regexp.MustCompile(`^[A-Za-z0-9._~:,-]+$`)
 
 func TestPageStream_Validation(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.StreamMaxRooms = 3 })
@@ -161,7 +159,7 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 				t.Fatalf("an event of room 103, not asked for: %+v", f)
 			}
 			got[d.K] = d.RoomID
-			if !strings.Contains(f.Data, `"timestamp":`) || !pageIDChars.MatchString(f.ID) || !strings.HasPrefix(f.ID, "p1,") {
+			if !strings.Contains(f.Data, `"timestamp":`) || !sse.PageIDChars.MatchString(f.ID) || !strings.HasPrefix(f.ID, "p1,") {
 				t.Fatalf("room event %+v", f)
 			}
 		case inbox.NotificationCreatedType:
@@ -334,7 +332,7 @@ func TestPageStream_IDShapeAt32Rooms(t *testing.T) {
 	c := th.pageStream(t, 10, "rooms="+strings.Join(rooms, ",")+"&notifications=true", "")
 	th.publish(t, mustRoom(rooms[31]), "comment.created", map[string]any{"k": "x"})
 	f, _ := nextComment(t, c)
-	if len(f.ID) >= 2048 || !pageIDChars.MatchString(f.ID) {
+	if len(f.ID) >= 2048 || !sse.PageIDChars.MatchString(f.ID) {
 		t.Fatalf("id of %d bytes: %q", len(f.ID), f.ID)
 	}
 	for _, r := range append(rooms, "n") {

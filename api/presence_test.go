@@ -245,21 +245,30 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	hubs := []*testHub{startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)}
 	watcher := hubs[0].openStream(t, 73, 100, "")
 	watcher.presenceUpdate(t, wait)
+	tokens := []string{hubs[0].token(t, 9), hubs[1].token(t, 9)}
 	var wg sync.WaitGroup
+	errs := make(chan error, 50)
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			th := hubs[i%2]
-			c := openSSE(t, fmt.Sprintf("%s/api/v1/rooms/73/stream", th.URL), th.token(t, 9), "")
+			c, err := tryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/73/stream", hubs[i%2].URL), tokens[i%2], "")
+			if err != nil {
+				errs <- err
+				return
+			}
 			time.Sleep(time.Duration(i%5) * 10 * time.Millisecond) // overlap opens and closes
 			c.Close()
 		}(i)
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 	// Every join is followed by exactly one leave, in order, ending absent.
 	marker := hubs[1].publish(t, 73, "comment.created", map[string]any{"marker": true})
-	present := false
+	present, joins, leaves := false, 0, 0
 	for {
 		f := watcher.nextMatching(t, 20*time.Second, func(frame) bool { return true })
 		if f.ID == marker.StreamID {
@@ -272,12 +281,14 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 				t.Fatalf("user 9 joined twice without leaving: %s", f.Data)
 			}
 			present = true
+			joins++
 		}
 		for range u.LeftUsers {
 			if !present {
 				t.Fatalf("user 9 left without being present: %s", f.Data)
 			}
 			present = false
+			leaves++
 		}
 	}
 	if present {
@@ -285,9 +296,22 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		if len(u.LeftUsers) != 1 {
 			t.Fatalf("user 9 ends present: %+v", u)
 		}
+		leaves++
+	}
+	if joins == 0 || joins != leaves {
+		t.Fatalf("user 9 joined %d times and left %d times: every open was reported?", joins, leaves)
 	}
 	if l := hubs[0].presenceList(t, 73); fmt.Sprint(online(l)) != "[100]" {
 		t.Fatalf("with every stream closed, presence is %+v", l)
+	}
+	// A join and a leave on the other instance reach the watcher.
+	other := hubs[1].openStream(t, 73, 10, "")
+	if u, f := watcher.presenceUpdate(t, wait); fmt.Sprint(u.JoinedUsers) != "[10]" {
+		t.Fatalf("a join on the other instance: %s", f.Data)
+	}
+	other.Close()
+	if u, f := watcher.presenceUpdate(t, wait); fmt.Sprint(u.LeftUsers) != "[10]" {
+		t.Fatalf("a leave on the other instance: %s", f.Data)
 	}
 }
 
@@ -331,6 +355,67 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 		t.Fatalf("%d presence updates for 200 joins: not coalesced", updates)
 	}
 	t.Logf("200 joins in %d presence.update events", updates)
+}
+
+// The default presence (PRESENCE_BROADCAST_MS 1000, coalesced) across two
+// instances: streams opened and closed on both reach a watcher on one of
+// them, every join and every leave in exactly one update, coalesced.
+func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
+	rs := testredis.Start(t)
+	hubs := []*testHub{startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)}
+	watcher := hubs[0].openStream(t, 76, 1000, "")
+	watcher.presenceUpdate(t, wait)
+	const users = 40
+	streams := make([]*sseClient, users)
+	errs := make([]error, users)
+	tokens := make([]string, users)
+	for i := range tokens {
+		tokens[i] = hubs[i%2].token(t, int64(i+1))
+	}
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			streams[i], errs[i] = tryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/76/stream", hubs[i%2].URL), tokens[i], "")
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(streams[i].Close)
+	}
+	collect := func(what string, done func(*transitions) bool) (*transitions, int) {
+		t.Helper()
+		tr, updates := newTransitions(), 0
+		for !done(tr) {
+			u, _ := watcher.presenceUpdate(t, wait)
+			tr.add(u)
+			updates++
+		}
+		for u := int64(1); u <= users; u++ {
+			if tr.joined[u]+tr.left[u] != 1 {
+				t.Fatalf("%s: user %d appears %d times in joinedUsers and %d in leftUsers, want once", what, u, tr.joined[u], tr.left[u])
+			}
+		}
+		return tr, updates
+	}
+	_, updates := collect("joins", func(tr *transitions) bool { return len(tr.joined) == users })
+	if updates >= users {
+		t.Fatalf("%d presence updates for %d joins: not coalesced", updates, users)
+	}
+	if l := hubs[1].presenceList(t, 76); l.Count != users+1 {
+		t.Fatalf("presence lists %d users, want %d", l.Count, users+1)
+	}
+	for _, c := range streams {
+		c.Close()
+	}
+	_, updates = collect("leaves", func(tr *transitions) bool { return len(tr.left) == users })
+	if updates >= users {
+		t.Fatalf("%d presence updates for %d leaves: not coalesced", updates, users)
+	}
 }
 
 func TestPresence_ListMaxHidesOnlineUsers(t *testing.T) {

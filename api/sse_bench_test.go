@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/sse"
 	"roomhub/internal/testredis"
 )
 
@@ -62,7 +63,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 					go func() {
 						defer readers.Done()
 						defer resp.Body.Close()
-						parseSSE(resp.Body, func(f frame) bool {
+						_ = sse.Parse(resp.Body, func(f frame) bool {
 							if f.Event != "comment.created" {
 								return true
 							}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/sse"
 	"roomhub/internal/testredis"
 )
 
@@ -189,139 +189,39 @@ func (p *publisher) count() int {
 	return len(p.accepted)
 }
 
-// browser reconnects like EventSource: read a while, drop, reconnect with Last-Event-ID.
-type browser struct {
-	mu        sync.Mutex
-	got       []frame
-	connected chan struct{} // closed once the first stream is open
-	stop      chan struct{}
-	done      chan struct{}
-}
-
-// has reports whether the browser has received the event with this id. (Its
-// last event may be a later presence.update: its own join or leave.)
-func (b *browser) has(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i := len(b.got) - 1; i >= 0; i-- {
-		if b.got[i].ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *browser {
-	b := &browser{stop: make(chan struct{}), done: make(chan struct{}), connected: make(chan struct{})}
-	var once sync.Once
-	go func() {
-		defer close(b.done)
-		last := ""
-		for {
-			select {
-			case <-b.stop:
-				return
-			default:
-			}
-			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), nil)
-			tok, _ := th.tokens.Sign(user, time.Hour)
-			req.Header.Set("Authorization", "Bearer "+tok)
-			if last != "" {
-				req.Header.Set("Last-Event-ID", last)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-			if err != nil {
-				cancel()
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			once.Do(func() { close(b.connected) })
-			n := 0
-			stopped := make(chan struct{})
-			go func() {
-				select {
-				case <-b.stop:
-				case <-ctx.Done():
-				}
-				close(stopped)
-				cancel()
-			}()
-			parseSSE(resp.Body, func(f frame) bool {
-				if f.Event == "" {
-					return true
-				}
-				b.mu.Lock()
-				b.got = append(b.got, f)
-				b.mu.Unlock()
-				if f.ID != "" {
-					last = f.ID
-				}
-				n++
-				return n < every
-			})
-			cancel()
-			<-stopped
-			resp.Body.Close()
-		}
-	}()
-	return b
-}
-
-func (b *browser) Stop() []frame { close(b.stop); <-b.done; return b.got }
-
-// waitConnected waits until the browser's first stream is open (subscribed).
-func (b *browser) waitConnected(t *testing.T) {
+// startBrowser reads room's stream as user, resuming like EventSource, and
+// drops its connection after every `every` messages; it waits until the
+// first stream is open (subscribed).
+func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *sse.Browser {
 	t.Helper()
+	b := sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), sse.BrowserOptions{
+		Every: every,
+		Header: func() http.Header {
+			tok, _ := th.tokens.Sign(user, time.Hour)
+			return http.Header{"Authorization": {"Bearer " + tok}}
+		},
+	})
+	t.Cleanup(func() { b.Stop() })
 	select {
-	case <-b.connected:
+	case <-b.Connected():
 	case <-time.After(wait):
 		t.Fatal("browser did not connect")
 	}
+	return b
 }
 
 // checkExactlyOnce asserts that got lists accepted in order, each exactly
-// once; allowGap lets a system.gap stand for events lost with Redis's data.
+// once. allowGap: Redis may lose data in this test, and a system.gap may
+// stand for the events it lost, but only for those right after it (see
+// sse.Check); without allowGap any system.gap fails the test.
 func checkExactlyOnce(t *testing.T, name string, got []frame, accepted []string, allowGap bool) {
 	t.Helper()
-	var ids []string
-	gaps := 0
-	for _, f := range got {
-		switch {
-		case f.Event == hub.GapEventType:
-			gaps++
-		case f.Event == hub.PresenceEventType:
-			// presence transitions of the test's own clients
-		case strings.HasPrefix(f.Event, "system."):
-			t.Errorf("%s: unexpected %s %s", name, f.Event, f.Data)
-		default:
-			ids = append(ids, f.ID)
-		}
+	r := sse.Check(got, accepted, sse.Options{})
+	if r.Gaps > 0 && !allowGap {
+		t.Errorf("%s: %d system.gap with no data loss", name, r.Gaps)
 	}
-	if gaps > 0 && !allowGap {
-		t.Errorf("%s: %d system.gap with no data loss", name, gaps)
-	}
-	pos := map[string]int{}
-	for i, id := range accepted {
-		pos[id] = i
-	}
-	last := -1
-	seen := map[string]bool{}
-	for _, id := range ids {
-		i, ok := pos[id]
-		if !ok {
-			t.Fatalf("%s: received %s which was never accepted", name, id)
-		}
-		if seen[id] || i <= last {
-			t.Fatalf("%s: %s out of order or duplicated", name, id)
-		}
-		if i != last+1 && gaps == 0 {
-			t.Fatalf("%s: events %d..%d missing without a system.gap", name, last+1, i-1)
-		}
-		seen[id], last = true, i
-	}
-	if last != len(accepted)-1 {
-		t.Fatalf("%s: received %d of %d accepted events (last index %d)", name, len(seen), len(accepted), last)
+	if !r.OK() {
+		t.Fatalf("%s: %s (%+v)", name, strings.Join(r.Problems, "; "), r)
 	}
 }
 
@@ -341,7 +241,6 @@ func drainUntil(t *testing.T, c *sseClient, id string) []frame {
 func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	b := startBrowser(t, th, 11, 1, 150)
-	b.waitConnected(t)
 	p := startPublisher(th, 11, 3000)
 	eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
 	accepted := p.Stop()
@@ -349,7 +248,7 @@ func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 	drainUntil(t, final, accepted[len(accepted)-1])
 	// The reconnecting browser must have everything, exactly once, in order.
 	eventually(t, 20*time.Second, "browser caught up", func() bool {
-		return b.has(accepted[len(accepted)-1])
+		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
 }
@@ -484,7 +383,6 @@ func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 	rdb := testredis.Client(t, rs.Addr())
 	steady := th.openStream(t, 31, 1, "")
 	b := startBrowser(t, th, 31, 2, 100)
-	b.waitConnected(t)
 	p := startPublisher(th, 31, 100000)
 	for i := 0; i < 5; i++ {
 		eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
@@ -502,7 +400,7 @@ func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 	got := drainUntil(t, steady, accepted[len(accepted)-1])
 	checkExactlyOnce(t, "steady", got, accepted, false)
 	eventually(t, 20*time.Second, "browser caught up", func() bool {
-		return b.has(accepted[len(accepted)-1])
+		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
 	if th.Hub.Metrics().PubSubReconnect.Get() < 5 {
@@ -709,6 +607,44 @@ func TestEvents_API(t *testing.T) {
 		if code, env, _ := page(q); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%q: %d %s, want 400 COMMON400", q, code, env.Code)
 		}
+	}
+}
+
+// The events API at its limits: a page full at the default count and at the
+// clamp (500), on a 20-entry chunk boundary, says hasMore; the last one not.
+func TestEvents_PagesAtTheirLimits(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	var ids []string
+	for i := 0; i < 510; i++ {
+		res, err := th.Hub.Publish(t.Context(), hub.PublishRequest{Room: 61, EventType: "comment.created", Data: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.StreamID)
+	}
+	tok := th.token(t, 1)
+	page := func(q string) hub.EventsPage {
+		t.Helper()
+		code, env := th.get(t, "/api/v1/rooms/61/events?"+q, tok)
+		var p hub.EventsPage
+		remarshal(t, env.Result, &p)
+		if code != 200 {
+			t.Fatalf("%s: %d %+v", q, code, env)
+		}
+		return p
+	}
+	if p := page("since=0"); len(p.Events) != 100 || !p.HasMore || *p.LastID != ids[99] {
+		t.Fatalf("default count: %d events, hasMore %v", len(p.Events), p.HasMore)
+	}
+	p := page("since=0&count=100000")
+	if len(p.Events) != 500 || !p.HasMore || *p.LastID != ids[499] {
+		t.Fatalf("count clamped to 500: %d events, hasMore %v", len(p.Events), p.HasMore)
+	}
+	if p = page("since=" + *p.LastID + "&count=500"); len(p.Events) != 10 || p.HasMore || *p.LastID != ids[509] {
+		t.Fatalf("the last page: %d events, hasMore %v", len(p.Events), p.HasMore)
+	}
+	if p = page("since=" + ids[489] + "&count=20"); len(p.Events) != 20 || p.HasMore {
+		t.Fatalf("a page that ends with history: %d events, hasMore %v", len(p.Events), p.HasMore)
 	}
 }
 

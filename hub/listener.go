@@ -86,6 +86,7 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	case err := <-lost:
 		return up.Load(), err
 	case <-h.misplaced:
+		h.metrics.ListenerMoves.Inc()
 		return up.Load(), errMisplaced
 	case <-ctx.Done():
 		return up.Load(), nil

@@ -61,4 +61,17 @@ func TestLock_ExpiresWhenHolderDies(t *testing.T) {
 	if err != nil || ttl < 1 || ttl > 1 {
 		t.Fatalf("lock TTL = %d, %v; want 1s (the holder's ttl)", ttl, err)
 	}
+	// a dies without releasing: another holder is refused until the TTL
+	// runs out, then takes the lock.
+	b := NewLock(rdb, "ttl", time.Second, NewMetrics(nil))
+	if ok, err := b.Acquire(ctx); ok || err != nil {
+		t.Fatalf("a second holder took a held lock: %v %v", ok, err)
+	}
+	waitFor(t, "the dead holder's lock to expire", func() bool {
+		ok, err := b.Acquire(ctx)
+		return ok && err == nil
+	})
+	if ok, _ := a.Release(ctx); ok {
+		t.Fatal("the dead holder released a lock it no longer holds")
+	}
 }

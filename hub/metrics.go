@@ -16,6 +16,7 @@ type Metrics struct {
 	Delivered       *metrics.Counter
 	Lagged          *metrics.Counter
 	PubSubReconnect *metrics.Counter
+	ListenerMoves   *metrics.Counter // reconnects because a publish reached no listener (a failover)
 	ProbeFailures   *metrics.Counter
 	InvalidMessages *metrics.Counter
 	Heartbeats      *metrics.Counter
@@ -40,6 +41,7 @@ func NewMetrics(eventTypes []string) *Metrics {
 		Delivered:       s.NewCounter("events_delivered_total"),
 		Lagged:          s.NewCounter("events_lagged_total"),
 		PubSubReconnect: s.NewCounter("pubsub_reconnect_total"),
+		ListenerMoves:   s.NewCounter("pubsub_listener_moves_total"),
 		ProbeFailures:   s.NewCounter("pubsub_probe_failures_total"),
 		InvalidMessages: s.NewCounter("pubsub_invalid_messages_total"),
 		Heartbeats:      s.NewCounter("presence_heartbeat_total"),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 )
 
@@ -50,15 +51,10 @@ func startTestHub(t *testing.T, mutate func(*Config)) *Hub {
 	return h
 }
 
+// waitFor waits (bounded) until cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testbin.Eventually(t, 10*time.Second, what, cond)
 }
 
 func publishN(t *testing.T, h *Hub, room int64, n int) []string {

@@ -6,11 +6,11 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"roomhub/internal/ports"
 	"strings"
 	"sync"
 	"testing"
@@ -76,12 +76,7 @@ func (p *Proc) Err() error { <-p.exited; return p.err }
 // not wait for health. The process is killed by t.Cleanup.
 func Start(t testing.TB, bin string, env ...string) (string, *Proc, *Logs) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := ports.Free(t, false)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), append(env, fmt.Sprintf("SERVER_PORT=%d", port))...)
 	logs := &Logs{}

@@ -6,7 +6,6 @@ package testredis
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"roomhub/internal/ports"
 )
 
 // Server is one redis-server process.
@@ -47,7 +48,7 @@ func redisServerPath(tb testing.TB) string {
 // Start launches a standalone redis-server without persistence.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	return start(tb, freePort(tb, false), nil)
+	return start(tb, ports.Free(tb, false), nil)
 }
 
 func start(tb testing.TB, port int, extra []string) *Server {
@@ -151,7 +152,7 @@ func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
 	c := &Cluster{}
 	for i := 0; i < 3; i++ {
-		p := freePort(tb, true)
+		p := ports.Free(tb, true)
 		dir := tb.TempDir()
 		c.Nodes = append(c.Nodes, start(tb, p, []string{
 			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
@@ -181,29 +182,6 @@ func StartCluster(tb testing.TB) *Cluster {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// freePort finds a free loopback port; withBus also needs port+10000 free
-// (the cluster bus).
-func freePort(tb testing.TB, withBus bool) int {
-	tb.Helper()
-	for i := 0; i < 200; i++ {
-		p := 20000 + rand.IntN(30000)
-		if portFree(p) && (!withBus || portFree(p+10000)) {
-			return p
-		}
-	}
-	tb.Fatalf("no free port found")
-	return 0
-}
-
-func portFree(p int) bool {
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-	if err != nil {
-		return false
-	}
-	_ = l.Close()
-	return true
 }
 
 func waitPing(addr string, d time.Duration) error {
@@ -282,10 +260,10 @@ func (s *Sentinels) URL() string {
 func StartSentinels(tb testing.TB) *Sentinels {
 	tb.Helper()
 	s := &Sentinels{Name: "mymaster"}
-	s.Master = start(tb, freePort(tb, false), nil)
-	s.Replica = start(tb, freePort(tb, false), []string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Master.Port)})
+	s.Master = start(tb, ports.Free(tb, false), nil)
+	s.Replica = start(tb, ports.Free(tb, false), []string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Master.Port)})
 	for i := 0; i < 3; i++ {
-		port := freePort(tb, false)
+		port := ports.Free(tb, false)
 		dir := tb.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
