@@ -40,6 +40,10 @@ func main() {
 }
 
 func run() error {
+	httpCfg, err := api.LoadConfig(os.LookupEnv)
+	if err != nil {
+		return err
+	}
 	cfg, err := hub.LoadConfig(os.LookupEnv)
 	if err != nil {
 		return err
@@ -66,26 +70,26 @@ func run() error {
 	var handler atomic.Pointer[http.Handler]
 	starting := api.Starting(time.Now())
 	handler.Store(&starting)
-	srv := api.NewHTTPServer(":"+strconv.Itoa(cfg.Port),
+	srv := api.NewHTTPServer(":"+strconv.Itoa(httpCfg.Port),
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }), log)
 	errc := make(chan error, 1)
 	go func() {
-		if cfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
-			errc <- srv.ListenAndServeTLS(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if httpCfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
+			errc <- srv.ListenAndServeTLS(httpCfg.TLSCertFile, httpCfg.TLSKeyFile)
 			return
 		}
 		errc <- srv.ListenAndServe()
 	}()
-	log.Info("roomhub listening", "port", cfg.Port, "env", cfg.Env, "tls", cfg.TLS())
-	if cfg.DebugAddr != "" {
-		dbg := &http.Server{Addr: cfg.DebugAddr, Handler: api.DebugHandler(), ReadHeaderTimeout: 5 * time.Second}
+	log.Info("roomhub listening", "port", httpCfg.Port, "env", cfg.Env, "tls", httpCfg.TLS())
+	if httpCfg.DebugAddr != "" {
+		dbg := &http.Server{Addr: httpCfg.DebugAddr, Handler: api.DebugHandler(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := dbg.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Warn("debug listener", "addr", cfg.DebugAddr, "err", err)
+				log.Warn("debug listener", "addr", httpCfg.DebugAddr, "err", err)
 			}
 		}()
 		defer dbg.Close()
-		log.Warn("pprof profiles are served", "addr", cfg.DebugAddr)
+		log.Warn("pprof profiles are served", "addr", httpCfg.DebugAddr)
 	}
 
 	rdb, err := connectRedis(ctx, opt, log, errc)
@@ -98,7 +102,7 @@ func run() error {
 	h := hub.New(cfg, rdb, log, m)
 	ib := inbox.New(h, log)
 	h.Start()
-	apiSrv := api.New(h, ib, log, web.FS())
+	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()
 	ready := http.Handler(apiSrv)
 	handler.Store(&ready)

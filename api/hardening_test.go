@@ -15,7 +15,7 @@ import (
 
 func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 	rs := testredis.Start(t)
-	real := startHub(t, rs.Addr(), func(c *hub.Config) { c.JWTSecret = testSecret })
+	real := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.JWTSecret = testSecret })
 	for _, r := range [][2]string{{http.MethodGet, "/dev/token?userId=1"}, {http.MethodPost, "/dev/publish"}} {
 		if code, env := real.do(t, r[0], r[1], nil, "{}"); code != 404 || env.Code != "COMMON404" {
 			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
@@ -139,8 +139,8 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 }
 
 func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
-		c.StreamOpens, c.Heartbeats = hub.Budget{PerSec: 0.2, Burst: 2}, hub.Budget{PerSec: 0.5, Burst: 3}
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.2, Burst: 2}, Budget{PerSec: 0.5, Burst: 3}
 	})
 	tok := th.token(t, 5)
 	check := func(what string, call func() *http.Response, ok int) {

@@ -30,6 +30,7 @@ type testHub struct {
 	Hub    *hub.Hub
 	Inbox  *inbox.Inbox
 	Cfg    hub.Config
+	HTTP   Config
 	tokens *TokenVerifier
 	rdb    rueidis.Client
 	srv    *httptest.Server
@@ -47,16 +48,27 @@ func startTrimmingHub(t *testing.T, cfg func(*hub.Config)) *testHub {
 	return startHub(t, rs.Addr(), cfg)
 }
 
-// startHub starts a hub on the Redis at addr; mutate adjusts the config.
+// startHub starts a hub on the Redis at addr; mutate adjusts the core's
+// config.
 func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
+	t.Helper()
+	return startHubWith(t, addr, mutate, nil)
+}
+
+// startHubWith is startHub whose HTTP side's config mutateHTTP adjusts too.
+func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config)) *testHub {
 	t.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.RedisURL = "redis://" + addr
-	// Tests open streams far faster than people: the rate limit test sets its own.
-	cfg.StreamOpens, cfg.Heartbeats = hub.Budget{PerSec: 1000, Burst: 1000}, hub.Budget{PerSec: 1000, Burst: 1000}
 	cfg.ShutdownSpread = 0 // each test's teardown ends its streams at once
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	httpCfg := DefaultConfig()
+	// Tests open streams far faster than people: the rate limit test sets its own.
+	httpCfg.StreamOpens, httpCfg.Heartbeats = Budget{PerSec: 1000, Burst: 1000}, Budget{PerSec: 1000, Burst: 1000}
+	if mutateHTTP != nil {
+		mutateHTTP(&httpCfg)
 	}
 	opt, err := hub.RedisOptions(cfg.RedisURL)
 	if err != nil {
@@ -70,7 +82,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	ib := inbox.New(h, log)
 	h.Start()
-	apiSrv := New(h, ib, log, web.FS())
+	apiSrv := New(httpCfg, h, ib, log, web.FS())
 	srv := httptest.NewUnstartedServer(apiSrv)
 	conns := &connTracker{m: map[net.Conn]bool{}}
 	srv.Config.ConnState = conns.track
@@ -88,7 +100,7 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, tokens: NewTokenVerifier(cfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
+	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
 }

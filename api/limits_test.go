@@ -95,7 +95,7 @@ func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
 }
 
 func TestCORS_AllowedOriginsWithCredentials(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
 	for origin, allowed := range map[string]bool{"https://app.test": true, "https://evil.test": false} {
 		req, _ := http.NewRequest(http.MethodOptions, th.URL+"/api/v1/rooms/1/events", nil)
 		req.Header.Set("Origin", origin)

@@ -34,7 +34,7 @@ func (s *secretScanner) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leak := jwtRE.MatchString(line)
-	for _, secret := range []string{hub.DevJWTSecret, hub.DevInternalAPIKey, testSecret} {
+	for _, secret := range []string{DevJWTSecret, hub.DevInternalAPIKey, testSecret} {
 		leak = leak || strings.Contains(line, secret)
 	}
 	if leak && len(s.leaks) < 20 {
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 
 func TestLogScan_CatchesALeak(t *testing.T) {
 	tok, _ := NewTokenVerifier("x").Sign(1, 1)
-	for _, line := range []string{"path=/s?token=" + tok, "key=" + hub.DevInternalAPIKey, "s=" + hub.DevJWTSecret} {
+	for _, line := range []string{"path=/s?token=" + tok, "key=" + hub.DevInternalAPIKey, "s=" + DevJWTSecret} {
 		s := &secretScanner{}
 		if _, _ = s.Write([]byte(line + "\n")); len(s.leaks) != 1 {
 			t.Errorf("missed %q", line)

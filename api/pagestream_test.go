@@ -56,7 +56,7 @@ func nextComment(t testing.TB, c *sseClient) (frame, pageData) {
 }
 
 func TestPageStream_Validation(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.StreamMaxRooms = 3 })
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.StreamMaxRooms = 3 })
 	tok := th.token(t, 1)
 	for _, c := range []struct{ query, lastID string }{
 		{"", ""},

@@ -9,8 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
-
-	"roomhub/hub"
 )
 
 // limiterMax bounds the users a limiter remembers; past it, users whose budget
@@ -28,7 +26,7 @@ type userLimiter struct {
 // newUserLimiter keeps budget b for each user (Config.StreamOpens,
 // Config.Heartbeats): a reload storm of several tabs fits in the burst; a
 // client reconnecting in a tight loop does not.
-func newUserLimiter(b hub.Budget) *userLimiter {
+func newUserLimiter(b Budget) *userLimiter {
 	return &userLimiter{every: rate.Limit(b.PerSec), burst: b.Burst, m: map[int64]*rate.Limiter{}}
 }
 

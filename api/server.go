@@ -22,7 +22,8 @@ import (
 type Server struct {
 	hub    *hub.Hub
 	inbox  *inbox.Inbox
-	cfg    hub.Config
+	cfg    Config     // the HTTP side's settings
+	core   hub.Config // the core's: a stream's retry: and write timeout
 	log    *slog.Logger
 	tokens *TokenVerifier
 	web    fs.FS
@@ -30,11 +31,11 @@ type Server struct {
 	poller *poller // watches hijacked streams for the client's close; nil: streams are not hijacked
 }
 
-// New builds the HTTP handler for the realtime core h and the inbox ib. web
-// holds the demo page and client SDK (served at / and /static/); it may be nil.
-func New(h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
-	cfg := h.Config()
-	s := &Server{hub: h, inbox: ib, cfg: cfg, log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
+// New builds the HTTP handler, configured by cfg, for the realtime core h
+// and the inbox ib. web holds the demo page and client SDK (served at / and
+// /static/); it may be nil.
+func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
+	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {

@@ -130,7 +130,7 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 	st.Join(jctx)
 	cancel()
 
-	hello := []byte("retry: " + strconv.FormatInt(s.cfg.Retry.Milliseconds(), 10) + "\n\n")
+	hello := []byte("retry: " + strconv.FormatInt(s.core.Retry.Milliseconds(), 10) + "\n\n")
 	if spec.Log {
 		// Read after subscribing: what changes the count from now on arrives as
 		// an event carrying the new count.
@@ -164,7 +164,7 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout would end a long-lived stream
 	res.WriteHeader(http.StatusOK)
 	w := &responseWire{w: res, rc: rc}
-	if err := w.Write(net.Buffers{hello}, s.cfg.WriteTimeout); err != nil {
+	if err := w.Write(net.Buffers{hello}, s.core.WriteTimeout); err != nil {
 		return nil
 	}
 	started = true

@@ -43,7 +43,7 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 		return nil, true
 	}
 	_ = conn.SetDeadline(time.Time{})
-	if err := w.Write(net.Buffers{responseHead(c.Response().Header()), hello}, s.cfg.WriteTimeout); err != nil {
+	if err := w.Write(net.Buffers{responseHead(c.Response().Header()), hello}, s.core.WriteTimeout); err != nil {
 		_ = conn.Close()
 		return nil, true
 	}

@@ -53,7 +53,9 @@ const PresenceRoomsKey = "presence:rooms"
 // connection ids scored by open time (Redis clock): "user:conns:{7}".
 func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
 
-// UserControlChannel carries disconnect orders (evictions) for connections.
+// UserControlChannel carries orders between instances (control.go): the
+// core's evictions and the listener's probes, and what other packages send
+// with Hub.Control (the inbox's {"muted":7}).
 const UserControlChannel = "hub:control"
 
 // InboxKey is a user's inbox hash, notificationId → the notification as the

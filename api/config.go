@@ -1,0 +1,105 @@
+package api
+
+import (
+	"strings"
+
+	"roomhub/hub"
+	"roomhub/internal/env"
+)
+
+// DevJWTSecret is JWT_SECRET's dev default, refused when HUB_ENV=production.
+const DevJWTSecret = "local_dev_secret"
+
+// Config is the HTTP side's configuration, read once from the environment
+// at start-up beside the core's (hub.Config). Each field names its variable;
+// the defaults are those of DESIGN.md.
+type Config struct {
+	Port            int      // SERVER_PORT, 8083
+	JWTSecret       string   // JWT_SECRET
+	InternalAPIKey  string   // INTERNAL_API_KEY: what the backend sends in X-Internal-Key
+	AllowedOrigins  []string // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
+	PublishMaxBytes int64    // PUBLISH_MAX_BYTES, 65536
+	StreamMaxRooms  int      // STREAM_MAX_ROOMS, 32 rooms in one page stream
+	TLSCertFile     string   // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
+	TLSKeyFile      string   // TLS_KEY_FILE
+	DebugAddr       string   // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
+	Env             string   // HUB_ENV, development or production
+	StreamOpens     Budget   // no variable: stream opens per user and instance; 20 at once, 2 a second after
+	Heartbeats      Budget   // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+}
+
+// Budget is a per-user rate limit: Burst at once, then PerSec a second.
+type Budget struct {
+	PerSec float64
+	Burst  int
+}
+
+// Production reports whether the hub runs with HUB_ENV=production.
+func (c Config) Production() bool { return c.Env == "production" }
+
+// TLS reports whether the hub serves HTTPS (with HTTP/2).
+func (c Config) TLS() bool { return c.TLSCertFile != "" }
+
+// DevRoutes reports whether /dev/* may be mounted: not in production, and
+// only with the dev default JWT secret, so that the tokens they mint are
+// worthless anywhere else.
+func (c Config) DevRoutes() bool { return !c.Production() && c.JWTSecret == DevJWTSecret }
+
+// DefaultConfig is the configuration with nothing set.
+func DefaultConfig() Config {
+	c, err := LoadConfig(func(string) (string, bool) { return "", false })
+	if err != nil {
+		panic(err) // the defaults are valid by construction
+	}
+	return c
+}
+
+// LoadConfig reads the HTTP side's variables through lookup (os.LookupEnv in
+// main) and validates them. The first bad value is returned as a
+// *hub.ConfigError.
+func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
+	l := env.New(lookup)
+	c := Config{
+		Port:            l.Int("SERVER_PORT", 8083, 1, 65535),
+		JWTSecret:       l.Str("JWT_SECRET", DevJWTSecret),
+		InternalAPIKey:  l.Str("INTERNAL_API_KEY", hub.DevInternalAPIKey),
+		AllowedOrigins:  l.List("ALLOWED_ORIGINS", nil),
+		PublishMaxBytes: int64(l.Int("PUBLISH_MAX_BYTES", 65536, 256, 64<<20)),
+		StreamMaxRooms:  l.Int("STREAM_MAX_ROOMS", 32, 1, 1000),
+		TLSCertFile:     l.Str("TLS_CERT_FILE", ""),
+		TLSKeyFile:      l.Str("TLS_KEY_FILE", ""),
+		DebugAddr:       l.Str("DEBUG_ADDR", ""),
+		Env:             l.Str("HUB_ENV", "development"),
+		StreamOpens:     Budget{PerSec: 2, Burst: 20},
+		Heartbeats:      Budget{PerSec: 1, Burst: 10},
+	}
+	if err := l.Err(); err != nil {
+		return Config{}, err
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	if c.JWTSecret == "" {
+		return &hub.ConfigError{Var: "JWT_SECRET", Reason: "must not be empty"}
+	}
+	if c.Env == "production" && c.JWTSecret == DevJWTSecret {
+		return &hub.ConfigError{Var: "JWT_SECRET", Value: "(dev default)", Reason: "the dev default is refused when HUB_ENV=production"}
+	}
+	for _, o := range c.AllowedOrigins {
+		if o == "*" {
+			return &hub.ConfigError{Var: "ALLOWED_ORIGINS", Value: o, Reason: "* is refused: requests carry credentials (cookies), so any site could read a user's streams; list the origins"}
+		}
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			return &hub.ConfigError{Var: "ALLOWED_ORIGINS", Value: o, Reason: "an origin starts with http:// or https://"}
+		}
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		name, v := "TLS_KEY_FILE", c.TLSKeyFile
+		if c.TLSCertFile == "" {
+			name, v = "TLS_CERT_FILE", c.TLSCertFile
+		}
+		return &hub.ConfigError{Var: name, Value: v, Reason: "TLS_CERT_FILE and TLS_KEY_FILE go together: set both for HTTPS, or neither"}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+// Package env reads roomhub's configuration variables: typed, with defaults
+// and bounds, each bad value reported as an *Error that names its variable.
+// The core (hub.LoadConfig) and the HTTP side (api.LoadConfig) read theirs
+// with it.
+package env
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error names the variable that stopped start-up.
+type Error struct {
+	Var, Value, Reason string
+}
+
+// Error names the variable, its value and what is wrong with it.
+func (e *Error) Error() string {
+	return fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason)
+}
+
+// Loader parses variables through a lookup (os.LookupEnv in main) and keeps
+// the first error. An empty or blank value counts as unset.
+type Loader struct {
+	lookup func(string) (string, bool)
+	err    error
+}
+
+// New returns a loader on lookup.
+func New(lookup func(string) (string, bool)) *Loader { return &Loader{lookup: lookup} }
+
+// Err is the first bad value's error, nil when every value was good.
+func (l *Loader) Err() error { return l.err }
+
+// Fail records that name's value is bad, unless an earlier one was.
+func (l *Loader) Fail(name, value, reason string) {
+	if l.err == nil {
+		l.err = &Error{name, value, reason}
+	}
+}
+
+func (l *Loader) get(name string) (string, bool) {
+	v, ok := l.lookup(name)
+	v = strings.TrimSpace(v)
+	return v, ok && v != ""
+}
+
+// Str reads a string.
+func (l *Loader) Str(name, def string) string {
+	if v, ok := l.get(name); ok {
+		return v
+	}
+	return def
+}
+
+// Int reads a whole number between lo and hi.
+func (l *Loader) Int(name string, def, lo, hi int) int {
+	v, ok := l.get(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		l.Fail(name, v, "not a whole number")
+		return def
+	}
+	if n < lo || n > hi {
+		l.Fail(name, v, fmt.Sprintf("must be between %d and %d", lo, hi))
+		return def
+	}
+	return n
+}
+
+// Secs reads a number of seconds, at least lo (and at most ten years).
+func (l *Loader) Secs(name string, def, lo int) time.Duration {
+	return time.Duration(l.Int(name, def, lo, 10*365*86400)) * time.Second
+}
+
+// Millis reads a number of milliseconds between lo and hi.
+func (l *Loader) Millis(name string, def, lo, hi int) time.Duration {
+	return time.Duration(l.Int(name, def, lo, hi)) * time.Millisecond
+}
+
+// List reads a comma list; blank entries are dropped.
+func (l *Loader) List(name string, def []string) []string {
+	v, ok := l.get(name)
+	if !ok {
+		return append([]string(nil), def...)
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Level reads a log level: debug, info, warn or error.
+func (l *Loader) Level(name string) slog.Level {
+	v, ok := l.get(name)
+	if !ok {
+		return slog.LevelInfo
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(v)); err != nil {
+		l.Fail(name, v, "must be debug, info, warn or error")
+	}
+	return lv
+}
