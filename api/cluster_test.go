@@ -135,6 +135,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 	for _, u := range users {
 		streams[u] = b.userStream(t, u, "")
 		streams[u].next(t, wait) // the count
+		streams[u].nextCounts(t)
 	}
 	res := a.notify(t, 7, "comment.created", users...)
 	for _, u := range users {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,6 +23,9 @@ type publishBody struct {
 	PublisherID    *int64          `json:"publisherId"`
 	IdempotencyKey *string         `json:"idempotencyKey"`
 	RecipientIDs   []int64         `json:"recipientIds"`
+	Severity       *string         `json:"severity"`
+	Tags           []string        `json:"tags"`
+	ExpiresAt      *string         `json:"expiresAt"`
 }
 
 // DecodePublish parses and checks a publish body. Errors are *Error values
@@ -61,6 +65,20 @@ func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 	if b.IdempotencyKey != nil {
 		req.IdempotencyKey = *b.IdempotencyKey
 	}
+	if b.Severity != nil {
+		if *b.Severity == "" {
+			return inbox.PublishRequest{}, errBadRequest("severity must be one of low, normal, high, critical")
+		}
+		req.Severity = *b.Severity
+	}
+	req.Tags = b.Tags
+	if b.ExpiresAt != nil {
+		t, err := time.Parse(time.RFC3339, *b.ExpiresAt)
+		if err != nil {
+			return inbox.PublishRequest{}, errBadRequest("expiresAt must be an RFC 3339 time")
+		}
+		req.ExpiresAt = &t
+	}
 	return req, nil
 }
 
@@ -79,6 +97,10 @@ func (s *Server) publish(c echo.Context) error {
 	req, err := DecodePublish(body)
 	if err != nil {
 		return err
+	}
+	if n := int64(len(req.Data)); n > s.cfg.PublishMaxBytes {
+		return &Error{http.StatusRequestEntityTooLarge, "COMMON413",
+			"data is larger than PUBLISH_MAX_BYTES (" + strconv.FormatInt(s.cfg.PublishMaxBytes, 10) + " bytes)", nil}
 	}
 	res, err := s.inbox.Publish(c.Request().Context(), req)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,29 +22,168 @@ func (s *Server) unread(c echo.Context) error {
 	return ok(c, map[string]int64{"count": n})
 }
 
+func (s *Server) counts(c echo.Context) error {
+	counts, err := s.inbox.Counts(c.Request().Context(), userOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return ok(c, counts)
+}
+
 func (s *Server) listInbox(c echo.Context) error {
 	limit, err := pageSize(c, "limit", 20, inbox.MaxInboxPage)
 	if err != nil {
 		return err
 	}
-	page, err := s.inbox.List(c.Request().Context(), userOf(c).ID, limit, c.QueryParam("before"))
+	f, err := queryFilter(c)
+	if err != nil {
+		return err
+	}
+	page, err := s.inbox.List(c.Request().Context(), userOf(c).ID, f, limit, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
 	return ok(c, page)
 }
 
-func (s *Server) markRead(c echo.Context) error {
-	// Echo hands path parameters over as sent: a client that escapes the
-	// id's colon (encodeURIComponent does) sends 42%3A….
+// queryFilter reads the list's filter from the query: state, tags and
+// severity (comma lists), eventType, roomId.
+func queryFilter(c echo.Context) (inbox.Filter, error) {
+	q := c.QueryParams()
+	list := func(name string) ([]string, error) {
+		vs, set := q[name]
+		if !set {
+			return nil, nil
+		}
+		if len(vs) != 1 || vs[0] == "" {
+			return nil, errBadRequest(name + " is a comma list, given once")
+		}
+		return strings.Split(vs[0], ","), nil
+	}
+	f := inbox.Filter{State: c.QueryParam("state"), EventType: c.QueryParam("eventType")}
+	if _, set := q["state"]; set && f.State == "" {
+		return f, errBadRequest("state must not be empty")
+	}
+	var err error
+	if f.Tags, err = list("tags"); err != nil {
+		return f, err
+	}
+	if f.Severities, err = list("severity"); err != nil {
+		return f, err
+	}
+	if r, set := q["roomId"]; set {
+		if f.RoomID, err = hub.ParseRoomID(r[0]); err != nil || len(r) != 1 {
+			return f, errBadRequest("roomId must be a positive 64-bit integer")
+		}
+	}
+	if err := f.Check(); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// notificationID reads the path's notificationId. Echo hands path
+// parameters over as sent: a client that escapes the id's colon
+// (encodeURIComponent does) sends 42%3A….
+func notificationID(c echo.Context) (string, error) {
 	id, err := url.PathUnescape(c.Param("notificationId"))
 	if err != nil {
-		return errBadRequest("notificationId is not a valid path segment")
+		return "", errBadRequest("notificationId is not a valid path segment")
 	}
-	res, err := s.inbox.MarkRead(c.Request().Context(), userOf(c).ID, id)
+	return id, nil
+}
+
+func notInInbox(err error) error {
 	if errors.Is(err, hub.ErrNotFound) {
 		return errNotFound("no such notification in your inbox")
 	}
+	return err
+}
+
+func (s *Server) markRead(c echo.Context) error {
+	id, err := notificationID(c)
+	if err != nil {
+		return err
+	}
+	res, err := s.inbox.MarkRead(c.Request().Context(), userOf(c).ID, id)
+	if err != nil {
+		return notInInbox(err)
+	}
+	return ok(c, res)
+}
+
+// act serves PATCH /notifications/:notificationId/{seen,archive,unarchive,
+// snooze,unsnooze}: {"notification": item} as it is after the action.
+func (s *Server) act(action string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := notificationID(c)
+		if err != nil {
+			return err
+		}
+		var until time.Time
+		if action == inbox.ActionSnooze {
+			body, err := readBody(c)
+			if err != nil {
+				return err
+			}
+			var req struct {
+				Until *string `json:"until"`
+			}
+			if err := decodeStrict(body, &req); err != nil {
+				return err
+			}
+			if req.Until == nil {
+				return errBadRequest("until is required: an RFC 3339 time 1 minute to 90 days ahead")
+			}
+			if until, err = time.Parse(time.RFC3339, *req.Until); err != nil {
+				return errBadRequest("until must be an RFC 3339 time")
+			}
+		}
+		n, err := s.inbox.Act(c.Request().Context(), userOf(c).ID, action, id, until)
+		if err != nil {
+			return notInInbox(err)
+		}
+		return ok(c, map[string]inbox.Notification{"notification": n})
+	}
+}
+
+func (s *Server) deleteNotification(c echo.Context) error {
+	id, err := notificationID(c)
+	if err != nil {
+		return err
+	}
+	id, err = s.inbox.Delete(c.Request().Context(), userOf(c).ID, id)
+	if err != nil {
+		return notInInbox(err)
+	}
+	return ok(c, map[string]any{"notificationId": id, "deleted": true})
+}
+
+func (s *Server) bulk(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Action          *string       `json:"action"`
+		NotificationIDs []string      `json:"notificationIds"`
+		Filter          *inbox.Filter `json:"filter"`
+		UpTo            *string       `json:"upTo"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if req.Action == nil {
+		return errBadRequest("action is required: one of " + strings.Join(inbox.BulkActions, ", "))
+	}
+	r := inbox.BulkRequest{Action: *req.Action, IDs: req.NotificationIDs, Filter: req.Filter}
+	if req.UpTo != nil {
+		if *req.UpTo == "" {
+			return errBadRequest("upTo must be a notificationId")
+		}
+		r.UpTo = *req.UpTo
+	}
+	res, err := s.inbox.Bulk(c.Request().Context(), userOf(c).ID, r)
 	if err != nil {
 		return err
 	}

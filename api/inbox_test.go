@@ -91,7 +91,7 @@ func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
 		t.Fatalf("inbox item %+v", n)
 	}
 	// Too many recipients, or bad ones, are refused before anything happens.
-	many := make([]string, 1001)
+	many := make([]string, inbox.MaxRecipients+1)
 	for i := range many {
 		many[i] = fmt.Sprint(i + 1)
 	}

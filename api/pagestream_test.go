@@ -144,6 +144,9 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	if f.Event != inbox.NotificationUnreadType || f.ID != "" || f.Data != `{"count":1}` {
 		t.Fatalf("first frame %+v, want notification.unread {count:1} without id", f)
 	}
+	if n := c.nextCounts(t); n.Unread != 1 || n.Visible != 1 {
+		t.Fatalf("second frame: counts %+v, want 1 visible unread", n)
+	}
 	th.pub(t, 103, "not asked")
 	th.pub(t, 101, "a")
 	th.pub(t, 102, "b")
@@ -191,6 +194,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	b := startHub(t, rs.Addr(), nil)
 	c := a.pageStream(t, 8, "rooms=111,112&notifications=true", "")
 	c.next(t, wait) // notification.unread
+	c.nextCounts(t)
 	a.pub(t, 111, "111-0")
 	a.pub(t, 112, "112-0")
 	var last string
@@ -210,6 +214,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 		if f := c.next(t, wait); f.Event != inbox.NotificationUnreadType {
 			t.Fatalf("%s: first %+v", name, f)
 		}
+		c.nextCounts(t)
 		want := map[int64][]string{111: {"111-1", "111-2", "111-3"}, 112: {"112-1", "112-2", "112-3"}}
 		got := map[int64][]string{}
 		var lastID string
@@ -457,6 +462,7 @@ func TestPageStream_GapOfTheLog(t *testing.T) {
 	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
 	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
 	c.next(t, wait) // the count
+	c.nextCounts(t)
 	th.notify(t, 202, "comment.created", 25)
 	first := c.next(t, wait).ID
 	c.Close()
@@ -468,6 +474,7 @@ func TestPageStream_GapOfTheLog(t *testing.T) {
 	if f := r.next(t, wait); f.Event != inbox.NotificationUnreadType {
 		t.Fatalf("first %+v", f)
 	}
+	r.nextCounts(t)
 	sawGap, sawRoom := false, false
 	for !sawGap || !sawRoom {
 		f := r.next(t, wait)

@@ -26,6 +26,7 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	onB := b.openStream(t, 192, 2, "")
 	user := b.userStream(t, 3, "")
 	user.next(t, wait) // notification.unread
+	user.nextCounts(t)
 	eventually(t, wait, "each room subscribed on its hub only", func() bool {
 		arr, _ := testredis.Do(t, rdb, "PUBSUB", "NUMSUB", "room:{191}", "room:{192}").ToArray()
 		if len(arr) != 4 {

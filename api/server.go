@@ -49,12 +49,12 @@ func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins:     cfg.AllowedOrigins,
 			AllowCredentials: true,
-			AllowMethods:     []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodOptions},
+			AllowMethods:     []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions},
 			AllowHeaders:     []string{echo.HeaderAuthorization, echo.HeaderContentType, "Last-Event-ID", "X-Internal-Key"},
 			MaxAge:           600,
 		}))
 	}
-	e.Use(bodyLimit(64 << 10))
+	e.Use(s.bodyLimits())
 	s.routes()
 	s.registerHTTPMetrics()
 	return s
@@ -100,7 +100,7 @@ func (s *Server) routes() {
 	opens := limit(newUserLimiter(s.cfg.StreamOpens))
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
 	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true), opens, room)
-	v1.POST("/notifications/publish", s.publish, bodyLimit(s.cfg.PublishMaxBytes), internal)
+	v1.POST("/notifications/publish", s.publish, internal)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
@@ -108,7 +108,13 @@ func (s *Server) routes() {
 	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true), opens)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.listInbox, user)
+	v1.GET("/notifications/counts", s.counts, user)
 	v1.PATCH("/notifications/:notificationId/read", s.markRead, user)
+	for _, a := range []string{inbox.ActionSeen, inbox.ActionArchive, inbox.ActionUnarchive, inbox.ActionSnooze, inbox.ActionUnsnooze} {
+		v1.PATCH("/notifications/:notificationId/"+a, s.act(a), user)
+	}
+	v1.DELETE("/notifications/:notificationId", s.deleteNotification, user)
+	v1.POST("/notifications/bulk", s.bulk, user)
 	v1.POST("/notifications/read-all", s.markAllRead, user)
 	v1.GET("/notifications/settings", s.settings, user)
 	v1.PUT("/notifications/settings", s.putSettings, user)
@@ -118,7 +124,7 @@ func (s *Server) routes() {
 	if s.cfg.DevRoutes() {
 		s.log.Warn("dev routes /dev/token and /dev/publish are mounted: JWT_SECRET is the dev default")
 		e.GET("/dev/token", s.devToken)
-		e.POST("/dev/publish", s.devPublish, bodyLimit(s.cfg.PublishMaxBytes))
+		e.POST("/dev/publish", s.devPublish)
 	}
 	if s.web != nil {
 		e.GET("/", s.index)
@@ -212,6 +218,28 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 			}
 			r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
 			return next(c)
+		}
+	}
+}
+
+// Body limits: a publish carries up to PUBLISH_MAX_BYTES of data and up to
+// 10,000 recipients with the inbox options; every other body is small.
+const (
+	smallBodyMax       = 64 << 10
+	publishBodyHeadway = 256 << 10
+)
+
+// bodyLimits bounds each route's request body: a publish's by
+// PUBLISH_MAX_BYTES + 256 KiB, any other's by 64 KiB.
+func (s *Server) bodyLimits() echo.MiddlewareFunc {
+	small, publish := bodyLimit(smallBodyMax), bodyLimit(s.cfg.PublishMaxBytes+publishBodyHeadway)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		smallNext, publishNext := small(next), publish(next)
+		return func(c echo.Context) error {
+			if p := c.Path(); p == "/api/v1/notifications/publish" || p == "/dev/publish" {
+				return publishNext(c)
+			}
+			return smallNext(c)
 		}
 	}
 }

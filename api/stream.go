@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -135,12 +137,17 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 		// Read after subscribing: what changes the count from now on arrives as
 		// an event carrying the new count.
 		ctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
-		n, err := s.inbox.Unread(ctx, spec.User)
+		counts, err := s.inbox.Counts(ctx, spec.User)
 		cancel()
 		if err != nil {
 			return err
 		}
-		hello = append(hello, hub.SystemFrame(inbox.NotificationUnreadType, map[string]int64{"count": n})...)
+		var n struct{ Unread int64 }
+		if err := json.Unmarshal(counts, &n); err != nil {
+			return fmt.Errorf("%w: counts %s", hub.ErrRedisReply, counts)
+		}
+		hello = append(hello, hub.SystemFrame(inbox.NotificationUnreadType, map[string]int64{"count": n.Unread})...)
+		hello = append(hello, hub.SystemFrame(inbox.NotificationCountsType, counts)...)
 	}
 
 	res := c.Response()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"roomhub/hub"
@@ -52,6 +53,9 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 	if f.ID != "" || decodeFrame[struct{ Count int64 }](t, f, inbox.NotificationUnreadType).Count != 2 {
 		t.Fatalf("first frame %+v, want notification.unread {count:2} without id", f)
 	}
+	if n := tab1.nextCounts(t); n.Unread != 2 || n.Visible != 2 || n.Unseen != 2 {
+		t.Fatalf("second frame: counts %+v, want 2 visible, unread, unseen", n)
+	}
 	res := a.notify(t, 91, "like.toggled", 20)
 	f = tab1.next(t, wait)
 	c := decodeFrame[createdData](t, f, inbox.NotificationCreatedType)
@@ -61,6 +65,7 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 	}
 	tab2 := a.userStream(t, 20, "")
 	tab2.next(t, wait) // its count
+	tab2.nextCounts(t)
 	code, _ := a.userDo(t, http.MethodPatch, "/api/v1/notifications/"+c.NotificationID+"/read", 20, "")
 	if code != 200 {
 		t.Fatalf("read: %d", code)
@@ -75,6 +80,7 @@ func TestUserStream_CountCreatedAndReadAcrossInstances(t *testing.T) {
 	// Another user's stream hears nothing of it.
 	other := b.userStream(t, 21, "")
 	other.next(t, wait)
+	other.nextCounts(t)
 	a.notify(t, 91, "like.toggled", 22)
 	marker := a.notify(t, 91, "like.toggled", 21)
 	if c := decodeFrame[createdData](t, other.next(t, wait), inbox.NotificationCreatedType); c.NotificationID != "91:"+marker.StreamID {
@@ -88,6 +94,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 	b := startHub(t, rs.Addr(), nil)
 	s := a.userStream(t, 23, "")
 	s.next(t, wait)
+	s.nextCounts(t)
 	a.notify(t, 92, "comment.created", 23)
 	last := s.next(t, wait).ID
 	s.Close()
@@ -101,6 +108,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 		if n := decodeFrame[struct{ Count int64 }](t, r.next(t, wait), inbox.NotificationUnreadType).Count; n != count {
 			t.Fatalf("count %d, want %d", n, count)
 		}
+		r.nextCounts(t)
 		for i, id := range want {
 			c := decodeFrame[createdData](t, r.next(t, wait), inbox.NotificationCreatedType)
 			if c.NotificationID != id || c.Unread != count-int64(len(want)-1-i) {
@@ -127,6 +135,7 @@ func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
 	s := th.userStream(t, 24, "")
 	s.next(t, wait)
+	s.nextCounts(t)
 	th.notify(t, 93, "comment.created", 24)
 	first := s.next(t, wait).ID
 	s.Close()
@@ -136,6 +145,7 @@ func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 	}
 	r := th.userStream(t, 24, first)
 	r.next(t, wait) // the count
+	r.nextCounts(t)
 	// A user stream is a connection but not a room.
 	if _, env := th.get(t, "/health", ""); fmt.Sprint(env.Result.(map[string]any)["activeRooms"], env.Result.(map[string]any)["activeConnections"]) != "0 1" {
 		t.Fatalf("health with one user stream: %v", env.Result)
@@ -145,8 +155,14 @@ func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 		t.Fatalf("after the count came %+v, want system.gap", f)
 	}
 	for {
-		c := decodeFrame[createdData](t, r.next(t, wait), inbox.NotificationCreatedType)
-		if c.NotificationID == last {
+		f := r.next(t, wait)
+		if f.Event == inbox.NotificationDeletedType { // INBOX_MAX_ENTRIES trims the oldest
+			if !strings.Contains(f.Data, `"reason":"retention"`) {
+				t.Fatalf("a deletion that is not the retention's: %s", f.Data)
+			}
+			continue
+		}
+		if c := decodeFrame[createdData](t, f, inbox.NotificationCreatedType); c.NotificationID == last {
 			break
 		}
 	}
@@ -223,4 +239,26 @@ func TestMute_HeldBackOnRoomStreamsAndInboxAcrossInstances(t *testing.T) {
 			t.Errorf("PUT %s: %s, want %s", c.body, env.Code, c.code)
 		}
 	}
+}
+
+// countsData is the counts as the inbox events carry them.
+type countsData struct {
+	Version                                    int64
+	Visible, Unread, Unseen, Archived, Snoozed int64
+	ByTag, BySeverity                          map[string]struct{ Visible, Unread, Unseen int64 }
+}
+
+// nextCounts reads the notification.counts frame that follows
+// notification.unread when a stream with the user's notifications opens.
+func (c *sseClient) nextCounts(t testing.TB) countsData {
+	t.Helper()
+	f := c.next(t, wait)
+	if f.Event != inbox.NotificationCountsType || f.ID != "" {
+		t.Fatalf("got %+v, want notification.counts without id", f)
+	}
+	var n countsData
+	if err := json.Unmarshal([]byte(f.Data), &n); err != nil || n.Version == 0 {
+		t.Fatalf("notification.counts %s: %v", f.Data, err)
+	}
+	return n
 }

@@ -28,6 +28,7 @@ type Event struct {
 	Data        json.RawMessage // the published object, compact
 	PublisherID string          // decimal user id, or "" when none
 	Timestamp   string          // RFC 3339
+	Extra       string          // what its publisher kept with it in history (PublishRequest.Extra)
 
 	frame []byte // the SSE bytes, built once for every subscriber
 

@@ -75,7 +75,9 @@ func parseEntry(topic int64, e rueidis.XRangeEntry) (*Event, error) {
 	if len(data) == 0 {
 		data = []byte("{}")
 	}
-	return newEvent(topic, id, seq, f["type"], data, f["publisher_id"], f["timestamp"]), nil
+	ev := newEvent(topic, id, seq, f["type"], data, f["publisher_id"], f["timestamp"])
+	ev.Extra = f["x"]
+	return ev, nil
 }
 
 // EventView is an event as the events API shows it.

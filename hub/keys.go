@@ -69,6 +69,38 @@ func InboxOrderKey(user int64) string { return "inbox:order:" + userTag(user) }
 // InboxReadKey holds a user's read marks, notificationId → readAt: "inbox:read:{7}".
 func InboxReadKey(user int64) string { return "inbox:read:" + userTag(user) }
 
+// InboxMetaKey holds what counts of an item besides its state,
+// notificationId → "severity\ttag,tag\texpiresAt": "inbox:meta:{7}".
+func InboxMetaKey(user int64) string { return "inbox:meta:" + userTag(user) }
+
+// InboxSeenKey holds a user's seen marks, notificationId → seenAt: "inbox:seen:{7}".
+func InboxSeenKey(user int64) string { return "inbox:seen:" + userTag(user) }
+
+// InboxArchivedKey holds a user's archived items, notificationId → archivedAt:
+// "inbox:archived:{7}".
+func InboxArchivedKey(user int64) string { return "inbox:archived:" + userTag(user) }
+
+// InboxDueKey holds a user's timers, "s:<id>" (snoozed until) and "x:<id>"
+// (expires at) scored in ms: "inbox:due:{7}".
+func InboxDueKey(user int64) string { return "inbox:due:" + userTag(user) }
+
+// InboxCountsKey holds a user's exact counts, kept by the inbox scripts:
+// "inbox:counts:{7}".
+func InboxCountsKey(user int64) string { return "inbox:counts:" + userTag(user) }
+
+// InboxDeletedKey remembers a user's deleted and expired items, scored by
+// when (ms), so that a retried publish does not bring them back:
+// "inbox:deleted:{7}".
+func InboxDeletedKey(user int64) string { return "inbox:deleted:" + userTag(user) }
+
+// InboxTimerShards is how many index keys list the users with inbox timers;
+// their hash tags spread them over a cluster's masters.
+const InboxTimerShards = 16
+
+// InboxTimersKey lists users with inbox timers (snooze, expiry), user → the
+// earliest due time in ms: "inbox_timers:{it3}".
+func InboxTimersKey(shard int) string { return "inbox_timers:{it" + strconv.Itoa(shard) + "}" }
+
 // UnreadCountKey is a user's unread counter: "unread_count:{7}".
 func UnreadCountKey(user int64) string { return "unread_count:" + userTag(user) }
 

@@ -35,6 +35,10 @@ type PublishRequest struct {
 	// Body is what else makes two requests under one idempotency key the
 	// same request: the owner's own fields, in a stable form.
 	Body string
+	// Extra, when not "", is kept with the event in history (Event.Extra)
+	// for its owner (the inbox's options of a notification), never sent to
+	// streams.
+	Extra string
 }
 
 // PublishResult is the answer to a publish. A duplicate (same idempotency key,
@@ -106,7 +110,7 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	ts := NowTimestamp()
 	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts,
 		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), req.Note, boolArg(h.waitsForReplicas()))
+		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), req.Note, boolArg(h.waitsForReplicas()), req.Extra)
 	if err != nil {
 		return PublishResult{}, err
 	}

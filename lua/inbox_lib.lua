@@ -1,61 +1,261 @@
 -- Shared head of every inbox script (lua.go joins it in front of each). One
 -- user's keys share the hash tag {user}, so a script may touch them together.
--- KEYS[1] inbox:{u}          hash  notificationId -> item JSON (no readAt)
--- KEYS[2] inbox:order:{u}    zset  notificationId, scored ms*1024, increasing
--- KEYS[3] inbox:read:{u}     hash  notificationId -> readAt
--- KEYS[4] unread_count:{u}   string, always the number of unread entries
--- KEYS[5] user:log:{u}       stream, the user stream's history
--- KEYS[6] user:seq:{u}       the log's sequence number
--- KEYS[7] read_status:{u}    hash  notificationId -> readAt (write-behind buffer)
--- KEYS[8] settings:muted:{u} set of muted event types
--- ARGV[1] retention in ms (entries older than this drop out)
--- ARGV[2] largest number of entries kept
--- ARGV[3] log MAXLEN (approximate): the user stream resumes this far back
--- ARGV[4] the user's channel, user:{u}
--- ARGV[5] "1" to SPUBLISH (cluster), else PUBLISH
--- ARGV[6..] the script's own
+-- Every change of a user's inbox is one script, and the counts change in the
+-- script that changes what they count: they are exact, never recounted on
+-- the way, except once after data written by an older hub (see ensure).
+-- KEYS[1]  inbox:{u}          hash  id -> the item's own JSON (no state)
+-- KEYS[2]  inbox:order:{u}    zset  id, scored by activity (ms*1024, unique)
+-- KEYS[3]  inbox:read:{u}     hash  id -> readAt
+-- KEYS[4]  unread_count:{u}   string, the number of visible unread items
+-- KEYS[5]  user:log:{u}       stream, the user stream's history
+-- KEYS[6]  user:seq:{u}       the log's sequence number
+-- KEYS[7]  read_status:{u}    hash  id -> readAt (write-behind buffer)
+-- KEYS[8]  settings:muted:{u} set of muted event types
+-- KEYS[9]  inbox:meta:{u}     hash  id -> "severity\ttag,tag\texpiresAt"
+-- KEYS[10] inbox:seen:{u}     hash  id -> seenAt
+-- KEYS[11] inbox:archived:{u} hash  id -> archivedAt
+-- KEYS[12] inbox:due:{u}      zset  "s:<id>" (snoozed until) and "x:<id>" (expires at), scored in ms
+-- KEYS[13] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "n" the items counted
+-- KEYS[14] inbox:deleted:{u}  zset  deleted or expired ids, scored by when (ms)
+-- ARGV[1]  retention in ms (items whose activity is older drop out)
+-- ARGV[2]  largest number of items kept
+-- ARGV[3]  log MAXLEN (approximate): the user stream resumes this far back
+-- ARGV[4]  the user's channel, user:{u}
+-- ARGV[5]  "1" to SPUBLISH (cluster), else PUBLISH
+-- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
+-- ARGV[7..] the script's own
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED =
+  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
+
+local t = redis.call('TIME')
+local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- iso formats ms since the epoch as RFC 3339 in UTC, as the hub does.
+local function iso(ms)
+  local s = math.floor(ms / 1000)
+  local days = math.floor(s / 86400)
+  local rem = s - days * 86400
+  local z = days + 719468 -- civil_from_days (H. Hinnant)
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
+    math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60, ms % 1000)
 end
 
-local function unread()
-  return tonumber(redis.call('GET', KEYS[4]) or '0')
+local function quote(s)
+  if s then return '"' .. s .. '"' end
+  return 'null'
 end
 
--- drop removes one entry; an unread one stops counting.
-local function drop(id)
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('HDEL', KEYS[1], id)
-  if redis.call('HDEL', KEYS[3], id) == 0 then
-    if unread() > 0 then redis.call('DECR', KEYS[4]) end
+-- meta returns an item's severity, tags (a list) and expiresAt ("" when none).
+local function meta(id)
+  local m = redis.call('HGET', K_META, id)
+  if not m then return 'normal', {}, '' end
+  local sev, tags, exp = string.match(m, '^([^\t]*)\t([^\t]*)\t(.*)$')
+  local list = {}
+  for tag in string.gmatch(tags, '[^,]+') do list[#list + 1] = tag end
+  return sev, list, exp
+end
+
+-- flags returns what an item's state is: archived, snoozed, read, seen.
+local function flags(id)
+  return redis.call('HEXISTS', K_ARCHIVED, id) == 1, redis.call('ZSCORE', K_DUE, 's:' .. id) ~= false,
+    redis.call('HEXISTS', K_READ, id) == 1, redis.call('HEXISTS', K_SEEN, id) == 1
+end
+
+-- bump adds by to one count; a count that reaches 0 is dropped, so that a
+-- tag or severity is listed exactly while something counts for it.
+local function bump(field, by)
+  if redis.call('HINCRBY', K_COUNTS, field, by) <= 0 then redis.call('HDEL', K_COUNTS, field) end
+end
+
+-- contrib adds (sign 1) or takes back (sign -1) what item id counts for, as
+-- it is now. Every change is contrib(id, -1), the change, contrib(id, 1).
+-- Counts: visible, unread, unseen (visible ones), archived, snoozed; per
+-- severity and tag "s:<sev>:<what>", "t:<tag>:<what>" for visible, unread,
+-- unseen and archived.
+local function contrib(id, sign)
+  local sev, tags = meta(id)
+  local archived, snoozed, read, seen = flags(id)
+  local what = {}
+  if archived then
+    bump('archived', sign)
+    what = {'archived'}
+  elseif snoozed then
+    bump('snoozed', sign)
+  else
+    what = {'visible'}
+    if not read then what[#what + 1] = 'unread' end
+    if not seen then what[#what + 1] = 'unseen' end
+    for _, w in ipairs(what) do bump(w, sign) end
   end
+  for _, w in ipairs(what) do
+    bump('s:' .. sev .. ':' .. w, sign)
+    for _, tag in ipairs(tags) do bump('t:' .. tag .. ':' .. w, sign) end
+  end
+  bump('n', sign)
 end
 
--- trim drops entries past the retention age and beyond the newest ARGV[2].
-local function trim()
-  local oldest = (now_ms() - tonumber(ARGV[1])) * 1024
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. oldest)) do
-    drop(id)
+local function count(field)
+  return tonumber(redis.call('HGET', K_COUNTS, field) or '0')
+end
+
+-- ensure recounts once when the counts do not describe the items: a user
+-- whose inbox an older hub wrote (no counts yet), or one that an older hub
+-- changed during a rolling deploy (it keeps unread_count, not the counts).
+local function ensure()
+  local v = redis.call('HGET', K_COUNTS, 'v')
+  if v and count('n') == redis.call('ZCARD', K_ORDER) and
+      count('unread') == tonumber(redis.call('GET', K_UNREAD) or '0') then
+    return
   end
-  local extra = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[2])
-  if extra > 0 then
-    for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, extra - 1)) do
-      drop(id)
+  redis.call('DEL', K_COUNTS)
+  redis.call('HSET', K_COUNTS, 'v', tonumber(v or '0') + 1)
+  for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, -1)) do contrib(id, 1) end
+  redis.call('SET', K_UNREAD, count('unread'))
+end
+
+-- counts_json is the counts as GET /notifications/counts answers them.
+local function counts_json()
+  local all = redis.call('HGETALL', K_COUNTS)
+  local c, groups = {}, {t = {}, s = {}}
+  for i = 1, #all, 2 do
+    local kind, name, w = string.match(all[i], '^([ts]):(.*):(%a+)$')
+    if kind then
+      groups[kind][name] = groups[kind][name] or {}
+      groups[kind][name][w] = all[i + 1]
+    else
+      c[all[i]] = all[i + 1]
     end
+  end
+  local function obj(m)
+    local names = {}
+    for k in pairs(m) do names[#names + 1] = k end
+    table.sort(names)
+    local parts = {}
+    for _, k in ipairs(names) do
+      local x = m[k]
+      parts[#parts + 1] = '"' .. k .. '":{"visible":' .. (x.visible or 0) .. ',"unread":' ..
+        (x.unread or 0) .. ',"unseen":' .. (x.unseen or 0) .. '}'
+    end
+    return '{' .. table.concat(parts, ',') .. '}'
+  end
+  return '{"version":' .. (c.v or 0) .. ',"visible":' .. (c.visible or 0) .. ',"unread":' .. (c.unread or 0) ..
+    ',"unseen":' .. (c.unseen or 0) .. ',"archived":' .. (c.archived or 0) .. ',"snoozed":' .. (c.snoozed or 0) ..
+    ',"byTag":' .. obj(groups.t) .. ',"bySeverity":' .. obj(groups.s) .. '}'
+end
+
+-- item_json is item id as lists show it: its own JSON and its state.
+local function item_json(id)
+  local raw = redis.call('HGET', K_ITEMS, id)
+  if not raw then return nil end
+  local sev, tags, exp = meta(id)
+  local quoted = {}
+  for i, tag in ipairs(tags) do quoted[i] = '"' .. tag .. '"' end
+  local due = redis.call('ZSCORE', K_DUE, 's:' .. id)
+  local snoozed = 'null'
+  if due then snoozed = quote(iso(tonumber(due))) end
+  local expires = 'null'
+  if exp ~= '' then expires = quote(exp) end
+  local act = math.floor(tonumber(redis.call('ZSCORE', K_ORDER, id) or '0') / 1024)
+  return string.sub(raw, 1, -2) .. ',"readAt":' .. quote(redis.call('HGET', K_READ, id) or nil) ..
+    ',"seenAt":' .. quote(redis.call('HGET', K_SEEN, id) or nil) ..
+    ',"archivedAt":' .. quote(redis.call('HGET', K_ARCHIVED, id) or nil) ..
+    ',"snoozedUntil":' .. snoozed .. ',"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') ..
+    '],"expiresAt":' .. expires .. ',"group":null,"activityAt":' .. quote(iso(act)) .. '}'
+end
+
+-- What this script changed, for its log events (see finish).
+local dirty = false
+local removed = {}   -- reason -> ids
+local updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
+local read_ids = {}  -- ids marked read
+
+-- top_score is a score above every item's: the top of the list, at ms.
+local function top_score(ms)
+  local score = ms * 1024
+  local last = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
+  if last[2] and tonumber(last[2]) >= score then score = tonumber(last[2]) + 1 end
+  return score
+end
+
+-- remove takes item id out of the inbox for reason (retention, expired,
+-- deleted). A read not yet flushed stays in the write-behind buffer.
+local function remove(id, reason)
+  contrib(id, -1)
+  redis.call('HDEL', K_ITEMS, id)
+  redis.call('HDEL', K_META, id)
+  redis.call('HDEL', K_SEEN, id)
+  redis.call('HDEL', K_ARCHIVED, id)
+  redis.call('HDEL', K_READ, id)
+  redis.call('ZREM', K_ORDER, id)
+  redis.call('ZREM', K_DUE, 's:' .. id, 'x:' .. id)
+  if reason ~= 'retention' then redis.call('ZADD', K_DELETED, NOW, id) end
+  removed[reason] = removed[reason] or {}
+  table.insert(removed[reason], id)
+  dirty = true
+end
+
+-- wake brings snoozed item id back: unseen, at the top, its read state kept.
+local function wake(id)
+  contrib(id, -1)
+  redis.call('ZREM', K_DUE, 's:' .. id)
+  redis.call('HDEL', K_SEEN, id)
+  redis.call('ZADD', K_ORDER, top_score(NOW), id)
+  contrib(id, 1)
+  updated[#updated + 1] = id
+  dirty = true
+end
+
+-- trim drops items past the retention age and beyond the newest MAX_ITEMS,
+-- and forgets deletions older than the retention.
+local function trim()
+  local oldest = (NOW - RETENTION) * 1024
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ORDER, '-inf', '(' .. oldest)) do
+    remove(id, 'retention')
+  end
+  local extra = redis.call('ZCARD', K_ORDER) - MAX_ITEMS
+  if extra > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, extra - 1)) do
+      remove(id, 'retention')
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
+  redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
+end
+
+-- settle brings the inbox up to now: counts checked, old items trimmed,
+-- expired items removed, snoozed items whose time came woken. Every script
+-- starts with it, so lists and counts never show what is due.
+local function settle()
+  ensure()
+  trim()
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, 1000)) do
+    local id = string.sub(m, 3)
+    if string.sub(m, 1, 1) == 'x' then remove(id, 'expired') else wake(id) end
   end
 end
 
 -- log appends one event to the user's log and publishes it live, with the
 -- log's id and seq, exactly as a room event travels.
 local function log(typ, data)
-  local seq = redis.call('INCR', KEYS[6])
-  local id = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[3], '*',
+  local seq = redis.call('INCR', K_SEQ)
+  local id = redis.call('XADD', K_LOG, 'MAXLEN', '~', ARGV[3], '*',
     'type', typ, 'data', data, 'publisher_id', '', 'timestamp', '', 'seq', seq)
-  local ttl = math.floor(tonumber(ARGV[1]) / 1000)
-  redis.call('EXPIRE', KEYS[5], ttl)
-  redis.call('EXPIRE', KEYS[6], ttl)
+  local ttl = math.floor(RETENTION / 1000)
+  redis.call('EXPIRE', K_LOG, ttl)
+  redis.call('EXPIRE', K_SEQ, ttl)
   local msg = '{"id":"' .. id .. '","seq":' .. seq .. ',"eventType":"' .. typ .. '","data":' .. data .. '}'
   if ARGV[5] == '1' then
     redis.call('SPUBLISH', ARGV[4], msg)
@@ -65,23 +265,125 @@ local function log(typ, data)
   return id
 end
 
-local function json_str(s)
-  return '"' .. s .. '"'
+local function quoted_ids(ids)
+  local q = {}
+  for i, id in ipairs(ids) do q[i] = '"' .. id .. '"' end
+  return '[' .. table.concat(q, ',') .. ']'
 end
 
--- read_event builds notification.read's data for ids marked at read_at.
-local function read_event(ids, read_at)
-  local quoted = {}
-  for i, id in ipairs(ids) do quoted[i] = json_str(id) end
-  return '{"notificationIds":[' .. table.concat(quoted, ',') .. '],"readAt":' ..
-    json_str(read_at) .. ',"unread":' .. unread() .. '}'
+-- keep renews the keys' expiry (the retention) once a day, or twice per
+-- retention if that is shorter: not on every write.
+local function keep()
+  local ttl = redis.call('PTTL', K_ORDER)
+  if ttl >= 0 and RETENTION - ttl < math.min(86400000, RETENTION / 2) then return end
+  local secs = math.floor(RETENTION / 1000)
+  for i = 1, 14 do
+    if i ~= 5 and i ~= 6 and i ~= 7 and i ~= 8 then redis.call('EXPIRE', KEYS[i], secs) end
+  end
 end
 
--- mark_read marks one unread entry read at read_at; false when it was read.
-local function mark_read(id, read_at)
-  if redis.call('HSETNX', KEYS[3], id, read_at) == 0 then return false end
-  redis.call('HSET', KEYS[7], id, read_at)
-  if unread() > 0 then redis.call('DECR', KEYS[4]) end
+-- finish records that the inbox changed (a new version, unread_count, the
+-- keys' expiry) and sends this script's log events, each with the counts.
+-- action names the change of updated items (seen, archive, …); filter, when
+-- more than 100 changed, is sent instead of the items.
+local function finish(action, filter)
+  if not dirty then return end
+  redis.call('HINCRBY', K_COUNTS, 'v', 1)
+  redis.call('SET', K_UNREAD, count('unread'))
+  keep()
+  local counts = counts_json()
+  for _, reason in ipairs({'retention', 'expired', 'deleted'}) do
+    local ids = removed[reason]
+    if ids then
+      log('notification.deleted', '{"notificationIds":' .. quoted_ids(ids) .. ',"reason":"' .. reason ..
+        '","counts":' .. counts .. '}')
+    end
+  end
+  if #read_ids > 0 then
+    log('notification.read', '{"notificationIds":' .. quoted_ids(read_ids) .. ',"readAt":"' .. NOW_ISO ..
+      '","unread":' .. count('unread') .. ',"counts":' .. counts .. '}')
+  end
+  if #updated > 0 then
+    local body
+    if #updated > 100 then
+      body = '"filter":' .. (filter or 'null') .. ',"action":"' .. (action or 'update') .. '"'
+    else
+      local items = {}
+      for _, id in ipairs(updated) do
+        local item = item_json(id)
+        if item then items[#items + 1] = item end
+      end
+      body = '"notifications":[' .. table.concat(items, ',') .. ']'
+    end
+    log('notification.updated', '{' .. body .. ',"counts":' .. counts .. '}')
+  end
+end
+
+-- A filter of the list and of bulk actions (ARGV, from its first index):
+-- state (visible, unread, unseen, read, archived, snoozed, all), tags
+-- (comma list, any of them; "" for any), severities (likewise), event type
+-- ("" for any), room id ("" for any).
+local function filter_at(i)
+  local f = {state = ARGV[i], tags = {}, sevs = {}, typ = ARGV[i + 3], room = ARGV[i + 4]}
+  for x in string.gmatch(ARGV[i + 1], '[^,]+') do f.tags[x] = true end
+  for x in string.gmatch(ARGV[i + 2], '[^,]+') do f.sevs[x] = true end
+  f.any_tag, f.any_sev = next(f.tags) == nil, next(f.sevs) == nil
+  return f
+end
+
+-- matches reports whether item id passes filter f.
+local function matches(id, f)
+  local archived, snoozed, read, seen = flags(id)
+  local st = f.state
+  if st == 'archived' then
+    if not archived then return false end
+  elseif st == 'snoozed' then
+    if not snoozed then return false end
+  elseif st ~= 'all' then
+    if archived or snoozed then return false end
+    if (st == 'unread' and read) or (st == 'read' and not read) or (st == 'unseen' and seen) then return false end
+  end
+  if not f.any_tag or not f.any_sev then
+    local sev, tags = meta(id)
+    if not f.any_sev and not f.sevs[sev] then return false end
+    if not f.any_tag then
+      local hit = false
+      for _, tag in ipairs(tags) do if f.tags[tag] then hit = true end end
+      if not hit then return false end
+    end
+  end
+  if f.typ ~= '' or f.room ~= '' then
+    local raw = redis.call('HGET', K_ITEMS, id) or ''
+    local room, typ = string.match(raw, '^{"notificationId":"[^"]*","roomId":(%d+),"eventType":"([^"]*)"')
+    if (f.typ ~= '' and typ ~= f.typ) or (f.room ~= '' and room ~= f.room) then return false end
+  end
   return true
 end
 
+-- scan returns up to limit ids that pass f, newest first, from score bound
+-- (a ZREVRANGEBYSCORE max: "+inf", "(123" or "123") down, and whether more
+-- pass after them.
+local function scan(f, bound, limit)
+  local out, more = {}, false
+  while true do
+    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, 200)
+    for i = 1, #ids, 2 do
+      if matches(ids[i], f) then
+        if #out == limit then return out, true end
+        out[#out + 1] = ids[i]
+      end
+      bound = '(' .. ids[i + 1]
+    end
+    if #ids < 400 then return out, more end
+  end
+end
+
+-- bound_of is the ZREVRANGEBYSCORE max just below (exclusive) or at
+-- (inclusive) item id's place; an id no longer listed falls back to its
+-- own time (fallback, a score).
+local function bound_of(id, fallback, exclusive)
+  if id == '' then return '+inf' end
+  local s = redis.call('ZSCORE', K_ORDER, id) or fallback
+  if exclusive then return '(' .. s end
+  return s
+end

@@ -1,27 +1,26 @@
--- Read a user's inbox after dropping what aged out: the unread count, or one
--- page of the list, newest first.
--- KEYS and ARGV[1..5]: see inbox_lib.lua.
--- ARGV[6] "count" or "list"
--- ARGV[7] list: before (exclusive), a notificationId, or ""
--- ARGV[8] list: score bound used when before is no longer in the inbox
--- ARGV[9] list: page size
--- Returns count: unread; list: {hasMore, id1, item1, readAt1, id2, …}
--- (readAt false when unread).
-trim()
-if ARGV[6] == 'count' then return unread() end
-local bound = '+inf'
-if ARGV[7] ~= '' then
-  local s = redis.call('ZSCORE', KEYS[2], ARGV[7])
-  bound = '(' .. (s or ARGV[8])
+-- Read a user's inbox once it is settled (inbox_lib.lua's settle): the
+-- unread count, the counts, one page of a filtered list, or only the
+-- settling (the timer worker's call for users with something due).
+-- KEYS and ARGV[1..6]: see inbox_lib.lua.
+-- ARGV[7]  "count", "counts", "list" or "settle"
+-- ARGV[8..12] list: the filter (see filter_at)
+-- ARGV[13] list: before (exclusive), a notificationId, or ""
+-- ARGV[14] list: the score used when before is no longer listed
+-- ARGV[15] list: page size
+-- Returns count: unread; counts: their JSON; list: {hasMore, item JSON, …};
+-- settle: the next due time in ms, or -1.
+settle()
+finish()
+local mode = ARGV[7]
+if mode == 'count' then return count('unread') end
+if mode == 'counts' then return counts_json() end
+if mode == 'settle' then
+  local next = redis.call('ZRANGE', K_DUE, 0, 0, 'WITHSCORES')
+  if next[2] then return tonumber(next[2]) end
+  return -1
 end
-local limit = tonumber(ARGV[9])
-local ids = redis.call('ZREVRANGEBYSCORE', KEYS[2], bound, '-inf', 'LIMIT', 0, limit + 1)
+local ids, more = scan(filter_at(8), bound_of(ARGV[13], ARGV[14], true), tonumber(ARGV[15]))
 local out = {0}
-if #ids > limit then out[1] = 1 end
-for i = 1, math.min(#ids, limit) do
-  local id = ids[i]
-  out[#out + 1] = id
-  out[#out + 1] = redis.call('HGET', KEYS[1], id) or '{}'
-  out[#out + 1] = redis.call('HGET', KEYS[3], id) or false
-end
+if more then out[1] = 1 end
+for _, id in ipairs(ids) do out[#out + 1] = item_json(id) end
 return out

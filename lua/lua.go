@@ -55,20 +55,22 @@ var inboxLib string
 //go:embed inbox_add.lua
 var inboxAdd string
 
-//go:embed inbox_read.lua
-var inboxRead string
+//go:embed inbox_act.lua
+var inboxAct string
 
 //go:embed inbox_view.lua
 var inboxView string
 
 // The inbox scripts, each joined behind the shared head inbox_lib.lua (key
-// layout, retention, the user's log).
+// layout, counts, retention, timers, the user's log).
 var (
 	// InboxAdd adds one notification to a user's inbox, exactly once.
 	InboxAdd = inboxLib + inboxAdd
-	// InboxRead marks one notification, or all up to a bound, read.
-	InboxRead = inboxLib + inboxRead
-	// InboxView returns the unread count or one page of the inbox.
+	// InboxAct changes the state of one item, of listed ones, or of every
+	// one that passes a filter: read, seen, archive, snooze, delete, ….
+	InboxAct = inboxLib + inboxAct
+	// InboxView returns the unread count, the counts or one page of the
+	// inbox, or only settles it (the timer worker).
 	InboxView = inboxLib + inboxView
 )
 
@@ -77,7 +79,8 @@ var (
 //go:embed outbox_touch.lua
 var OutboxTouch string
 
-// ZremUnchanged removes an index member unless its score changed since read.
+// ZremUnchanged removes (or rescores) an index member unless its score
+// changed since read.
 //
 //go:embed zrem_unchanged.lua
 var ZremUnchanged string

@@ -15,6 +15,7 @@
 --          rewrites the idempotency key's TTL, so that the WAIT (which covers
 --          this connection's writes) also covers the first publish, older
 --          in the replication stream
+-- ARGV[15] extra, or "": kept with the event in history (see publish)
 -- Returns {"new", id, delivered, seq}, {"dup", id, delivered, seq, pending}
 -- (pending: 1 while the outbox still holds it) or {"conflict"}.
 
@@ -38,7 +39,7 @@ if idempotent then
   end
 end
 
-local id, seq, delivered = publish(data, publisher)
+local id, seq, delivered = publish(data, publisher, ARGV[15])
 
 if note ~= '' then
   local ms = string.match(id, '^(%d+)')

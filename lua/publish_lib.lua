@@ -18,13 +18,21 @@ local channel, room_id, sharded = ARGV[1], ARGV[2], ARGV[3] == '1'
 local event_type, timestamp, maxlen, retention = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 
 -- publish numbers, stores and publishes one event with this data (a JSON
--- object) and publisher ('' for none); it returns the id, the seq and how
--- many hubs the message reached.
-local function publish(data, publisher)
+-- object) and publisher ('' for none); extra, when not '', is kept with it
+-- in history (field x) for the package that published it, and not sent
+-- live. It returns the id, the seq and how many hubs the message reached.
+local function publish(data, publisher, extra)
   local seq = redis.call('INCR', seq_key)
-  local id = redis.call('XADD', events_key, 'MAXLEN', '~', maxlen, '*',
-    'type', event_type, 'data', data, 'publisher_id', publisher,
-    'timestamp', timestamp, 'seq', seq)
+  local id
+  if extra and extra ~= '' then
+    id = redis.call('XADD', events_key, 'MAXLEN', '~', maxlen, '*',
+      'type', event_type, 'data', data, 'publisher_id', publisher,
+      'timestamp', timestamp, 'seq', seq, 'x', extra)
+  else
+    id = redis.call('XADD', events_key, 'MAXLEN', '~', maxlen, '*',
+      'type', event_type, 'data', data, 'publisher_id', publisher,
+      'timestamp', timestamp, 'seq', seq)
+  end
   redis.call('EXPIRE', events_key, retention)
   redis.call('EXPIRE', seq_key, retention)
   local pub = 'null'

@@ -57,22 +57,27 @@ func New(core *hub.Hub, log *slog.Logger) *Inbox {
 func (ib *Inbox) start() {
 	ib.core.Go(ib.runFlusher)
 	ib.core.Go(ib.runOutboxSweeper)
+	ib.core.Go(ib.runTimers)
 }
 
 var (
 	inboxAddScript  = hub.NewScript(lua.InboxAdd)
-	inboxReadScript = rueidis.NewLuaScript(lua.InboxRead)
+	inboxActScript  = rueidis.NewLuaScript(lua.InboxAct)
 	inboxViewScript = rueidis.NewLuaScript(lua.InboxView)
 )
 
-// Event types of the user stream. Both carry an id from the user's log.
+// Event types of the user stream. All but the first two carry an id from
+// the user's log, with the counts.
 const (
-	NotificationCreatedType = "notification.created"
-	NotificationReadType    = "notification.read"
 	NotificationUnreadType  = "notification.unread" // the user stream's first event, without id
+	NotificationCountsType  = "notification.counts" // its second, without id: the counts
+	NotificationCreatedType = "notification.created"
+	NotificationUpdatedType = "notification.updated"
+	NotificationReadType    = "notification.read"
+	NotificationDeletedType = "notification.deleted"
 )
 
-// Notification is one inbox entry as GET /notifications lists it.
+// Notification is one inbox item as GET /notifications lists it.
 type Notification struct {
 	NotificationID string          `json:"notificationId"`
 	RoomID         int64           `json:"roomId"`
@@ -81,6 +86,22 @@ type Notification struct {
 	PublisherID    *string         `json:"publisherId"`
 	Timestamp      string          `json:"timestamp"`
 	ReadAt         *string         `json:"readAt"`
+	SeenAt         *string         `json:"seenAt"`
+	ArchivedAt     *string         `json:"archivedAt"`
+	SnoozedUntil   *string         `json:"snoozedUntil"`
+	Severity       string          `json:"severity"`
+	Tags           []string        `json:"tags"`
+	ExpiresAt      *string         `json:"expiresAt"`
+	Group          *Group          `json:"group"`
+	ActivityAt     string          `json:"activityAt"`
+}
+
+// Group is what a grouped item says of its group.
+type Group struct {
+	Key    string   `json:"key"`
+	Count  int      `json:"count"`
+	Actors []string `json:"actors"`
+	First  string   `json:"first"`
 }
 
 // InboxPage is one page of a user's inbox, newest first.
@@ -122,53 +143,73 @@ func ParseNotificationID(s string) (room int64, id hub.StreamID, canonical strin
 	return room, id, NotificationID(room, id), nil
 }
 
+// place is where a notificationId stands when its item is no longer listed:
+// its own time, as a score of inbox:order (see lua/inbox_lib.lua), and the
+// id in canonical form. last: the highest score of that millisecond.
+func place(notificationID string, last bool) (canonical, score string, err error) {
+	_, id, canonical, err := ParseNotificationID(notificationID)
+	if err != nil {
+		return "", "", err
+	}
+	s := id.Ms * 1024
+	if last {
+		s += 1023
+	}
+	return canonical, strconv.FormatUint(s, 10), nil
+}
+
 // inboxKeys are the keys every inbox script takes (see lua/inbox_lib.lua).
 func inboxKeys(user int64) []string {
 	return []string{hub.InboxKey(user), hub.InboxOrderKey(user), hub.InboxReadKey(user), hub.UnreadCountKey(user),
-		hub.TopicHistoryKey(hub.UserTopic(user)), hub.TopicSeqKey(hub.UserTopic(user)), hub.ReadStatusKey(user), hub.MutedKey(user)}
+		hub.TopicHistoryKey(hub.UserTopic(user)), hub.TopicSeqKey(hub.UserTopic(user)), hub.ReadStatusKey(user), hub.MutedKey(user),
+		hub.InboxMetaKey(user), hub.InboxSeenKey(user), hub.InboxArchivedKey(user), hub.InboxDueKey(user),
+		hub.InboxCountsKey(user), hub.InboxDeletedKey(user)}
 }
 
 // inboxArgs are the arguments every inbox script takes first, then extra.
-func (ib *Inbox) inboxArgs(user int64, extra ...string) []string {
+func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
 	return append([]string{itoa(ib.cfg.InboxRetention.Milliseconds()), itoa(int64(ib.cfg.InboxMaxEntries)),
-		itoa(int64(ib.cfg.InboxMaxEntries)), hub.UserChannel(user), boolArg(ib.rdb.Sharded())}, extra...)
+		itoa(int64(ib.cfg.InboxMaxEntries)), hub.UserChannel(user), boolArg(ib.rdb.Sharded()), now}, extra...)
 }
 
-// Unread returns the user's unread count.
+// Unread returns the user's unread count: their visible unread items.
 func (ib *Inbox) Unread(ctx context.Context, user int64) (int64, error) {
-	return hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, "count", "", "0", "0"), rueidis.RedisResult.AsInt64)
+	return hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "count"), rueidis.RedisResult.AsInt64)
 }
 
-// List returns up to limit notifications older than before (a notificationId,
-// or "" for the newest), newest first.
-func (ib *Inbox) List(ctx context.Context, user int64, limit int, before string) (InboxPage, error) {
+// Counts returns the user's counts as JSON: by state, tag and severity, with
+// the version that rises with every change of their inbox.
+func (ib *Inbox) Counts(ctx context.Context, user int64) (json.RawMessage, error) {
+	s, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "counts"), rueidis.RedisResult.ToString)
+	return json.RawMessage(s), err
+}
+
+// List returns up to limit of the user's items that pass f, older than
+// before (a notificationId, or "" for the newest), newest first.
+func (ib *Inbox) List(ctx context.Context, user int64, f Filter, limit int, before string) (InboxPage, error) {
 	bound := "0"
 	if before != "" {
-		_, id, canonical, err := ParseNotificationID(before)
-		if err != nil {
+		var err error
+		if before, bound, err = place(before, false); err != nil {
 			return InboxPage{}, fmt.Errorf("%w: before must be a notificationId", hub.ErrInvalid)
 		}
-		before, bound = canonical, strconv.FormatUint(id.Ms*1024, 10)
 	}
-	arr, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user),
-		ib.inboxArgs(user, "list", before, bound, strconv.Itoa(limit)), rueidis.RedisResult.ToArray)
+	args := append(append([]string{"list"}, f.args()...), before, bound, strconv.Itoa(limit))
+	arr, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), args...), rueidis.RedisResult.ToArray)
 	if err != nil {
 		return InboxPage{}, err
 	}
-	page := InboxPage{Notifications: []Notification{}}
-	if len(arr) == 0 || (len(arr)-1)%3 != 0 {
-		return InboxPage{}, fmt.Errorf("%w: inbox list answered %d values", hub.ErrRedisReply, len(arr))
+	if len(arr) == 0 {
+		return InboxPage{}, fmt.Errorf("%w: inbox list answered nothing", hub.ErrRedisReply)
 	}
+	page := InboxPage{Notifications: []Notification{}}
 	more, _ := arr[0].AsInt64()
-	for i := 1; i < len(arr); i += 3 {
-		raw, _ := arr[i+1].ToString()
+	for _, m := range arr[1:] {
+		raw, _ := m.ToString()
 		var n Notification
 		if err := json.Unmarshal([]byte(raw), &n); err != nil {
-			ib.log.Warn("skipping malformed inbox entry", "user", user, "err", err)
+			ib.log.Warn("skipping malformed inbox item", "user", user, "err", err)
 			continue
-		}
-		if readAt, err := arr[i+2].ToString(); err == nil {
-			n.ReadAt = &readAt
 		}
 		page.Notifications = append(page.Notifications, n)
 	}
@@ -178,68 +219,6 @@ func (ib *Inbox) List(ctx context.Context, user int64, limit int, before string)
 		page.NextBefore = &next
 	}
 	return page, nil
-}
-
-// MarkRead marks one notification of the user read; reading it again keeps
-// the first readAt. hub.ErrNotFound when it is not in the user's inbox.
-func (ib *Inbox) MarkRead(ctx context.Context, user int64, notificationID string) (ReadResult, error) {
-	_, _, id, err := ParseNotificationID(notificationID)
-	if err != nil {
-		return ReadResult{}, err
-	}
-	arr, err := ib.runRead(ctx, user, "one", hub.NowTimestamp(), id, "")
-	if err != nil {
-		return ReadResult{}, err
-	}
-	if kind, _ := arr[0].ToString(); kind != "ok" || len(arr) < 2 {
-		return ReadResult{}, fmt.Errorf("%w: notification %s", hub.ErrNotFound, id)
-	}
-	readAt, _ := arr[1].ToString()
-	return ReadResult{NotificationID: id, ReadAt: readAt}, nil
-}
-
-// MarkAllRead marks every unread notification read, up to upTo (inclusive,
-// a notificationId) when it is not "".
-func (ib *Inbox) MarkAllRead(ctx context.Context, user int64, upTo string) (ReadAllResult, error) {
-	bound := ""
-	if upTo != "" {
-		_, id, canonical, err := ParseNotificationID(upTo)
-		if err != nil {
-			return ReadAllResult{}, fmt.Errorf("%w: upTo must be a notificationId", hub.ErrInvalid)
-		}
-		upTo, bound = canonical, strconv.FormatUint(id.Ms*1024+1023, 10)
-	}
-	readAt := hub.NowTimestamp()
-	arr, err := ib.runRead(ctx, user, "all", readAt, upTo, bound)
-	if err != nil {
-		return ReadAllResult{}, err
-	}
-	marked, _ := arr[0].AsInt64()
-	return ReadAllResult{Marked: marked, ReadAt: readAt}, nil
-}
-
-// runRead runs the read script with the user listed for the flusher before
-// and after it. Before: a crash after the write leaves the read listed. After:
-// a flush that ran between listing and write found nothing, dropped the
-// listing, and would strand the read; listing again (a new score) brings it
-// back, and a flush already past its check sees the changed score and keeps it.
-func (ib *Inbox) runRead(ctx context.Context, user int64, mode, readAt, target, bound string) ([]rueidis.RedisMessage, error) {
-	ctx, cancel := hub.Detach(ctx)
-	defer cancel()
-	if err := ib.markPending(ctx, user); err != nil {
-		return nil, err
-	}
-	arr, err := hub.Run(ib.rdb, ctx, inboxReadScript, inboxKeys(user), ib.inboxArgs(user, mode, readAt, target, bound), rueidis.RedisResult.ToArray)
-	if err != nil {
-		return nil, err
-	}
-	if err := ib.markPending(ctx, user); err != nil {
-		return nil, err
-	}
-	if len(arr) == 0 {
-		return nil, fmt.Errorf("%w: empty answer from the read script", hub.ErrRedisReply)
-	}
-	return arr, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

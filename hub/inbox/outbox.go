@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -114,6 +115,11 @@ func (ib *Inbox) finishOutboxEntry(ctx context.Context, room int64, sid, csv str
 		switch {
 		case rerr == nil:
 			n := notice{room: room, id: id, typ: ev.Type, data: ev.Data, publisher: ev.PublisherID, ts: ev.Timestamp}
+			if ev.Extra != "" {
+				if err := json.Unmarshal([]byte(ev.Extra), &n.opts); err != nil {
+					ib.log.Warn("an outbox entry's options are unreadable; its items get none", "room", room, "id", sid, "err", err)
+				}
+			}
 			if err := ib.deliverNotice(ctx, n, recipients); err != nil {
 				return err
 			}

@@ -2,8 +2,12 @@ package inbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -11,14 +15,78 @@ import (
 )
 
 // PublishRequest is an event for a room and, with RecipientIDs, a
-// notification for each of those users.
+// notification for each of those users, with the options of their items.
 type PublishRequest struct {
 	hub.PublishRequest
 	RecipientIDs []int64
+	Options
+}
+
+// Options are what a publish says of its recipients' inbox items.
+type Options struct {
+	Severity  string     `json:"severity,omitempty"`  // low, normal (""), high, critical
+	Tags      []string   `json:"tags,omitempty"`      // at most MaxTags distinct
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"` // the item leaves lists and counts then
 }
 
 // MaxRecipients bounds recipientIds: distinct users one publish notifies.
-const MaxRecipients = 1000
+const MaxRecipients = 10000
+
+// MaxTags bounds the distinct tags of one item.
+const MaxTags = 8
+
+// set reports whether any option is given.
+func (o Options) set() bool { return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil }
+
+// check validates o (the retention bounds expiresAt) and returns it with its
+// tags distinct, in the order given.
+func (o Options) check(retention time.Duration) (Options, error) {
+	if o.Severity != "" && !slices.Contains(Severities, o.Severity) {
+		return o, fmt.Errorf("%w: severity must be one of %s", hub.ErrInvalid, strings.Join(Severities, ", "))
+	}
+	var tags []string
+	for _, t := range o.Tags {
+		if !tagRE.MatchString(t) {
+			return o, fmt.Errorf("%w: a tag is 1 to 32 bytes of [a-z0-9_.:-]", hub.ErrInvalid)
+		}
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	if len(tags) > MaxTags {
+		return o, fmt.Errorf("%w: at most %d distinct tags", hub.ErrInvalid, MaxTags)
+	}
+	o.Tags = tags
+	if o.ExpiresAt != nil {
+		now := time.Now()
+		if !o.ExpiresAt.After(now) || !o.ExpiresAt.Before(now.Add(retention)) {
+			return o, fmt.Errorf("%w: expiresAt must lie in the future, before the inbox retention ends", hub.ErrInvalid)
+		}
+	}
+	return o, nil
+}
+
+// meta is the options as lua/inbox_lib.lua keeps them: "severity\ttags\texpiresAt".
+func (o Options) meta() string {
+	sev, exp := o.Severity, ""
+	if sev == "" {
+		sev = "normal"
+	}
+	if o.ExpiresAt != nil {
+		exp = o.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return sev + "\t" + strings.Join(o.Tags, ",") + "\t" + exp
+}
+
+// body is the options as part of a publish's idempotency body; "" when none
+// is set, so that a publish without them hashes as it always did.
+func (o Options) body() string {
+	if !o.set() {
+		return ""
+	}
+	b, _ := json.Marshal(o)
+	return "\x00" + string(b)
+}
 
 // Publish publishes req's event to its room through the core, then puts it
 // into each recipient's inbox. The publish script keeps the recipients in
@@ -30,12 +98,24 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 	if err != nil {
 		return hub.PublishResult{}, err
 	}
+	opts, err := req.Options.check(ib.cfg.InboxRetention)
+	if err != nil {
+		return hub.PublishResult{}, err
+	}
+	if opts.set() && len(recipients) == 0 {
+		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags and expiresAt go with recipientIds", hub.ErrInvalid)
+	}
 	p, err := ib.core.CheckPublish(req.PublishRequest)
 	if err != nil {
 		return hub.PublishResult{}, err
 	}
-	p.Body = fmt.Sprint(recipients) // "[1 2]", "[]": the form idempotency keys were first stored with
+	// "[1 2]", "[]": the form idempotency keys were first stored with, then the options.
+	p.Body = fmt.Sprint(recipients) + opts.body()
 	p.Note = joinIDs(recipients)
+	if opts.set() {
+		b, _ := json.Marshal(opts)
+		p.Extra = string(b) // for the outbox sweep
+	}
 	if p.Note != "" {
 		// Before the event exists: an outbox entry is always findable.
 		if err := ib.touchOutboxRoom(ctx, p.Room); err != nil {
@@ -68,7 +148,7 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 	if p.PublisherID > 0 {
 		publisher = strconv.FormatInt(p.PublisherID, 10)
 	}
-	n := notice{room: p.Room, id: id, typ: p.EventType, data: p.Data, publisher: publisher, ts: ts}
+	n := notice{room: p.Room, id: id, typ: p.EventType, data: p.Data, publisher: publisher, ts: ts, opts: opts}
 	if err := ib.deliverNotice(ctx, n, recipients); err != nil {
 		return hub.PublishResult{}, err
 	}
@@ -113,6 +193,7 @@ type notice struct {
 	data      []byte
 	publisher string // "" when none
 	ts        string
+	opts      Options
 }
 
 // item is the notice as the inbox lists it, without readAt.
@@ -132,11 +213,18 @@ func (n notice) item() string {
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	item, ms := n.item(), strconv.FormatUint(n.id.Ms, 10)
+	item, ms, meta, expMs := n.item(), strconv.FormatUint(n.id.Ms, 10), n.opts.meta(), ""
+	if n.opts.ExpiresAt != nil {
+		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
+		if err := ib.markTimers(ctx, recipients, expMs); err != nil {
+			return err
+		}
+	}
+	now := hub.NowTimestamp()
 	execs := make([]rueidis.LuaExec, len(recipients))
 	for i, u := range recipients {
 		execs[i] = rueidis.LuaExec{Keys: inboxKeys(u),
-			Args: ib.inboxArgs(u, NotificationID(n.room, n.id), n.typ, item, ms)}
+			Args: ib.inboxArgs(u, now, NotificationID(n.room, n.id), n.typ, item, ms, meta, expMs)}
 	}
 	results := hub.RunMany(ib.rdb, ctx, inboxAddScript, execs)
 	for _, r := range results {

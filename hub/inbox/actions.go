@@ -1,0 +1,237 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+)
+
+// Actions on items. Each one also marks the item seen, except unarchive,
+// unsnooze and delete; repeating one changes nothing.
+const (
+	ActionRead      = "read"
+	ActionSeen      = "seen"
+	ActionArchive   = "archive"
+	ActionUnarchive = "unarchive"
+	ActionSnooze    = "snooze"
+	ActionUnsnooze  = "unsnooze"
+	ActionDelete    = "delete"
+)
+
+// BulkActions are the actions POST /notifications/bulk takes.
+var BulkActions = []string{ActionSeen, ActionRead, ActionArchive, ActionUnarchive, ActionDelete}
+
+// Snooze bounds, by the hub's clock.
+const (
+	MinSnooze = time.Minute
+	MaxSnooze = 90 * 24 * time.Hour
+)
+
+// MaxBulkIDs bounds the ids of one bulk action.
+const MaxBulkIDs = 100
+
+// ErrDeleted marks an action on an item the user deleted (or that expired).
+var ErrDeleted = fmt.Errorf("%w: the notification was deleted", hub.ErrNotFound)
+
+// BulkRequest is one action over listed ids or over every item that passes
+// a filter, up to an item.
+type BulkRequest struct {
+	Action string
+	IDs    []string // at most MaxBulkIDs; or
+	Filter *Filter  // with UpTo (inclusive, a notificationId) or ""
+	UpTo   string
+}
+
+// BulkResult answers a bulk action.
+type BulkResult struct {
+	Changed int64           `json:"changed"`
+	At      string          `json:"at"`
+	Counts  json.RawMessage `json:"counts"`
+}
+
+// MarkRead marks one notification of the user read (and seen); reading it
+// again keeps the first readAt. hub.ErrNotFound when it is not in the
+// user's inbox.
+func (ib *Inbox) MarkRead(ctx context.Context, user int64, notificationID string) (ReadResult, error) {
+	n, err := ib.Act(ctx, user, ActionRead, notificationID, time.Time{})
+	if err != nil {
+		return ReadResult{}, err
+	}
+	return ReadResult{NotificationID: n.NotificationID, ReadAt: *n.ReadAt}, nil
+}
+
+// MarkAllRead marks every visible unread notification read, up to upTo
+// (inclusive, a notificationId) when it is not "".
+func (ib *Inbox) MarkAllRead(ctx context.Context, user int64, upTo string) (ReadAllResult, error) {
+	res, err := ib.Bulk(ctx, user, BulkRequest{Action: ActionRead, Filter: &Filter{State: StateUnread}, UpTo: upTo})
+	if err != nil {
+		return ReadAllResult{}, err
+	}
+	return ReadAllResult{Marked: res.Changed, ReadAt: res.At}, nil
+}
+
+// Act does action (read, seen, archive, unarchive, snooze until, unsnooze)
+// to one item and returns it as it is then. hub.ErrNotFound when it is not
+// in the user's inbox (ErrDeleted when it was deleted or expired).
+func (ib *Inbox) Act(ctx context.Context, user int64, action, notificationID string, until time.Time) (Notification, error) {
+	_, _, id, err := ParseNotificationID(notificationID)
+	if err != nil {
+		return Notification{}, err
+	}
+	var untilMs string
+	if action == ActionSnooze {
+		if untilMs, err = snoozeUntil(until); err != nil {
+			return Notification{}, err
+		}
+	}
+	arr, err := ib.runAct(ctx, user, hub.NowTimestamp(), act{action: action, target: "one", ids: id, untilMs: untilMs})
+	if err != nil {
+		return Notification{}, err
+	}
+	switch kind, _ := arr[0].ToString(); {
+	case kind == "deleted":
+		return Notification{}, fmt.Errorf("%w: %s", ErrDeleted, id)
+	case kind != "ok" || len(arr) < 2:
+		return Notification{}, fmt.Errorf("%w: notification %s", hub.ErrNotFound, id)
+	}
+	raw, _ := arr[1].ToString()
+	var n Notification
+	if err := json.Unmarshal([]byte(raw), &n); err != nil {
+		return Notification{}, fmt.Errorf("%w: item %s: %w", hub.ErrRedisReply, id, err)
+	}
+	return n, nil
+}
+
+// Delete deletes one item for good: it leaves lists and counts (a read of
+// it not yet flushed is still flushed). Deleting it again is no error;
+// hub.ErrNotFound when it was never in the user's inbox.
+func (ib *Inbox) Delete(ctx context.Context, user int64, notificationID string) (string, error) {
+	_, _, id, err := ParseNotificationID(notificationID)
+	if err != nil {
+		return "", err
+	}
+	arr, err := ib.runAct(ctx, user, hub.NowTimestamp(), act{action: ActionDelete, target: "one", ids: id})
+	if err != nil {
+		return "", err
+	}
+	if kind, _ := arr[0].ToString(); kind == "missing" {
+		return "", fmt.Errorf("%w: notification %s", hub.ErrNotFound, id)
+	}
+	return id, nil
+}
+
+// Bulk does one action over listed ids (those not in the inbox are passed
+// over) or over every item that passes a filter, up to an item.
+func (ib *Inbox) Bulk(ctx context.Context, user int64, req BulkRequest) (BulkResult, error) {
+	if !slices.Contains(BulkActions, req.Action) {
+		return BulkResult{}, fmt.Errorf("%w: action must be one of %s", hub.ErrInvalid, strings.Join(BulkActions, ", "))
+	}
+	var arr []rueidis.RedisMessage
+	var err error
+	at := hub.NowTimestamp()
+	switch {
+	case (req.Filter == nil) == (len(req.IDs) == 0):
+		return BulkResult{}, fmt.Errorf("%w: a bulk action takes notificationIds or a filter", hub.ErrInvalid)
+	case req.Filter == nil:
+		if len(req.IDs) > MaxBulkIDs {
+			return BulkResult{}, fmt.Errorf("%w: at most %d notificationIds", hub.ErrInvalid, MaxBulkIDs)
+		}
+		if req.UpTo != "" {
+			return BulkResult{}, fmt.Errorf("%w: upTo goes with a filter", hub.ErrInvalid)
+		}
+		ids := make([]string, len(req.IDs))
+		for i, raw := range req.IDs {
+			if _, _, ids[i], err = ParseNotificationID(raw); err != nil {
+				return BulkResult{}, err
+			}
+		}
+		arr, err = ib.runAct(ctx, user, at, act{action: req.Action, target: "ids", ids: strings.Join(ids, ",")})
+	default:
+		f := *req.Filter
+		if err := f.Check(); err != nil {
+			return BulkResult{}, err
+		}
+		a := act{action: req.Action, target: "filter", filter: &f}
+		if req.UpTo != "" {
+			if a.upTo, a.upToScore, err = place(req.UpTo, true); err != nil {
+				return BulkResult{}, fmt.Errorf("%w: upTo must be a notificationId", hub.ErrInvalid)
+			}
+		}
+		arr, err = ib.runAct(ctx, user, at, a)
+	}
+	if err != nil {
+		return BulkResult{}, err
+	}
+	if len(arr) < 2 {
+		return BulkResult{}, fmt.Errorf("%w: bulk answered %d values", hub.ErrRedisReply, len(arr))
+	}
+	changed, _ := arr[0].AsInt64()
+	counts, _ := arr[1].ToString()
+	return BulkResult{Changed: changed, At: at, Counts: json.RawMessage(counts)}, nil
+}
+
+// snoozeUntil checks a snooze's end (1 minute to 90 days ahead, by the
+// hub's clock) and returns it in ms.
+func snoozeUntil(until time.Time) (string, error) {
+	ahead := time.Until(until)
+	if ahead < MinSnooze || ahead > MaxSnooze {
+		return "", fmt.Errorf("%w: until must be 1 minute to 90 days ahead", hub.ErrInvalid)
+	}
+	return strconv.FormatInt(until.UnixMilli(), 10), nil
+}
+
+// act is one call of lua/inbox_act.lua.
+type act struct {
+	action, target  string
+	ids             string  // one: the id; ids: comma list
+	filter          *Filter // target filter
+	upTo, upToScore string  // target filter: the last item, and its fallback place
+	untilMs         string  // snooze
+}
+
+// runAct runs the action script at time at. A read lists the user for the
+// flusher before and after it (see markPending); a snooze lists the user
+// for the timer worker before it (see markTimer).
+func (ib *Inbox) runAct(ctx context.Context, user int64, at string, a act) ([]rueidis.RedisMessage, error) {
+	ctx, cancel := hub.Detach(ctx)
+	defer cancel()
+	f, fjson := Filter{State: StateVisible}, "null"
+	if a.filter != nil {
+		f, fjson = *a.filter, a.filter.json()
+	}
+	switch a.action {
+	case ActionRead:
+		if err := ib.markPending(ctx, user); err != nil {
+			return nil, err
+		}
+	case ActionSnooze:
+		if err := ib.markTimer(ctx, user, a.untilMs); err != nil {
+			return nil, err
+		}
+	}
+	args := append(append([]string{a.action, a.target, a.ids}, f.args()...), a.upTo, a.upToScore, a.untilMs, fjson)
+	arr, err := hub.Run(ib.rdb, ctx, inboxActScript, inboxKeys(user), ib.inboxArgs(user, at, args...), rueidis.RedisResult.ToArray)
+	if err != nil {
+		return nil, err
+	}
+	if a.action == ActionRead {
+		// A flush that ran between the first listing and the write found
+		// nothing and dropped the listing; listing again (a new score)
+		// brings the read back.
+		if err := ib.markPending(ctx, user); err != nil {
+			return nil, err
+		}
+	}
+	if len(arr) == 0 {
+		return nil, fmt.Errorf("%w: empty answer from the action script", hub.ErrRedisReply)
+	}
+	return arr, nil
+}

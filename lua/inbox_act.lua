@@ -1,0 +1,93 @@
+-- Change the state of a user's items, one (a PATCH or DELETE of one item) or
+-- many (bulk actions and read-all: listed ids, or every item that passes a
+-- filter up to an item). What changed goes to the user's log as one event
+-- per kind (notification.read, .updated, .deleted), with the counts; reads
+-- also go to the write-behind buffer. Repeating an action changes nothing.
+-- KEYS and ARGV[1..6]: see inbox_lib.lua.
+-- ARGV[7]  read, seen, archive, unarchive, snooze, unsnooze or delete
+-- ARGV[8]  "one", "ids" or "filter"
+-- ARGV[9]  one: the notificationId; ids: comma list
+-- ARGV[10..14] filter (see filter_at)
+-- ARGV[15] filter: upTo (inclusive), a notificationId, or ""
+-- ARGV[16] filter: the score used when upTo is no longer listed
+-- ARGV[17] snooze: until, in ms
+-- ARGV[18] filter: its JSON, for notification.updated when over 100 changed
+-- Returns one: {"missing"}, {"deleted"} or {"ok", item JSON or "", changed
+-- 0/1}; ids and filter: {changed, counts JSON}.
+settle()
+local action, target = ARGV[7], ARGV[8]
+
+local function mark_seen(id)
+  redis.call('HSETNX', K_SEEN, id, NOW_ISO)
+end
+
+-- apply does action to item id, which exists; it reports whether anything changed.
+local function apply(id)
+  local archived, snoozed, read, seen = flags(id)
+  if action == 'delete' then
+    remove(id, 'deleted')
+    return true
+  end
+  if action == 'unsnooze' then
+    if not snoozed then return false end
+    wake(id)
+    return true
+  end
+  local until_ms = tonumber(ARGV[17])
+  if (action == 'read' and read) or (action == 'seen' and seen) or (action == 'archive' and archived) or
+      (action == 'unarchive' and not archived) or
+      (action == 'snooze' and tonumber(redis.call('ZSCORE', K_DUE, 's:' .. id) or '-1') == until_ms) then
+    return false
+  end
+  contrib(id, -1)
+  if action == 'read' then
+    redis.call('HSET', K_READ, id, NOW_ISO)
+    redis.call('HSET', K_PENDING, id, NOW_ISO)
+    mark_seen(id)
+    read_ids[#read_ids + 1] = id
+  elseif action == 'seen' then
+    mark_seen(id)
+  elseif action == 'archive' then
+    redis.call('HSET', K_ARCHIVED, id, NOW_ISO)
+    redis.call('ZREM', K_DUE, 's:' .. id)
+    mark_seen(id)
+  elseif action == 'unarchive' then
+    redis.call('HDEL', K_ARCHIVED, id)
+  elseif action == 'snooze' then
+    redis.call('HDEL', K_ARCHIVED, id)
+    redis.call('ZADD', K_DUE, until_ms, 's:' .. id)
+    mark_seen(id)
+  end
+  contrib(id, 1)
+  if action ~= 'read' then updated[#updated + 1] = id end
+  dirty = true
+  return true
+end
+
+if target == 'one' then
+  local id = ARGV[9]
+  if redis.call('HEXISTS', K_ITEMS, id) == 0 then
+    finish()
+    if redis.call('ZSCORE', K_DELETED, id) then return {'deleted'} end
+    return {'missing'}
+  end
+  local changed = apply(id)
+  finish(action)
+  return {'ok', item_json(id) or '', changed and 1 or 0}
+end
+
+local ids
+if target == 'ids' then
+  ids = {}
+  for id in string.gmatch(ARGV[9], '[^,]+') do
+    if redis.call('HEXISTS', K_ITEMS, id) == 1 then ids[#ids + 1] = id end
+  end
+else
+  ids = scan(filter_at(10), bound_of(ARGV[15], ARGV[16], false), 1000000)
+end
+local changed = 0
+for _, id in ipairs(ids) do
+  if apply(id) then changed = changed + 1 end
+end
+finish(action, ARGV[18])
+return {changed, counts_json()}
