@@ -279,6 +279,14 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 	}
 	th.pub(t, 122, "122-next")
 	th.pub(t, 123, "123-before") // room 123 is not in the id: not replayed
+	// The listener hears messages in order: once a later one reached a
+	// stream, 123-before has come and gone (no local topic took it). Else it
+	// could reach room 123's new topic while that reads its tail, and count
+	// as published after the stream came.
+	marker := th.openStream(t, 124, 9, "")
+	if res := th.pub(t, 124, "marker"); marker.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }).ID != res {
+		t.Fatal("the marker did not arrive")
+	}
 	r := th.pageStream(t, 9, "rooms=121,122,123", last)
 	var gap *pageData
 	got122 := ""

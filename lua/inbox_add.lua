@@ -1,39 +1,59 @@
--- Add one notification to a user's inbox, exactly once: a muted type is
--- skipped; an id already there, or deleted or expired before, is a
--- duplicate (a retry); a new one is counted and goes to the user's log and
--- channel as notification.created.
--- KEYS and ARGV[1..6]: see inbox_lib.lua.
+-- Add one notification to the inboxes of a batch of recipients, exactly
+-- once each: a muted type is skipped; an id already there, or deleted or
+-- expired before, is a duplicate (a retry); a new one is counted and goes to
+-- that user's log and channel as notification.created. This is the
+-- fan-out's path: it reads nothing it can know (a new item's state), and it
+-- leaves what is due by time (retention age, expiry, wakes) to the next
+-- script that reads the inbox and to the timer worker.
+-- KEYS: 14 per recipient, as inbox_lib.lua lists them, one recipient after
+-- the other (on a cluster, a batch is one recipient: their keys share a slot).
+-- ARGV[1..6]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
 -- ARGV[7]  notificationId
 -- ARGV[8]  event type
 -- ARGV[9]  the item's own JSON: {"notificationId",…,"timestamp"}
 -- ARGV[10] the event's time in ms (its stream id's ms)
--- ARGV[11] "severity\ttag,tag\texpiresAt"
--- ARGV[12] expiresAt in ms, or ""
--- Returns {"muted"}, {"dup"}, {"old"} (older than the retention) or {"new", unread}.
-if redis.call('SISMEMBER', K_MUTED, ARGV[8]) == 1 then return {'muted'} end
-local id = ARGV[7]
-settle()
-if redis.call('HEXISTS', K_ITEMS, id) == 1 or redis.call('ZSCORE', K_DELETED, id) then
+-- ARGV[11] severity
+-- ARGV[12] tags, comma separated
+-- ARGV[13] expiresAt (RFC 3339) or ""
+-- ARGV[14] expiresAt in ms, or ""
+-- ARGV[15..] each recipient's channel, user:{u}, in the order of KEYS
+-- Returns one of "muted", "dup", "old" (older than the retention) or "new"
+-- per recipient.
+local id, typ, own, ms = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
+local sev, tag_list, exp, exp_ms = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local tags = {}
+for tag in string.gmatch(tag_list, '[^,]+') do tags[#tags + 1] = tag end
+local with_meta = sev ~= 'normal' or #tags > 0 or exp ~= ''
+local quoted = {}
+for i, tag in ipairs(tags) do quoted[i] = '"' .. tag .. '"' end
+local expires = 'null'
+if exp ~= '' then expires = quote(exp) end
+local head = string.sub(own, 1, -2) .. ',"readAt":null,"seenAt":null,"archivedAt":null,"snoozedUntil":null,' ..
+  '"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') .. '],"expiresAt":' .. expires ..
+  ',"group":null,"activityAt":'
+
+local function add()
+  if redis.call('SISMEMBER', K_MUTED, typ) == 1 then return 'muted' end
+  if ms < NOW - RETENTION then return 'old' end
+  local items = ensure()
+  if redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, own) == 0 then return 'dup' end
+  local score = top_score(ms)
+  if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
+  redis.call('ZADD', K_ORDER, score, id)
+  if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. id) end
+  add_counts(sev, tags, {'visible', 'unread', 'unseen'}, 1)
+  dirty = true
+  trim(items + 1, true)
   finish()
-  return {'dup'}
+  if removed.retention and removed.retention[#removed.retention] == id then return 'old' end
+  log('notification.created', head .. quote(iso(math.floor(score / 1024))) .. ',"unread":' .. UNREAD ..
+    ',"counts":' .. counts_json() .. '}')
+  return 'new'
 end
-if tonumber(ARGV[10]) < NOW - RETENTION then
-  finish()
-  return {'old'}
+
+local out = {}
+for i = 0, #KEYS / 14 - 1 do
+  use(i, ARGV[15 + i])
+  out[#out + 1] = add()
 end
-local score = top_score(tonumber(ARGV[10]))
-redis.call('HSET', K_ITEMS, id, ARGV[9])
-redis.call('HSET', K_META, id, ARGV[11])
-redis.call('ZADD', K_ORDER, score, id)
-if ARGV[12] ~= '' then redis.call('ZADD', K_DUE, ARGV[12], 'x:' .. id) end
-contrib(id, 1)
-dirty = true
-trim()
-if redis.call('HEXISTS', K_ITEMS, id) == 0 then
-  finish()
-  return {'old'}
-end
-finish()
-log('notification.created', string.sub(item_json(id), 1, -2) .. ',"unread":' .. count('unread') ..
-  ',"counts":' .. counts_json() .. '}')
-return {'new', count('unread')}
+return out

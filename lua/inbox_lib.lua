@@ -25,14 +25,38 @@
 -- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
 -- ARGV[7..] the script's own
 
-local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED =
-  KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+-- A script may serve several users (inbox_add.lua: a batch of recipients):
+-- their keys follow each other, 14 each, and use(i, channel) makes the
+-- i-th user's (from 0) the current ones.
+local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED
+local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED
+local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
 
 local t = redis.call('TIME')
 local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- KEEP_PERIOD is how often the keys' expiry is renewed: daily, or twice per
+-- retention if that is shorter.
+local KEEP_PERIOD = math.min(86400000, math.floor(RETENTION / 2))
+
+-- What the current user's script changed, for its log events (see finish).
+local dirty, removed, updated, read_ids, kept
+local UNREAD -- the unread count finish left
+
+local function use(i, channel)
+  local b = i * 14
+  K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
+    KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5], KEYS[b + 6], KEYS[b + 7], KEYS[b + 8]
+  K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED =
+    KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14]
+  CHANNEL = channel
+  dirty = false
+  removed = {}   -- reason -> ids
+  updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
+  read_ids = {}  -- ids marked read
+  kept = nil     -- the keep period the keys' expiry was last renewed in
+end
+use(0, ARGV[4])
 
 -- iso formats ms since the epoch as RFC 3339 in UTC, as the hub does.
 local function iso(ms)
@@ -80,31 +104,37 @@ local function bump(field, by)
   if redis.call('HINCRBY', K_COUNTS, field, by) <= 0 then redis.call('HDEL', K_COUNTS, field) end
 end
 
+-- what_counts lists what an item in this state counts for, besides its
+-- severity and tags: visible, unread, unseen (visible items), archived,
+-- snoozed.
+local function what_counts(archived, snoozed, read, seen)
+  if archived then return {'archived'} end
+  if snoozed then return {'snoozed'} end
+  local what = {'visible'}
+  if not read then what[#what + 1] = 'unread' end
+  if not seen then what[#what + 1] = 'unseen' end
+  return what
+end
+
+-- add_counts adds (sign 1) or takes back (sign -1) what an item of this
+-- severity, tags and state counts for. Per severity and tag the counts are
+-- "s:<sev>:<what>" and "t:<tag>:<what>" for visible, unread, unseen and
+-- archived; severity normal is not stored: it is the rest of the totals.
+local function add_counts(sev, tags, what, sign)
+  for _, w in ipairs(what) do
+    bump(w, sign)
+    if w ~= 'snoozed' then
+      if sev ~= 'normal' then bump('s:' .. sev .. ':' .. w, sign) end
+      for _, tag in ipairs(tags) do bump('t:' .. tag .. ':' .. w, sign) end
+    end
+  end
+end
+
 -- contrib adds (sign 1) or takes back (sign -1) what item id counts for, as
 -- it is now. Every change is contrib(id, -1), the change, contrib(id, 1).
--- Counts: visible, unread, unseen (visible ones), archived, snoozed; per
--- severity and tag "s:<sev>:<what>", "t:<tag>:<what>" for visible, unread,
--- unseen and archived.
 local function contrib(id, sign)
   local sev, tags = meta(id)
-  local archived, snoozed, read, seen = flags(id)
-  local what = {}
-  if archived then
-    bump('archived', sign)
-    what = {'archived'}
-  elseif snoozed then
-    bump('snoozed', sign)
-  else
-    what = {'visible'}
-    if not read then what[#what + 1] = 'unread' end
-    if not seen then what[#what + 1] = 'unseen' end
-    for _, w in ipairs(what) do bump(w, sign) end
-  end
-  for _, w in ipairs(what) do
-    bump('s:' .. sev .. ':' .. w, sign)
-    for _, tag in ipairs(tags) do bump('t:' .. tag .. ':' .. w, sign) end
-  end
-  bump('n', sign)
+  add_counts(sev, tags, what_counts(flags(id)), sign)
 end
 
 local function count(field)
@@ -113,17 +143,22 @@ end
 
 -- ensure recounts once when the counts do not describe the items: a user
 -- whose inbox an older hub wrote (no counts yet), or one that an older hub
--- changed during a rolling deploy (it keeps unread_count, not the counts).
+-- changed during a rolling deploy (it keeps unread_count and the items, not
+-- the counts). It returns the number of items.
 local function ensure()
-  local v = redis.call('HGET', K_COUNTS, 'v')
-  if v and count('n') == redis.call('ZCARD', K_ORDER) and
-      count('unread') == tonumber(redis.call('GET', K_UNREAD) or '0') then
-    return
+  local c = redis.call('HMGET', K_COUNTS, 'v', 'visible', 'archived', 'snoozed', 'unread', 'kept')
+  kept = c[6]
+  local items = redis.call('ZCARD', K_ORDER)
+  local n = tonumber(c[2] or '0') + tonumber(c[3] or '0') + tonumber(c[4] or '0')
+  if c[1] and n == items and tonumber(c[5] or '0') == tonumber(redis.call('GET', K_UNREAD) or '0') then
+    return items
   end
   redis.call('DEL', K_COUNTS)
-  redis.call('HSET', K_COUNTS, 'v', tonumber(v or '0') + 1)
+  redis.call('HSET', K_COUNTS, 'v', tonumber(c[1] or '0') + 1)
+  kept = nil
   for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, -1)) do contrib(id, 1) end
   redis.call('SET', K_UNREAD, count('unread'))
+  return items
 end
 
 -- counts_json is the counts as GET /notifications/counts answers them.
@@ -139,6 +174,14 @@ local function counts_json()
       c[all[i]] = all[i + 1]
     end
   end
+  -- severity normal is the rest of the totals
+  local normal = {}
+  for _, w in ipairs({'visible', 'unread', 'unseen', 'archived'}) do
+    local rest = tonumber(c[w] or '0')
+    for _, x in pairs(groups.s) do rest = rest - tonumber(x[w] or '0') end
+    if rest > 0 then normal[w] = rest end
+  end
+  if next(normal) then groups.s.normal = normal end
   local function obj(m)
     local names = {}
     for k in pairs(m) do names[#names + 1] = k end
@@ -176,11 +219,6 @@ local function item_json(id)
     '],"expiresAt":' .. expires .. ',"group":null,"activityAt":' .. quote(iso(act)) .. '}'
 end
 
--- What this script changed, for its log events (see finish).
-local dirty = false
-local removed = {}   -- reason -> ids
-local updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
-local read_ids = {}  -- ids marked read
 
 -- top_score is a score above every item's: the top of the list, at ms.
 local function top_score(ms)
@@ -191,17 +229,26 @@ local function top_score(ms)
 end
 
 -- remove takes item id out of the inbox for reason (retention, expired,
--- deleted). A read not yet flushed stays in the write-behind buffer.
+-- deleted). A read not yet flushed stays in the write-behind buffer. It
+-- deletes only what the item has: retention removes one on most adds of a
+-- full inbox.
 local function remove(id, reason)
-  contrib(id, -1)
+  local sev, tags, exp = meta(id)
+  local archived, snoozed, read, seen = flags(id)
+  add_counts(sev, tags, what_counts(archived, snoozed, read, seen), -1)
   redis.call('HDEL', K_ITEMS, id)
-  redis.call('HDEL', K_META, id)
-  redis.call('HDEL', K_SEEN, id)
-  redis.call('HDEL', K_ARCHIVED, id)
-  redis.call('HDEL', K_READ, id)
   redis.call('ZREM', K_ORDER, id)
-  redis.call('ZREM', K_DUE, 's:' .. id, 'x:' .. id)
-  if reason ~= 'retention' then redis.call('ZADD', K_DELETED, NOW, id) end
+  if sev ~= 'normal' or #tags > 0 or exp ~= '' then redis.call('HDEL', K_META, id) end
+  if seen then redis.call('HDEL', K_SEEN, id) end
+  if archived then redis.call('HDEL', K_ARCHIVED, id) end
+  if read then redis.call('HDEL', K_READ, id) end
+  if snoozed then redis.call('ZREM', K_DUE, 's:' .. id) end
+  if exp ~= '' then redis.call('ZREM', K_DUE, 'x:' .. id) end
+  if reason ~= 'retention' then
+    redis.call('ZADD', K_DELETED, NOW, id)
+    redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
+    redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
+  end
   removed[reason] = removed[reason] or {}
   table.insert(removed[reason], id)
   dirty = true
@@ -218,29 +265,31 @@ local function wake(id)
   dirty = true
 end
 
--- trim drops items past the retention age and beyond the newest MAX_ITEMS,
--- and forgets deletions older than the retention.
-local function trim()
+-- trim drops items beyond the newest MAX_ITEMS and, unless by_count_only,
+-- those past the retention age; items is how many there are. It looks at
+-- the oldest first: most calls find nothing to do.
+local function trim(items, by_count_only)
   local oldest = (NOW - RETENTION) * 1024
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ORDER, '-inf', '(' .. oldest)) do
-    remove(id, 'retention')
+  local first = {}
+  if not by_count_only then first = redis.call('ZRANGE', K_ORDER, 0, 0, 'WITHSCORES') end
+  if first[2] and tonumber(first[2]) < oldest then
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ORDER, '-inf', '(' .. oldest)) do
+      remove(id, 'retention')
+      items = items - 1
+    end
   end
-  local extra = redis.call('ZCARD', K_ORDER) - MAX_ITEMS
-  if extra > 0 then
-    for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, extra - 1)) do
+  if items > MAX_ITEMS then
+    for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, items - MAX_ITEMS - 1)) do
       remove(id, 'retention')
     end
   end
-  redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
-  redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
 end
 
 -- settle brings the inbox up to now: counts checked, old items trimmed,
 -- expired items removed, snoozed items whose time came woken. Every script
 -- starts with it, so lists and counts never show what is due.
 local function settle()
-  ensure()
-  trim()
+  trim(ensure())
   for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, 1000)) do
     local id = string.sub(m, 3)
     if string.sub(m, 1, 1) == 'x' then remove(id, 'expired') else wake(id) end
@@ -253,14 +302,11 @@ local function log(typ, data)
   local seq = redis.call('INCR', K_SEQ)
   local id = redis.call('XADD', K_LOG, 'MAXLEN', '~', ARGV[3], '*',
     'type', typ, 'data', data, 'publisher_id', '', 'timestamp', '', 'seq', seq)
-  local ttl = math.floor(RETENTION / 1000)
-  redis.call('EXPIRE', K_LOG, ttl)
-  redis.call('EXPIRE', K_SEQ, ttl)
   local msg = '{"id":"' .. id .. '","seq":' .. seq .. ',"eventType":"' .. typ .. '","data":' .. data .. '}'
   if ARGV[5] == '1' then
-    redis.call('SPUBLISH', ARGV[4], msg)
+    redis.call('SPUBLISH', CHANNEL, msg)
   else
-    redis.call('PUBLISH', ARGV[4], msg)
+    redis.call('PUBLISH', CHANNEL, msg)
   end
   return id
 end
@@ -271,15 +317,19 @@ local function quoted_ids(ids)
   return '[' .. table.concat(q, ',') .. ']'
 end
 
--- keep renews the keys' expiry (the retention) once a day, or twice per
--- retention if that is shorter: not on every write.
+-- keep renews the keys' expiry (the retention) once per KEEP_PERIOD, not
+-- on every write; the counts remember when (field kept).
 local function keep()
-  local ttl = redis.call('PTTL', K_ORDER)
-  if ttl >= 0 and RETENTION - ttl < math.min(86400000, RETENTION / 2) then return end
+  local period = tostring(math.floor(NOW / KEEP_PERIOD))
+  if kept == period then return end
   local secs = math.floor(RETENTION / 1000)
   for i = 1, 14 do
-    if i ~= 5 and i ~= 6 and i ~= 7 and i ~= 8 then redis.call('EXPIRE', KEYS[i], secs) end
+    local k = ({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED,
+      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED})[i]
+    if i ~= 7 and i ~= 8 then redis.call('EXPIRE', k, secs) end
   end
+  redis.call('HSET', K_COUNTS, 'kept', period)
+  kept = period
 end
 
 -- finish records that the inbox changed (a new version, unread_count, the
@@ -289,9 +339,11 @@ end
 local function finish(action, filter)
   if not dirty then return end
   redis.call('HINCRBY', K_COUNTS, 'v', 1)
-  redis.call('SET', K_UNREAD, count('unread'))
+  UNREAD = count('unread')
+  redis.call('SET', K_UNREAD, UNREAD)
   keep()
-  local counts = counts_json()
+  local counts
+  if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
   for _, reason in ipairs({'retention', 'expired', 'deleted'}) do
     local ids = removed[reason]
     if ids then

@@ -66,16 +66,17 @@ func (o Options) check(retention time.Duration) (Options, error) {
 	return o, nil
 }
 
-// meta is the options as lua/inbox_lib.lua keeps them: "severity\ttags\texpiresAt".
-func (o Options) meta() string {
-	sev, exp := o.Severity, ""
+// fields are the options as lua/inbox_add.lua takes them: severity, tags
+// (comma separated) and expiresAt ("" when none).
+func (o Options) fields() (sev, tags, exp string) {
+	sev = o.Severity
 	if sev == "" {
 		sev = "normal"
 	}
 	if o.ExpiresAt != nil {
 		exp = o.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
-	return sev + "\t" + strings.Join(o.Tags, ",") + "\t" + exp
+	return sev, strings.Join(o.Tags, ","), exp
 }
 
 // body is the options as part of a publish's idempotency body; "" when none
@@ -207,33 +208,52 @@ func (n notice) item() string {
 		`,"timestamp":` + strconv.Quote(n.ts) + `}`
 }
 
-// deliverNotice puts n into each recipient's inbox (one pipelined round trip;
-// on a cluster each user's script goes to that user's master), then clears its
-// outbox entry. Each inbox script is idempotent, so doing this twice is safe.
+// addBatch bounds the recipients one inbox_add.lua call serves on one
+// Redis (a cluster's calls serve one recipient each: their keys share no
+// slot).
+const addBatch = 20
+
+// deliverNotice puts n into each recipient's inbox (one pipeline; on a
+// cluster each user's call goes to that user's master), then clears its
+// outbox entry. Each inbox write is idempotent, so doing this twice is safe.
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	item, ms, meta, expMs := n.item(), strconv.FormatUint(n.id.Ms, 10), n.opts.meta(), ""
+	sev, tags, exp := n.opts.fields()
+	expMs := ""
 	if n.opts.ExpiresAt != nil {
 		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
 		if err := ib.markTimers(ctx, recipients, expMs); err != nil {
 			return err
 		}
 	}
-	now := hub.NowTimestamp()
-	execs := make([]rueidis.LuaExec, len(recipients))
-	for i, u := range recipients {
-		execs[i] = rueidis.LuaExec{Keys: inboxKeys(u),
-			Args: ib.inboxArgs(u, now, NotificationID(n.room, n.id), n.typ, item, ms, meta, expMs)}
+	batch := addBatch
+	if ib.rdb.Sharded() {
+		batch = 1
 	}
-	results := hub.RunMany(ib.rdb, ctx, inboxAddScript, execs)
-	for _, r := range results {
-		arr, err := r.ToArray()
+	common := ib.inboxArgs(0, hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs)
+	common[3] = ""
+	var execs []rueidis.LuaExec
+	for start := 0; start < len(recipients); start += batch {
+		users := recipients[start:min(start+batch, len(recipients))]
+		e := rueidis.LuaExec{Keys: make([]string, 0, 14*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e.Args = append(e.Args, common...)
+		for _, u := range users {
+			e.Keys = append(e.Keys, inboxKeys(u)...)
+			e.Args = append(e.Args, hub.UserChannel(u))
+		}
+		execs = append(execs, e)
+	}
+	for _, r := range hub.RunMany(ib.rdb, ctx, inboxAddScript, execs) {
+		kinds, err := r.AsStrSlice()
 		if err != nil {
 			return hub.RedisErr(err)
 		}
-		if kind, _ := arr[0].ToString(); kind == "new" {
-			ib.metrics.inboxWrites.Inc()
+		for _, k := range kinds {
+			if k == "new" {
+				ib.metrics.inboxWrites.Inc()
+			}
 		}
 	}
 	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
