@@ -71,7 +71,8 @@ fuzz:
 # sentinels, resuming clients and a publisher through faults on a schedule
 # (listener kills, cut connections, CLIENT PAUSE, failover, a hub restart) and
 # fails on any silent loss, duplicate or reorder; `make test` runs it for 40 s.
-# The report lands in $(CHAOS_OUT). soak: 10 minutes, resources sampled.
+# The report lands in $(CHAOS_OUT). soak: 10 minutes, resources sampled, after
+# 20,000 random inbox actions whose counts must equal the lists.
 CHAOS_OUT ?= /tmp/roomhub-chaos
 chaos: deps
 	mkdir -p $(CHAOS_OUT)
@@ -79,6 +80,7 @@ chaos: deps
 		-chaos.duration=60s -chaos.report=$(CHAOS_OUT)/chaos.json
 
 soak: deps
+	ROOMHUB_LIFECYCLE_OPS=20000 $(GO) test -count=1 -timeout 15m -run TestLifecycle_CountsEqualLists ./api/
 	mkdir -p $(CHAOS_OUT)
 	$(GO) test -count=1 -timeout 25m -run TestChaos ./internal/chaos/ -args \
 		-chaos.duration=10m -chaos.sample=10s -chaos.report=$(CHAOS_OUT)/soak.json

@@ -26,6 +26,8 @@ type publishBody struct {
 	Severity       *string         `json:"severity"`
 	Tags           []string        `json:"tags"`
 	ExpiresAt      *string         `json:"expiresAt"`
+	GroupKey       *string         `json:"groupKey"`
+	GroupWindow    *int            `json:"groupWindowSecs"`
 }
 
 // DecodePublish parses and checks a publish body. Errors are *Error values
@@ -72,6 +74,18 @@ func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 		req.Severity = *b.Severity
 	}
 	req.Tags = b.Tags
+	if b.GroupKey != nil {
+		if *b.GroupKey == "" {
+			return inbox.PublishRequest{}, errBadRequest("groupKey is 1 to 64 bytes of [A-Za-z0-9_.:-]")
+		}
+		req.GroupKey = *b.GroupKey
+	}
+	if b.GroupWindow != nil {
+		if *b.GroupWindow <= 0 {
+			return inbox.PublishRequest{}, errBadRequest("groupWindowSecs must be 1 to 86400")
+		}
+		req.GroupWindowSecs = *b.GroupWindow
+	}
 	if b.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *b.ExpiresAt)
 		if err != nil {

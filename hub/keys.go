@@ -88,10 +88,14 @@ func InboxDueKey(user int64) string { return "inbox:due:" + userTag(user) }
 // "inbox:counts:{7}".
 func InboxCountsKey(user int64) string { return "inbox:counts:" + userTag(user) }
 
-// InboxDeletedKey remembers a user's deleted and expired items, scored by
-// when (ms), so that a retried publish does not bring them back:
-// "inbox:deleted:{7}".
+// InboxDeletedKey remembers a user's deleted and expired items, and events
+// joined into a group, scored by when (ms), so that a retried publish does
+// not bring them back: "inbox:deleted:{7}".
 func InboxDeletedKey(user int64) string { return "inbox:deleted:" + userTag(user) }
+
+// InboxGroupsKey holds a user's groups: "k:<groupKey>" → the open item of
+// the key, "g:<notificationId>" → the group's record: "inbox:groups:{7}".
+func InboxGroupsKey(user int64) string { return "inbox:groups:" + userTag(user) }
 
 // InboxTimerShards is how many index keys list the users with inbox timers;
 // their hash tags spread them over a cluster's masters.

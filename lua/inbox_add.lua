@@ -5,7 +5,7 @@
 -- fan-out's path: it reads nothing it can know (a new item's state), and it
 -- leaves what is due by time (retention age, expiry, wakes) to the next
 -- script that reads the inbox and to the timer worker.
--- KEYS: 14 per recipient, as inbox_lib.lua lists them, one recipient after
+-- KEYS: 15 per recipient, as inbox_lib.lua lists them, one recipient after
 -- the other (on a cluster, a batch is one recipient: their keys share a slot).
 -- ARGV[1..6]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
 -- ARGV[7]  notificationId
@@ -16,11 +16,18 @@
 -- ARGV[12] tags, comma separated
 -- ARGV[13] expiresAt (RFC 3339) or ""
 -- ARGV[14] expiresAt in ms, or ""
--- ARGV[15..] each recipient's channel, user:{u}, in the order of KEYS
--- Returns one of "muted", "dup", "old" (older than the retention) or "new"
--- per recipient.
+-- ARGV[15] groupKey, or "": the event joins the recipient's open group of
+--          the key (the newest item with it that is unread, visible and
+--          younger than the window, counted from the group's first event),
+--          else starts one
+-- ARGV[16] the group window in ms
+-- ARGV[17] publisher id, or "" (a group's actors)
+-- ARGV[18..] each recipient's channel, user:{u}, in the order of KEYS
+-- Returns one of "muted", "dup", "old" (older than the retention), "new" or
+-- "joined" per recipient.
 local id, typ, own, ms = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local sev, tag_list, exp, exp_ms = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local gkey, window, publisher = ARGV[15], tonumber(ARGV[16]), ARGV[17]
 local tags = {}
 for tag in string.gmatch(tag_list, '[^,]+') do tags[#tags + 1] = tag end
 local with_meta = sev ~= 'normal' or #tags > 0 or exp ~= ''
@@ -30,13 +37,68 @@ local expires = 'null'
 if exp ~= '' then expires = quote(exp) end
 local head = string.sub(own, 1, -2) .. ',"readAt":null,"seenAt":null,"archivedAt":null,"snoozedUntil":null,' ..
   '"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') .. '],"expiresAt":' .. expires ..
-  ',"group":null,"activityAt":'
+  ',"group":'
+
+-- join makes the event the newest of group item gid: the item keeps its
+-- notificationId, takes the event's own fields, moves to the top, becomes
+-- unseen, and counts once; the event's id is remembered (a retry is a
+-- duplicate).
+local function join(gid, g)
+  contrib(gid, -1)
+  redis.call('HSET', K_ITEMS, gid, '{"notificationId":"' .. gid .. '"' .. string.sub(own, #id + 21))
+  if with_meta then
+    redis.call('HSET', K_META, gid, sev .. '\t' .. tag_list .. '\t' .. exp)
+  else
+    redis.call('HDEL', K_META, gid)
+  end
+  redis.call('ZREM', K_DUE, 'x:' .. gid)
+  if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. gid) end
+  redis.call('HDEL', K_SEEN, gid)
+  redis.call('ZADD', K_ORDER, top_score(ms), gid)
+  g.count = g.count + 1
+  if publisher ~= '' then
+    local actors = {publisher}
+    for _, a in ipairs(g.actors) do
+      if a ~= publisher and #actors < 5 then actors[#actors + 1] = a end
+    end
+    g.actors = actors
+  end
+  put_group(gid, g)
+  tombstone(id)
+  contrib(gid, 1)
+  updated[#updated + 1] = gid
+  dirty = true
+  finish('group')
+  return 'joined'
+end
+
+-- open_group returns the recipient's open group item of gkey, and its record.
+local function open_group()
+  local gid = redis.call('HGET', K_GROUPS, 'k:' .. gkey)
+  if not gid then return nil end
+  local g = group_of(gid)
+  if not g or ms - g.first_ms >= window then return nil end
+  local archived, snoozed, read = flags(gid)
+  if archived or snoozed or read then return nil end
+  return gid, g
+end
 
 local function add()
   if redis.call('SISMEMBER', K_MUTED, typ) == 1 then return 'muted' end
   if ms < NOW - RETENTION then return 'old' end
   local items = ensure()
-  if redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, own) == 0 then return 'dup' end
+  if gkey ~= '' then
+    if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup' end
+    local gid, g = open_group()
+    if gid then return join(gid, g) end
+    redis.call('HSET', K_ITEMS, id, own)
+    local actors = {}
+    if publisher ~= '' then actors = {publisher} end
+    put_group(id, {first_ms = ms, count = 1, actors = actors, first = id, key = gkey})
+    redis.call('HSET', K_GROUPS, 'k:' .. gkey, id)
+  elseif redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, own) == 0 then
+    return 'dup'
+  end
   local score = top_score(ms)
   if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
   redis.call('ZADD', K_ORDER, score, id)
@@ -46,14 +108,16 @@ local function add()
   trim(items + 1, true)
   finish()
   if removed.retention and removed.retention[#removed.retention] == id then return 'old' end
-  log('notification.created', head .. quote(iso(math.floor(score / 1024))) .. ',"unread":' .. UNREAD ..
-    ',"counts":' .. counts_json() .. '}')
+  local group = 'null'
+  if gkey ~= '' then group = group_json(group_of(id)) end
+  log('notification.created', head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
+    ',"unread":' .. UNREAD .. ',"counts":' .. counts_json() .. '}')
   return 'new'
 end
 
 local out = {}
-for i = 0, #KEYS / 14 - 1 do
-  use(i, ARGV[15 + i])
+for i = 0, #KEYS / 15 - 1 do
+  use(i, ARGV[18 + i])
   out[#out + 1] = add()
 end
 return out

@@ -16,7 +16,10 @@
 -- KEYS[11] inbox:archived:{u} hash  id -> archivedAt
 -- KEYS[12] inbox:due:{u}      zset  "s:<id>" (snoozed until) and "x:<id>" (expires at), scored in ms
 -- KEYS[13] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "n" the items counted
--- KEYS[14] inbox:deleted:{u}  zset  deleted or expired ids, scored by when (ms)
+-- KEYS[14] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
+--                                  deleted, expired, or joined into a group
+-- KEYS[15] inbox:groups:{u}   hash  "k:<groupKey>" -> the open item of the key;
+--                                  "g:<id>" -> "firstMs\tcount\tactors\tfirst\tgroupKey"
 -- ARGV[1]  retention in ms (items whose activity is older drop out)
 -- ARGV[2]  largest number of items kept
 -- ARGV[3]  log MAXLEN (approximate): the user stream resumes this far back
@@ -26,10 +29,10 @@
 -- ARGV[7..] the script's own
 
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
--- their keys follow each other, 14 each, and use(i, channel) makes the
+-- their keys follow each other, 15 each, and use(i, channel) makes the
 -- i-th user's (from 0) the current ones.
 local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED
-local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED
+local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS
 local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
 
@@ -44,11 +47,11 @@ local dirty, removed, updated, read_ids, kept
 local UNREAD -- the unread count finish left
 
 local function use(i, channel)
-  local b = i * 14
+  local b = i * 15
   K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
     KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5], KEYS[b + 6], KEYS[b + 7], KEYS[b + 8]
-  K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED =
-    KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14]
+  K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS =
+    KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14], KEYS[b + 15]
   CHANNEL = channel
   dirty = false
   removed = {}   -- reason -> ids
@@ -199,6 +202,30 @@ local function counts_json()
     ',"byTag":' .. obj(groups.t) .. ',"bySeverity":' .. obj(groups.s) .. '}'
 end
 
+-- group_of reads item id's group record: first event's ms, count, actors
+-- (a list, newest first), the first notificationId and the group's key;
+-- nil when the item is no group's.
+local function group_of(id)
+  local rec = redis.call('HGET', K_GROUPS, 'g:' .. id)
+  if not rec then return nil end
+  local first_ms, n, actors, first, key = string.match(rec, '^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$')
+  local list = {}
+  for a in string.gmatch(actors, '[^,]+') do list[#list + 1] = a end
+  return {first_ms = tonumber(first_ms), count = tonumber(n), actors = list, first = first, key = key}
+end
+
+local function put_group(id, g)
+  redis.call('HSET', K_GROUPS, 'g:' .. id, g.first_ms .. '\t' .. g.count .. '\t' .. table.concat(g.actors, ',') ..
+    '\t' .. g.first .. '\t' .. g.key)
+end
+
+local function group_json(g)
+  local actors = {}
+  for i, a in ipairs(g.actors) do actors[i] = '"' .. a .. '"' end
+  return '{"key":"' .. g.key .. '","count":' .. g.count .. ',"actors":[' .. table.concat(actors, ',') ..
+    '],"first":"' .. g.first .. '"}'
+end
+
 -- item_json is item id as lists show it: its own JSON and its state.
 local function item_json(id)
   local raw = redis.call('HGET', K_ITEMS, id)
@@ -212,11 +239,14 @@ local function item_json(id)
   local expires = 'null'
   if exp ~= '' then expires = quote(exp) end
   local act = math.floor(tonumber(redis.call('ZSCORE', K_ORDER, id) or '0') / 1024)
+  local g = group_of(id)
+  local group = 'null'
+  if g then group = group_json(g) end
   return string.sub(raw, 1, -2) .. ',"readAt":' .. quote(redis.call('HGET', K_READ, id) or nil) ..
     ',"seenAt":' .. quote(redis.call('HGET', K_SEEN, id) or nil) ..
     ',"archivedAt":' .. quote(redis.call('HGET', K_ARCHIVED, id) or nil) ..
     ',"snoozedUntil":' .. snoozed .. ',"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') ..
-    '],"expiresAt":' .. expires .. ',"group":null,"activityAt":' .. quote(iso(act)) .. '}'
+    '],"expiresAt":' .. expires .. ',"group":' .. group .. ',"activityAt":' .. quote(iso(act)) .. '}'
 end
 
 
@@ -226,6 +256,14 @@ local function top_score(ms)
   local last = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
   if last[2] and tonumber(last[2]) >= score then score = tonumber(last[2]) + 1 end
   return score
+end
+
+-- tombstone remembers that id must not come back (a retried publish is a
+-- duplicate), for the retention and at most 4 × MAX_ITEMS ids.
+local function tombstone(id)
+  redis.call('ZADD', K_DELETED, NOW, id)
+  redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
+  redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
 end
 
 -- remove takes item id out of the inbox for reason (retention, expired,
@@ -244,11 +282,12 @@ local function remove(id, reason)
   if read then redis.call('HDEL', K_READ, id) end
   if snoozed then redis.call('ZREM', K_DUE, 's:' .. id) end
   if exp ~= '' then redis.call('ZREM', K_DUE, 'x:' .. id) end
-  if reason ~= 'retention' then
-    redis.call('ZADD', K_DELETED, NOW, id)
-    redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
-    redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
+  local g = group_of(id)
+  if g then
+    redis.call('HDEL', K_GROUPS, 'g:' .. id)
+    if redis.call('HGET', K_GROUPS, 'k:' .. g.key) == id then redis.call('HDEL', K_GROUPS, 'k:' .. g.key) end
   end
+  if reason ~= 'retention' then tombstone(id) end
   removed[reason] = removed[reason] or {}
   table.insert(removed[reason], id)
   dirty = true
@@ -323,9 +362,9 @@ local function keep()
   local period = tostring(math.floor(NOW / KEEP_PERIOD))
   if kept == period then return end
   local secs = math.floor(RETENTION / 1000)
-  for i = 1, 14 do
+  for i = 1, 15 do
     local k = ({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED,
-      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED})[i]
+      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS})[i]
     if i ~= 7 and i ~= 8 then redis.call('EXPIRE', k, secs) end
   end
   redis.call('HSET', K_COUNTS, 'kept', period)

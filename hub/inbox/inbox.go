@@ -163,7 +163,7 @@ func inboxKeys(user int64) []string {
 	return []string{hub.InboxKey(user), hub.InboxOrderKey(user), hub.InboxReadKey(user), hub.UnreadCountKey(user),
 		hub.TopicHistoryKey(hub.UserTopic(user)), hub.TopicSeqKey(hub.UserTopic(user)), hub.ReadStatusKey(user), hub.MutedKey(user),
 		hub.InboxMetaKey(user), hub.InboxSeenKey(user), hub.InboxArchivedKey(user), hub.InboxDueKey(user),
-		hub.InboxCountsKey(user), hub.InboxDeletedKey(user)}
+		hub.InboxCountsKey(user), hub.InboxDeletedKey(user), hub.InboxGroupsKey(user)}
 }
 
 // inboxArgs are the arguments every inbox script takes first, then extra.

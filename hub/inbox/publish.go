@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +28,21 @@ type Options struct {
 	Severity  string     `json:"severity,omitempty"`  // low, normal (""), high, critical
 	Tags      []string   `json:"tags,omitempty"`      // at most MaxTags distinct
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"` // the item leaves lists and counts then
+	// GroupKey makes the event join the recipient's open group of the key
+	// (see lua/inbox_add.lua), GroupWindowSecs after the group's first event
+	// (default 3600).
+	GroupKey        string `json:"groupKey,omitempty"`
+	GroupWindowSecs int    `json:"groupWindowSecs,omitempty"`
 }
+
+// groupKeyRE is what a groupKey may look like.
+var groupKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// Group window bounds, in seconds.
+const (
+	DefaultGroupWindowSecs = 3600
+	MaxGroupWindowSecs     = 86400
+)
 
 // MaxRecipients bounds recipientIds: distinct users one publish notifies.
 const MaxRecipients = 10000
@@ -36,7 +51,9 @@ const MaxRecipients = 10000
 const MaxTags = 8
 
 // set reports whether any option is given.
-func (o Options) set() bool { return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil }
+func (o Options) set() bool {
+	return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil || o.GroupKey != "" || o.GroupWindowSecs != 0
+}
 
 // check validates o (the retention bounds expiresAt) and returns it with its
 // tags distinct, in the order given.
@@ -57,6 +74,14 @@ func (o Options) check(retention time.Duration) (Options, error) {
 		return o, fmt.Errorf("%w: at most %d distinct tags", hub.ErrInvalid, MaxTags)
 	}
 	o.Tags = tags
+	switch {
+	case o.GroupKey == "" && o.GroupWindowSecs != 0:
+		return o, fmt.Errorf("%w: groupWindowSecs goes with groupKey", hub.ErrInvalid)
+	case o.GroupKey != "" && !groupKeyRE.MatchString(o.GroupKey):
+		return o, fmt.Errorf("%w: groupKey is 1 to 64 bytes of [A-Za-z0-9_.:-]", hub.ErrInvalid)
+	case o.GroupWindowSecs < 0 || o.GroupWindowSecs > MaxGroupWindowSecs:
+		return o, fmt.Errorf("%w: groupWindowSecs must be 1 to %d", hub.ErrInvalid, MaxGroupWindowSecs)
+	}
 	if o.ExpiresAt != nil {
 		now := time.Now()
 		if !o.ExpiresAt.After(now) || !o.ExpiresAt.Before(now.Add(retention)) {
@@ -104,7 +129,7 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 		return hub.PublishResult{}, err
 	}
 	if opts.set() && len(recipients) == 0 {
-		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags and expiresAt go with recipientIds", hub.ErrInvalid)
+		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags, groupKey and expiresAt go with recipientIds", hub.ErrInvalid)
 	}
 	p, err := ib.core.CheckPublish(req.PublishRequest)
 	if err != nil {
@@ -231,13 +256,17 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if ib.rdb.Sharded() {
 		batch = 1
 	}
+	window := n.opts.GroupWindowSecs
+	if window == 0 {
+		window = DefaultGroupWindowSecs
+	}
 	common := ib.inboxArgs(0, hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
-		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs)
+		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
 	common[3] = ""
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]
-		e := rueidis.LuaExec{Keys: make([]string, 0, 14*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e := rueidis.LuaExec{Keys: make([]string, 0, 15*len(users)), Args: make([]string, 0, len(common)+len(users))}
 		e.Args = append(e.Args, common...)
 		for _, u := range users {
 			e.Keys = append(e.Keys, inboxKeys(u)...)
@@ -251,7 +280,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			return hub.RedisErr(err)
 		}
 		for _, k := range kinds {
-			if k == "new" {
+			if k == "new" || k == "joined" {
 				ib.metrics.inboxWrites.Inc()
 			}
 		}
