@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,30 +95,49 @@ func (th *testHub) act(t testing.TB, user int64, id, action, body string) inbox.
 }
 
 // checkCountsMatchLists asserts that every count equals what the list
-// returns for the same filter.
+// returns for the same filter. Items may expire meanwhile (every read
+// settles the inbox first): a check during which the version moved is
+// made again.
 func checkCountsMatchLists(t *testing.T, th *testHub, user int64) countsData {
 	t.Helper()
-	c := th.countsOf(t, user)
+	for range 20 {
+		c := th.countsOf(t, user)
+		problem := countsVersusLists(t, th, user, c)
+		if th.countsOf(t, user).Version != c.Version {
+			continue // something expired or woke during the check
+		}
+		if problem != "" {
+			t.Fatalf("user %d: %s (%+v)", user, problem, c)
+		}
+		return c
+	}
+	t.Fatalf("user %d: the inbox kept changing during 20 checks", user)
+	return countsData{}
+}
+
+// countsVersusLists describes the first count that differs from its list.
+func countsVersusLists(t *testing.T, th *testHub, user int64, c countsData) string {
+	t.Helper()
 	for q, want := range map[string]int64{"": c.Visible, "state=unread": c.Unread, "state=unseen": c.Unseen,
 		"state=read": c.Visible - c.Unread, "state=archived": c.Archived, "state=snoozed": c.Snoozed,
 		"state=all": c.Visible + c.Archived + c.Snoozed} {
 		if got := int64(len(th.listOf(t, user, q))); got != want {
-			t.Fatalf("user %d: list ?%s has %d items, counts say %d (%+v)", user, q, got, want, c)
+			return fmt.Sprintf("list ?%s has %d items, counts say %d", q, got, want)
 		}
 	}
 	if n := th.unreadOf(t, user); n != c.Unread {
-		t.Fatalf("user %d: unread %d, counts say %d", user, n, c.Unread)
+		return fmt.Sprintf("unread %d, counts say %d", n, c.Unread)
 	}
 	for name, by := range map[string]map[string]struct{ Visible, Unread, Unseen int64 }{"tags": c.ByTag, "severity": c.BySeverity} {
 		for k, v := range by {
 			for q, want := range map[string]int64{"": v.Visible, "&state=unread": v.Unread, "&state=unseen": v.Unseen} {
 				if got := int64(len(th.listOf(t, user, name+"="+k+q))); got != want {
-					t.Fatalf("user %d: list ?%s=%s%s has %d items, counts say %d", user, name, k, q, got, want)
+					return fmt.Sprintf("list ?%s=%s%s has %d items, counts say %d", name, k, q, got, want)
 				}
 			}
 		}
 	}
-	return c
+	return ""
 }
 
 func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
@@ -390,17 +412,34 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 }
 
 // Counts equal the lists after a random run of every action (publishes
-// with retries and groups too), on two instances. make soak runs it longer (ROOMHUB_LIFECYCLE_OPS).
+// with retries, groups and expiry too), on two instances of which one dies
+// now and then between a room publish and its inbox writes (the outbox
+// sweep finishes them). make soak runs it longer (ROOMHUB_LIFECYCLE_OPS).
 func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
 	rs := testredis.Start(t)
-	hubs := []*testHub{startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 40 }),
-		startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 40 })}
-	ops := 300
+	randomLifecycle(t, rs.Addr(), 300)
+}
+
+// The same on a 3-master Redis Cluster: the users' keys are on every master.
+func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
+	randomLifecycle(t, testredis.StartCluster(t).Addrs()[0], 150)
+}
+
+func randomLifecycle(t *testing.T, addr string, ops int) {
+	cfg := func(c *hub.Config) { c.InboxMaxEntries, c.OutboxGrace = 40, 300*time.Millisecond }
+	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, cfg)}
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	var dying atomic.Bool
+	hubs[1].Inbox.AfterPublishHook = func() error {
+		if dying.Load() {
+			return errors.New("instance died")
+		}
+		return nil
+	}
 	if n, err := strconv.Atoi(os.Getenv("ROOMHUB_LIFECYCLE_OPS")); err == nil && n > 0 {
 		ops = n
 	}
 	users := []int64{50, 51, 52}
-	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	tags := []string{"a", "b", "c"}
 	sevs := []string{"low", "normal", "high", "critical"}
 	var known []string
@@ -413,12 +452,19 @@ func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				extra += fmt.Sprintf(`,"groupKey":"g%d"`, rng.IntN(3))
 			}
+			if rng.IntN(8) == 0 {
+				extra += `,"expiresAt":"` + time.Now().Add(time.Duration(500+rng.IntN(1500))*time.Millisecond).UTC().Format(time.RFC3339Nano) + `"`
+			}
+			dying.Store(rng.IntN(10) == 0)
 			code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52],%s}`, extra))
-			if code == 200 {
+			switch {
+			case code == 200:
 				var r hub.PublishResult
 				remarshal(t, env.Result, &r)
 				known = append(known, "130:"+r.StreamID)
-			} else if env.Code != "NOTIF4091" { // the same key with another body
+			case env.Code == "NOTIF4091": // the same key with another body
+			case code >= 500 && th == hubs[1] && dying.Load(): // died between the publish and the inbox writes
+			default:
 				t.Fatalf("publish: %d %+v", code, env)
 			}
 		case op < 8:
@@ -451,6 +497,12 @@ func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
 			}
 		}
 	}
+	dying.Store(false)
+	// What the dying instance left undone, the sweep finishes.
+	eventually(t, 20*time.Second, "the outbox swept", func() bool {
+		n, _ := testredis.Do(t, hubs[0].rdb, "HLEN", hub.OutboxKey(130)).AsInt64()
+		return n == 0
+	})
 	for _, u := range users {
 		c := checkCountsMatchLists(t, hubs[0], u)
 		if all := hubs[1].listOf(t, u, "state=all"); int64(len(all)) > 40 || slices.ContainsFunc(all, func(n inbox.Notification) bool { return n.NotificationID == "" }) {
@@ -542,5 +594,76 @@ func TestLifecycle_Groups(t *testing.T) {
 		if code, env := th.publishRaw(t, `{"roomId":140,"eventType":"comment.created","data":{},"recipientIds":[60],`+body+`}`); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("publish with %s: %d %s, want 400", body, code, env.Code)
 		}
+	}
+}
+
+// A deleted item's read, not yet flushed, still reaches the backend; and
+// trimming by INBOX_MAX_ENTRIES takes the oldest out of the counts with
+// notification.deleted, reason retention.
+func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.ReadSinkURL, c.WriteBehindInterval, c.InboxMaxEntries = sink.URL, 0, 2
+	})
+	const u = 61
+	s := th.userStream(t, u, "")
+	s.next(t, wait)
+	s.nextCounts(t)
+	a := th.notifyWith(t, 150, "", u)
+	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+a+"/read", u, ""); code != 200 {
+		t.Fatalf("read: %d", code)
+	}
+	if code, _ := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+a, u, ""); code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	if st, err := th.Inbox.FlushReads(t.Context()); err != nil || st.Flushed != 1 {
+		t.Fatalf("flush after the delete: %+v %v", st, err)
+	}
+	sink.mu.Lock()
+	got := sink.got[fmt.Sprintf("%d/%s", u, a)]
+	sink.mu.Unlock()
+	if got != 1 {
+		t.Fatalf("the deleted item's read reached the sink %d times, want 1", got)
+	}
+	b := th.notifyWith(t, 150, "", u)
+	th.notifyWith(t, 150, "", u)
+	th.notifyWith(t, 150, "", u) // the third: b drops out
+	f := s.nextMatching(t, wait, func(f frame) bool {
+		return f.Event == inbox.NotificationDeletedType && strings.Contains(f.Data, `"reason":"retention"`)
+	})
+	var d struct {
+		NotificationIDs []string
+		Counts          countsData
+	}
+	if err := json.Unmarshal([]byte(f.Data), &d); err != nil || len(d.NotificationIDs) != 1 || d.NotificationIDs[0] != b || d.Counts.Visible != 2 {
+		t.Fatalf("retention: %s", f.Data)
+	}
+	if c := checkCountsMatchLists(t, th, u); c.Visible != 2 {
+		t.Fatalf("after retention %+v", c)
+	}
+}
+
+// Timers live in Redis: an expiry scheduled through one instance fires
+// through the other's timer worker when the first is gone.
+func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
+	rs := testredis.Start(t)
+	a, b := startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)
+	const u = 62
+	s := b.userStream(t, u, "")
+	s.next(t, wait)
+	s.nextCounts(t)
+	id := a.notifyWith(t, 151, `"expiresAt":"`+time.Now().Add(2*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
+	s.next(t, wait) // created
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Hub.EndStreams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := s.nextMatching(t, 10*time.Second, func(f frame) bool { return f.Event == inbox.NotificationDeletedType })
+	if !strings.Contains(f.Data, id) || !strings.Contains(f.Data, `"reason":"expired"`) {
+		t.Fatalf("expiry after instance A closed: %s", f.Data)
 	}
 }

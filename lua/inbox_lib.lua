@@ -250,11 +250,18 @@ local function item_json(id)
 end
 
 
--- top_score is a score above every item's: the top of the list, at ms.
+-- top_score is the score of an item whose activity is at ms: ms*1024, or
+-- just above the top when the top is there already (events of one
+-- millisecond keep their arrival order). Scores are unique: paging bounds
+-- by them. An event older than the top (one the outbox sweep finished late)
+-- takes the next free score at its time.
 local function top_score(ms)
   local score = ms * 1024
   local last = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
-  if last[2] and tonumber(last[2]) >= score then score = tonumber(last[2]) + 1 end
+  if last[2] and tonumber(last[2]) >= score then
+    if tonumber(last[2]) < score + 1024 then return tonumber(last[2]) + 1 end
+    while #redis.call('ZRANGEBYSCORE', K_ORDER, score, score, 'LIMIT', 0, 1) > 0 do score = score + 1 end
+  end
   return score
 end
 

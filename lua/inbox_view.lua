@@ -8,16 +8,17 @@
 -- ARGV[14] list: the score used when before is no longer listed
 -- ARGV[15] list: page size
 -- Returns count: unread; counts: their JSON; list: {hasMore, item JSON, …};
--- settle: the next due time in ms, or -1.
+-- settle: {the next due time in ms or -1, items woken, items expired}.
 settle()
 finish()
 local mode = ARGV[7]
 if mode == 'count' then return count('unread') end
 if mode == 'counts' then return counts_json() end
 if mode == 'settle' then
-  local next = redis.call('ZRANGE', K_DUE, 0, 0, 'WITHSCORES')
-  if next[2] then return tonumber(next[2]) end
-  return -1
+  local due = redis.call('ZRANGE', K_DUE, 0, 0, 'WITHSCORES')
+  local next = -1
+  if due[2] then next = tonumber(due[2]) end
+  return {next, #updated, #(removed.expired or {})}
 end
 local ids, more = scan(filter_at(8), bound_of(ARGV[13], ARGV[14], true), tonumber(ARGV[15]))
 local out = {0}

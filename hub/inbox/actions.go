@@ -203,6 +203,9 @@ type act struct {
 func (ib *Inbox) runAct(ctx context.Context, user int64, at string, a act) ([]rueidis.RedisMessage, error) {
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
+	if c := ib.metrics.actions[a.action]; c != nil {
+		c.Inc()
+	}
 	f, fjson := Filter{State: StateVisible}, "null"
 	if a.filter != nil {
 		f, fjson = *a.filter, a.filter.json()

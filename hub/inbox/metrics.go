@@ -11,10 +11,20 @@ type counters struct {
 	flushEntries    *metrics.Counter
 	flushFailures   map[string]*metrics.Counter // by class: temporary, permanent
 	deadLetters     *metrics.Counter
+	actions         map[string]*metrics.Counter // item actions asked for, by action (bulk ones once per call)
+	wakes           *metrics.Counter            // snoozed items the timer worker woke
+	expiries        *metrics.Counter            // expired items the timer worker removed
 }
 
 func newCounters(s *metrics.Set) *counters {
+	actions := map[string]*metrics.Counter{}
+	for _, a := range []string{ActionRead, ActionSeen, ActionArchive, ActionUnarchive, ActionSnooze, ActionUnsnooze, ActionDelete} {
+		actions[a] = s.NewCounter(`inbox_actions_total{action="` + a + `"}`)
+	}
 	return &counters{
+		actions:         actions,
+		wakes:           s.NewCounter("inbox_wakes_total"),
+		expiries:        s.NewCounter("inbox_expiries_total"),
 		inboxWrites:     s.NewCounter("inbox_writes_total"),
 		outboxRecovered: s.NewCounter("outbox_recovered_total"),
 		flushes:         s.NewCounter("write_behind_flush_total"),

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -62,11 +63,17 @@ func (ib *Inbox) SettleDue(ctx context.Context) (int, error) {
 			if !ok {
 				continue
 			}
-			next, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "settle"),
-				rueidis.RedisResult.AsInt64)
+			res, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "settle"),
+				rueidis.RedisResult.AsIntSlice)
 			if err != nil {
 				return settled, err
 			}
+			if len(res) != 3 {
+				return settled, fmt.Errorf("%w: settle answered %d values", hub.ErrRedisReply, len(res))
+			}
+			next := res[0]
+			ib.metrics.wakes.Add(int(res[1]))
+			ib.metrics.expiries.Add(int(res[2]))
 			settled++
 			rescore := ""
 			if next >= 0 {
