@@ -60,7 +60,7 @@ func run() error {
 		log.Warn("dev mode: REDIS_URL is unset, using an embedded in-memory Redis; data is lost on exit", "addr", mr.Addr())
 		opt = hub.EmbeddedRedisOptions(mr.Addr())
 	} else if opt, err = hub.RedisOptions(cfg.RedisURL); err != nil {
-		return &hub.ConfigError{Var: "REDIS_URL", Value: "(redacted)", Reason: err.Error()}
+		return &hub.ConfigError{Var: "REDIS_URL", Value: hub.Redact(cfg.RedisURL), Reason: hub.Redact(err.Error())}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

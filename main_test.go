@@ -85,6 +85,12 @@ func TestBinary_BadConfigStops(t *testing.T) {
 		t.Fatalf("production with the dev secret must not start: %v: %s", err, out)
 	}
 	cmd = exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "REDIS_URL=redis://user:hunter2secret@localhost:notaport/0")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "REDIS_URL") || strings.Contains(string(out), "hunter2secret") {
+		t.Fatalf("a malformed REDIS_URL must stop start-up, named, its password hidden: %v: %s", err, out)
+	}
+	cmd = exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET=s", "INTERNAL_API_KEY=k")
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "ROOM_AUTH") {

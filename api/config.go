@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/url"
+	"os"
 	"strings"
 
 	"roomhub/hub"
@@ -90,8 +92,9 @@ func (c Config) validate() error {
 		if o == "*" {
 			return &hub.ConfigError{Var: "ALLOWED_ORIGINS", Value: o, Reason: "* is refused: requests carry credentials (cookies), so any site could read a user's streams; list the origins"}
 		}
-		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
-			return &hub.ConfigError{Var: "ALLOWED_ORIGINS", Value: o, Reason: "an origin starts with http:// or https://"}
+		if !exactOrigin(o) {
+			return &hub.ConfigError{Var: "ALLOWED_ORIGINS", Value: o,
+				Reason: "an origin is exactly scheme://host[:port] (http or https), with no wildcard (* or ?), path or query"}
 		}
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
@@ -101,5 +104,25 @@ func (c Config) validate() error {
 		}
 		return &hub.ConfigError{Var: name, Value: v, Reason: "TLS_CERT_FILE and TLS_KEY_FILE go together: set both for HTTPS, or neither"}
 	}
+	for _, f := range []struct{ name, path string }{{"TLS_CERT_FILE", c.TLSCertFile}, {"TLS_KEY_FILE", c.TLSKeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.ReadFile(f.path); err != nil {
+			return &hub.ConfigError{Var: f.name, Value: f.path, Reason: "cannot be read: " + err.Error()}
+		}
+	}
 	return nil
+}
+
+// exactOrigin reports whether o is one exact origin: http(s)://host[:port].
+// Echo's CORS middleware reads * and ? in an origin as wildcards, so
+// "https://*" would allow every site, with credentials.
+func exactOrigin(o string) bool {
+	if strings.ContainsAny(o, "*?") {
+		return false
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(o, "/")
 }

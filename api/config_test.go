@@ -29,6 +29,12 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{"SERVER_PORT", "70000"},
 		{"ALLOWED_ORIGINS", "example.com"},
 		{"ALLOWED_ORIGINS", "*"},
+		{"ALLOWED_ORIGINS", "https://*"},
+		{"ALLOWED_ORIGINS", "https://*.example.com"},
+		{"ALLOWED_ORIGINS", "https://app.example.com?x"},
+		{"ALLOWED_ORIGINS", "https://app.example.com/path"},
+		{"ALLOWED_ORIGINS", "https://user@app.example.com"},
+		{"ALLOWED_ORIGINS", "ftp://app.example.com"},
 		{"STREAM_MAX_ROOMS", "0"},
 		{"PUBLISH_MAX_BYTES", "12"},
 	} {
@@ -46,6 +52,9 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 	}
 	if _, err := LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/c.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_KEY_FILE" {
 		t.Fatalf("err = %v, want TLS_KEY_FILE required with TLS_CERT_FILE", err)
+	}
+	if _, err := LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/nonexistent/c.pem", "TLS_KEY_FILE": "/nonexistent/k.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_CERT_FILE" {
+		t.Fatalf("err = %v, want TLS_CERT_FILE named when it cannot be read", err)
 	}
 	c, err := LoadConfig(lookup(map[string]string{"ALLOWED_ORIGINS": "http://a.test,https://b.test", "JWT_SECRET": "s"}))
 	if err != nil || len(c.AllowedOrigins) != 2 || c.DevRoutes() {

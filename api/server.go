@@ -145,6 +145,9 @@ func staticFiles(files fs.FS) http.Handler {
 		h := w.Header()
 		h.Set("Cache-Control", "public, max-age=300")
 		h.Set("X-Content-Type-Options", "nosniff")
+		// Every answer carries the CSP, the HTML ones (/static/ is
+		// index.html, so is /static/index.html) above all: no framing.
+		h.Set("Content-Security-Policy", demoCSP)
 		if strings.HasSuffix(r.URL.Path, ".d.ts") {
 			h.Set("Content-Type", "text/plain; charset=utf-8") // not video/mp2t
 		}

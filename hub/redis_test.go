@@ -30,3 +30,16 @@ func TestRedisOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis://u:pw@h:6379/0":                         "redis://(redacted)@h:6379/0",
+		`parse "redis://:secret@h:x": invalid port`:     `parse "redis://(redacted)@h:x": invalid port`,
+		"redis+sentinel://:pw@s1:26379,s2:26379/master": "redis+sentinel://(redacted)@s1:26379,s2:26379/master",
+		"http://backend/x":                              "http://backend/x",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

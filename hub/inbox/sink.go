@@ -36,8 +36,8 @@ var (
 const sinkTimeout = 10 * time.Second
 
 // HTTPSink POSTs {"reads":[…]} to a URL with X-Internal-Key. 2xx accepts;
-// 5xx, 408, 429 and network errors are temporary; any other status refuses
-// the batch for good.
+// 5xx, 408, 429, a redirect (never followed) and network errors are
+// temporary; any other status refuses the batch for good.
 type HTTPSink struct {
 	URL    string
 	Key    string
@@ -62,6 +62,8 @@ func (s *HTTPSink) Flush(ctx context.Context, reads []Read) error {
 		return nil
 	case c >= 500, c == http.StatusRequestTimeout, c == http.StatusTooManyRequests:
 		return fmt.Errorf("sink answered %d", c)
+	case c >= 300 && c < 400: // a redirect is not followed (see hub.PostInternal): tried again later
+		return fmt.Errorf("sink answered %d, a redirect, which is not followed", c)
 	default:
 		return fmt.Errorf("%w: sink answered %d", ErrSinkRefused, c)
 	}
