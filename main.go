@@ -53,6 +53,9 @@ func run() error {
 	var opt rueidis.ClientOption
 	if cfg.RedisURL == "" {
 		mr := miniredis.NewMiniRedis()
+		// miniredis lets TTLs pass only when told; the hub's gates, presence
+		// and locks expire by TTL, so they must run on the wall clock.
+		mr.ClockTTL(true)
 		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 			return fmt.Errorf("starting embedded redis: %w", err)
 		}

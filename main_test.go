@@ -8,13 +8,16 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
 
@@ -66,6 +69,66 @@ func TestBinary_DevModeWithoutRedis(t *testing.T) {
 	if !strings.Contains(logs.String(), "dev mode") {
 		t.Fatalf("dev mode not announced:\n%s", logs)
 	}
+}
+
+// The newcomer's first sight: in dev mode (no REDIS_URL), two users' page
+// streams in one room, as the demo's two tabs hold them, each see the
+// other join, and leave; PRESENCE_BROADCAST_MS is the default (1000), so
+// the later updates wait out the broadcast gate, which expires by its TTL.
+func TestBinary_DevModePresenceBetweenTwoTabs(t *testing.T) {
+	bin := testbin.Build(t)
+	url, _, logs := testbin.Start(t, bin, "REDIS_URL=")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	type update struct{ JoinedUsers, LeftUsers []int64 }
+	open := func(user int) (<-chan update, func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet,
+			fmt.Sprintf("%s/api/v1/stream?rooms=78&notifications=true&token=%s", url, testbin.DevToken(t, url, user)), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("user %d's page stream: %v %v", user, err, resp)
+		}
+		updates := make(chan update, 100)
+		go func() {
+			defer close(updates)
+			defer resp.Body.Close()
+			_ = sse.Parse(resp.Body, func(f sse.Frame) bool {
+				var u update
+				if f.Event == "presence.update" && json.Unmarshal([]byte(f.Data), &u) == nil {
+					updates <- u
+				}
+				return true
+			})
+		}()
+		return updates, cancel
+	}
+	// waitFor reads updates until one reports what want says.
+	waitFor := func(updates <-chan update, what string, want func(update) bool) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case u, ok := <-updates:
+				if !ok {
+					t.Fatalf("the stream ended before %s\n%s", what, logs)
+				}
+				if want(u) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no presence.update with %s within 10 s\n%s", what, logs)
+			}
+		}
+	}
+	has := func(ids []int64, id int64) bool { return slices.Contains(ids, id) }
+	tab31, close31 := open(31)
+	defer close31()
+	waitFor(tab31, "31's own join", func(u update) bool { return has(u.JoinedUsers, 31) })
+	tab32, close32 := open(32)
+	waitFor(tab31, "32's join, seen by 31", func(u update) bool { return has(u.JoinedUsers, 32) })
+	waitFor(tab32, "32's join, seen by 32", func(u update) bool { return has(u.JoinedUsers, 32) })
+	close32()
+	waitFor(tab31, "32's leave, seen by 31", func(u update) bool { return has(u.LeftUsers, 32) })
 }
 
 func TestBinary_BadConfigStops(t *testing.T) {
@@ -227,4 +290,23 @@ func mustPublish(t *testing.T, url string) *http.Request {
 	}
 	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
 	return req
+}
+
+// TestBinary_DevModeDemoTwoTabsSeeEachOther: what a newcomer does first —
+// `go run .`, then the demo page in two tabs as two users of one room, in
+// real Chromium, on the embedded Redis: each lists the other online, and the
+// leave shows when one closes.
+func TestBinary_DevModeDemoTwoTabsSeeEachOther(t *testing.T) {
+	bin := testbin.Build(t)
+	url, _, logs := testbin.Start(t, bin, "REDIS_URL=")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	ann := testbrowser.Start(t, "demo.mjs", url+"/?user=31&rooms=78", t.TempDir())
+	bob := testbrowser.Start(t, "demo.mjs", url+"/?user=32&rooms=78", t.TempDir())
+	ann.Send(t, "TEXT #online 32 in 78")
+	bob.Send(t, "TEXT #online 31 in 78")
+	bob.Quit()
+	ann.Send(t, "GONE #online 32 in 78")
+	if errs := ann.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v\n%s", errs, logs)
+	}
 }
