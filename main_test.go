@@ -154,7 +154,7 @@ func TestBinary_BadConfigStops(t *testing.T) {
 		t.Fatalf("a malformed REDIS_URL must stop start-up, named, its password hidden: %v: %s", err, out)
 	}
 	cmd = exec.CommandContext(ctx, bin)
-	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET=s", "INTERNAL_API_KEY=k")
+	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET="+strings.Repeat("s", 32), "INTERNAL_API_KEY="+strings.Repeat("k", 32))
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "ROOM_AUTH") {
 		t.Fatalf("production without ROOM_AUTH must not start: %v: %s", err, out)

@@ -4,6 +4,9 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,22 +68,36 @@ func parseRooms(raw json.RawMessage) (hub.Grant, error) {
 }
 
 // TokenVerifier checks user tokens: HS256 only, exp required, sub numeric,
-// token_type "access" when present.
+// token_type "access" when present, and iss and aud when it expects them.
 type TokenVerifier struct {
-	secret []byte
-	parser *jwt.Parser
+	secret           []byte
+	issuer, audience string
+	parser           *jwt.Parser
 }
 
 // NewTokenVerifier returns a verifier for tokens signed with secret.
-func NewTokenVerifier(secret string) *TokenVerifier {
-	return &TokenVerifier{
-		secret: []byte(secret),
-		parser: jwt.NewParser(
-			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-			jwt.WithExpirationRequired(),
-			jwt.WithLeeway(5*time.Second),
-		),
+func NewTokenVerifier(secret string) *TokenVerifier { return newVerifier(secret, "", "") }
+
+// Expect returns a verifier that also requires the token's iss to be issuer
+// and its aud to hold audience, each when not "" (JWT_ISSUER, JWT_AUDIENCE);
+// its Sign writes them.
+func (v *TokenVerifier) Expect(issuer, audience string) *TokenVerifier {
+	return newVerifier(string(v.secret), issuer, audience)
+}
+
+func newVerifier(secret, issuer, audience string) *TokenVerifier {
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(5 * time.Second),
 	}
+	if issuer != "" {
+		opts = append(opts, jwt.WithIssuer(issuer))
+	}
+	if audience != "" {
+		opts = append(opts, jwt.WithAudience(audience))
+	}
+	return &TokenVerifier{secret: []byte(secret), issuer: issuer, audience: audience, parser: jwt.NewParser(opts...)}
 }
 
 // Verify parses and checks a token and returns its user.
@@ -113,7 +130,11 @@ func (v *TokenVerifier) Sign(user int64, ttl time.Duration, rooms ...any) (strin
 		Subject:   strconv.FormatInt(user, 10),
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		Issuer:    v.issuer,
 	}}
+	if v.audience != "" {
+		cl.Audience = jwt.ClaimStrings{v.audience}
+	}
 	if len(rooms) > 0 {
 		b, err := json.Marshal(rooms[0])
 		if err != nil {
@@ -125,11 +146,15 @@ func (v *TokenVerifier) Sign(user int64, ttl time.Duration, rooms ...any) (strin
 }
 
 // requireUser authenticates with Authorization: Bearer, else the access_token
-// cookie, else (when allowQuery, the stream route only) the token query parameter.
-func requireUser(v *TokenVerifier, allowQuery bool) echo.MiddlewareFunc {
+// cookie, else (when allowQuery, the stream route only) the token query
+// parameter. A request the cookie authenticates that changes anything (any
+// method but GET and HEAD) must come from the page's own origin or one of
+// allowedOrigins, else 403: a browser sends the cookie with cross-site
+// requests too (CSRF).
+func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			token := ""
+			token, byCookie := "", false
 			if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
 				scheme, rest, found := strings.Cut(h, " ")
 				if !found || !strings.EqualFold(scheme, "Bearer") {
@@ -137,7 +162,7 @@ func requireUser(v *TokenVerifier, allowQuery bool) echo.MiddlewareFunc {
 				}
 				token = strings.TrimSpace(rest)
 			} else if ck, err := c.Cookie("access_token"); err == nil {
-				token = ck.Value
+				token, byCookie = ck.Value, true
 			} else if allowQuery {
 				token = c.QueryParam("token")
 			}
@@ -148,10 +173,32 @@ func requireUser(v *TokenVerifier, allowQuery bool) echo.MiddlewareFunc {
 			if err != nil {
 				return errUnauthorized("invalid or expired access token")
 			}
+			if byCookie && !sameOriginOrAllowed(c.Request(), allowedOrigins) {
+				return &Error{http.StatusForbidden, "COMMON403",
+					"a change authenticated by the cookie must come from this site or an allowed origin", nil}
+			}
 			c.Set(userKey, u)
 			return next(c)
 		}
 	}
+}
+
+// sameOriginOrAllowed reports whether r may change something with the
+// cookie's authority: a GET or HEAD, or a request whose Origin is the hub's
+// own or listed, or (no Origin) one the browser marks same-origin.
+func sameOriginOrAllowed(r *http.Request, allowed []string) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	if slices.Contains(allowed, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && u.Host == r.Host
 }
 
 // requireInternal checks X-Internal-Key against the configured key in constant time.

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"roomhub/hub"
 	"roomhub/internal/env"
@@ -12,22 +14,29 @@ import (
 // DevJWTSecret is JWT_SECRET's dev default, refused when HUB_ENV=production.
 const DevJWTSecret = "local_dev_secret"
 
+// minProductionSecret is the shortest JWT_SECRET and INTERNAL_API_KEY
+// production accepts.
+const minProductionSecret = 32
+
 // Config is the HTTP side's configuration, read once from the environment
 // at start-up beside the core's (hub.Config). Each field names its variable;
 // the defaults are those of DESIGN.md.
 type Config struct {
-	Port            int      // SERVER_PORT, 8083
-	JWTSecret       string   // JWT_SECRET
-	InternalAPIKey  string   // INTERNAL_API_KEY: what the backend sends in X-Internal-Key
-	AllowedOrigins  []string // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
-	PublishMaxBytes int64    // PUBLISH_MAX_BYTES, 65536
-	StreamMaxRooms  int      // STREAM_MAX_ROOMS, 32 rooms in one page stream
-	TLSCertFile     string   // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
-	TLSKeyFile      string   // TLS_KEY_FILE
-	DebugAddr       string   // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
-	Env             string   // HUB_ENV, development or production
-	StreamOpens     Budget   // no variable: stream opens per user and instance; 20 at once, 2 a second after
-	Heartbeats      Budget   // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+	Port            int           // SERVER_PORT, 8083
+	JWTSecret       string        // JWT_SECRET
+	InternalAPIKey  string        // INTERNAL_API_KEY: what the backend sends in X-Internal-Key
+	AllowedOrigins  []string      // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
+	PublishMaxBytes int64         // PUBLISH_MAX_BYTES, 65536
+	StreamMaxRooms  int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
+	TLSCertFile     string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
+	TLSKeyFile      string        // TLS_KEY_FILE
+	DebugAddr       string        // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
+	Env             string        // HUB_ENV, development or production
+	JWTIssuer       string        // JWT_ISSUER: when set, a token's iss must be it
+	JWTAudience     string        // JWT_AUDIENCE: when set, a token's aud must hold it
+	StreamLifetime  time.Duration // STREAM_MAX_LIFETIME_SECS, 86400: a stream ends this long after it opened, as at its token's expiry
+	StreamOpens     Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
+	Heartbeats      Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 }
 
 // Budget is a per-user rate limit: Burst at once, then PerSec a second.
@@ -72,6 +81,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		TLSKeyFile:      l.Str("TLS_KEY_FILE", ""),
 		DebugAddr:       l.Str("DEBUG_ADDR", ""),
 		Env:             l.Str("HUB_ENV", "development"),
+		JWTIssuer:       l.Str("JWT_ISSUER", ""),
+		JWTAudience:     l.Str("JWT_AUDIENCE", ""),
+		StreamLifetime:  l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
 		StreamOpens:     Budget{PerSec: 2, Burst: 20},
 		Heartbeats:      Budget{PerSec: 1, Burst: 10},
 	}
@@ -87,6 +99,24 @@ func (c Config) validate() error {
 	}
 	if c.Env == "production" && c.JWTSecret == DevJWTSecret {
 		return &hub.ConfigError{Var: "JWT_SECRET", Value: "(dev default)", Reason: "the dev default is refused when HUB_ENV=production"}
+	}
+	// A half-configured deployment fails closed: with a real JWT secret and
+	// the public dev internal key, anyone could publish into any room.
+	if (c.JWTSecret == DevJWTSecret) != (c.InternalAPIKey == hub.DevInternalAPIKey) {
+		name := "INTERNAL_API_KEY"
+		if c.JWTSecret == DevJWTSecret {
+			name = "JWT_SECRET"
+		}
+		return &hub.ConfigError{Var: name, Value: "(dev default)",
+			Reason: "JWT_SECRET and INTERNAL_API_KEY are both set, or both left to their dev defaults: one real and one dev default is refused"}
+	}
+	if c.Env == "production" {
+		for _, sec := range []struct{ name, value string }{{"JWT_SECRET", c.JWTSecret}, {"INTERNAL_API_KEY", c.InternalAPIKey}} {
+			if len(sec.value) < minProductionSecret {
+				return &hub.ConfigError{Var: sec.name, Value: "(redacted)",
+					Reason: fmt.Sprintf("must be at least %d bytes when HUB_ENV=production", minProductionSecret)}
+			}
+		}
 	}
 	for _, o := range c.AllowedOrigins {
 		if o == "*" {

@@ -47,6 +47,23 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		})
 	}
 	var ce *hub.ConfigError
+	long := strings.Repeat("s", 32)
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"JWT_SECRET": long}, "INTERNAL_API_KEY"}, // a real secret, the public dev key
+		{map[string]string{"INTERNAL_API_KEY": long}, "JWT_SECRET"}, // and the reverse
+		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": "short", "INTERNAL_API_KEY": long}, "JWT_SECRET"},
+		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": "short"}, "INTERNAL_API_KEY"},
+	} {
+		if _, err := LoadConfig(lookup(tc.env)); !errors.As(err, &ce) || ce.Var != tc.want || strings.Contains(err.Error(), "short") {
+			t.Errorf("%v: err = %v, want %s named (and no secret shown)", tc.env, err, tc.want)
+		}
+	}
+	if _, err := LoadConfig(lookup(map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long + "k"})); err != nil {
+		t.Errorf("production with two real secrets: %v", err)
+	}
 	if _, err := LoadConfig(lookup(map[string]string{"HUB_ENV": "production"})); !errors.As(err, &ce) || ce.Var != "JWT_SECRET" {
 		t.Fatalf("err = %v, want the dev JWT_SECRET refused in production", err)
 	}
@@ -56,7 +73,7 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 	if _, err := LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/nonexistent/c.pem", "TLS_KEY_FILE": "/nonexistent/k.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_CERT_FILE" {
 		t.Fatalf("err = %v, want TLS_CERT_FILE named when it cannot be read", err)
 	}
-	c, err := LoadConfig(lookup(map[string]string{"ALLOWED_ORIGINS": "http://a.test,https://b.test", "JWT_SECRET": "s"}))
+	c, err := LoadConfig(lookup(map[string]string{"ALLOWED_ORIGINS": "http://a.test,https://b.test", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
 	if err != nil || len(c.AllowedOrigins) != 2 || c.DevRoutes() {
 		t.Fatalf("origins %v, dev routes %v, %v", c.AllowedOrigins, c.DevRoutes(), err)
 	}

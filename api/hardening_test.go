@@ -126,18 +126,61 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.HistoryRetention = time.Hour })
 	rdb := testredis.Client(t, rs.Addr())
 	th.publish(t, 121, "comment.created", map[string]any{})
-	// A room that only ever saw a heartbeat: its presence.update is history too.
+	// A room that only ever saw a heartbeat: its presence.update is history
+	// too, kept as long as its presence (PRESENCE_HASH_TTL_SECS), not an hour.
 	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 1, ""); code != 200 {
 		t.Fatal("heartbeat")
 	}
-	for _, room := range []int64{121, 122} {
+	presenceTTL := int64(th.Cfg.PresenceHashTTL / time.Second)
+	for room, want := range map[int64][2]int64{121: {3500, 3600}, 122: {1, presenceTTL}} {
 		for _, key := range []string{hub.EventsKey(room), hub.RoomSeqKey(room)} {
-			eventually(t, wait, key+" has a TTL", func() bool {
+			eventually(t, wait, key+" has its TTL", func() bool {
 				ttl, _ := testredis.Do(t, rdb, "TTL", key).AsInt64()
-				return ttl > 3500 && ttl <= 3600
+				return ttl >= want[0] && ttl <= want[1]
 			})
 		}
 	}
+	// A backend event in the heartbeat's room gives it the retention, and
+	// presence does not shorten it.
+	th.publish(t, 122, "comment.created", map[string]any{})
+	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 2, ""); code != 200 {
+		t.Fatal("heartbeat")
+	}
+	eventually(t, wait, "the presence.update of user 2", func() bool {
+		n, _ := testredis.Do(t, rdb, "XLEN", hub.EventsKey(122)).AsInt64()
+		return n == 3
+	})
+	if ttl, _ := testredis.Do(t, rdb, "TTL", hub.EventsKey(122)).AsInt64(); ttl < 3500 {
+		t.Fatalf("a presence.update after a real event cut the room's history TTL to %d s", ttl)
+	}
+}
+
+// Presence alone creates no long-lived history: streams to 1,000 fresh rooms
+// leave no room key behind once they closed and PRESENCE_HASH_TTL_SECS passed.
+func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), func(c *hub.Config) {
+		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0
+	})
+	rdb := testredis.Client(t, rs.Addr())
+	const rooms, perStream = 1000, 25
+	for first := 1; first <= rooms; first += perStream {
+		var ids []string
+		for r := first; r < first+perStream; r++ {
+			ids = append(ids, strconv.Itoa(500000+r))
+		}
+		c := th.pageStream(t, int64(first%7+1), "rooms="+strings.Join(ids, ","), "")
+		c.nextMatching(t, wait, func(f frame) bool { return f.Event == hub.PresenceEventType })
+		c.Close()
+	}
+	count := func() int {
+		keys, _ := testredis.Do(t, rdb, "KEYS", "room:*").AsStrSlice()
+		return len(keys)
+	}
+	if n := count(); n == 0 {
+		t.Fatal("no room key was created: the test proves nothing")
+	}
+	eventually(t, 30*time.Second, "every presence-only room's keys expired", func() bool { return count() == 0 })
 }
 
 func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
@@ -265,5 +308,86 @@ func TestHardening_EveryHTMLAnswerHasTheCSP(t *testing.T) {
 		if csp := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: %d, CSP %q", path, resp.StatusCode, csp)
 		}
+	}
+}
+
+// CSRF: a change authenticated by the access_token cookie must come from
+// the hub's own origin or an allowed one. A cross-site form or fetch
+// carries the cookie too.
+func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	tok := th.token(t, 71)
+	send := func(method, path, origin, site, body string, bearer bool) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, th.URL+path, strings.NewReader(body))
+		if bearer {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		} else {
+			req.AddCookie(&http.Cookie{Name: "access_token", Value: tok})
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	self := th.URL // the hub's own origin
+	for _, tc := range []struct {
+		method, path, origin, site string
+		bearer                     bool
+		want                       int
+	}{
+		{"POST", "/api/v1/notifications/read-all", "https://evil.test", "cross-site", false, 403},
+		{"POST", "/api/v1/notifications/read-all", "", "", false, 403}, // no Origin, no Sec-Fetch-Site
+		{"POST", "/api/v1/notifications/read-all", "", "cross-site", false, 403},
+		{"POST", "/api/v1/rooms/5/presence/heartbeat", "https://evil.test", "", false, 403},
+		{"POST", "/api/v1/notifications/read-all", "https://app.test", "", false, 200}, // allowed
+		{"POST", "/api/v1/notifications/read-all", self, "", false, 200},               // same origin
+		{"POST", "/api/v1/notifications/read-all", "", "same-origin", false, 200},
+		{"POST", "/api/v1/notifications/read-all", "https://evil.test", "", true, 200}, // a bearer token is no ambient authority
+		{"GET", "/api/v1/notifications/unread", "https://evil.test", "", false, 200},   // reads are CORS's business
+	} {
+		if got := send(tc.method, tc.path, tc.origin, tc.site, "", tc.bearer); got != tc.want {
+			t.Errorf("%s %s Origin %q Sec-Fetch-Site %q bearer %v: %d, want %d", tc.method, tc.path, tc.origin, tc.site, tc.bearer, got, tc.want)
+		}
+	}
+}
+
+// JWT_ISSUER and JWT_AUDIENCE are checked when set; STREAM_MAX_LIFETIME_SECS
+// ends a stream whose token lives longer, as its expiry would.
+func TestHardening_TokenIssuerAudienceAndStreamLifetime(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		c.JWTIssuer, c.JWTAudience, c.StreamLifetime = "https://auth.test", "roomhub", time.Second
+	})
+	for name, v := range map[string]*TokenVerifier{
+		"no iss or aud":  NewTokenVerifier(th.HTTP.JWTSecret),
+		"another issuer": NewTokenVerifier(th.HTTP.JWTSecret).Expect("https://other.test", "roomhub"),
+		"another aud":    NewTokenVerifier(th.HTTP.JWTSecret).Expect("https://auth.test", "other"),
+	} {
+		tok, _ := v.Sign(80, time.Hour)
+		if code, env := th.get(t, "/api/v1/notifications/unread", tok); code != 401 || env.Code != "AUTH4001" {
+			t.Errorf("a token with %s: %d %s, want 401 AUTH4001", name, code, env.Code)
+		}
+	}
+	tok, _ := th.tokens.Sign(80, time.Hour)
+	if code, _ := th.get(t, "/api/v1/notifications/unread", tok); code != 200 {
+		t.Fatalf("the right iss and aud: %d", code)
+	}
+	opened := time.Now()
+	c := openSSE(t, th.URL+"/api/v1/rooms/310/stream", tok, "")
+	for _, f := range c.ended(t, 15*time.Second) {
+		if strings.HasPrefix(f.Event, "system.") {
+			t.Fatalf("the stream ended with %s, not at its lifetime", f.Event)
+		}
+	}
+	if lived := time.Since(opened); lived < time.Second {
+		t.Fatalf("the stream ended after %v, before STREAM_MAX_LIFETIME_SECS", lived)
 	}
 }

@@ -100,7 +100,7 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
+	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
 }

@@ -74,3 +74,21 @@ func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
 		}
 	}
 }
+
+// The Docker build context leaves out local secrets (.env files, keys and
+// certificates): an image must never carry them.
+func TestOpsFiles_DockerignoreKeepsSecretsOut(t *testing.T) {
+	b, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, want := range []string{".env", ".env.*", "*.pem", "*.key", ".git"} {
+		if !lines[want] {
+			t.Errorf(".dockerignore lacks %q", want)
+		}
+	}
+}

@@ -35,7 +35,7 @@ type Server struct {
 // and the inbox ib. web holds the demo page and client SDK (served at / and
 // /static/); it may be nil.
 func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
-	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret), web: web, e: echo.New()}
+	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New()}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -88,7 +88,7 @@ func NewHTTPServer(addr string, handler http.Handler, log *slog.Logger) *http.Se
 
 func (s *Server) routes() {
 	e := s.e
-	user := requireUser(s.tokens, false)
+	user := requireUser(s.tokens, false, s.cfg.AllowedOrigins)
 	internal := requireInternal(s.cfg.InternalAPIKey)
 
 	e.GET("/health", s.health)
@@ -99,13 +99,13 @@ func (s *Server) routes() {
 	room := s.roomAccess
 	opens := limit(newUserLimiter(s.cfg.StreamOpens))
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
-	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true), opens, room)
+	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens, room)
 	v1.POST("/notifications/publish", s.publish, internal)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
-	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true), opens)
-	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true), opens)
+	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens)
+	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.listInbox, user)
 	v1.GET("/notifications/counts", s.counts, user)

@@ -30,10 +30,16 @@ func resumePoint(c echo.Context) string {
 }
 
 // streamSpec is what every stream of the request's user starts from: who,
-// the resume point, the token's expiry and its room grant.
-func streamSpec(c echo.Context) hub.StreamSpec {
+// the resume point, when it ends (its token's expiry, or
+// STREAM_MAX_LIFETIME_SECS from now, whichever comes first: a long-lived
+// token does not stream forever) and its room grant.
+func (s *Server) streamSpec(c echo.Context) hub.StreamSpec {
 	u := userOf(c)
-	return hub.StreamSpec{User: u.ID, Resume: resumePoint(c), Expires: u.Expires, Grant: u.Grant}
+	ends := u.Expires
+	if limit := time.Now().Add(s.cfg.StreamLifetime); limit.Before(ends) {
+		ends = limit
+	}
+	return hub.StreamSpec{User: u.ID, Resume: resumePoint(c), Expires: ends, Grant: u.Grant}
 }
 
 // stream serves GET /api/v1/rooms/:roomId/stream (access was checked by the
@@ -43,7 +49,7 @@ func (s *Server) stream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	spec := streamSpec(c)
+	spec := s.streamSpec(c)
 	spec.Rooms = []int64{room}
 	return s.serveStream(c, spec)
 }
@@ -51,7 +57,7 @@ func (s *Server) stream(c echo.Context) error {
 // userStream serves GET /api/v1/notifications/stream: the user's own
 // notifications, opened by notification.unread {count}.
 func (s *Server) userStream(c echo.Context) error {
-	spec := streamSpec(c)
+	spec := s.streamSpec(c)
 	spec.Log = true
 	return s.serveStream(c, spec)
 }
@@ -76,7 +82,7 @@ func (s *Server) pageStream(c echo.Context) error {
 	if len(rooms) == 0 && !notifications {
 		return errBadRequest("a page stream needs rooms, notifications=true, or both")
 	}
-	spec := streamSpec(c)
+	spec := s.streamSpec(c)
 	for _, room := range rooms {
 		if err := s.hub.CheckRoom(c.Request().Context(), spec.User, spec.Grant, room); err != nil {
 			return err

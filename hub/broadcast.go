@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // presence holds the local side of presence broadcasts: which rooms have a
@@ -77,7 +78,7 @@ func (h *Hub) drainPresence(ctx context.Context, room int64) (progress bool, err
 func (h *Hub) flushPresence(ctx context.Context, room int64) (publishReply, error) {
 	keys := []string{EventsKey(room), RoomSeqKey(room), PresenceChangesKey(room), PresenceKey(room), PresenceGateKey(room)}
 	r, err := h.runPublish(ctx, publishPresenceScript, keys, room, PresenceEventType, NowTimestamp(),
-		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)))
+		itoa(h.cfg.PresenceBroadcast.Milliseconds()), itoa(int64(h.cfg.PresenceListMax)), itoa(int64(h.cfg.PresenceHashTTL/time.Second)))
 	if err == nil && r.kind == "new" {
 		h.metrics.countPublished(PresenceEventType)
 		h.metrics.PresenceUpdates.Inc()

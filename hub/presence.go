@@ -77,7 +77,7 @@ func (h *Hub) touchExec(t presenceTouch) rueidis.LuaExec {
 	args := make([]string, 0, 3+len(t.members))
 	args = append(args, itoa(t.user), itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL/time.Second)))
 	return rueidis.LuaExec{
-		Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user)},
+		Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user), EventsKey(t.room), RoomSeqKey(t.room)},
 		Args: append(args, t.members...),
 	}
 }

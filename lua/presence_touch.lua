@@ -6,6 +6,9 @@
 -- KEYS[1]  presence:{room}            hash userId -> last seen (ms)
 -- KEYS[2]  presence:changes:{room}    queued transitions for presence.update
 -- KEYS[3]  presence:conns:{room}:<u>  zset member -> expiry (ms)
+-- KEYS[4]  room:events:{room}, KEYS[5] room:seq:{room}: a room whose history
+--          only presence keeps (its TTL at most ARGV[3]) lives while someone
+--          is present
 -- ARGV[1]  user id
 -- ARGV[2]  member lifetime in ms (PRESENCE_USER_TTL_SECS)
 -- ARGV[3]  key ttl in seconds (PRESENCE_HASH_TTL_SECS)
@@ -29,4 +32,9 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
 end
 redis.call('HSET', KEYS[1], ARGV[1], now)
 redis.call('EXPIRE', KEYS[1], ARGV[3])
+local left = redis.call('TTL', KEYS[4])
+if left >= 0 and left <= tonumber(ARGV[3]) then
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
+  redis.call('EXPIRE', KEYS[5], ARGV[3])
+end
 return joined

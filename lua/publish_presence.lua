@@ -6,6 +6,8 @@
 -- KEYS[5]  presence:gate:{room}    exists while the broadcast interval runs
 -- ARGV[8]  broadcast interval in ms (0 = one update per transition)
 -- ARGV[9]  largest online list sent; above it onlineUsers is null
+-- ARGV[10] presence keys' TTL in seconds (PRESENCE_HASH_TTL_SECS): how long
+--          an update keeps a room's history that no backend event keeps
 -- Returns {"new", id, delivered, seq, more} (more: transitions still
 -- queued), {"wait", ms} (the interval still runs) or {"empty"}.
 
@@ -62,5 +64,5 @@ local data = '{"onlineUsers":' .. online .. ',"joined":' .. single(joined) ..
   ',"left":' .. single(left) .. ',"count":' .. count ..
   ',"joinedUsers":' .. json_ids(joined) .. ',"leftUsers":' .. json_ids(left) .. '}'
 
-local id, seq, delivered = publish(data, '')
+local id, seq, delivered = publish(data, '', '', ARGV[10])
 return {'new', id, delivered, seq, redis.call('LLEN', changes_key)}
