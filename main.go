@@ -107,6 +107,16 @@ func run() error {
 	h.Start()
 	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()
+	if httpCfg.MetricsAddr != "" {
+		msrv := &http.Server{Addr: httpCfg.MetricsAddr, Handler: apiSrv.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := msrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn("metrics listener", "addr", httpCfg.MetricsAddr, "err", err)
+			}
+		}()
+		defer msrv.Close()
+		log.Info("metrics are served apart", "addr", httpCfg.MetricsAddr)
+	}
 	ready := http.Handler(apiSrv)
 	handler.Store(&ready)
 

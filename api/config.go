@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -30,7 +31,9 @@ type Config struct {
 	StreamMaxRooms  int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
 	TLSCertFile     string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
 	TLSKeyFile      string        // TLS_KEY_FILE
-	DebugAddr       string        // DEBUG_ADDR; set: Go's pprof profiles are served there (bind it to loopback)
+	DebugAddr       string        // DEBUG_ADDR; set: Go's pprof profiles are served there, on loopback only
+	DebugPublic     bool          // DEBUG_ADDR_ALLOW_PUBLIC, false: true lets DEBUG_ADDR listen beyond loopback
+	MetricsAddr     string        // METRICS_ADDR; set: /metrics is served there, not on SERVER_PORT
 	Env             string        // HUB_ENV, development or production
 	JWTIssuer       string        // JWT_ISSUER: when set, a token's iss must be it
 	JWTAudience     string        // JWT_AUDIENCE: when set, a token's aud must hold it
@@ -80,6 +83,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		TLSCertFile:     l.Str("TLS_CERT_FILE", ""),
 		TLSKeyFile:      l.Str("TLS_KEY_FILE", ""),
 		DebugAddr:       l.Str("DEBUG_ADDR", ""),
+		DebugPublic:     l.Str("DEBUG_ADDR_ALLOW_PUBLIC", "false") == "true",
+		MetricsAddr:     l.Str("METRICS_ADDR", ""),
 		Env:             l.Str("HUB_ENV", "development"),
 		JWTIssuer:       l.Str("JWT_ISSUER", ""),
 		JWTAudience:     l.Str("JWT_AUDIENCE", ""),
@@ -134,6 +139,15 @@ func (c Config) validate() error {
 		}
 		return &hub.ConfigError{Var: name, Value: v, Reason: "TLS_CERT_FILE and TLS_KEY_FILE go together: set both for HTTPS, or neither"}
 	}
+	if c.DebugAddr != "" && !c.DebugPublic && !loopback(c.DebugAddr) {
+		return &hub.ConfigError{Var: "DEBUG_ADDR", Value: c.DebugAddr,
+			Reason: "pprof listens on loopback only (127.0.0.1:6060): its profiles cost CPU to anyone who asks; DEBUG_ADDR_ALLOW_PUBLIC=true overrides"}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return &hub.ConfigError{Var: "METRICS_ADDR", Value: c.MetricsAddr, Reason: "must be host:port"}
+		}
+	}
 	for _, f := range []struct{ name, path string }{{"TLS_CERT_FILE", c.TLSCertFile}, {"TLS_KEY_FILE", c.TLSKeyFile}} {
 		if f.path == "" {
 			continue
@@ -155,4 +169,17 @@ func exactOrigin(o string) bool {
 	u, err := url.Parse(o)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !strings.HasSuffix(o, "/")
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

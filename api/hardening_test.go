@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -389,5 +390,68 @@ func TestHardening_TokenIssuerAudienceAndStreamLifetime(t *testing.T) {
 	}
 	if lived := time.Since(opened); lived < time.Second {
 		t.Fatalf("the stream ended after %v, before STREAM_MAX_LIFETIME_SECS", lived)
+	}
+}
+
+// Debug and monitoring exposure: pprof on loopback unless explicitly
+// allowed; /metrics apart on METRICS_ADDR when set; /health asks Redis at
+// most once a second however often it is asked.
+func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
+	var ce *hub.ConfigError
+	for addr, ok := range map[string]bool{"0.0.0.0:6060": false, ":6060": false, "10.0.0.5:6060": false,
+		"127.0.0.1:6060": true, "[::1]:6060": true, "localhost:6060": true} {
+		_, err := LoadConfig(lookup(map[string]string{"DEBUG_ADDR": addr}))
+		if ok != (err == nil) || (!ok && (!errors.As(err, &ce) || ce.Var != "DEBUG_ADDR")) {
+			t.Errorf("DEBUG_ADDR=%s: %v", addr, err)
+		}
+	}
+	if _, err := LoadConfig(lookup(map[string]string{"DEBUG_ADDR": "0.0.0.0:6060", "DEBUG_ADDR_ALLOW_PUBLIC": "true"})); err != nil {
+		t.Errorf("explicitly allowed: %v", err)
+	}
+	if _, err := LoadConfig(lookup(map[string]string{"METRICS_ADDR": "nonsense"})); !errors.As(err, &ce) || ce.Var != "METRICS_ADDR" {
+		t.Errorf("METRICS_ADDR=nonsense: %v", err)
+	}
+
+	rs := testredis.Start(t)
+	th := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.MetricsAddr = "127.0.0.1:9" })
+	resp, err := http.Get(th.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("/metrics on the main port with METRICS_ADDR set: %d, want 404", resp.StatusCode)
+	}
+	apart := httptest.NewServer(th.api.MetricsHandler())
+	t.Cleanup(apart.Close)
+	resp, err = http.Get(apart.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "events_published_total") {
+		t.Fatalf("/metrics apart: %d %.100s", resp.StatusCode, b)
+	}
+
+	rdb := testredis.Client(t, rs.Addr())
+	pings := func() int64 {
+		info, _ := testredis.Do(t, rdb, "INFO", "commandstats").ToString()
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "cmdstat_ping:calls="); ok {
+				n, _ := strconv.ParseInt(strings.Split(v, ",")[0], 10, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	before, start := pings(), time.Now()
+	for range 50 {
+		if code, _ := th.get(t, "/health", ""); code != 200 {
+			t.Fatalf("health: %d", code)
+		}
+	}
+	if n, took := pings()-before, time.Since(start); n > int64(took/time.Second)+2 {
+		t.Fatalf("50 /health calls in %v pinged Redis %d times, want at most one a second", took, n)
 	}
 }

@@ -60,6 +60,15 @@ func (s *Server) registerHTTPMetrics() {
 	}
 }
 
+// MetricsHandler serves /metrics alone, for METRICS_ADDR (a listener the
+// operator keeps private); the main port then has no /metrics.
+func (s *Server) MetricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
+		s.hub.Metrics().Set.WritePrometheus(w)
+	})
+}
+
 func (s *Server) metrics(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
 	c.Response().WriteHeader(http.StatusOK)

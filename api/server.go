@@ -92,7 +92,9 @@ func (s *Server) routes() {
 	internal := requireInternal(s.cfg.InternalAPIKey)
 
 	e.GET("/health", s.health)
-	e.GET("/metrics", s.metrics)
+	if s.cfg.MetricsAddr == "" {
+		e.GET("/metrics", s.metrics)
+	}
 	e.GET("/openapi.yaml", s.openAPI)
 
 	v1 := e.Group("/api/v1")

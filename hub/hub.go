@@ -50,6 +50,10 @@ type Hub struct {
 	subscribed atomic.Bool                      // the listener's subscriptions are confirmed
 	misplaced  chan struct{}                    // a publish reached no listener: ours is on another node
 	lastMoved  atomic.Int64                     // unix ns of the last reconnect misplaced caused
+
+	pingMu sync.Mutex // Health's last Redis ping, kept healthPingEvery
+	pingAt time.Time
+	pingOK bool
 }
 
 // New returns a hub on rdb. It starts nothing; call Start.
@@ -222,11 +226,8 @@ func (h Health) Healthy() bool { return h.Status == "healthy" }
 
 // Health pings Redis (bounded by a short timeout) and checks the listener.
 func (h *Hub) Health(ctx context.Context) Health {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	_, err := Call(h.rdb, ctx, h.rdb.B().Ping().Build(), NoReply)
 	hl := Health{
-		RedisConnected: err == nil,
+		RedisConnected: h.redisAnswers(ctx),
 		UptimeSecs:     int64(time.Since(h.started) / time.Second),
 	}
 	hl.Status = "degraded"
@@ -235,6 +236,25 @@ func (h *Hub) Health(ctx context.Context) Health {
 	}
 	hl.ActiveConnections, hl.ActiveRooms = h.counts()
 	return hl
+}
+
+// healthPingEvery bounds how often Health asks Redis: /health is open to
+// anyone, and a load balancer may ask often.
+const healthPingEvery = time.Second
+
+// redisAnswers pings Redis (bounded by a second), at most once every
+// healthPingEvery; in between it answers what the last ping found.
+func (h *Hub) redisAnswers(ctx context.Context) bool {
+	h.pingMu.Lock()
+	defer h.pingMu.Unlock()
+	if time.Since(h.pingAt) < healthPingEvery {
+		return h.pingOK
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := Call(h.rdb, ctx, h.rdb.B().Ping().Build(), NoReply)
+	h.pingAt, h.pingOK = time.Now(), err == nil
+	return h.pingOK
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
