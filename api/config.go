@@ -38,6 +38,9 @@ type Config struct {
 	JWTIssuer       string        // JWT_ISSUER: when set, a token's iss must be it
 	JWTAudience     string        // JWT_AUDIENCE: when set, a token's aud must hold it
 	StreamLifetime  time.Duration // STREAM_MAX_LIFETIME_SECS, 86400: a stream ends this long after it opened, as at its token's expiry
+	UserRequests    Budget        // USER_RATE_BURST 60, USER_RATE_PER_SEC 20: requests per user and instance on every user route
+	IPRequests      Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance
+	TrustedProxy    string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
 	StreamOpens     Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
 	Heartbeats      Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 }
@@ -89,6 +92,9 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		JWTIssuer:       l.Str("JWT_ISSUER", ""),
 		JWTAudience:     l.Str("JWT_AUDIENCE", ""),
 		StreamLifetime:  l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
+		UserRequests:    Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
+		IPRequests:      Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
+		TrustedProxy:    l.Str("TRUSTED_PROXY_HEADER", ""),
 		StreamOpens:     Budget{PerSec: 2, Burst: 20},
 		Heartbeats:      Budget{PerSec: 1, Burst: 10},
 	}

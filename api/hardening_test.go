@@ -455,3 +455,54 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 		t.Fatalf("50 /health calls in %v pinged Redis %d times, want at most one a second", took, n)
 	}
 }
+
+// Every user route has a per-user budget; requests that fail
+// authentication have one per client address (from the trusted proxy
+// header only when one is configured), checked before the token is.
+func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 1, Burst: 3}, Budget{PerSec: 1, Burst: 2}, "X-Forwarded-For"
+	})
+	tok := th.token(t, 90)
+	call := func(path, token, forwarded string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if forwarded != "" {
+			req.Header.Set("X-Forwarded-For", forwarded)
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	paths := []string{"/api/v1/notifications/counts", "/api/v1/notifications", "/api/v1/rooms/5/events?since=0"}
+	for i, p := range paths { // the burst, spread over routes: one budget per user
+		if resp := call(p, tok, ""); resp.StatusCode != 200 {
+			t.Fatalf("request %d (%s): %d", i, p, resp.StatusCode)
+		}
+	}
+	resp := call("/api/v1/notifications/unread", tok, "")
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("past the user's budget: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := call("/api/v1/notifications/unread", th.token(t, 91), ""); resp.StatusCode != 200 {
+		t.Fatalf("another user: %d", resp.StatusCode)
+	}
+	// Unauthenticated, per client address as the trusted proxy says.
+	for i := 0; i < 2; i++ {
+		if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 401 {
+			t.Fatalf("bad token %d: %d", i, resp.StatusCode)
+		}
+	}
+	if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 429 {
+		t.Fatalf("a client that keeps failing: %d, want 429", resp.StatusCode)
+	}
+	if resp := call("/api/v1/notifications/unread", "bad", "198.51.100.1, 203.0.113.8"); resp.StatusCode != 401 {
+		t.Fatalf("another client behind the proxy: %d, want 401", resp.StatusCode)
+	}
+}

@@ -67,6 +67,7 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	httpCfg := DefaultConfig()
 	// Tests open streams far faster than people: the rate limit test sets its own.
 	httpCfg.StreamOpens, httpCfg.Heartbeats = Budget{PerSec: 1000, Burst: 1000}, Budget{PerSec: 1000, Burst: 1000}
+	httpCfg.UserRequests, httpCfg.IPRequests = Budget{PerSec: 100000, Burst: 100000}, Budget{PerSec: 100000, Burst: 100000}
 	if mutateHTTP != nil {
 		mutateHTTP(&httpCfg)
 	}

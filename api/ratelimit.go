@@ -1,9 +1,12 @@
 package api
 
 import (
+	"errors"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,27 +18,28 @@ import (
 // is full again (idle) are forgotten, which loses nothing.
 const limiterMax = 100_000
 
-// userLimiter is a token bucket per user.
+// userLimiter is a token bucket per key: a user id, or a client address.
 type userLimiter struct {
 	every rate.Limit
 	burst int
 	mu    sync.Mutex
-	m     map[int64]*rate.Limiter
+	m     map[string]*rate.Limiter
 }
 
 // newUserLimiter keeps budget b for each user (Config.StreamOpens,
-// Config.Heartbeats): a reload storm of several tabs fits in the burst; a
-// client reconnecting in a tight loop does not.
+// Config.Heartbeats, Config.UserRequests) or address (Config.IPRequests): a
+// reload storm of several tabs fits in the burst; a client in a tight loop
+// does not.
 func newUserLimiter(b Budget) *userLimiter {
-	return &userLimiter{every: rate.Limit(b.PerSec), burst: b.Burst, m: map[int64]*rate.Limiter{}}
+	return &userLimiter{every: rate.Limit(b.PerSec), burst: b.Burst, m: map[string]*rate.Limiter{}}
 }
 
-// take spends one token of user's budget; when there is none it returns how
+// take spends one token of key's budget; when there is none it returns how
 // long until there is.
-func (l *userLimiter) take(user int64, now time.Time) (wait time.Duration, ok bool) {
+func (l *userLimiter) take(key string, now time.Time) (wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lim := l.m[user]
+	lim := l.m[key]
 	if lim == nil {
 		if len(l.m) >= limiterMax {
 			for u, x := range l.m {
@@ -45,7 +49,7 @@ func (l *userLimiter) take(user int64, now time.Time) (wait time.Duration, ok bo
 			}
 		}
 		lim = rate.NewLimiter(l.every, l.burst)
-		l.m[user] = lim
+		l.m[key] = lim
 	}
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
@@ -60,11 +64,100 @@ func (l *userLimiter) take(user int64, now time.Time) (wait time.Duration, ok bo
 func limit(l *userLimiter) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if wait, ok := l.take(userOf(c).ID, time.Now()); !ok {
-				c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-				return &Error{http.StatusTooManyRequests, "COMMON429", "too many requests; retry after the Retry-After seconds", nil}
+			if err := l.spend(strconv.FormatInt(userOf(c).ID, 10)); err != nil {
+				return tooMany(c, err)
 			}
 			return next(c)
 		}
+	}
+}
+
+// errTooMany carries how long until a budget has a token again.
+type errTooMany struct{ wait time.Duration }
+
+func (e errTooMany) Error() string { return "too many requests" }
+
+// spend takes one token of key's budget, or says how long to wait.
+func (l *userLimiter) spend(key string) error {
+	if wait, ok := l.take(key, time.Now()); !ok {
+		return errTooMany{wait}
+	}
+	return nil
+}
+
+// tooMany is the 429 COMMON429 answer with Retry-After.
+func tooMany(c echo.Context, err error) error {
+	wait := time.Second
+	if e, ok := err.(errTooMany); ok {
+		wait = e.wait
+	}
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	return &Error{http.StatusTooManyRequests, "COMMON429", "too many requests; retry after the Retry-After seconds", nil}
+}
+
+// clientAddr is the request's client address: the last entry of the trusted
+// proxy header when one is configured (the address the proxy saw), else the
+// connection's peer. An untrusted header is never read: a client could
+// write any address there.
+func clientAddr(r *http.Request, trustedHeader string) string {
+	if trustedHeader != "" {
+		if v := r.Header.Get(trustedHeader); v != "" {
+			parts := strings.Split(v, ",")
+			return strings.TrimSpace(parts[len(parts)-1])
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// blocked reports whether key's budget is spent, without spending, and how
+// long until it is not.
+func (l *userLimiter) blocked(key string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.m[key]
+	if lim == nil {
+		return nil
+	}
+	now := time.Now()
+	if lim.TokensAt(now) >= 1 {
+		return nil
+	}
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	r.CancelAt(now)
+	return errTooMany{wait}
+}
+
+// unauthenticatedLimit bounds, per client address, the requests that fail
+// authentication: past the budget such a client gets 429 before its token
+// is even looked at. Authenticated requests are limited per user instead.
+func unauthenticatedLimit(l *userLimiter, trustedHeader string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			addr := clientAddr(c.Request(), trustedHeader)
+			if err := l.blocked(addr); err != nil {
+				return tooMany(c, err)
+			}
+			err := next(c)
+			var e *Error
+			if errors.As(err, &e) && e.Status == http.StatusUnauthorized {
+				_ = l.spend(addr)
+			}
+			return err
+		}
+	}
+}
+
+// chain runs mws in order, as one middleware.
+func chain(mws ...echo.MiddlewareFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		for i := len(mws) - 1; i >= 0; i-- {
+			next = mws[i](next)
+		}
+		return next
 	}
 }

@@ -88,7 +88,12 @@ func NewHTTPServer(addr string, handler http.Handler, log *slog.Logger) *http.Se
 
 func (s *Server) routes() {
 	e := s.e
-	user := requireUser(s.tokens, false, s.cfg.AllowedOrigins)
+	// Every user route: authenticated (a client address that keeps failing
+	// is cut off first), then a budget per user.
+	perUser := limit(newUserLimiter(s.cfg.UserRequests))
+	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
+	user := chain(perIP, requireUser(s.tokens, false, s.cfg.AllowedOrigins), perUser)
+	streamUser := chain(perIP, requireUser(s.tokens, true, s.cfg.AllowedOrigins), perUser)
 	internal := requireInternal(s.cfg.InternalAPIKey)
 
 	e.GET("/health", s.health)
@@ -101,13 +106,13 @@ func (s *Server) routes() {
 	room := s.roomAccess
 	opens := limit(newUserLimiter(s.cfg.StreamOpens))
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
-	v1.GET("/rooms/:roomId/stream", s.stream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens, room)
+	v1.GET("/rooms/:roomId/stream", s.stream, streamUser, opens, room)
 	v1.POST("/notifications/publish", s.publish, internal)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
-	v1.GET("/notifications/stream", s.userStream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens)
-	v1.GET("/stream", s.pageStream, requireUser(s.tokens, true, s.cfg.AllowedOrigins), opens)
+	v1.GET("/notifications/stream", s.userStream, streamUser, opens)
+	v1.GET("/stream", s.pageStream, streamUser, opens)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.listInbox, user)
 	v1.GET("/notifications/counts", s.counts, user)
