@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"roomhub/internal/testbin"
+	"roomhub/internal/testredis"
+)
+
+// beforeLifecycle is the last commit before the inbox lifecycle: the binary
+// a rolling deploy upgrades from.
+const beforeLifecycle = "3ceaf66"
+
+// buildAt builds roomhub as it was at commit rev (from this repository's
+// history) and returns the binary's path.
+func buildAt(t *testing.T, rev string) string {
+	t.Helper()
+	src := t.TempDir()
+	if out, err := exec.Command("sh", "-c", "git archive "+rev+" | tar -x -C "+src).CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v %s", rev, err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "roomhub-"+rev)
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build at %s: %v %s", rev, err, out)
+	}
+	return bin
+}
+
+// A rolling deploy from the hub before the inbox lifecycle to this one,
+// under publishing: the old and the new instance share one Redis, each
+// publish with recipients goes to one of them and its retry (same
+// idempotency key) to the other, reads go to both, then the old instance
+// stops. Nothing is lost or counted twice: every recipient has each accepted
+// event once, and the new counts equal the lists.
+func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T) {
+	old, bin := buildAt(t, beforeLifecycle), testbin.Build(t)
+	rs := testredis.Start(t)
+	a, cmdA, logsA := testbin.Start(t, old, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
+	b, _, logsB := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
+	testbin.WaitHealth(t, a, 200, 20*time.Second)
+	testbin.WaitHealth(t, b, 200, 20*time.Second)
+	users := []int{21, 22, 23}
+	do := func(base, method, path string, user int, body string) (int, json.RawMessage) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, base, user))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env struct{ Result json.RawMessage }
+		_ = json.NewDecoder(resp.Body).Decode(&env)
+		return resp.StatusCode, env.Result
+	}
+	accepted := map[string]bool{}
+	for i := 0; i < 40; i++ {
+		body := fmt.Sprintf(`{"roomId":401,"eventType":"comment.created","data":{"n":%d},"recipientIds":[21,22,23],"idempotencyKey":"up-%d"}`, i/2, i/2)
+		base := []string{a, b}[i%2] // the retry of each key goes to the other version
+		id, err := testbin.TryPublish(nil, base, body)
+		if err != nil {
+			t.Fatalf("publish %d through %s: %v", i, base, err)
+		}
+		accepted["401:"+id] = true
+		switch i % 8 {
+		case 3:
+			if code, _ := do(a, http.MethodPost, "/api/v1/notifications/read-all", 21, ""); code != 200 {
+				t.Fatalf("read-all on the old instance: %d", code)
+			}
+		case 5:
+			if code, _ := do(b, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 22, ""); code != 200 {
+				t.Fatalf("read on the new instance: %d", code)
+			}
+		case 7:
+			if code, _ := do(a, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 23, ""); code != 200 {
+				t.Fatalf("read on the old instance: %d", code)
+			}
+		}
+	}
+	if len(accepted) != 20 {
+		t.Fatalf("%d distinct events accepted for 20 keys: a retry across versions published twice", len(accepted))
+	}
+	if err := cmdA.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-cmdA.Exited()
+	for _, u := range users {
+		var counts struct{ Visible, Unread, Unseen int }
+		if code, raw := do(b, http.MethodGet, "/api/v1/notifications/counts", u, ""); code != 200 || json.Unmarshal(raw, &counts) != nil {
+			t.Fatalf("user %d counts: %d %s", u, code, raw)
+		}
+		var page struct {
+			Notifications []struct {
+				NotificationID string
+				ReadAt         *string
+			}
+		}
+		if code, raw := do(b, http.MethodGet, "/api/v1/notifications?limit=100", u, ""); code != 200 || json.Unmarshal(raw, &page) != nil {
+			t.Fatalf("user %d list: %d %s", u, code, raw)
+		}
+		seen, unread := map[string]bool{}, 0
+		for _, n := range page.Notifications {
+			if seen[n.NotificationID] || !accepted[n.NotificationID] {
+				t.Fatalf("user %d: %s listed twice, or never accepted", u, n.NotificationID)
+			}
+			seen[n.NotificationID] = true
+			if n.ReadAt == nil {
+				unread++
+			}
+		}
+		if len(seen) != len(accepted) || counts.Visible != len(seen) || counts.Unread != unread {
+			t.Fatalf("user %d: %d of %d events listed, %d unread; counts %+v\nold:\n%s\nnew:\n%s",
+				u, len(seen), len(accepted), unread, counts, logsA, logsB)
+		}
+	}
+}
