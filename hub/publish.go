@@ -99,6 +99,12 @@ func validIdempotencyKey(k string) error {
 	return nil
 }
 
+// PublishChecked publishes a request CheckPublish returned (its owner added
+// Note, Body or Extra), without checking it again.
+func (h *Hub) PublishChecked(ctx context.Context, req PublishRequest) (PublishResult, error) {
+	return h.publish(ctx, req)
+}
+
 // publish runs the publish script for an already valid request.
 func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
 	keys := []string{EventsKey(req.Room), RoomSeqKey(req.Room),

@@ -148,7 +148,7 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 			return hub.PublishResult{}, err
 		}
 	}
-	res, err := ib.core.Publish(ctx, p)
+	res, err := ib.core.PublishChecked(ctx, p)
 	if err != nil || p.Note == "" || (res.Duplicate && !res.Pending) {
 		return res, err
 	}
