@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,5 +242,67 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	res := th.publish(t, 48, "comment.created", map[string]any{})
 	if f := kept.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 		t.Fatalf("the allowed stream after the revocation: %+v", f)
+	}
+}
+
+// A slow backend (1.9 s an answer) and many stream-rooms: the re-checks run
+// concurrently and apart from the presence refresh, so presence stays right
+// and a revocation lands within the cache time and a few seconds. make test
+// runs 512 stream-rooms (16 page streams of 32 rooms; under -race, beside
+// the other packages); ROOMHUB_SLOW_BACKEND_USERS=63 runs the issue's 2,016.
+func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
+	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		proxyMode(backend.URL, 2*time.Second)(c)
+		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser = 3*time.Second, 6*time.Second, 0
+	})
+	users, rooms := 16, 32
+	if n, err := strconv.Atoi(os.Getenv("ROOMHUB_SLOW_BACKEND_USERS")); err == nil && n > 5 {
+		users = n
+	}
+	var ids []string
+	for r := 0; r < rooms; r++ {
+		ids = append(ids, strconv.Itoa(600+r))
+	}
+	for u := 0; u < users; u++ {
+		for r := 0; r < rooms; r++ {
+			backend.set(int64(1000+u), int64(600+r), true)
+		}
+	}
+	streams := make([]*sseClient, users)
+	for u := range streams {
+		streams[u] = th.pageStream(t, int64(1000+u), "rooms="+strings.Join(ids, ","), "")
+	}
+	backend.delay.Store(int64(1900 * time.Millisecond))
+	revokedAt := time.Now()
+	backend.set(1005, 610, false)
+	rest := streams[5].ended(t, 20*time.Second) // 2 s of cache, a round under way, then one of 1.9 s answers
+	if len(rest) == 0 || rest[len(rest)-1].Event != hub.EvictedEventType || !strings.Contains(rest[len(rest)-1].Data, `"roomId":610`) {
+		t.Fatalf("user 1005's stream ended with %+v, want system.evicted for room 610", rest)
+	}
+	t.Logf("revocation landed %v after it was made", time.Since(revokedAt).Round(100*time.Millisecond))
+	// Presence was refreshed meanwhile: everyone else is still online, well
+	// past PRESENCE_USER_TTL_SECS (3 s) of slow re-checks.
+	tok := th.token(t, 1000)
+	onlineIn := func(room int) int {
+		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
+		var l hub.PresenceList
+		remarshal(t, env.Result, &l)
+		if code != 200 {
+			t.Fatalf("presence of room %d: %d %+v", room, code, env)
+		}
+		return l.Count
+	}
+	for _, room := range []int{600, 601, 631} {
+		eventually(t, wait, fmt.Sprintf("the revoked user's leave from room %d", room), func() bool { return onlineIn(room) == users-1 })
+	}
+	// Two more rounds of slow re-checks (well past PRESENCE_USER_TTL_SECS):
+	// nobody else dropped out.
+	calls := backend.calls.Load()
+	eventually(t, 30*time.Second, "two more re-check rounds", func() bool { return backend.calls.Load() >= calls+int32(2*(users-1)*rooms) })
+	for _, room := range []int{600, 601, 631} {
+		if n := onlineIn(room); n != users-1 {
+			t.Fatalf("room %d lists %d online, want %d: presence fell behind the slow re-checks", room, n, users-1)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,6 +21,10 @@ import (
 
 // joinWait bounds the Redis work a stream does before it answers.
 const joinWait = 2 * time.Second
+
+// pageAccessDeadline bounds a page stream's access checks, all of its rooms
+// together (each backend call is bounded to 2 s on its own).
+const pageAccessDeadline = 3 * time.Second
 
 // resumePoint is the client's Last-Event-ID header, else the lastEventId query.
 func resumePoint(c echo.Context) string {
@@ -83,8 +88,26 @@ func (s *Server) pageStream(c echo.Context) error {
 		return errBadRequest("a page stream needs rooms, notifications=true, or both")
 	}
 	spec := s.streamSpec(c)
-	for _, room := range rooms {
-		if err := s.hub.CheckRoom(c.Request().Context(), spec.User, spec.Grant, room); err != nil {
+	// Every room's access at once, under one deadline: a proxy backend's 2 s
+	// a room must not add up over 32 rooms. The first refused room in the
+	// request's order is the one the answer names.
+	ctx, cancel := context.WithTimeout(c.Request().Context(), pageAccessDeadline)
+	errs := make([]error, len(rooms))
+	var wg sync.WaitGroup
+	for i, room := range rooms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.hub.CheckRoom(ctx, spec.User, spec.Grant, room)
+		}()
+	}
+	wg.Wait()
+	cancel()
+	for _, err := range errs {
+		if errors.Is(err, context.DeadlineExceeded) && c.Request().Context().Err() == nil {
+			return fmt.Errorf("%w: the access checks took longer than %v", hub.ErrAccessUnavailable, pageAccessDeadline)
+		}
+		if err != nil {
 			return err
 		}
 	}

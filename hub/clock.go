@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,7 +26,9 @@ func (h *Hub) clockTick() time.Duration {
 func (h *Hub) runClock(ctx context.Context) {
 	t := time.NewTicker(h.clockTick())
 	defer t.Stop()
-	var busy atomic.Bool // a refresh or re-check batch is running
+	// A refresh batch and a re-check round run apart: a slow access backend
+	// must not hold presence back, nor the reverse.
+	var refreshing, rechecking atomic.Bool
 	var all []*Stream
 	for {
 		select {
@@ -44,42 +47,88 @@ func (h *Hub) runClock(ctx context.Context) {
 				if now.Sub(time.Unix(0, s.lastWrite.Load())) >= h.cfg.KeepAlive {
 					s.sendRaw(keepaliveFrame)
 				}
-				if busy.Load() {
-					continue
-				}
-				if now.After(s.nextRefresh) {
+				if !refreshing.Load() && now.After(s.nextRefresh) {
 					due.addStream(s, next)
 				}
-				if every := h.RecheckEvery(); every > 0 && now.After(s.nextRecheck) {
+				if every := h.RecheckEvery(); every > 0 && !rechecking.Load() && now.After(s.nextRecheck) {
 					s.nextRecheck = now.Add(every)
 					recheck = append(recheck, s)
 				}
 			}
-			due.bringAlong(all, next)
+			if !refreshing.Load() {
+				due.bringAlong(all, next)
+			}
 			clear(all) // keep no ended stream alive until the next tick
-			if touches := due.touches; len(touches) > 0 || len(recheck) > 0 {
-				busy.Store(true)
-				h.Go(func(ctx context.Context) {
-					defer busy.Store(false)
+			if touches := due.touches; len(touches) > 0 {
+				refreshing.Store(true)
+				if !h.Go(func(ctx context.Context) {
+					defer refreshing.Store(false)
 					h.touchBatch(ctx, touches)
+				}) {
+					refreshing.Store(false)
+				}
+			}
+			if len(recheck) > 0 {
+				rechecking.Store(true)
+				if !h.Go(func(ctx context.Context) {
+					defer rechecking.Store(false)
 					h.recheck(ctx, recheck)
-				})
+				}) {
+					rechecking.Store(false)
+				}
 			}
 		}
 	}
 }
 
+// recheckConcurrency bounds the access checks one re-check round has in
+// flight: enough that thousands of stream-rooms against a backend that takes
+// its 2 s finish in a few seconds.
+const recheckConcurrency = 2048
+
 // recheck ends, with system.evicted, the streams whose user may no longer use
-// one of their rooms. A backend that cannot answer keeps the stream: it is
-// asked again next time.
+// one of their rooms. The checks run concurrently, at most
+// recheckConcurrency at once, the round bounded by one re-check interval
+// (at least 5 s). A backend that cannot answer keeps the stream: it is asked
+// again next time.
 func (h *Hub) recheck(ctx context.Context, streams []*Stream) {
+	ctx, cancel := context.WithTimeout(ctx, max(h.RecheckEvery(), 5*time.Second))
+	defer cancel()
+	type streamRoom struct {
+		s    *Stream
+		room int64
+	}
+	var pairs []streamRoom
 	for _, s := range streams {
 		for _, room := range s.rooms() {
-			if errors.Is(h.CheckRoom(ctx, s.User, s.grant, room), ErrForbidden) {
-				s.evict("access revoked", room)
-				break
-			}
+			pairs = append(pairs, streamRoom{s, room})
 		}
+	}
+	forEachConcurrently(ctx, recheckConcurrency, pairs, func(ctx context.Context, p streamRoom) {
+		if errors.Is(h.CheckRoom(ctx, p.s.User, p.s.grant, p.room), ErrForbidden) {
+			p.s.evict("access revoked", p.room)
+		}
+	})
+}
+
+// forEachConcurrently calls f for each item, at most limit at once, and
+// returns when every call has (the calls are its own: none outlives it).
+// Once ctx ends it starts no more.
+func forEachConcurrently[T any](ctx context.Context, limit int, items []T, f func(context.Context, T)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, it := range items {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(ctx, it)
+		}()
 	}
 }
 
