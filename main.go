@@ -85,13 +85,7 @@ func run() error {
 	}()
 	log.Info("roomhub listening", "port", httpCfg.Port, "env", cfg.Env, "tls", httpCfg.TLS())
 	if httpCfg.DebugAddr != "" {
-		dbg := &http.Server{Addr: httpCfg.DebugAddr, Handler: api.DebugHandler(), ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := dbg.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Warn("debug listener", "addr", httpCfg.DebugAddr, "err", err)
-			}
-		}()
-		defer dbg.Close()
+		defer serveApart(httpCfg.DebugAddr, api.DebugHandler(), log, "debug")()
 		log.Warn("pprof profiles are served", "addr", httpCfg.DebugAddr)
 	}
 
@@ -108,13 +102,7 @@ func run() error {
 	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()
 	if httpCfg.MetricsAddr != "" {
-		msrv := &http.Server{Addr: httpCfg.MetricsAddr, Handler: apiSrv.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := msrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Warn("metrics listener", "addr", httpCfg.MetricsAddr, "err", err)
-			}
-		}()
-		defer msrv.Close()
+		defer serveApart(httpCfg.MetricsAddr, apiSrv.MetricsHandler(), log, "metrics")()
 		log.Info("metrics are served apart", "addr", httpCfg.MetricsAddr)
 	}
 	ready := http.Handler(apiSrv)
@@ -143,6 +131,18 @@ func run() error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveApart serves handler on a listener of its own (pprof, /metrics) until
+// the returned func closes it; a listener that fails is logged, not fatal.
+func serveApart(addr string, handler http.Handler, log *slog.Logger, what string) (closeIt func()) {
+	srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn(what+" listener", "addr", addr, "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }
 }
 
 // connectRedis makes the Redis client, retrying with the hub's backoff while

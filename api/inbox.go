@@ -176,13 +176,11 @@ func (s *Server) bulk(c echo.Context) error {
 	if req.Action == nil {
 		return errBadRequest("action is required: one of " + strings.Join(inbox.BulkActions, ", "))
 	}
-	r := inbox.BulkRequest{Action: *req.Action, IDs: req.NotificationIDs, Filter: req.Filter}
-	if req.UpTo != nil {
-		if *req.UpTo == "" {
-			return errBadRequest("upTo must be a notificationId")
-		}
-		r.UpTo = *req.UpTo
+	upTo, err := optionalUpTo(req.UpTo)
+	if err != nil {
+		return err
 	}
+	r := inbox.BulkRequest{Action: *req.Action, IDs: req.NotificationIDs, Filter: req.Filter, UpTo: upTo}
 	res, err := s.inbox.Bulk(c.Request().Context(), userOf(c).ID, r)
 	if err != nil {
 		return err
@@ -203,18 +201,27 @@ func (s *Server) markAllRead(c echo.Context) error {
 			return err
 		}
 	}
-	upTo := ""
-	if req.UpTo != nil {
-		upTo = *req.UpTo
-		if upTo == "" {
-			return errBadRequest("upTo must be a notificationId")
-		}
+	upTo, err := optionalUpTo(req.UpTo)
+	if err != nil {
+		return err
 	}
 	res, err := s.inbox.MarkAllRead(c.Request().Context(), userOf(c).ID, upTo)
 	if err != nil {
 		return err
 	}
 	return ok(c, res)
+}
+
+// optionalUpTo reads a body's upTo: absent is "", present it must name an
+// item (the inbox checks its form).
+func optionalUpTo(upTo *string) (string, error) {
+	if upTo == nil {
+		return "", nil
+	}
+	if *upTo == "" {
+		return "", errBadRequest("upTo must be a notificationId")
+	}
+	return *upTo, nil
 }
 
 func (s *Server) settings(c echo.Context) error {

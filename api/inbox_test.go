@@ -18,25 +18,7 @@ import (
 // inboxOf reads a user's whole inbox through the API, newest first.
 func (th *testHub) inboxOf(t testing.TB, user int64) []inbox.Notification {
 	t.Helper()
-	var all []inbox.Notification
-	before := ""
-	for {
-		q := "/api/v1/notifications?limit=100"
-		if before != "" {
-			q += "&before=" + before
-		}
-		code, env := th.get(t, q, th.token(t, user))
-		if code != 200 {
-			t.Fatalf("GET %s: %d %+v", q, code, env)
-		}
-		var p inbox.InboxPage
-		remarshal(t, env.Result, &p)
-		all = append(all, p.Notifications...)
-		if !p.HasMore {
-			return all
-		}
-		before = *p.NextBefore
-	}
+	return th.listOf(t, user, "")
 }
 
 // unreadOf reads a user's unread count through the API.
@@ -60,8 +42,17 @@ func (th *testHub) userDo(t testing.TB, method, path string, user int64, body st
 
 func (th *testHub) notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
 	t.Helper()
+	return th.notifyExtra(t, room, typ, "", recipients...)
+}
+
+// notifyExtra is notify with extra publish fields (JSON members, or "").
+func (th *testHub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
+	t.Helper()
 	ids, _ := json.Marshal(recipients)
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,"data":{"k":1},"publisherId":5,"recipientIds":%s}`, room, typ, ids))
+	if extra != "" {
+		extra = "," + extra
+	}
+	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,"data":{"k":1},"publisherId":5,"recipientIds":%s%s}`, room, typ, ids, extra))
 	if code != 200 {
 		t.Fatalf("publish with recipients: %d %+v", code, env)
 	}

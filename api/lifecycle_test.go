@@ -25,17 +25,7 @@ import (
 // (JSON members, e.g. `"severity":"high"`) and returns the notificationId.
 func (th *testHub) notifyWith(t testing.TB, room int64, extra string, recipients ...int64) string {
 	t.Helper()
-	ids, _ := json.Marshal(recipients)
-	if extra != "" {
-		extra = "," + extra
-	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"k":1},"publisherId":5,"recipientIds":%s%s}`,
-		room, ids, extra))
-	if code != 200 {
-		t.Fatalf("publish: %d %+v", code, env)
-	}
-	var r hub.PublishResult
-	remarshal(t, env.Result, &r)
+	r := th.notifyExtra(t, room, "comment.created", extra, recipients...)
 	return fmt.Sprintf("%d:%s", room, r.StreamID)
 }
 
@@ -338,9 +328,7 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	const u = 42
-	s := th.userStream(t, u, "")
-	s.next(t, wait)
-	s.nextCounts(t)
+	s := th.settledUserStream(t, u)
 	keep := th.notifyWith(t, 123, "", u)
 	s.next(t, wait)
 	exp := th.notifyWith(t, 123, `"expiresAt":"`+time.Now().Add(2*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
@@ -520,9 +508,7 @@ func randomLifecycle(t *testing.T, addr string, ops int) {
 func TestLifecycle_Groups(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	const u = 60
-	s := th.userStream(t, u, "")
-	s.next(t, wait)
-	s.nextCounts(t)
+	s := th.settledUserStream(t, u)
 	publish := func(publisher int, extra string) (int, string) {
 		t.Helper()
 		code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":140,"eventType":"comment.created","data":{"by":%d},"publisherId":%d,"recipientIds":[%d],"groupKey":"post:1"%s}`,
@@ -606,9 +592,7 @@ func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 		c.ReadSinkURL, c.WriteBehindInterval, c.InboxMaxEntries = sink.URL, 0, 2
 	})
 	const u = 61
-	s := th.userStream(t, u, "")
-	s.next(t, wait)
-	s.nextCounts(t)
+	s := th.settledUserStream(t, u)
 	a := th.notifyWith(t, 150, "", u)
 	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+a+"/read", u, ""); code != 200 {
 		t.Fatalf("read: %d", code)

@@ -70,9 +70,7 @@ func (s *Server) MetricsHandler() http.Handler {
 }
 
 func (s *Server) metrics(c echo.Context) error {
-	c.Response().Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
-	c.Response().WriteHeader(http.StatusOK)
-	s.hub.Metrics().Set.WritePrometheus(c.Response())
+	s.MetricsHandler().ServeHTTP(c.Response(), c.Request())
 	return nil
 }
 

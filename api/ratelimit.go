@@ -102,8 +102,7 @@ func tooMany(c echo.Context, err error) error {
 func clientAddr(r *http.Request, trustedHeader string) string {
 	if trustedHeader != "" {
 		if v := r.Header.Get(trustedHeader); v != "" {
-			parts := strings.Split(v, ",")
-			return strings.TrimSpace(parts[len(parts)-1])
+			return strings.TrimSpace(v[strings.LastIndexByte(v, ',')+1:])
 		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

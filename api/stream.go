@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -93,15 +93,14 @@ func (s *Server) pageStream(c echo.Context) error {
 	// request's order is the one the answer names.
 	ctx, cancel := context.WithTimeout(c.Request().Context(), pageAccessDeadline)
 	errs := make([]error, len(rooms))
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for i, room := range rooms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			errs[i] = s.hub.CheckRoom(ctx, spec.User, spec.Grant, room)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // each room's answer is in errs
 	cancel()
 	for _, err := range errs {
 		if errors.Is(err, context.DeadlineExceeded) && c.Request().Context().Err() == nil {

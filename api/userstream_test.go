@@ -18,6 +18,16 @@ func (th *testHub) userStream(t testing.TB, user int64, lastEventID string) *sse
 	return openSSE(t, th.URL+"/api/v1/notifications/stream", th.token(t, user), lastEventID)
 }
 
+// settledUserStream opens the user's stream and reads past its opening: the
+// first event and the counts.
+func (th *testHub) settledUserStream(t testing.TB, user int64) *sseClient {
+	t.Helper()
+	s := th.userStream(t, user, "")
+	s.next(t, wait)
+	s.nextCounts(t)
+	return s
+}
+
 type createdData struct {
 	inbox.Notification
 	Unread int64 `json:"unread"`
@@ -133,9 +143,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 
 func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
 	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
-	s := th.userStream(t, 24, "")
-	s.next(t, wait)
-	s.nextCounts(t)
+	s := th.settledUserStream(t, 24)
 	th.notify(t, 93, "comment.created", 24)
 	first := s.next(t, wait).ID
 	s.Close()

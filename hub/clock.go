@@ -3,9 +3,10 @@ package hub
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 var keepaliveFrame = []byte(":keepalive\n\n")
@@ -60,24 +61,23 @@ func (h *Hub) runClock(ctx context.Context) {
 			}
 			clear(all) // keep no ended stream alive until the next tick
 			if touches := due.touches; len(touches) > 0 {
-				refreshing.Store(true)
-				if !h.Go(func(ctx context.Context) {
-					defer refreshing.Store(false)
-					h.touchBatch(ctx, touches)
-				}) {
-					refreshing.Store(false)
-				}
+				h.goFlagged(&refreshing, func(ctx context.Context) { h.touchBatch(ctx, touches) })
 			}
 			if len(recheck) > 0 {
-				rechecking.Store(true)
-				if !h.Go(func(ctx context.Context) {
-					defer rechecking.Store(false)
-					h.recheck(ctx, recheck)
-				}) {
-					rechecking.Store(false)
-				}
+				h.goFlagged(&rechecking, func(ctx context.Context) { h.recheck(ctx, recheck) })
 			}
 		}
+	}
+}
+
+// goFlagged runs f as h's goroutine with busy set while it runs.
+func (h *Hub) goFlagged(busy *atomic.Bool, f func(context.Context)) {
+	busy.Store(true)
+	if !h.Go(func(ctx context.Context) {
+		defer busy.Store(false)
+		f(ctx)
+	}) {
+		busy.Store(false)
 	}
 }
 
@@ -94,42 +94,23 @@ const recheckConcurrency = 2048
 func (h *Hub) recheck(ctx context.Context, streams []*Stream) {
 	ctx, cancel := context.WithTimeout(ctx, max(h.RecheckEvery(), 5*time.Second))
 	defer cancel()
-	type streamRoom struct {
-		s    *Stream
-		room int64
-	}
-	var pairs []streamRoom
+	var g errgroup.Group
+	g.SetLimit(recheckConcurrency)
+round:
 	for _, s := range streams {
 		for _, room := range s.rooms() {
-			pairs = append(pairs, streamRoom{s, room})
+			if ctx.Err() != nil {
+				break round // the round is over: the rest wait for the next one
+			}
+			g.Go(func() error {
+				if errors.Is(h.CheckRoom(ctx, s.User, s.grant, room), ErrForbidden) {
+					s.evict("access revoked", room)
+				}
+				return nil
+			})
 		}
 	}
-	forEachConcurrently(ctx, recheckConcurrency, pairs, func(ctx context.Context, p streamRoom) {
-		if errors.Is(h.CheckRoom(ctx, p.s.User, p.s.grant, p.room), ErrForbidden) {
-			p.s.evict("access revoked", p.room)
-		}
-	})
-}
-
-// forEachConcurrently calls f for each item, at most limit at once, and
-// returns when every call has (the calls are its own: none outlives it).
-// Once ctx ends it starts no more.
-func forEachConcurrently[T any](ctx context.Context, limit int, items []T, f func(context.Context, T)) {
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, it := range items {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(ctx, it)
-		}()
-	}
+	_ = g.Wait() // the calls never fail: a backend that cannot answer is asked next round
 }
 
 // RefreshEvery is how often an open stream refreshes its presence: well within

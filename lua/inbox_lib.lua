@@ -369,10 +369,10 @@ local function keep()
   local period = tostring(math.floor(NOW / KEEP_PERIOD))
   if kept == period then return end
   local secs = math.floor(RETENTION / 1000)
-  for i = 1, 15 do
-    local k = ({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED,
-      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS})[i]
-    if i ~= 7 and i ~= 8 then redis.call('EXPIRE', k, secs) end
+  -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
+  for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ,
+      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS}) do
+    redis.call('EXPIRE', k, secs)
   end
   redis.call('HSET', K_COUNTS, 'kept', period)
   kept = period

@@ -32,6 +32,20 @@ var Severities = []string{"low", "normal", "high", "critical"}
 // tagRE is what a tag may look like: safe inside JSON quotes and Redis fields.
 var tagRE = regexp.MustCompile(`^[a-z0-9_.:-]{1,32}$`)
 
+func checkTag(t string) error {
+	if !tagRE.MatchString(t) {
+		return fmt.Errorf("%w: a tag is 1 to 32 bytes of [a-z0-9_.:-]", hub.ErrInvalid)
+	}
+	return nil
+}
+
+func checkSeverity(s string) error {
+	if !slices.Contains(Severities, s) {
+		return fmt.Errorf("%w: severity must be one of %s", hub.ErrInvalid, strings.Join(Severities, ", "))
+	}
+	return nil
+}
+
 // maxFilterValues bounds the tags (or severities) one filter names.
 const maxFilterValues = 32
 
@@ -57,13 +71,13 @@ func (f *Filter) Check() error {
 		return fmt.Errorf("%w: a filter names at most %d tags and %d severities", hub.ErrInvalid, maxFilterValues, maxFilterValues)
 	}
 	for _, t := range f.Tags {
-		if !tagRE.MatchString(t) {
-			return fmt.Errorf("%w: a tag is 1 to 32 bytes of [a-z0-9_.:-]", hub.ErrInvalid)
+		if err := checkTag(t); err != nil {
+			return err
 		}
 	}
 	for _, s := range f.Severities {
-		if !slices.Contains(Severities, s) {
-			return fmt.Errorf("%w: severity must be one of %s", hub.ErrInvalid, strings.Join(Severities, ", "))
+		if err := checkSeverity(s); err != nil {
+			return err
 		}
 	}
 	if f.EventType != "" && !hub.ValidEventTypeName(f.EventType) {

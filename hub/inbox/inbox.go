@@ -168,8 +168,14 @@ func inboxKeys(user int64) []string {
 
 // inboxArgs are the arguments every inbox script takes first, then extra.
 func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
+	return ib.scriptArgs(hub.UserChannel(user), now, extra...)
+}
+
+// scriptArgs are inboxArgs with the user's channel given ("" when the script
+// names each recipient's channel itself).
+func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
 	return append([]string{itoa(ib.cfg.InboxRetention.Milliseconds()), itoa(int64(ib.cfg.InboxMaxEntries)),
-		itoa(int64(ib.cfg.InboxMaxEntries)), hub.UserChannel(user), boolArg(ib.rdb.Sharded()), now}, extra...)
+		itoa(int64(ib.cfg.InboxMaxEntries)), channel, boolArg(ib.rdb.Sharded()), now}, extra...)
 }
 
 // Unread returns the user's unread count: their visible unread items.

@@ -58,13 +58,15 @@ func (o Options) set() bool {
 // check validates o (the retention bounds expiresAt) and returns it with its
 // tags distinct, in the order given.
 func (o Options) check(retention time.Duration) (Options, error) {
-	if o.Severity != "" && !slices.Contains(Severities, o.Severity) {
-		return o, fmt.Errorf("%w: severity must be one of %s", hub.ErrInvalid, strings.Join(Severities, ", "))
+	if o.Severity != "" {
+		if err := checkSeverity(o.Severity); err != nil {
+			return o, err
+		}
 	}
 	var tags []string
 	for _, t := range o.Tags {
-		if !tagRE.MatchString(t) {
-			return o, fmt.Errorf("%w: a tag is 1 to 32 bytes of [a-z0-9_.:-]", hub.ErrInvalid)
+		if err := checkTag(t); err != nil {
+			return o, err
 		}
 		if !slices.Contains(tags, t) {
 			tags = append(tags, t)
@@ -260,9 +262,8 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if window == 0 {
 		window = DefaultGroupWindowSecs
 	}
-	common := ib.inboxArgs(0, hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
-	common[3] = ""
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]

@@ -26,13 +26,7 @@ func timerShard(user int64) int { return int(user % hub.InboxTimerShards) }
 // written: a crash in between leaves only a listing, which the worker
 // settles and drops. An earlier due time already listed stays (ZADD LT).
 func (ib *Inbox) markTimer(ctx context.Context, user int64, dueMs string) error {
-	score, err := strconv.ParseFloat(dueMs, 64)
-	if err != nil {
-		return err
-	}
-	_, err = hub.Call(ib.rdb, ctx, ib.rdb.B().Zadd().Key(hub.InboxTimersKey(timerShard(user))).Lt().
-		ScoreMember().ScoreMember(score, itoa(user)).Build(), hub.NoReply)
-	return err
+	return ib.markTimers(ctx, []int64{user}, dueMs)
 }
 
 // runTimers settles the users whose timers are due, every timersEvery, on
