@@ -314,3 +314,53 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 		}
 	}
 }
+
+// Access checks the cache cannot answer have a budget of their own per user
+// (ROOM_AUTH_MISS_*): past it, a new room is 429 COMMON429 with Retry-After
+// and the backend is not asked, while rooms already answered still work; a
+// page stream spends one token for each room not yet answered.
+func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
+	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
+	th := startHubWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *Config) {
+		c.AuthMisses = Budget{PerSec: 1, Burst: 4}
+	})
+	const u = 77
+	for r := int64(700); r < 710; r++ {
+		backend.set(u, r, true)
+	}
+	tok := th.token(t, u)
+	presence := func(room int) (int, Envelope) {
+		t.Helper()
+		return th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
+	}
+	for r := 700; r < 704; r++ { // the burst: four rooms the backend answers
+		if code, env := presence(r); code != 200 {
+			t.Fatalf("room %d within the budget: %d %+v", r, code, env)
+		}
+	}
+	calls := backend.calls.Load()
+	if code, env := presence(704); code != 429 || env.Code != "COMMON429" {
+		t.Fatalf("a fifth new room: %d %+v, want 429 COMMON429", code, env)
+	}
+	if n := backend.calls.Load(); n != calls {
+		t.Fatalf("the backend was asked %d times past the budget", n-calls)
+	}
+	if code, env := presence(701); code != 200 {
+		t.Fatalf("a room already answered, past the budget: %d %+v", code, env)
+	}
+	// A page stream of rooms not yet answered spends a token for each: with
+	// at most one back after a second, three new rooms are refused at once.
+	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=705,706,707", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a page stream of three new rooms past the budget: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if n := backend.calls.Load(); n != calls {
+		t.Fatalf("the backend was asked %d times for a refused page stream", n-calls)
+	}
+}

@@ -41,6 +41,7 @@ type Config struct {
 	UserRequests    Budget        // USER_RATE_BURST 60, USER_RATE_PER_SEC 20: requests per user and instance on every user route
 	IPRequests      Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance
 	TrustedProxy    string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
+	AuthMisses      Budget        // ROOM_AUTH_MISS_BURST 64, ROOM_AUTH_MISS_PER_SEC 4: proxy-mode access checks per user and instance that the cache cannot answer
 	StreamOpens     Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
 	Heartbeats      Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 }
@@ -95,6 +96,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		UserRequests:    Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
 		IPRequests:      Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
 		TrustedProxy:    l.Str("TRUSTED_PROXY_HEADER", ""),
+		AuthMisses:      Budget{PerSec: float64(l.Int("ROOM_AUTH_MISS_PER_SEC", 4, 1, 100000)), Burst: l.Int("ROOM_AUTH_MISS_BURST", 64, 1, 1000000)},
 		StreamOpens:     Budget{PerSec: 2, Burst: 20},
 		Heartbeats:      Budget{PerSec: 1, Burst: 10},
 	}

@@ -37,6 +37,15 @@ func newUserLimiter(b Budget) *userLimiter {
 // take spends one token of key's budget; when there is none it returns how
 // long until there is.
 func (l *userLimiter) take(key string, now time.Time) (wait time.Duration, ok bool) {
+	return l.takeN(key, 1, now)
+}
+
+// takeN is take for n tokens at once (at most the burst; none when n is 0).
+func (l *userLimiter) takeN(key string, n int, now time.Time) (wait time.Duration, ok bool) {
+	if n <= 0 {
+		return 0, true
+	}
+	n = min(n, l.burst)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim := l.m[key]
@@ -51,7 +60,7 @@ func (l *userLimiter) take(key string, now time.Time) (wait time.Duration, ok bo
 		lim = rate.NewLimiter(l.every, l.burst)
 		l.m[key] = lim
 	}
-	r := lim.ReserveN(now, 1)
+	r := lim.ReserveN(now, n)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return d, false
@@ -81,6 +90,22 @@ func (e errTooMany) Error() string { return "too many requests" }
 func (l *userLimiter) spend(key string) error {
 	if wait, ok := l.take(key, time.Now()); !ok {
 		return errTooMany{wait}
+	}
+	return nil
+}
+
+// spendMisses takes, from the user's budget in s.authMisses, a token for each
+// of rooms whose access answer is not cached (proxy mode): each one is a call
+// to the backend and a new cache entry. 429 COMMON429 when it is spent.
+func (s *Server) spendMisses(c echo.Context, user int64, rooms ...int64) error {
+	misses := 0
+	for _, r := range rooms {
+		if !s.hub.AnswerCached(user, r) {
+			misses++
+		}
+	}
+	if wait, ok := s.authMisses.takeN(strconv.FormatInt(user, 10), misses, time.Now()); !ok {
+		return tooMany(c, errTooMany{wait})
 	}
 	return nil
 }

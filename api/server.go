@@ -29,13 +29,17 @@ type Server struct {
 	web    fs.FS
 	e      *echo.Echo
 	poller *poller // watches hijacked streams for the client's close; nil: streams are not hijacked
+	// authMisses bounds, per user, the access checks the proxy backend must
+	// answer (the cache cannot).
+	authMisses *userLimiter
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
 // and the inbox ib. web holds the demo page and client SDK (served at / and
 // /static/); it may be nil.
 func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
-	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New()}
+	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New(),
+		authMisses: newUserLimiter(cfg.AuthMisses)}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -192,6 +196,9 @@ func (s *Server) roomAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		u := userOf(c)
+		if err := s.spendMisses(c, u.ID, room); err != nil {
+			return err
+		}
 		if err := s.hub.CheckRoom(c.Request().Context(), u.ID, u.Grant, room); err != nil {
 			return err
 		}

@@ -88,6 +88,9 @@ func (s *Server) pageStream(c echo.Context) error {
 		return errBadRequest("a page stream needs rooms, notifications=true, or both")
 	}
 	spec := s.streamSpec(c)
+	if err := s.spendMisses(c, spec.User, rooms...); err != nil {
+		return err
+	}
 	// Every room's access at once, under one deadline: a proxy backend's 2 s
 	// a room must not add up over 32 rooms. The first refused room in the
 	// request's order is the one the answer names.

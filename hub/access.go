@@ -87,6 +87,27 @@ func (h *Hub) CheckRoom(ctx context.Context, user int64, g Grant, room int64) er
 	return nil
 }
 
+// AnswerCached reports whether CheckRoom can answer for user and room
+// without asking the proxy backend (always, outside proxy mode).
+func (h *Hub) AnswerCached(user int64, room int64) bool {
+	if h.access.mode != RoomAuthProxy {
+		return true
+	}
+	_, ok := h.access.cached(accessKey{user, room})
+	return ok
+}
+
+// cached is the proxy backend's answer for k while it is fresh.
+func (a *access) cached(k accessKey) (allowed, ok bool) {
+	a.mu.Lock()
+	ans, ok := a.cache[k]
+	a.mu.Unlock()
+	if !ok || !time.Now().Before(ans.until) {
+		return false, false
+	}
+	return ans.allowed, true
+}
+
 // RecheckEvery is how often an open stream asks again whether its user may
 // still use the room: when a proxy answer expires; 0 in the other modes,
 // whose answer cannot change while the token lives.
@@ -106,11 +127,8 @@ func (a *access) allowed(ctx context.Context, user int64, g Grant, room int64, m
 		return true, nil
 	}
 	k := accessKey{user, room}
-	a.mu.Lock()
-	ans, ok := a.cache[k]
-	a.mu.Unlock()
-	if ok && time.Now().Before(ans.until) {
-		return ans.allowed, nil
+	if allowed, ok := a.cached(k); ok {
+		return allowed, nil
 	}
 	ch := a.calls.DoChan(fmt.Sprintf("%d:%d", user, room), func() (any, error) {
 		// Not the first caller's context: its disconnect must not fail the others.
