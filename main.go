@@ -22,6 +22,7 @@ import (
 
 	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/web"
 )
@@ -46,6 +47,9 @@ func run() error {
 	}
 	cfg, err := hub.LoadConfig(os.LookupEnv)
 	if err != nil {
+		return err
+	}
+	if err := delivery.CheckConfig(cfg); err != nil { // before waiting for Redis
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
@@ -97,7 +101,12 @@ func run() error {
 	defer rdb.Close()
 	m := hub.NewMetrics(cfg.EventTypes)
 	h := hub.New(cfg, rdb, log, m)
+	d, err := delivery.New(h, log)
+	if err != nil {
+		return err
+	}
 	ib := inbox.New(h, log)
+	ib.UseDelivery(d)
 	h.Start()
 	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()

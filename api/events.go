@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 )
 
@@ -28,6 +30,9 @@ type publishBody struct {
 	ExpiresAt      *string         `json:"expiresAt"`
 	GroupKey       *string         `json:"groupKey"`
 	GroupWindow    *int            `json:"groupWindowSecs"`
+	DedupeKey      *string         `json:"dedupeKey"`
+	DedupeWindow   *int            `json:"dedupeWindowSecs"`
+	Delivery       json.RawMessage `json:"delivery"`
 }
 
 // DecodePublish parses and checks a publish body. Errors are *Error values
@@ -85,6 +90,25 @@ func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 			return inbox.PublishRequest{}, errBadRequest("groupWindowSecs must be 1 to 86400")
 		}
 		req.GroupWindowSecs = *b.GroupWindow
+	}
+	if b.DedupeKey != nil {
+		if *b.DedupeKey == "" {
+			return inbox.PublishRequest{}, errBadRequest("dedupeKey is 1 to 128 bytes of [A-Za-z0-9_.:-]")
+		}
+		req.DedupeKey = *b.DedupeKey
+	}
+	if b.DedupeWindow != nil {
+		if *b.DedupeWindow <= 0 {
+			return inbox.PublishRequest{}, errBadRequest("dedupeWindowSecs must be 1 to 604800")
+		}
+		req.DedupeWindowSecs = *b.DedupeWindow
+	}
+	if len(b.Delivery) > 0 && string(b.Delivery) != "null" {
+		rs, err := delivery.ParseOverride(b.Delivery)
+		if err != nil {
+			return inbox.PublishRequest{}, errBadRequest(strings.TrimPrefix(err.Error(), hub.ErrInvalid.Error()+": "))
+		}
+		req.Delivery = rs
 	}
 	if b.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *b.ExpiresAt)

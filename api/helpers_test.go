@@ -17,6 +17,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
@@ -81,7 +82,12 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	log := testLog()
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
+	d, err := delivery.New(h, log)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ib := inbox.New(h, log)
+	ib.UseDelivery(d)
 	h.Start()
 	apiSrv := New(httpCfg, h, ib, log, web.FS())
 	srv := httptest.NewUnstartedServer(apiSrv)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 )
 
@@ -224,12 +225,29 @@ func optionalUpTo(upTo *string) (string, error) {
 	return *upTo, nil
 }
 
+// settingsBody is GET and PUT /notifications/settings: the inbox's muted
+// types and the delivery preferences.
+type settingsBody struct {
+	MutedEventTypes []string                         `json:"mutedEventTypes"`
+	Channels        map[string]delivery.ChannelPrefs `json:"channels"`
+	QuietHours      *delivery.QuietHours             `json:"quietHours"`
+}
+
 func (s *Server) settings(c echo.Context) error {
-	st, err := s.inbox.Settings(c.Request().Context(), userOf(c).ID)
+	ctx, u := c.Request().Context(), userOf(c).ID
+	st, err := s.inbox.Settings(ctx, u)
 	if err != nil {
 		return err
 	}
-	return ok(c, st)
+	out := settingsBody{MutedEventTypes: st.MutedEventTypes, Channels: map[string]delivery.ChannelPrefs{}}
+	if d := s.inbox.Delivery(); d != nil {
+		p, err := d.Prefs(ctx, u)
+		if err != nil {
+			return err
+		}
+		out.Channels, out.QuietHours = p.Channels, p.QuietHours
+	}
+	return ok(c, out)
 }
 
 func (s *Server) putSettings(c echo.Context) error {
@@ -238,7 +256,9 @@ func (s *Server) putSettings(c echo.Context) error {
 		return err
 	}
 	var req struct {
-		MutedEventTypes *[]string `json:"mutedEventTypes"`
+		MutedEventTypes *[]string                         `json:"mutedEventTypes"`
+		Channels        map[string]delivery.ChannelUpdate `json:"channels"`
+		QuietHours      json.RawMessage                   `json:"quietHours"`
 	}
 	if err := decodeStrict(body, &req); err != nil {
 		return err
@@ -246,11 +266,41 @@ func (s *Server) putSettings(c echo.Context) error {
 	if req.MutedEventTypes == nil {
 		return errBadRequest("mutedEventTypes is required: a list of event types")
 	}
-	st, err := s.inbox.SetSettings(c.Request().Context(), userOf(c).ID, inbox.Settings{MutedEventTypes: *req.MutedEventTypes})
+	up := delivery.PrefsUpdate{Channels: req.Channels, MaxMutedPerOne: inbox.MaxMutedTypes}
+	if len(req.QuietHours) > 0 {
+		up.QuietHoursSet = true
+		if string(req.QuietHours) != "null" {
+			var q delivery.QuietHours
+			if err := decodeStrict(req.QuietHours, &q); err != nil {
+				return errBadRequest(`quietHours is {"start":"HH:MM","end":"HH:MM","timeZone":"<IANA zone>"} or null`)
+			}
+			up.QuietHours = &q
+		}
+	}
+	d := s.inbox.Delivery()
+	if d == nil && (len(up.Channels) > 0 || up.QuietHours != nil) {
+		return errBadRequest("no delivery channels are configured (DELIVERY_CHANNELS)")
+	}
+	ctx, u := c.Request().Context(), userOf(c).ID
+	// The delivery part first: it is the one that may refuse a value.
+	var p delivery.Prefs
+	if d != nil {
+		if err := d.CheckPrefs(up); err != nil {
+			return err
+		}
+	}
+	st, err := s.inbox.SetSettings(ctx, u, inbox.Settings{MutedEventTypes: *req.MutedEventTypes})
 	if err != nil {
 		return err
 	}
-	return ok(c, st)
+	out := settingsBody{MutedEventTypes: st.MutedEventTypes, Channels: map[string]delivery.ChannelPrefs{}}
+	if d != nil {
+		if p, err = d.SetPrefs(ctx, u, up); err != nil {
+			return err
+		}
+		out.Channels, out.QuietHours = p.Channels, p.QuietHours
+	}
+	return ok(c, out)
 }
 
 // decodeStrict reads one JSON object into v; anything else is COMMON400.

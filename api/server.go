@@ -112,6 +112,9 @@ func (s *Server) routes() {
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
 	v1.GET("/rooms/:roomId/stream", s.stream, streamUser, opens, room)
 	v1.POST("/notifications/publish", s.publish, internal)
+	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, internal)
+	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
+	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
@@ -240,7 +243,8 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 }
 
 // Body limits: a publish carries up to PUBLISH_MAX_BYTES of data and up to
-// 10,000 recipients with the inbox options; every other body is small.
+// 10,000 recipients with the inbox options (a redrive, up to 10,000
+// notificationIds, shares that bound); every other body is small.
 const (
 	smallBodyMax       = 64 << 10
 	publishBodyHeadway = 256 << 10
@@ -253,7 +257,7 @@ func (s *Server) bodyLimits() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		smallNext, publishNext := small(next), publish(next)
 		return func(c echo.Context) error {
-			if p := c.Path(); p == "/api/v1/notifications/publish" || p == "/dev/publish" {
+			if p := c.Path(); p == "/api/v1/notifications/publish" || p == "/dev/publish" || p == "/api/v1/internal/deliveries/redrive" {
 				return publishNext(c)
 			}
 			return smallNext(c)

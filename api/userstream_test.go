@@ -186,11 +186,11 @@ func TestMute_HeldBackOnRoomStreamsAndInboxAcrossInstances(t *testing.T) {
 		return a.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 30, body)
 	}
 	if code, env := put(`{"mutedEventTypes":["comment.created","comment.created"]}`); code != 200 ||
-		fmt.Sprint(env.Result) != "map[mutedEventTypes:[comment.created]]" {
+		fmt.Sprint(env.Result) != "map[channels:map[] mutedEventTypes:[comment.created] quietHours:<nil>]" {
 		t.Fatalf("PUT settings: %d %+v", code, env)
 	}
 	if code, env := b.userDo(t, http.MethodGet, "/api/v1/notifications/settings", 30, ""); code != 200 ||
-		fmt.Sprint(env.Result) != "map[mutedEventTypes:[comment.created]]" {
+		fmt.Sprint(env.Result) != "map[channels:map[] mutedEventTypes:[comment.created] quietHours:<nil>]" {
 		t.Fatalf("GET settings: %d %+v", code, env)
 	}
 	// The inbox is muted at once; hub B's stream as soon as it heard of it.

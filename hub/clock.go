@@ -60,8 +60,11 @@ func (h *Hub) runClock(ctx context.Context) {
 				due.bringAlong(all, next)
 			}
 			clear(all) // keep no ended stream alive until the next tick
-			if touches := due.touches; len(touches) > 0 {
-				h.goFlagged(&refreshing, func(ctx context.Context) { h.touchBatch(ctx, touches) })
+			if touches, online := due.touches, due.online; len(touches) > 0 || len(online) > 0 {
+				h.goFlagged(&refreshing, func(ctx context.Context) {
+					h.touchBatch(ctx, touches)
+					h.renewOnline(ctx, online)
+				})
 			}
 			if len(recheck) > 0 {
 				h.goFlagged(&rechecking, func(ctx context.Context) { h.recheck(ctx, recheck) })

@@ -21,6 +21,19 @@ var DefaultEventTypes = []string{
 // eventTypeRE is what an event type may look like: no CR/LF, so no SSE field injection.
 var eventTypeRE = regexp.MustCompile(`^[a-z0-9_.-]{1,64}$`)
 
+// channelRE is what a delivery channel's name may look like.
+var channelRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+
+// DeliveryChannel reports whether ch is one of DELIVERY_CHANNELS.
+func (c Config) DeliveryChannel(ch string) bool {
+	for _, x := range c.DeliveryChannels {
+		if x == ch {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidEventTypeName reports whether s is a well-formed event type name.
 func ValidEventTypeName(s string) bool { return eventTypeRE.MatchString(s) }
 
@@ -62,6 +75,14 @@ type Config struct {
 	RoomAuth              string        // ROOM_AUTH: open, claim or proxy; open in development, required in production
 	RoomAuthURL           string        // ROOM_AUTH_URL, the backend asked in proxy mode
 	RoomAuthCache         time.Duration // ROOM_AUTH_CACHE_SECS, 60: how long a proxy answer is kept
+	DeliveryChannels      []string      // DELIVERY_CHANNELS, comma list; none: nothing leaves the hub
+	DeliveryRules         string        // DELIVERY_RULES, JSON text or @path (package delivery reads it)
+	DeliveryCaps          string        // DELIVERY_CAPS, JSON (package delivery reads it)
+	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with channels
+	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
+	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
+	DeliveryTimeout       time.Duration // no variable: one hand-off's time limit; 10 s
+	DeliveryBackoff       time.Duration // no variable: the first retry's wait, doubling to 10 min; 5 s
 	PubSubMode            string        // PUBSUB_MODE on one Redis: patterns (PSUBSCRIBE room:*, the default) or channels (SUBSCRIBE per local topic)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
@@ -130,6 +151,12 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		RoomAuth:              l.Str("ROOM_AUTH", ""),
 		RoomAuthURL:           l.Str("ROOM_AUTH_URL", ""),
 		RoomAuthCache:         l.Secs("ROOM_AUTH_CACHE_SECS", 60, 1),
+		DeliveryChannels:      l.List("DELIVERY_CHANNELS", nil),
+		DeliveryRules:         l.Str("DELIVERY_RULES", ""),
+		DeliveryCaps:          l.Str("DELIVERY_CAPS", ""),
+		DeliverySinkURL:       l.Str("DELIVERY_SINK_URL", ""),
+		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
+		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		PubSubMode:            l.Str("PUBSUB_MODE", PubSubPatterns),
 		Env:                   l.Str("HUB_ENV", "development"),
 	}
@@ -138,6 +165,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	c.OutboxGrace = 10 * time.Second
 	c.ShutdownSpread = 5 * time.Second
 	c.ListenerIdle = 15 * time.Second
+	c.DeliveryTimeout = 10 * time.Second
+	c.DeliveryBackoff = 5 * time.Second
 	if err := l.Err(); err != nil {
 		return Config{}, err
 	}
@@ -188,6 +217,17 @@ func (c Config) validate() error {
 	}
 	if c.ReadSinkURL != "" && !strings.HasPrefix(c.ReadSinkURL, "http://") && !strings.HasPrefix(c.ReadSinkURL, "https://") {
 		return &ConfigError{Var: "READ_SINK_URL", Value: c.ReadSinkURL, Reason: "must be an http:// or https:// URL"}
+	}
+	for _, ch := range c.DeliveryChannels {
+		if !channelRE.MatchString(ch) || ch == "in_app" {
+			return &ConfigError{Var: "DELIVERY_CHANNELS", Value: ch, Reason: "a channel is [a-z0-9_], 1 to 32 bytes, and not in_app (the inbox itself)"}
+		}
+	}
+	if len(c.DeliveryChannels) > 0 && c.DeliverySinkURL == "" {
+		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "DELIVERY_CHANNELS needs the gateway's http:// or https:// URL"}
+	}
+	if c.DeliverySinkURL != "" && !strings.HasPrefix(c.DeliverySinkURL, "http://") && !strings.HasPrefix(c.DeliverySinkURL, "https://") {
+		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: c.DeliverySinkURL, Reason: "must be an http:// or https:// URL"}
 	}
 	if c.PresenceHashTTL < c.PresenceUserTTL {
 		return &ConfigError{Var: "PRESENCE_HASH_TTL_SECS", Value: strconv.Itoa(int(c.PresenceHashTTL / time.Second)), Reason: "must be at least PRESENCE_USER_TTL_SECS"}

@@ -53,6 +53,11 @@ const PresenceRoomsKey = "presence:rooms"
 // connection ids scored by open time (Redis clock): "user:conns:{7}".
 func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
 
+// UserOnlineKey is a user's open streams across instances, each scored by
+// the end of its lease (ms), which the holding instance keeps renewing: a
+// dead instance's streams drop out by themselves. "user:online:{7}".
+func UserOnlineKey(user int64) string { return "user:online:" + userTag(user) }
+
 // UserControlChannel carries orders between instances (control.go): the
 // core's evictions and the listener's probes, and what other packages send
 // with Hub.Control (the inbox's {"muted":7}).
@@ -174,3 +179,59 @@ const userChannelPattern = "user:*"
 
 // LockKey names a lock: "lock:<name>".
 func LockKey(name string) string { return "lock:" + name }
+
+// InboxKeys are the keys every inbox script takes, in the order
+// lua/inbox_lib.lua lists them (the delivery claim reads the inbox too).
+func InboxKeys(user int64) []string {
+	return []string{InboxKey(user), InboxOrderKey(user), InboxReadKey(user), UnreadCountKey(user),
+		TopicHistoryKey(UserTopic(user)), TopicSeqKey(UserTopic(user)), ReadStatusKey(user), MutedKey(user),
+		InboxMetaKey(user), InboxSeenKey(user), InboxArchivedKey(user), InboxDueKey(user),
+		InboxCountsKey(user), InboxDeletedKey(user), InboxGroupsKey(user)}
+}
+
+// DeliveryKey holds a user's deliveries beyond the tab, "<notificationId>|<channel>"
+// → the record (JSON, see lua/delivery_claim.lua), besides "digest|<channel>"
+// (the open digest's send time) and "hol|<channel>" (the retrying head of
+// the channel's queue): "delivery:{7}".
+func DeliveryKey(user int64) string { return "delivery:" + userTag(user) }
+
+// DeliveryDueKey orders a user's pending deliveries by due time (ms); one
+// being handed off is scored by its lease's end: "delivery:due:{7}".
+func DeliveryDueKey(user int64) string { return "delivery:due:" + userTag(user) }
+
+// DeliveryDoneKey lists a user's finished deliveries by when (ms), so that
+// they are dropped DELIVERY_RECORD_DAYS later: "delivery:done:{7}".
+func DeliveryDoneKey(user int64) string { return "delivery:done:" + userTag(user) }
+
+// DeliverySentPrefix starts a user's per-channel hand-off log, the caps'
+// sliding windows: "delivery:sent:{7}:push" (a zset, first record id →
+// when, ms).
+func DeliverySentPrefix(user int64) string { return "delivery:sent:" + userTag(user) + ":" }
+
+// DeliveryDedupePrefix starts a user's dedupe keys, each held by the record
+// that went out under it for its window: "delivery:dedupe:{7}:push:<key>".
+func DeliveryDedupePrefix(user int64) string { return "delivery:dedupe:" + userTag(user) + ":" }
+
+// ChannelSettingsKey holds a user's delivery preferences: "<channel>" →
+// {"enabled","mutedEventTypes"} and "quiet" → {"start","end","timeZone"}:
+// "settings:channels:{7}".
+func ChannelSettingsKey(user int64) string { return "settings:channels:" + userTag(user) }
+
+// DeliveryShards is how many index keys list due deliveries (and dead
+// ones); their hash tags spread them over a cluster's masters.
+const DeliveryShards = 16
+
+// DeliveriesDueKey lists when users have deliveries falling due, one
+// member per reason to look ("<user>:<ms>:<tag>", scored in ms):
+// "deliveries_due:{dd3}".
+func DeliveriesDueKey(shard int) string { return "deliveries_due:{dd" + strconv.Itoa(shard) + "}" }
+
+// DeliveriesDeadKey lists dead deliveries, "<user>|<notificationId>|<channel>"
+// scored by when they died (ms): "deliveries_dead:{dx3}".
+func DeliveriesDeadKey(shard int) string { return "deliveries_dead:{dx" + strconv.Itoa(shard) + "}" }
+
+// NotificationDeliveriesKey lists the deliveries of one notification,
+// "<user>|<channel>": "deliveries:{42}:1708070400000-0".
+func NotificationDeliveriesKey(room int64, streamID string) string {
+	return "deliveries:" + roomTag(room) + ":" + streamID
+}

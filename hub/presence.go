@@ -87,12 +87,17 @@ func (h *Hub) touchExec(t presenceTouch) rueidis.LuaExec {
 type refreshes struct {
 	byKey   map[[2]int64]int // (room, user) → index in touches
 	touches []presenceTouch
+	online  map[int64][]string // user → connection ids whose online lease to renew
 }
 
 // addStream refreshes s's presence in each of its rooms now, and makes it
 // due again at next.
 func (r *refreshes) addStream(s *Stream, next time.Time) {
 	s.nextRefresh = next
+	if r.online == nil {
+		r.online = map[int64][]string{}
+	}
+	r.online[s.User] = append(r.online[s.User], s.ConnID)
 	for _, m := range s.members { // fixed when the stream opens
 		if m.roomID > 0 {
 			r.add(m.roomID, s.User, s.ConnID)

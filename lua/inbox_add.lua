@@ -6,7 +6,8 @@
 -- leaves what is due by time (retention age, expiry, wakes) to the next
 -- script that reads the inbox and to the timer worker.
 -- KEYS: 15 per recipient, as inbox_lib.lua lists them, one recipient after
--- the other (on a cluster, a batch is one recipient: their keys share a slot).
+-- the other (on a cluster, a batch is one recipient: their keys share a slot);
+-- with deliveries (ARGV[18]) two more each: delivery:{u}, delivery:due:{u}.
 -- ARGV[1..6]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
 -- ARGV[7]  notificationId
 -- ARGV[8]  event type
@@ -22,9 +23,16 @@
 --          else starts one
 -- ARGV[16] the group window in ms
 -- ARGV[17] publisher id, or "" (a group's actors)
--- ARGV[18..] each recipient's channel, user:{u}, in the order of KEYS
+-- ARGV[18] the deliveries beyond the tab to schedule, JSON
+--          [{"c":channel,"a":afterSecs,"u":unless,"o":onlyIfOffline 0/1,"d":digestSecs}],
+--          or "" for none
+-- ARGV[19] dedupeKey, or ""
+-- ARGV[20] dedupeWindowSecs
+-- ARGV[21] how long the delivery keys live after a write, in ms
+-- ARGV[22..] each recipient's channel, user:{u}, in the order of KEYS
 -- Returns one of "muted", "dup", "old" (older than the retention), "new" or
--- "joined" per recipient.
+-- "joined" per recipient; with deliveries, then per recipient the earliest
+-- due time (ms) of this notification's deliveries, or "" when none is due.
 local id, typ, own, ms = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
 local sev, tag_list, exp, exp_ms = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 local gkey, window, publisher = ARGV[15], tonumber(ARGV[16]), ARGV[17]
@@ -83,21 +91,19 @@ local function open_group()
   return gid, g
 end
 
-local function add()
-  if redis.call('SISMEMBER', K_MUTED, typ) == 1 then return 'muted' end
-  if ms < NOW - RETENTION then return 'old' end
+local function add_item()
   local items = ensure()
   if gkey ~= '' then
-    if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup' end
+    if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup', '' end
     local gid, g = open_group()
-    if gid then return join(gid, g) end
+    if gid then return join(gid, g), gid end
     redis.call('HSET', K_ITEMS, id, own)
     local actors = {}
     if publisher ~= '' then actors = {publisher} end
     put_group(id, {first_ms = ms, count = 1, actors = actors, first = id, key = gkey})
     redis.call('HSET', K_GROUPS, 'k:' .. gkey, id)
   elseif redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, own) == 0 then
-    return 'dup'
+    return 'dup', ''
   end
   local score = top_score(ms)
   if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
@@ -107,17 +113,81 @@ local function add()
   dirty = true
   trim(items + 1, true)
   finish()
-  if removed.retention and removed.retention[#removed.retention] == id then return 'old' end
+  if removed.retention and removed.retention[#removed.retention] == id then return 'old', '' end
   local group = 'null'
   if gkey ~= '' then group = group_json(group_of(id)) end
   log('notification.created', head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
     ',"unread":' .. UNREAD .. ',"counts":' .. counts_json() .. '}')
-  return 'new'
+  return 'new', id
 end
 
-local out = {}
-for i = 0, #KEYS / 15 - 1 do
-  use(i, ARGV[18 + i])
-  out[#out + 1] = add()
+local function add()
+  if redis.call('SISMEMBER', K_MUTED, typ) == 1 then return 'muted', '' end
+  if ms < NOW - RETENTION then return 'old', '' end
+  return add_item()
 end
+
+-- Deliveries beyond the tab (see delivery_claim.lua for the record).
+local plan, K_DREC, K_DDUE
+if ARGV[18] ~= '' then
+  plan = cjson.decode(ARGV[18])
+  STRIDE = 17
+end
+local dkey, dwin, keys_ttl = ARGV[19], tonumber(ARGV[20]), ARGV[21]
+local critical = 0
+if sev == 'critical' then critical = 1 end
+
+-- schedule writes the recipient's delivery records of this notification,
+-- once (kind says what the inbox did; target is the item it landed in, ""
+-- when it is not in the inbox: a type muted in-app keeps its deliveries,
+-- which carry the event's own fields). It returns the earliest due time of
+-- the records, new or already there (a retry), or "".
+local function schedule(kind, target)
+  local earliest
+  for _, r in ipairs(plan) do
+    local rid = id .. '|' .. r.c
+    local due
+    if redis.call('HEXISTS', K_DREC, rid) == 1 then
+      due = tonumber(redis.call('ZSCORE', K_DDUE, rid) or nil)
+    elseif kind == 'new' or kind == 'joined' or kind == 'muted' then
+      due = ms + r.a * 1000
+      local rec = {s = 'scheduled', o = due, n = 0, t = NOW, tg = target, ty = typ, cr = critical, u = r.u,
+        off = r.o, dg = r.d}
+      if r.d > 0 then
+        -- A digest: the first delivery of the channel opens it, due when it
+        -- closes; those falling due before then join it.
+        local open = tonumber(redis.call('HGET', K_DREC, 'digest|' .. r.c) or '0')
+        if due > open then
+          due = due + r.d * 1000
+          redis.call('HSET', K_DREC, 'digest|' .. r.c, due)
+        else
+          due = open
+        end
+        rec.g = due
+      end
+      if dkey ~= '' then rec.dk, rec.dw = dkey, dwin end
+      if target == '' then rec.it = own end
+      rec.due = due
+      redis.call('HSET', K_DREC, rid, cjson.encode(rec))
+      redis.call('ZADD', K_DDUE, due, rid)
+    end
+    if due and (not earliest or due < earliest) then earliest = due end
+  end
+  redis.call('PEXPIRE', K_DREC, keys_ttl)
+  redis.call('PEXPIRE', K_DDUE, keys_ttl)
+  if earliest then return string.format('%d', earliest) end
+  return ''
+end
+
+local out, dues = {}, {}
+for i = 0, #KEYS / STRIDE - 1 do
+  use(i, ARGV[22 + i])
+  local kind, target = add()
+  out[#out + 1] = kind
+  if plan then
+    K_DREC, K_DDUE = KEYS[i * STRIDE + 16], KEYS[i * STRIDE + 17]
+    dues[#dues + 1] = schedule(kind, target)
+  end
+end
+for _, d in ipairs(dues) do out[#out + 1] = d end
 return out

@@ -29,7 +29,7 @@
 -- ARGV[7..] the script's own
 
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
--- their keys follow each other, 15 each, and use(i, channel) makes the
+-- their keys follow each other, STRIDE each, and use(i, channel) makes the
 -- i-th user's (from 0) the current ones.
 local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED
 local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS
@@ -46,8 +46,12 @@ local KEEP_PERIOD = math.min(86400000, math.floor(RETENTION / 2))
 local dirty, removed, updated, read_ids, kept
 local UNREAD -- the unread count finish left
 
+-- STRIDE is how many keys each user has in KEYS: 15, more when a script
+-- takes some of its own after them (inbox_add.lua with deliveries: 17).
+local STRIDE = 15
+
 local function use(i, channel)
-  local b = i * 15
+  local b = i * STRIDE
   K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
     KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5], KEYS[b + 6], KEYS[b + 7], KEYS[b + 8]
   K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS =

@@ -90,3 +90,25 @@ var ZremUnchanged string
 //
 //go:embed read_settle.lua
 var ReadSettle string
+
+//go:embed delivery_claim.lua
+var deliveryClaim string
+
+// DeliveryClaim decides a user's due deliveries beyond the tab and leases
+// the rest for hand-offs; it reads the inbox (joined behind inbox_lib.lua).
+var DeliveryClaim = inboxLib + deliveryClaim
+
+// DeliveryEnd records how a hand-off ended.
+//
+//go:embed delivery_end.lua
+var DeliveryEnd string
+
+// DeliveryRenew renews the lease of a hand-off in flight.
+//
+//go:embed delivery_renew.lua
+var DeliveryRenew string
+
+// DeliveryRedrive puts dead deliveries back as due now.
+//
+//go:embed delivery_redrive.lua
+var DeliveryRedrive string

@@ -2,15 +2,22 @@
 -- all hub instances: beyond the cap the oldest streams are evicted, and every
 -- instance hears it on the control channel.
 -- KEYS[1]  user:conns:{user}   zset connection id -> opened at (ms, Redis time)
+-- KEYS[2]  user:online:{user}  zset connection id -> lease end (ms), refreshed
+--                              while the stream is open (delivery's onlyIfOffline)
 -- ARGV[1]  connection id
 -- ARGV[2]  cap (0 = no cap)
 -- ARGV[3]  key ttl in seconds
 -- ARGV[4]  control channel
+-- ARGV[5]  online lease in ms
 -- Returns the evicted connection ids.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
+local lease = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], 2 * lease)
 local cap = tonumber(ARGV[2])
 local evicted = {}
 if cap > 0 then
@@ -21,6 +28,7 @@ if cap > 0 then
       if m ~= ARGV[1] and #evicted < extra then
         evicted[#evicted + 1] = m
         redis.call('ZREM', KEYS[1], m)
+        redis.call('ZREM', KEYS[2], m)
       end
     end
     redis.call('PUBLISH', ARGV[4], '{"evict":["' .. table.concat(evicted, '","') .. '"]}')

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/lua"
 )
 
@@ -26,6 +27,9 @@ type Inbox struct {
 	metrics *counters
 	sink    Sink // where flushed reads go
 	mutes   mutes
+	// delivery schedules deliveries beyond the tab with the inbox writes;
+	// nil schedules none.
+	delivery *delivery.Delivery
 
 	// AfterPublishHook, when set (tests only), runs between a publish and its
 	// inbox writes; an error abandons the writes as a dying instance would.
@@ -52,6 +56,13 @@ func New(core *hub.Hub, log *slog.Logger) *Inbox {
 	core.OnClose(ib.finalFlush)
 	return ib
 }
+
+// UseDelivery makes publishes schedule their recipients' deliveries beyond
+// the tab with d. Call it before the core starts.
+func (ib *Inbox) UseDelivery(d *delivery.Delivery) { ib.delivery = d }
+
+// Delivery returns what UseDelivery set, or nil.
+func (ib *Inbox) Delivery() *delivery.Delivery { return ib.delivery }
 
 // start launches the background work.
 func (ib *Inbox) start() {
@@ -159,12 +170,7 @@ func place(notificationID string, last bool) (canonical, score string, err error
 }
 
 // inboxKeys are the keys every inbox script takes (see lua/inbox_lib.lua).
-func inboxKeys(user int64) []string {
-	return []string{hub.InboxKey(user), hub.InboxOrderKey(user), hub.InboxReadKey(user), hub.UnreadCountKey(user),
-		hub.TopicHistoryKey(hub.UserTopic(user)), hub.TopicSeqKey(hub.UserTopic(user)), hub.ReadStatusKey(user), hub.MutedKey(user),
-		hub.InboxMetaKey(user), hub.InboxSeenKey(user), hub.InboxArchivedKey(user), hub.InboxDueKey(user),
-		hub.InboxCountsKey(user), hub.InboxDeletedKey(user), hub.InboxGroupsKey(user)}
-}
+func inboxKeys(user int64) []string { return hub.InboxKeys(user) }
 
 // inboxArgs are the arguments every inbox script takes first, then extra.
 func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 )
 
 // PublishRequest is an event for a room and, with RecipientIDs, a
@@ -33,6 +34,8 @@ type Options struct {
 	// (default 3600).
 	GroupKey        string `json:"groupKey,omitempty"`
 	GroupWindowSecs int    `json:"groupWindowSecs,omitempty"`
+	// Delivery beyond the tab: the publish's rules, dedupe key and window.
+	delivery.Options
 }
 
 // groupKeyRE is what a groupKey may look like.
@@ -52,7 +55,8 @@ const MaxTags = 8
 
 // set reports whether any option is given.
 func (o Options) set() bool {
-	return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil || o.GroupKey != "" || o.GroupWindowSecs != 0
+	return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil || o.GroupKey != "" || o.GroupWindowSecs != 0 ||
+		o.Options.Set()
 }
 
 // check validates o (the retention bounds expiresAt) and returns it with its
@@ -131,7 +135,10 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 		return hub.PublishResult{}, err
 	}
 	if opts.set() && len(recipients) == 0 {
-		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags, groupKey and expiresAt go with recipientIds", hub.ErrInvalid)
+		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
+	}
+	if _, err := ib.plan(req.EventType, opts); err != nil {
+		return hub.PublishResult{}, err
 	}
 	p, err := ib.core.CheckPublish(req.PublishRequest)
 	if err != nil {
@@ -246,6 +253,18 @@ const addBatch = 20
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
+	plan, err := ib.plan(n.typ, n.opts)
+	if err != nil {
+		return err
+	}
+	keysPer, ttl := 15, ""
+	if !plan.Empty() {
+		// Listed before they exist: every record is findable by its notification.
+		if err := ib.delivery.MarkNotification(ctx, n.room, n.id.String(), recipients, plan); err != nil {
+			return err
+		}
+		keysPer, ttl = 17, ib.delivery.KeysTTLArg()
+	}
 	sev, tags, exp := n.opts.fields()
 	expMs := ""
 	if n.opts.ExpiresAt != nil {
@@ -262,30 +281,76 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if window == 0 {
 		window = DefaultGroupWindowSecs
 	}
-	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
-		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
+	nid := NotificationID(n.room, n.id)
+	common := ib.scriptArgs("", hub.NowTimestamp(), nid, n.typ, n.item(),
+		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher,
+		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl)
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]
-		e := rueidis.LuaExec{Keys: make([]string, 0, 15*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e := rueidis.LuaExec{Keys: make([]string, 0, keysPer*len(users)), Args: make([]string, 0, len(common)+len(users))}
 		e.Args = append(e.Args, common...)
 		for _, u := range users {
 			e.Keys = append(e.Keys, inboxKeys(u)...)
+			if keysPer > 15 {
+				e.Keys = append(e.Keys, hub.DeliveryKey(u), hub.DeliveryDueKey(u))
+			}
 			e.Args = append(e.Args, hub.UserChannel(u))
 		}
 		execs = append(execs, e)
 	}
-	for _, r := range hub.RunMany(ib.rdb, ctx, inboxAddScript, execs) {
-		kinds, err := r.AsStrSlice()
+	dues := make([]int64, 0, len(recipients))
+	for i, r := range hub.RunMany(ib.rdb, ctx, inboxAddScript, execs) {
+		out, err := r.AsStrSlice()
 		if err != nil {
 			return hub.RedisErr(err)
 		}
-		for _, k := range kinds {
-			if k == "new" || k == "joined" {
+		users := len(execs[i].Keys) / keysPer
+		if len(out) != users*(1+boolInt(!plan.Empty())) {
+			return fmt.Errorf("%w: inbox add answered %d values for %d recipients", hub.ErrRedisReply, len(out), users)
+		}
+		for _, k := range out[:users] {
+			switch k {
+			case "new", "joined":
 				ib.metrics.inboxWrites.Inc()
+				ib.delivery.CountScheduled(plan)
+			case "muted":
+				ib.delivery.CountScheduled(plan)
 			}
 		}
+		for _, due := range out[users:] {
+			ms, err := strconv.ParseInt(due, 10, 64)
+			if err != nil {
+				ms = -1
+			}
+			dues = append(dues, ms)
+		}
 	}
-	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
+	if !plan.Empty() {
+		// After the records: the index never points at what is not there yet.
+		if err := ib.delivery.Index(ctx, recipients, dues, nid); err != nil {
+			return err
+		}
+	}
+	_, err = hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
 	return err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// plan is the deliveries a notice schedules per recipient: none without
+// deliveries configured.
+func (ib *Inbox) plan(eventType string, o Options) (delivery.Plan, error) {
+	if ib.delivery == nil {
+		if len(o.Delivery) > 0 {
+			return delivery.Plan{}, fmt.Errorf("%w: delivery names channels, and none is configured (DELIVERY_CHANNELS)", hub.ErrInvalid)
+		}
+		return delivery.Plan{}, nil
+	}
+	return ib.delivery.Plan(eventType, o.Options)
 }

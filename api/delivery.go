@@ -1,0 +1,103 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub/delivery"
+	"roomhub/hub/inbox"
+)
+
+// notificationDeliveries serves GET /internal/notifications/:notificationId/deliveries.
+func (s *Server) notificationDeliveries(c echo.Context) error {
+	raw, err := notificationID(c)
+	if err != nil {
+		return err
+	}
+	room, id, canonical, err := inbox.ParseNotificationID(raw)
+	if err != nil {
+		return err
+	}
+	out := []delivery.Record{}
+	if d := s.inbox.Delivery(); d != nil {
+		if out, err = d.OfNotification(c.Request().Context(), room, id.String(), canonical); err != nil {
+			return err
+		}
+	}
+	return ok(c, map[string]any{"deliveries": out})
+}
+
+// deadDeliveries serves GET /internal/deliveries/dead?channel=&limit=&after=.
+func (s *Server) deadDeliveries(c echo.Context) error {
+	limit, err := pageSize(c, "limit", 100, 1000)
+	if err != nil {
+		return err
+	}
+	ch := c.QueryParam("channel")
+	d := s.inbox.Delivery()
+	if d == nil {
+		return ok(c, delivery.DeadPage{Deliveries: []delivery.Record{}})
+	}
+	if ch != "" && !s.core.DeliveryChannel(ch) {
+		return errBadRequest("channel " + strconv.Quote(ch) + " is not one of DELIVERY_CHANNELS")
+	}
+	page, err := d.Dead(c.Request().Context(), ch, limit, c.QueryParam("after"))
+	if err != nil {
+		return err
+	}
+	return ok(c, page)
+}
+
+// redrive serves POST /internal/deliveries/redrive {"channel"?,"userId"?,"notificationIds"?}.
+func (s *Server) redrive(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Channel         *string  `json:"channel"`
+		UserID          *int64   `json:"userId"`
+		NotificationIDs []string `json:"notificationIds"`
+	}
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return err
+		}
+	}
+	var f delivery.DeadFilter
+	if req.Channel != nil {
+		if !s.core.DeliveryChannel(*req.Channel) {
+			return errBadRequest("channel " + strconv.Quote(*req.Channel) + " is not one of DELIVERY_CHANNELS")
+		}
+		f.Channel = *req.Channel
+	}
+	if req.UserID != nil {
+		if *req.UserID <= 0 {
+			return errBadRequest("userId must be a positive integer")
+		}
+		f.UserID = *req.UserID
+	}
+	if req.NotificationIDs != nil {
+		if len(req.NotificationIDs) == 0 || len(req.NotificationIDs) > delivery.MaxRedrive {
+			return errBadRequest("notificationIds lists 1 to 10000 notificationIds")
+		}
+		f.NotificationIDs = map[string]bool{}
+		for _, id := range req.NotificationIDs {
+			_, _, canonical, err := inbox.ParseNotificationID(id)
+			if err != nil {
+				return err
+			}
+			f.NotificationIDs[canonical] = true
+		}
+	}
+	d := s.inbox.Delivery()
+	if d == nil {
+		return ok(c, map[string]any{"requeued": 0, "more": false})
+	}
+	n, more, err := d.Redrive(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]any{"requeued": n, "more": more})
+}

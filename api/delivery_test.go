@@ -1,0 +1,431 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/hub/delivery"
+	"roomhub/internal/testredis"
+)
+
+// gatewayCall is one hand-off a test gateway received.
+type gatewayCall struct {
+	IdemKey, InternalKey string
+	Body                 struct {
+		Channel       string            `json:"channel"`
+		UserID        int64             `json:"userId"`
+		Notifications []json.RawMessage `json:"notifications"`
+		Attempt       int               `json:"attempt"`
+	}
+	At time.Time
+}
+
+// gatewayAnswer is what a test gateway answers: a status, a body and
+// headers; hang holds the request until the client gives up.
+type gatewayAnswer struct {
+	status int
+	body   string
+	header map[string]string
+	hang   bool
+}
+
+// testGateway is a real HTTP gateway in the test: it records every
+// hand-off and answers what answer says (2xx when nil).
+type testGateway struct {
+	*httptest.Server
+	mu     sync.Mutex
+	calls  []gatewayCall
+	answer func(c gatewayCall) gatewayAnswer
+	got    chan gatewayCall
+}
+
+func startGateway(t testing.TB, answer func(c gatewayCall) gatewayAnswer) *testGateway {
+	g := &testGateway{answer: answer, got: make(chan gatewayCall, 10000)}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var c gatewayCall
+		c.IdemKey, c.InternalKey, c.At = r.Header.Get("Idempotency-Key"), r.Header.Get("X-Internal-Key"), time.Now()
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &c.Body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		a := gatewayAnswer{status: http.StatusOK}
+		g.mu.Lock()
+		if g.answer != nil {
+			a = g.answer(c)
+		}
+		g.calls = append(g.calls, c)
+		g.mu.Unlock()
+		g.got <- c
+		if a.hang {
+			<-r.Context().Done()
+			return
+		}
+		for k, v := range a.header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(a.status)
+		_, _ = io.WriteString(w, a.body)
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+// next waits for the gateway's next call.
+func (g *testGateway) next(t testing.TB, d time.Duration) gatewayCall {
+	t.Helper()
+	select {
+	case c := <-g.got:
+		return c
+	case <-time.After(d):
+		t.Fatalf("the gateway got no hand-off within %v", d)
+		return gatewayCall{}
+	}
+}
+
+// quiet asserts the gateway gets nothing for d.
+func (g *testGateway) quiet(t testing.TB, d time.Duration) {
+	t.Helper()
+	select {
+	case c := <-g.got:
+		t.Fatalf("unexpected hand-off %s attempt %d", c.IdemKey, c.Body.Attempt)
+	case <-time.After(d):
+	}
+}
+
+// deliveryConfig configures channels push and email with rules, the
+// gateway, and quick retries.
+func deliveryConfig(g *testGateway, rules string, more ...func(*hub.Config)) func(*hub.Config) {
+	return func(c *hub.Config) {
+		c.DeliveryChannels = []string{"push", "email"}
+		c.DeliveryRules = rules
+		c.DeliverySinkURL = g.URL
+		c.DeliveryBackoff = 100 * time.Millisecond
+		c.DeliveryTimeout = 2 * time.Second
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
+// deliveriesOf reads a notification's deliveries, by "<user>/<channel>".
+func (th *testHub) deliveriesOf(t testing.TB, nid string) map[string]delivery.Record {
+	t.Helper()
+	code, env := th.do(t, http.MethodGet, "/api/v1/internal/notifications/"+url.PathEscape(nid)+"/deliveries",
+		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
+	if code != 200 {
+		t.Fatalf("deliveries of %s: %d %+v", nid, code, env)
+	}
+	var r struct{ Deliveries []delivery.Record }
+	remarshal(t, env.Result, &r)
+	out := map[string]delivery.Record{}
+	for _, d := range r.Deliveries {
+		out[fmt.Sprintf("%d/%s", d.UserID, d.Channel)] = d
+	}
+	return out
+}
+
+// waitDelivery waits until the delivery of nid to user on ch is in state.
+func (th *testHub) waitDelivery(t testing.TB, nid string, user int64, ch, state string) delivery.Record {
+	t.Helper()
+	var last delivery.Record
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/%s", user, ch)]
+		if last.State == state {
+			return last
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("delivery of %s to %d on %s: %+v, want state %s", nid, user, ch, last, state)
+	return last
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g,
+		`{"comment.created":{"push":{"afterSecs":0},"email":{"afterSecs":1,"unless":"read"}}}`))
+
+	nid := th.notifyWith(t, 7, "", 1, 2)
+	// Every record exists when the publish answers.
+	recs := th.deliveriesOf(t, nid)
+	if len(recs) != 4 {
+		t.Fatalf("records right after the publish: %+v, want 4", recs)
+	}
+	th.markRead(t, 2, nid)
+
+	byKey := map[string]gatewayCall{}
+	for range 3 {
+		c := g.next(t, 10*time.Second)
+		byKey[c.IdemKey] = c
+	}
+	g.quiet(t, 1500*time.Millisecond)
+	for _, k := range []string{nid + "/1/push", nid + "/2/push", nid + "/1/email"} {
+		c, ok := byKey[k]
+		if !ok {
+			t.Fatalf("no hand-off with Idempotency-Key %s; got %v", k, byKey)
+		}
+		if c.InternalKey != th.Cfg.InternalAPIKey || c.Body.Attempt != 1 || len(c.Body.Notifications) != 1 {
+			t.Fatalf("hand-off %s: %+v", k, c)
+		}
+		var item struct{ NotificationID, EventType string }
+		_ = json.Unmarshal(c.Body.Notifications[0], &item)
+		if item.NotificationID != nid || item.EventType != "comment.created" {
+			t.Fatalf("hand-off %s carries %s", k, c.Body.Notifications[0])
+		}
+	}
+	th.waitDelivery(t, nid, 1, "email", "sent")
+	r := th.waitDelivery(t, nid, 2, "email", "canceled")
+	if str(r.Reason) != "read" {
+		t.Fatalf("user 2's email: %+v, want canceled for read", r)
+	}
+	sent := th.waitDelivery(t, nid, 1, "push", "sent")
+	if sent.Attempts != 1 || sent.DueAt != nil || sent.LastErrorCode != nil {
+		t.Fatalf("a sent record: %+v", sent)
+	}
+	if v := metricValue(t, th, `deliveries_total{channel="push",state="sent",reason=""}`); v != "2" {
+		t.Fatalf("pushes sent counted %s, want 2", v)
+	}
+}
+
+// markRead sends PATCH /notifications/{id}/read.
+func (th *testHub) markRead(t testing.TB, user int64, id string) {
+	t.Helper()
+	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+url.PathEscape(id)+"/read", user, ""); code != 200 {
+		t.Fatalf("read %s: %d %+v", id, code, env)
+	}
+}
+
+func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
+	rs := testredis.Start(t)
+	redirected := 0
+	var mu sync.Mutex
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		redirected++
+		mu.Unlock()
+	}))
+	defer target.Close()
+	tries := map[int64]int{}
+	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
+		tries[c.Body.UserID]++
+		n := tries[c.Body.UserID]
+		switch c.Body.UserID {
+		case 1: // a 5xx, then fine
+			if n == 1 {
+				return gatewayAnswer{status: 500}
+			}
+		case 2:
+			return gatewayAnswer{status: 400, body: `{"errorCode":"UNREGISTERED"}`}
+		case 3: // Retry-After is honoured
+			if n == 1 {
+				return gatewayAnswer{status: 429, header: map[string]string{"Retry-After": "1"}}
+			}
+		case 4:
+			return gatewayAnswer{status: 307, header: map[string]string{"Location": target.URL}}
+		case 5:
+			if n == 1 {
+				return gatewayAnswer{hang: true}
+			}
+		case 6:
+			return gatewayAnswer{status: 503, body: `{"errorCode":"INVALID_ARGUMENT"}`}
+		case 7:
+			return gatewayAnswer{status: 418}
+		case 8:
+			if n == 1 {
+				return gatewayAnswer{status: 400, body: `{"errorCode":"QUOTA_EXCEEDED"}`}
+			}
+		}
+		return gatewayAnswer{status: 202}
+	})
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.DeliveryMaxAttempts, c.DeliveryTimeout = 3, 500*time.Millisecond
+	}))
+	nid := th.notifyWith(t, 7, "", 1, 2, 3, 4, 5, 6, 7, 8)
+
+	want := map[int64]struct {
+		state, code string
+		attempts    int
+	}{
+		1: {"sent", "HTTP_500", 2}, 2: {"dead", "UNREGISTERED", 1}, 3: {"sent", "HTTP_429", 2},
+		4: {"dead", "REDIRECT", 3}, 5: {"sent", "TIMEOUT", 2}, 6: {"dead", "INVALID_ARGUMENT", 1},
+		7: {"dead", "HTTP_418", 1}, 8: {"sent", "QUOTA_EXCEEDED", 2},
+	}
+	for u, w := range want {
+		r := th.waitDelivery(t, nid, u, "push", w.state)
+		if r.Attempts != w.attempts || str(r.LastErrorCode) != w.code {
+			t.Errorf("user %d: %+v, want %d attempts, last code %s", u, r, w.attempts, w.code)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var first, second time.Time
+	for _, c := range g.calls {
+		if c.IdemKey != fmt.Sprintf("%s/%d/push", nid, c.Body.UserID) {
+			t.Errorf("a hand-off to %d has Idempotency-Key %q", c.Body.UserID, c.IdemKey)
+		}
+		if c.Body.UserID == 3 {
+			if c.Body.Attempt == 1 {
+				first = c.At
+			} else {
+				second = c.At
+			}
+		}
+	}
+	if second.Sub(first) < time.Second {
+		t.Errorf("Retry-After: 1 was not honoured: the retry came %v after", second.Sub(first))
+	}
+	if redirected != 0 {
+		t.Errorf("the redirect was followed %d times", redirected)
+	}
+	if v := metricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
+		t.Errorf("dead deliveries counted %s, want 4", v)
+	}
+}
+
+func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
+	rs := testredis.Start(t)
+	var down sync.Mutex
+	up := false
+	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
+		down.Lock()
+		defer down.Unlock()
+		if !up {
+			return gatewayAnswer{status: 503}
+		}
+		return gatewayAnswer{status: 200}
+	})
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.DeliveryMaxAttempts = 100
+	}))
+	var ids []string
+	for range 5 {
+		ids = append(ids, th.notifyWith(t, 7, "", 1))
+	}
+	// While it is down: attempts come and fail, and nothing is lost.
+	for range 3 {
+		g.next(t, 10*time.Second)
+	}
+	down.Lock()
+	up = true
+	down.Unlock()
+	for _, id := range ids {
+		th.waitDelivery(t, id, 1, "push", "sent")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var order []string // the successful ones are the last calls
+	for _, c := range g.calls[len(g.calls)-len(ids):] {
+		order = append(order, c.IdemKey)
+	}
+	for i, id := range ids {
+		if order[i] != id+"/1/push" {
+			t.Fatalf("after the gateway came back, hand-offs went %v; want the order of %v", order, ids)
+		}
+	}
+}
+
+func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
+	rs := testredis.Start(t)
+	var mu sync.Mutex
+	refuse := true
+	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			return gatewayAnswer{status: 400, body: `{"errorCode":"INVALID_ARGUMENT"}`}
+		}
+		return gatewayAnswer{status: 200}
+	})
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
+	nid := th.notifyWith(t, 7, "", 1, 2, 3)
+	for u := int64(1); u <= 3; u++ {
+		th.waitDelivery(t, nid, u, "push", "dead")
+		th.waitDelivery(t, nid, u, "email", "dead")
+	}
+	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	var seen []string
+	after := ""
+	for pages := 0; ; pages++ {
+		q := "/api/v1/internal/deliveries/dead?channel=push&limit=2"
+		if after != "" {
+			q += "&after=" + url.QueryEscape(after)
+		}
+		code, env := th.do(t, http.MethodGet, q, internal, "")
+		if code != 200 {
+			t.Fatalf("%s: %d %+v", q, code, env)
+		}
+		var p delivery.DeadPage
+		remarshal(t, env.Result, &p)
+		for _, r := range p.Deliveries {
+			if r.Channel != "push" || r.State != "dead" || str(r.LastErrorCode) != "INVALID_ARGUMENT" {
+				t.Fatalf("a dead page holds %+v", r)
+			}
+			seen = append(seen, fmt.Sprint(r.UserID))
+		}
+		if p.NextAfter == nil {
+			break
+		}
+		if pages > 5 {
+			t.Fatal("dead pages do not end")
+		}
+		after = *p.NextAfter
+	}
+	if len(seen) != 3 {
+		t.Fatalf("dead push deliveries listed: %v, want 3", seen)
+	}
+	if code, _ := th.do(t, http.MethodGet, "/api/v1/internal/deliveries/dead?after=nonsense!", internal, ""); code != 400 {
+		t.Fatalf("a bad cursor: %d, want 400", code)
+	}
+	if code, _ := th.do(t, http.MethodGet, "/api/v1/internal/deliveries/dead", nil, ""); code != 401 {
+		t.Fatalf("dead deliveries without the internal key: %d, want 401", code)
+	}
+
+	mu.Lock()
+	refuse = false
+	mu.Unlock()
+	code, env := th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"userId":2,"channel":"email"}`)
+	if code != 200 {
+		t.Fatalf("redrive: %d %+v", code, env)
+	}
+	var res struct {
+		Requeued int
+		More     bool
+	}
+	remarshal(t, env.Result, &res)
+	if res.Requeued != 1 || res.More {
+		t.Fatalf("redrive of one: %+v", res)
+	}
+	r := th.waitDelivery(t, nid, 2, "email", "sent")
+	if r.Attempts != 1 {
+		t.Fatalf("a redriven delivery counts attempts from zero: %+v", r)
+	}
+	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
+		t.Fatalf("user 1's email is %s after a redrive of user 2's", got)
+	}
+	code, env = th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{}`)
+	remarshal(t, env.Result, &res)
+	if code != 200 || res.Requeued != 5 {
+		t.Fatalf("redrive of all: %d %+v", code, res)
+	}
+	for u := int64(1); u <= 3; u++ {
+		th.waitDelivery(t, nid, u, "push", "sent")
+		th.waitDelivery(t, nid, u, "email", "sent")
+	}
+}

@@ -1,0 +1,143 @@
+package delivery
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/lua"
+)
+
+// Delivery schedules, hands off and tracks deliveries beyond the tab. Create
+// it with New before the core starts; its background work is the core's.
+type Delivery struct {
+	core    *hub.Hub
+	rdb     *hub.Redis
+	cfg     hub.Config
+	log     *slog.Logger
+	rules   map[string]Rules // event type → channel → rule
+	caps    map[string]Cap
+	capsArg string // caps as lua/delivery_claim.lua takes them
+	client  *http.Client
+	set     *metrics.Set
+	due     atomic.Int64 // the backlog, for the deliveries_due gauge
+	oldest  atomic.Int64 // how long the oldest due delivery has waited, ms
+
+	mu       sync.Mutex
+	inFlight map[int64]bool // users this instance is claiming or handing off for
+
+	// Concurrency bounds the users one instance hands off for at once.
+	Concurrency int
+	// BeforeEnd, when set (tests only), runs after a hand-off's answer and
+	// before its outcome is recorded.
+	BeforeEnd func()
+}
+
+var (
+	claimScript   = rueidis.NewLuaScript(lua.DeliveryClaim)
+	endScript     = rueidis.NewLuaScript(lua.DeliveryEnd)
+	renewScript   = rueidis.NewLuaScript(lua.DeliveryRenew)
+	redriveScript = rueidis.NewLuaScript(lua.DeliveryRedrive)
+)
+
+// CheckConfig validates DELIVERY_RULES and DELIVERY_CAPS, as New would.
+func CheckConfig(cfg hub.Config) error {
+	if _, err := ParseRules(cfg.DeliveryRules, cfg); err != nil {
+		return &hub.ConfigError{Var: "DELIVERY_RULES", Value: abbreviate(cfg.DeliveryRules), Reason: err.Error()}
+	}
+	if _, err := ParseCaps(cfg.DeliveryCaps, cfg); err != nil {
+		return &hub.ConfigError{Var: "DELIVERY_CAPS", Value: abbreviate(cfg.DeliveryCaps), Reason: err.Error()}
+	}
+	return nil
+}
+
+// New returns the deliveries of core's configuration. A bad DELIVERY_RULES
+// or DELIVERY_CAPS is a *hub.ConfigError naming it. With channels
+// configured it registers its worker with core; call it before core.Start.
+func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
+	cfg := core.Config()
+	rules, err := ParseRules(cfg.DeliveryRules, cfg)
+	if err != nil {
+		return nil, &hub.ConfigError{Var: "DELIVERY_RULES", Value: abbreviate(cfg.DeliveryRules), Reason: err.Error()}
+	}
+	caps, err := ParseCaps(cfg.DeliveryCaps, cfg)
+	if err != nil {
+		return nil, &hub.ConfigError{Var: "DELIVERY_CAPS", Value: abbreviate(cfg.DeliveryCaps), Reason: err.Error()}
+	}
+	arg := map[string][2]int{}
+	for ch, c := range caps {
+		arg[ch] = [2]int{c.PerHour, c.PerDay}
+	}
+	capsArg, _ := json.Marshal(arg)
+	d := &Delivery{
+		core: core, rdb: core.Redis(), cfg: cfg, log: log, rules: rules, caps: caps, capsArg: string(capsArg),
+		client:      gatewayClient(cfg.DeliveryTimeout),
+		set:         core.Metrics().Set,
+		inFlight:    map[int64]bool{},
+		Concurrency: 64,
+	}
+	d.set.NewGauge("deliveries_due", func() float64 { return float64(d.due.Load()) })
+	d.set.NewGauge("deliveries_due_oldest_seconds", func() float64 { return float64(d.oldest.Load()) / 1000 })
+	for _, ch := range cfg.DeliveryChannels {
+		d.set.GetOrCreateHistogram(`delivery_sink_duration_seconds{channel="` + ch + `"}`)
+		for _, sr := range stateReasons {
+			d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, sr[0], sr[1]))
+		}
+	}
+	if len(cfg.DeliveryChannels) > 0 {
+		core.OnStart(func() {
+			core.Go(d.runPoller)
+			core.Go(d.runBacklog)
+		})
+	}
+	return d, nil
+}
+
+// stateReasons are the (state, reason) pairs deliveries_total counts, listed
+// at zero from the start.
+var stateReasons = [][2]string{
+	{"scheduled", ""}, {"scheduled", "redrive"}, {"sent", ""}, {"retrying", ""}, {"dead", ""},
+	{"canceled", "seen"}, {"canceled", "read"}, {"canceled", "archived"}, {"canceled", "deleted"},
+	{"canceled", "disabled"}, {"canceled", "muted"},
+	{"skipped", "online"}, {"skipped", "rate_limited"}, {"skipped", "deduplicated"}, {"deferred", "quiet_hours"},
+}
+
+// abbreviate keeps an error message's copy of a long value short.
+func abbreviate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// count adds one to deliveries_total{channel,state,reason}.
+func (d *Delivery) count(ch, state, reason string) {
+	d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, state, reason)).Inc()
+}
+
+// Channels are the configured channels.
+func (d *Delivery) Channels() []string { return d.cfg.DeliveryChannels }
+
+// recordTTL is how long a user's delivery keys live after their last
+// write: the record's days, plus the longest wait a delivery may have.
+func (d *Delivery) keysTTL() time.Duration {
+	return d.cfg.DeliveryRecordTTL + (MaxAfterSecs+MaxDigestSecs)*time.Second + 24*time.Hour
+}
+
+// KeysTTLArg is keysTTL in ms, as the scripts take it.
+func (d *Delivery) KeysTTLArg() string { return itoa(d.keysTTL().Milliseconds()) }
+
+// CountScheduled counts the deliveries one recipient got from p.
+func (d *Delivery) CountScheduled(p Plan) {
+	for _, ch := range p.Channels {
+		d.count(ch, "scheduled", "")
+	}
+}

@@ -1,0 +1,32 @@
+// Package delivery reaches people beyond the tab: for each recipient of a
+// publish and each channel a rule selects (push, email, …), it decides
+// whether and when the backend's gateway should be asked to reach them,
+// hands that off, and keeps the fate of every hand-off.
+//
+// The schedule is written with the inbox item, in the same script
+// (lua/inbox_add.lua, from Plan's arguments), so a retried publish never
+// schedules twice and the outbox sweep finishes what a dying instance left.
+// Due work lives in Redis: each user's records and due set, and an index of
+// when users have something due (deliveries_due:{ddN}, sharded). Every
+// instance polls the index and claims a user's due deliveries with a lease
+// (lua/delivery_claim.lua): canceled when the item was seen or read, the
+// channel disabled or the type muted; skipped when the user is online, over
+// a cap or deduplicated; deferred out of quiet hours; the rest handed off,
+// and the outcome recorded (lua/delivery_end.lua). A lease that runs out
+// (its instance died) makes the hand-off due again, with the same
+// Idempotency-Key.
+//
+// # Goroutines
+//
+// All run under the core's owner (Hub.Go) and stop with its Close: the
+// poller, one job per user being handed off (at most Concurrency at once),
+// and the backlog gauge's refresh.
+//
+// # Index invariant
+//
+// A user's due set is written before the index entry that points at it, and
+// an index entry is removed only after a claim has read the user's due set
+// and put in an entry for the next due time. A writer that dies in between
+// is covered: the publish by the outbox sweep, a hand-off by the entry its
+// claim put in at the lease's end.
+package delivery

@@ -1,0 +1,213 @@
+package delivery
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"roomhub/hub"
+)
+
+// Rule says when one channel reaches a recipient of an event.
+type Rule struct {
+	AfterSecs     int    `json:"afterSecs"`               // wait this long after the event (0..604800)
+	Unless        string `json:"unless,omitempty"`        // seen, read or none (""): canceled if the item gets there first
+	OnlyIfOffline bool   `json:"onlyIfOffline,omitempty"` // skipped if the user has any stream open when due
+	DigestSecs    int    `json:"digestSecs,omitempty"`    // deliveries due within this window go out as one (0..86400)
+}
+
+// Rules are the rules of one event type, by channel.
+type Rules map[string]Rule
+
+// Bounds of a rule's numbers, in seconds.
+const (
+	MaxAfterSecs        = 604800
+	MaxDigestSecs       = 86400
+	DefaultDedupeWindow = 86400
+	MaxDedupeWindow     = 604800
+)
+
+// dedupeKeyRE is what a dedupeKey may look like.
+var dedupeKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("more than one JSON value")
+	}
+	return nil
+}
+
+// check validates rules against the configured channels.
+func (rs Rules) check(cfg hub.Config) error {
+	for ch, r := range rs {
+		if !cfg.DeliveryChannel(ch) {
+			return fmt.Errorf("channel %q is not in DELIVERY_CHANNELS", ch)
+		}
+		switch r.Unless {
+		case "", "none", "seen", "read":
+		default:
+			return fmt.Errorf("%s: unless must be seen, read or none", ch)
+		}
+		if r.AfterSecs < 0 || r.AfterSecs > MaxAfterSecs {
+			return fmt.Errorf("%s: afterSecs must be 0 to %d", ch, MaxAfterSecs)
+		}
+		if r.DigestSecs < 0 || r.DigestSecs > MaxDigestSecs {
+			return fmt.Errorf("%s: digestSecs must be 0 to %d", ch, MaxDigestSecs)
+		}
+	}
+	return nil
+}
+
+// ParseRules reads DELIVERY_RULES (JSON text, or @path to a file): event
+// type → channel → rule. Every channel must be configured, every event type
+// publishable.
+func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
+	if text == "" {
+		return map[string]Rules{}, nil
+	}
+	b := []byte(text)
+	if path, ok := strings.CutPrefix(text, "@"); ok {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+	}
+	var all map[string]Rules
+	if err := decodeStrict(b, &all); err != nil {
+		return nil, fmt.Errorf("not the rules' JSON: %v", err)
+	}
+	for typ, rs := range all {
+		if !cfg.Publishable(typ) {
+			return nil, fmt.Errorf("event type %q is not publishable (EVENT_TYPES)", typ)
+		}
+		if err := rs.check(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %v", typ, err)
+		}
+	}
+	return all, nil
+}
+
+// Cap bounds hand-offs per user and channel in sliding windows (0: none).
+type Cap struct {
+	PerHour int `json:"perHour"`
+	PerDay  int `json:"perDay"`
+}
+
+// ParseCaps reads DELIVERY_CAPS: channel → cap.
+func ParseCaps(text string, cfg hub.Config) (map[string]Cap, error) {
+	caps := map[string]Cap{}
+	if text == "" {
+		return caps, nil
+	}
+	if err := decodeStrict([]byte(text), &caps); err != nil {
+		return nil, fmt.Errorf("not the caps' JSON: %v", err)
+	}
+	for ch, c := range caps {
+		if !cfg.DeliveryChannel(ch) {
+			return nil, fmt.Errorf("channel %q is not in DELIVERY_CHANNELS", ch)
+		}
+		if c.PerHour < 0 || c.PerDay < 0 {
+			return nil, fmt.Errorf("%s: perHour and perDay must not be negative", ch)
+		}
+	}
+	return caps, nil
+}
+
+// Options are what a publish says of its recipients' deliveries.
+type Options struct {
+	// Delivery replaces the configured rules of the event type for this
+	// publish (nil: the configured ones; {}: none).
+	Delivery         Rules  `json:"delivery"` // null when not given: kept apart from {}
+	DedupeKey        string `json:"dedupeKey,omitempty"`
+	DedupeWindowSecs int    `json:"dedupeWindowSecs,omitempty"`
+}
+
+// Set reports whether any option is given.
+func (o Options) Set() bool {
+	return o.Delivery != nil || o.DedupeKey != "" || o.DedupeWindowSecs != 0
+}
+
+// ParseOverride reads a publish's delivery field (one event type's entry).
+func ParseOverride(raw json.RawMessage) (Rules, error) {
+	var rs Rules
+	if err := decodeStrict(raw, &rs); err != nil || rs == nil {
+		return nil, fmt.Errorf("%w: delivery must be an object of channel → {afterSecs, unless, onlyIfOffline, digestSecs}", hub.ErrInvalid)
+	}
+	return rs, nil
+}
+
+// Plan is what lua/inbox_add.lua takes to schedule a publish's deliveries:
+// the rules as JSON, the dedupe key and its window, and the channels in
+// order. An empty plan schedules nothing.
+type Plan struct {
+	JSON         string
+	DedupeKey    string
+	DedupeWindow int
+	Channels     []string
+}
+
+// Empty reports whether the plan schedules nothing.
+func (p Plan) Empty() bool { return len(p.Channels) == 0 }
+
+// Plan returns the deliveries a publish of eventType with o schedules for
+// each recipient, or an error wrapping hub.ErrInvalid for bad options.
+func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
+	if o.DedupeKey == "" && o.DedupeWindowSecs != 0 {
+		return Plan{}, fmt.Errorf("%w: dedupeWindowSecs goes with dedupeKey", hub.ErrInvalid)
+	}
+	if o.DedupeKey != "" && !dedupeKeyRE.MatchString(o.DedupeKey) {
+		return Plan{}, fmt.Errorf("%w: dedupeKey is 1 to 128 bytes of [A-Za-z0-9_.:-]", hub.ErrInvalid)
+	}
+	if o.DedupeWindowSecs < 0 || o.DedupeWindowSecs > MaxDedupeWindow {
+		return Plan{}, fmt.Errorf("%w: dedupeWindowSecs must be 1 to %d", hub.ErrInvalid, MaxDedupeWindow)
+	}
+	rules := d.rules[eventType]
+	if o.Delivery != nil {
+		if err := o.Delivery.check(d.cfg); err != nil {
+			return Plan{}, fmt.Errorf("%w: delivery: %v", hub.ErrInvalid, err)
+		}
+		rules = o.Delivery
+	}
+	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs}
+	if p.DedupeWindow == 0 {
+		p.DedupeWindow = DefaultDedupeWindow
+	}
+	if len(rules) == 0 {
+		return p, nil
+	}
+	type step struct {
+		C string `json:"c"`
+		A int    `json:"a"`
+		U string `json:"u"`
+		O int    `json:"o"`
+		D int    `json:"d"`
+	}
+	steps := make([]step, 0, len(rules))
+	for ch, r := range rules {
+		s := step{C: ch, A: r.AfterSecs, U: r.Unless, D: r.DigestSecs}
+		if s.U == "" {
+			s.U = "none"
+		}
+		if r.OnlyIfOffline {
+			s.O = 1
+		}
+		steps = append(steps, s)
+		p.Channels = append(p.Channels, ch)
+	}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].C < steps[j].C })
+	slices.Sort(p.Channels)
+	b, _ := json.Marshal(steps)
+	p.JSON = string(b)
+	return p, nil
+}
