@@ -153,6 +153,18 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "REDIS_URL") || strings.Contains(string(out), "hunter2secret") {
 		t.Fatalf("a malformed REDIS_URL must stop start-up, named, its password hidden: %v: %s", err, out)
 	}
+	for v, env := range map[string][]string{
+		"DELIVERY_RULES":    {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", `DELIVERY_RULES={"comment.created":{"fax":{}}}`},
+		"DELIVERY_SINK_URL": {"DELIVERY_CHANNELS=push"},
+		"DELIVERY_CAPS":     {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", "DELIVERY_CAPS=10"},
+	} {
+		cmd = exec.CommandContext(ctx, bin)
+		cmd.Env = append(append(os.Environ(), "REDIS_URL=redis://127.0.0.1:1"), env...)
+		out, err = cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), v) {
+			t.Fatalf("a bad %s must stop start-up, named, before Redis is waited for: %v: %s", v, err, out)
+		}
+	}
 	cmd = exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET="+strings.Repeat("s", 32), "INTERNAL_API_KEY="+strings.Repeat("k", 32))
 	out, err = cmd.CombinedOutput()

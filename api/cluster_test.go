@@ -177,3 +177,11 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 		t.Fatalf("%d reads pending after the flush", n)
 	}
 }
+
+// TestCluster_DeliveryCapsAndDedupe: the caps and the dedupe window hold
+// exactly on a 3-master cluster, under 50 concurrent publishes for one user
+// through two hubs.
+func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
+}

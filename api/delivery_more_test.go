@@ -1,0 +1,316 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// The user's only stream is on the other instance: a push that waits for
+// them to be offline is skipped; once the stream closes it goes out.
+func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
+	a := startHub(t, rs.Addr(), cfg)
+	b := startHub(t, rs.Addr(), cfg)
+	s := b.settledUserStream(t, 1)
+
+	nid := a.notifyWith(t, 7, "", 1, 2)
+	r := a.waitDelivery(t, nid, 1, "push", "skipped")
+	if str(r.Reason) != "online" {
+		t.Fatalf("user 1 has a stream open on the other instance: %+v", r)
+	}
+	a.waitDelivery(t, nid, 2, "push", "sent")
+	if c := g.next(t, wait); c.Body.UserID != 2 {
+		t.Fatalf("the gateway reached user %d", c.Body.UserID)
+	}
+
+	s.Close()
+	eventually(t, 5*time.Second, "the stream leaves user:online", func() bool {
+		n, err := testredis.Do(t, a.rdb, "ZCARD", hub.UserOnlineKey(1)).AsInt64()
+		return err == nil && n == 0
+	})
+	nid = a.notifyWith(t, 7, "", 1)
+	a.waitDelivery(t, nid, 1, "push", "sent")
+}
+
+// A seen on another instance's tab just before the email is due cancels it.
+func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	cfg := deliveryConfig(g, `{"comment.created":{"email":{"afterSecs":2,"unless":"seen"}}}`)
+	a := startHub(t, rs.Addr(), cfg)
+	b := startHub(t, rs.Addr(), cfg)
+	nid := a.notifyWith(t, 7, "", 1, 2)
+	if r := a.deliveriesOf(t, nid)["1/email"]; r.State != "scheduled" || r.DueAt == nil {
+		t.Fatalf("before it is due: %+v", r)
+	}
+	b.act(t, 1, nid, "seen", "")
+	r := a.waitDelivery(t, nid, 1, "email", "canceled")
+	if str(r.Reason) != "seen" {
+		t.Fatalf("canceled for %q, want seen", str(r.Reason))
+	}
+	a.waitDelivery(t, nid, 2, "email", "sent")
+	if c := g.next(t, wait); c.Body.UserID != 2 {
+		t.Fatalf("the gateway reached user %d", c.Body.UserID)
+	}
+	g.quiet(t, 500*time.Millisecond)
+}
+
+// settingsOf reads GET /notifications/settings.
+func (th *testHub) settingsOf(t testing.TB, user int64) settingsBody {
+	t.Helper()
+	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	if code != 200 {
+		t.Fatalf("GET settings: %d %+v", code, env)
+	}
+	var s settingsBody
+	remarshal(t, env.Result, &s)
+	return s
+}
+
+func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}},"like.toggled":{"push":{}}}`))
+	s := th.settingsOf(t, 1)
+	if len(s.Channels) != 2 || !s.Channels["push"].Enabled || !s.Channels["email"].Enabled || s.QuietHours != nil {
+		t.Fatalf("default settings: %+v", s)
+	}
+	put := func(body string) int {
+		code, _ := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body)
+		return code
+	}
+	for _, bad := range []string{
+		`{"mutedEventTypes":[],"channels":{"sms":{"enabled":true}}}`,
+		`{"mutedEventTypes":[],"channels":{"push":{"mutedEventTypes":["nope"]}}}`,
+		`{"mutedEventTypes":[],"quietHours":{"start":"22:00","end":"07:00","timeZone":"Mars/Olympus"}}`,
+		`{"mutedEventTypes":[],"quietHours":{"start":"24:00","end":"07:00","timeZone":"Asia/Seoul"}}`,
+		`{"mutedEventTypes":[],"quietHours":{"start":"07:00","end":"07:00","timeZone":"Asia/Seoul"}}`,
+		`{"mutedEventTypes":[],"quietHours":"22-07"}`,
+		`{"channels":{"push":{"enabled":false}}}`,
+	} {
+		if code := put(bad); code != 400 {
+			t.Errorf("PUT %s: %d, want 400", bad, code)
+		}
+	}
+	if s := th.settingsOf(t, 1); !s.Channels["push"].Enabled {
+		t.Fatalf("a refused PUT changed the settings: %+v", s)
+	}
+	if code := put(`{"mutedEventTypes":["like.toggled"],"channels":{"email":{"enabled":false},"push":{"mutedEventTypes":["comment.created"]}},` +
+		`"quietHours":{"start":"22:00","end":"07:00","timeZone":"Asia/Seoul"}}`); code != 200 {
+		t.Fatalf("PUT: %d", code)
+	}
+	if code := put(`{"mutedEventTypes":["like.toggled"]}`); code != 200 { // keeps channels and quiet hours
+		t.Fatalf("PUT: %d", code)
+	}
+	s = th.settingsOf(t, 1)
+	if s.Channels["email"].Enabled || !s.Channels["push"].Enabled || fmt.Sprint(s.Channels["push"].MutedEventTypes) != "[comment.created]" ||
+		s.QuietHours == nil || s.QuietHours.TimeZone != "Asia/Seoul" {
+		t.Fatalf("settings after two PUTs: %+v", s)
+	}
+
+	nid := th.notifyWith(t, 7, `"severity":"critical"`, 1) // critical: quiet hours do not hold it
+	if r := th.waitDelivery(t, nid, 1, "email", "canceled"); str(r.Reason) != "disabled" {
+		t.Fatalf("a disabled channel: %+v", r)
+	}
+	if r := th.waitDelivery(t, nid, 1, "push", "canceled"); str(r.Reason) != "muted" {
+		t.Fatalf("a type muted on the channel: %+v", r)
+	}
+	// Muted in the inbox, not on push: the push goes out with the event's own fields.
+	lt := th.notifyExtra(t, 7, "like.toggled", `"severity":"critical"`, 1)
+	lid := fmt.Sprintf("7:%s", lt.StreamID)
+	th.waitDelivery(t, lid, 1, "push", "sent")
+	c := g.next(t, wait)
+	if !strings.Contains(string(c.Body.Notifications[0]), `"eventType":"like.toggled"`) {
+		t.Fatalf("the push of a type muted in-app carries %s", c.Body.Notifications[0])
+	}
+	if code := put(`{"mutedEventTypes":[],"quietHours":null}`); code != 200 || th.settingsOf(t, 1).QuietHours != nil {
+		t.Fatalf("quietHours null does not clear them")
+	}
+}
+
+// Quiet hours that hold now defer a delivery to their end; critical ones go.
+func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	loc, _ := time.LoadLocation("America/New_York")
+	now := time.Now().In(loc)
+	start, end := now.Add(-time.Hour), now.Add(2*time.Hour)
+	body := fmt.Sprintf(`{"mutedEventTypes":[],"quietHours":{"start":"%s","end":"%s","timeZone":"America/New_York"}}`,
+		start.Format("15:04"), end.Format("15:04"))
+	if code, env := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body); code != 200 {
+		t.Fatalf("PUT: %d %+v", code, env)
+	}
+	nid := th.notifyWith(t, 7, "", 1)
+	r := th.waitDelivery(t, nid, 1, "push", "deferred")
+	wantEnd := time.Date(end.Year(), end.Month(), end.Day(), end.Hour(), end.Minute(), 0, 0, loc)
+	if str(r.Reason) != "quiet_hours" || r.DueAt == nil {
+		t.Fatalf("in quiet hours: %+v", r)
+	}
+	if due, _ := time.Parse(time.RFC3339, *r.DueAt); !due.Equal(wantEnd) {
+		t.Fatalf("deferred to %s, want the quiet hours' end %s", *r.DueAt, wantEnd.UTC())
+	}
+	crit := th.notifyWith(t, 7, `"severity":"critical"`, 1)
+	th.waitDelivery(t, crit, 1, "push", "sent")
+	if c := g.next(t, wait); c.IdemKey != crit+"/1/push" {
+		t.Fatalf("the gateway got %s, want the critical one", c.IdemKey)
+	}
+	g.quiet(t, 300*time.Millisecond) // and nothing else
+}
+
+// 50 publishes at once for one user: the cap and the dedupe window hold
+// exactly.
+func TestDelivery_CapsAndDedupeHoldUnderConcurrency(t *testing.T) {
+	rs := testredis.Start(t)
+	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
+}
+
+func capsAndDedupe(t *testing.T, redis func(*hub.Config), addr string) {
+	g := startGateway(t, nil)
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *hub.Config) {
+		c.DeliveryCaps = `{"push":{"perHour":10,"perDay":50}}`
+	})
+	a := startHub(t, addr, cfg)
+	b := startHub(t, addr, cfg)
+	var wg sync.WaitGroup
+	ids := make(chan string, 100)
+	errs := make(chan error, 100)
+	for i := range 50 {
+		wg.Add(2)
+		th := []*testHub{a, b}[i%2]
+		go func() {
+			defer wg.Done()
+			code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
+				`{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[1]}`)
+			if err != nil || code != 200 {
+				errs <- fmt.Errorf("publish: %d %v %+v", code, err, env)
+				return
+			}
+			ids <- "7:" + env.Result.(map[string]any)["streamId"].(string) + "|push"
+		}()
+		go func() {
+			defer wg.Done()
+			code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
+				`{"roomId":8,"eventType":"like.toggled","data":{},"recipientIds":[1],"dedupeKey":"order-1"}`)
+			if err != nil || code != 200 {
+				errs <- fmt.Errorf("publish: %d %v %+v", code, err, env)
+				return
+			}
+			ids <- "8:" + env.Result.(map[string]any)["streamId"].(string) + "|email"
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	tally := map[string]int{}
+	for id := range ids {
+		nid, ch, _ := strings.Cut(id, "|")
+		var r string
+		eventually(t, 15*time.Second, "the delivery ends", func() bool {
+			rec := a.deliveriesOf(t, nid)["1/"+ch]
+			r = rec.State + " " + str(rec.Reason)
+			return rec.State == "sent" || rec.State == "skipped"
+		})
+		tally[ch+" "+r]++
+	}
+	want := map[string]int{"push sent ": 10, "push skipped rate_limited": 40, "email sent ": 1, "email skipped deduplicated": 49}
+	if fmt.Sprint(tally) != fmt.Sprint(want) {
+		t.Fatalf("outcomes %v, want %v", tally, want)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.calls) != 11 {
+		t.Fatalf("the gateway got %d hand-offs, want 11", len(g.calls))
+	}
+}
+
+// Deliveries of one user and channel falling due within the digest window
+// go out as one hand-off, under the first one's Idempotency-Key.
+func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":1}}}`))
+	var ids []string
+	for range 3 {
+		ids = append(ids, th.notifyWith(t, 7, "", 1))
+	}
+	c := g.next(t, wait)
+	if c.IdemKey != ids[0]+"/1/email" || len(c.Body.Notifications) != 3 {
+		t.Fatalf("the digest: key %s, %d items", c.IdemKey, len(c.Body.Notifications))
+	}
+	for i, raw := range c.Body.Notifications {
+		var it struct{ NotificationID string }
+		_ = json.Unmarshal(raw, &it)
+		if it.NotificationID != ids[i] {
+			t.Fatalf("the digest's item %d is %s, want %s", i, it.NotificationID, ids[i])
+		}
+		th.waitDelivery(t, ids[i], 1, "email", "sent")
+	}
+	g.quiet(t, 1500*time.Millisecond)
+}
+
+// Records are kept DELIVERY_RECORD_DAYS after they finished.
+func TestDelivery_RecordsExpire(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.DeliveryRecordTTL = time.Second
+	}))
+	nid := th.notifyWith(t, 7, "", 1)
+	th.waitDelivery(t, nid, 1, "push", "sent")
+	eventually(t, 5*time.Second, "the record expires", func() bool { return len(th.deliveriesOf(t, nid)) == 0 })
+	// The next claim of the user drops the record from Redis too.
+	other := th.notifyWith(t, 7, "", 1)
+	th.waitDelivery(t, other, 1, "push", "sent")
+	if got, err := testredis.Do(t, th.rdb, "HEXISTS", hub.DeliveryKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
+		t.Fatalf("an expired record is still in Redis: %d %v", got, err)
+	}
+}
+
+func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	for _, extra := range []string{
+		`"delivery":{"sms":{}}`,
+		`"delivery":{"push":{"later":1}}`,
+		`"delivery":{"push":{"afterSecs":604801}}`,
+		`"delivery":{"push":{"digestSecs":-1}}`,
+		`"delivery":{"push":{"unless":"clicked"}}`,
+		`"delivery":[1]`,
+		`"dedupeWindowSecs":60`,
+		`"dedupeKey":"a b"`,
+		`"dedupeKey":"k","dedupeWindowSecs":604801`,
+	} {
+		code, env := th.publishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[1],`+extra+`}`)
+		if code != 400 || env.Code != "COMMON400" {
+			t.Errorf("publish with %s: %d %+v, want 400 COMMON400", extra, code, env)
+		}
+	}
+	if code, _ := th.publishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"delivery":{"push":{}}}`); code != 400 {
+		t.Errorf("delivery without recipientIds: %d, want 400", code)
+	}
+	// {} replaces the rules with none; a publish's own rule replaces them.
+	none := th.notifyWith(t, 7, `"delivery":{}`, 1)
+	if recs := th.deliveriesOf(t, none); len(recs) != 0 {
+		t.Fatalf("delivery {} scheduled %+v", recs)
+	}
+	own := th.notifyWith(t, 7, `"delivery":{"email":{"afterSecs":3600}}`, 1)
+	recs := th.deliveriesOf(t, own)
+	if len(recs) != 1 || recs["1/email"].State != "scheduled" {
+		t.Fatalf("a publish's own rules: %+v", recs)
+	}
+}
