@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -312,5 +313,65 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 	recs := th.deliveriesOf(t, own)
 	if len(recs) != 1 || recs["1/email"].State != "scheduled" {
 		t.Fatalf("a publish's own rules: %+v", recs)
+	}
+}
+
+// Redis stops answering while deliveries fall due: they wait, and once it
+// is back each goes out once.
+func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
+	var ids []string
+	for range 5 {
+		ids = append(ids, th.notifyWith(t, 7, "", 1, 2))
+	}
+	rs.Pause()
+	time.Sleep(3 * time.Second) // the deliveries fall due while Redis does not answer
+	rs.Resume()
+	for _, id := range ids {
+		th.waitDelivery(t, id, 1, "push", "sent")
+		th.waitDelivery(t, id, 2, "push", "sent")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keys := map[string]int{}
+	for _, c := range g.calls {
+		keys[c.IdemKey]++
+	}
+	if len(keys) != 10 || len(g.calls) != 10 {
+		t.Fatalf("the gateway got %d calls under %d keys, want each of 10 once: %v", len(g.calls), len(keys), keys)
+	}
+}
+
+// A hub that closes while the gateway holds a hand-off leaves it due at once
+// for the others, not waiting out a retry.
+func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
+	rs := testredis.Start(t)
+	held := make(chan struct{})
+	var once sync.Once
+	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			close(held)
+			return gatewayAnswer{hang: true}
+		}
+		return gatewayAnswer{status: 200}
+	})
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) { c.DeliveryTimeout = 30 * time.Second })
+	a := startHubWith(t, rs.Addr(), cfg, nil)
+	nid := a.notifyWith(t, 7, "", 1)
+	<-held
+	b := startHub(t, rs.Addr(), cfg)
+	closed := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := b.waitDelivery(t, nid, 1, "push", "sent")
+	if took := time.Since(closed); took > 3*time.Second || r.Attempts != 1 {
+		t.Fatalf("sent %v after the close, %d attempts: the cut-off call should be handed on at once, uncounted", took, r.Attempts)
 	}
 }

@@ -47,6 +47,8 @@ func FuzzDecodePublish(f *testing.F) {
 	for _, s := range []string{
 		`{"roomId":42,"eventType":"comment.created","data":{"a":1},"publisherId":1,"idempotencyKey":"k"}`,
 		`{"roomId":1,"eventType":"x","data":{}}`, `{}`, `[]`, `{"data":{"a":[1,{"b":null}]}}`, `null`,
+		`{"roomId":1,"eventType":"x","data":{},"recipientIds":[1],"dedupeKey":"k","dedupeWindowSecs":60,"delivery":{"push":{"afterSecs":1,"unless":"seen"}}}`,
+		`{"roomId":1,"eventType":"x","data":{},"delivery":{"push":null}}`, `{"roomId":1,"eventType":"x","data":{},"delivery":[]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -36,9 +36,6 @@ type Delivery struct {
 
 	// Concurrency bounds the users one instance hands off for at once.
 	Concurrency int
-	// BeforeEnd, when set (tests only), runs after a hand-off's answer and
-	// before its outcome is recorded.
-	BeforeEnd func()
 }
 
 var (

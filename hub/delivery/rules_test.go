@@ -148,3 +148,27 @@ func TestQuietHours_EndAcrossMidnightZonesAndDST(t *testing.T) {
 		t.Errorf("the night DST ends lasts %v from 23:00, want 9h", d)
 	}
 }
+
+// A publish's delivery field and a user's quiet hours come from the network:
+// whatever they hold, reading them neither panics nor lets a bad value by.
+func FuzzOverrideAndQuietHours(f *testing.F) {
+	for _, s := range []string{`{"push":{"afterSecs":1,"unless":"seen","onlyIfOffline":true,"digestSecs":60}}`,
+		`{}`, `{"push":null}`, `[]`, `{"push":{"afterSecs":-1}}`, `{"sms":{}}`} {
+		f.Add([]byte(s), "22:00", "07:00", "Asia/Seoul", int64(1795459200))
+	}
+	cfg := testConfig()
+	f.Fuzz(func(t *testing.T, raw []byte, start, end, zone string, unix int64) {
+		if rs, err := ParseOverride(raw); err == nil && rs.check(cfg) == nil {
+			for ch, r := range rs {
+				if !cfg.DeliveryChannel(ch) || r.AfterSecs < 0 || r.AfterSecs > MaxAfterSecs || r.DigestSecs < 0 || r.DigestSecs > MaxDigestSecs {
+					t.Fatalf("accepted %s: %+v", raw, rs)
+				}
+			}
+		}
+		q := QuietHours{Start: start, End: end, TimeZone: zone}
+		now := time.Unix(unix%(1<<34), 0)
+		if e := q.EndAfter(now); !e.IsZero() && (!e.After(now) || e.Sub(now) > 25*time.Hour) {
+			t.Fatalf("%+v at %v ends at %v", q, now, e)
+		}
+	})
+}

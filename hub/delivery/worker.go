@@ -217,10 +217,12 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 			outcome, again = "requeue", at
 		} else {
 			a := d.send(ctx, user, token, h)
-			if d.BeforeEnd != nil {
-				d.BeforeEnd()
-			}
 			switch {
+			case !a.sent && ctx.Err() != nil:
+				// This instance is closing: the call was cut off, not
+				// refused. Another instance sends it again at once.
+				outcome, again = "requeue", time.Now().UnixMilli()
+				failedAt[h.channel] = again
 			case a.sent:
 				outcome = "sent"
 			case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:
@@ -245,6 +247,8 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 			return err
 		}
 		if nextEntry != "" {
+			ctx, cancel := hub.Detach(ctx) // the outcomes are written: tidy up even when closing
+			defer cancel()
 			_, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(shardKey).Member(nextEntry).Build(), hub.NoReply)
 			return err
 		}
@@ -274,6 +278,8 @@ func (d *Delivery) indexNext(ctx context.Context, user int64, next string) (stri
 		return "", fmt.Errorf("%w: a due time %q", hub.ErrRedisReply, next)
 	}
 	m := triggerMember(user, int64(ms), randomTag())
+	ctx, cancel := hub.Detach(ctx) // it points at what is written: never abandoned halfway
+	defer cancel()
 	_, err = hub.Call(d.rdb, ctx, d.rdb.B().Zadd().Key(hub.DeliveriesDueKey(shardOf(user))).ScoreMember().ScoreMember(ms, m).Build(), hub.NoReply)
 	return m, err
 }
