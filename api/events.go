@@ -108,7 +108,7 @@ func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 		if err != nil {
 			return inbox.PublishRequest{}, errBadRequest(strings.TrimPrefix(err.Error(), hub.ErrInvalid.Error()+": "))
 		}
-		req.Delivery = rs
+		req.Delivery = &rs
 	}
 	if b.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *b.ExpiresAt)

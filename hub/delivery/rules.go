@@ -128,7 +128,7 @@ func ParseCaps(text string, cfg hub.Config) (map[string]Cap, error) {
 type Options struct {
 	// Delivery replaces the configured rules of the event type for this
 	// publish (nil: the configured ones; {}: none).
-	Delivery         Rules  `json:"delivery"` // null when not given: kept apart from {}
+	Delivery         *Rules `json:"delivery,omitempty"`
 	DedupeKey        string `json:"dedupeKey,omitempty"`
 	DedupeWindowSecs int    `json:"dedupeWindowSecs,omitempty"`
 }
@@ -177,7 +177,7 @@ func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
 		if err := o.Delivery.check(d.cfg); err != nil {
 			return Plan{}, fmt.Errorf("%w: delivery: %v", hub.ErrInvalid, err)
 		}
-		rules = o.Delivery
+		rules = *o.Delivery
 	}
 	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs}
 	if p.DedupeWindow == 0 {

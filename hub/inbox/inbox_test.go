@@ -3,6 +3,8 @@ package inbox
 import (
 	"strings"
 	"testing"
+
+	"roomhub/hub/delivery"
 )
 
 func TestParseNotificationID(t *testing.T) {
@@ -39,4 +41,16 @@ func FuzzParseNotificationID(f *testing.F) {
 			t.Fatalf("canonical %q does not round-trip", canonical)
 		}
 	})
+}
+
+// A publish's options hash as they did before deliveries existed when it
+// gives none of the delivery fields: a retry across the upgrade matches.
+func TestOptionsBody_UnchangedWithoutDeliveryFields(t *testing.T) {
+	if got := (Options{Severity: "high", Tags: []string{"a"}}).body(); got != "\x00"+`{"severity":"high","tags":["a"]}` {
+		t.Fatalf("body %q", got)
+	}
+	none := delivery.Rules{}
+	if got := (Options{Options: delivery.Options{Delivery: &none}}).body(); got != "\x00"+`{"delivery":{}}` {
+		t.Fatalf("delivery {} hashes as %q: it must differ from no delivery field", got)
+	}
 }

@@ -347,7 +347,7 @@ func boolInt(b bool) int {
 // deliveries configured.
 func (ib *Inbox) plan(eventType string, o Options) (delivery.Plan, error) {
 	if ib.delivery == nil {
-		if len(o.Delivery) > 0 {
+		if o.Delivery != nil && len(*o.Delivery) > 0 {
 			return delivery.Plan{}, fmt.Errorf("%w: delivery names channels, and none is configured (DELIVERY_CHANNELS)", hub.ErrInvalid)
 		}
 		return delivery.Plan{}, nil
