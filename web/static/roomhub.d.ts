@@ -72,13 +72,66 @@ export interface RoomStreamOptions extends StreamOptions {
   onPresence?: (update: PresenceUpdate) => void;
 }
 
+export interface CountsBy {
+  visible: number;
+  unread: number;
+  unseen: number;
+}
+
+/** GET /notifications/counts, and the counts every inbox event carries. */
+export interface Counts extends CountsBy {
+  /** Rises with every change of the inbox: keep the counts of the highest version. */
+  version: number;
+  archived: number;
+  snoozed: number;
+  byTag: Record<string, CountsBy>;
+  bySeverity: Record<string, CountsBy>;
+}
+
+/** What the notification events carry, as typed callbacks. */
+export interface InboxCallbacks {
+  /** The unread count changed (visible unread items). */
+  onCount?: (unread: number) => void;
+  /** Counts of a higher version arrived. */
+  onCounts?: (counts: Counts) => void;
+  onCreated?: (item: Notification & { unread: number; counts: Counts }) => void;
+  /** Items changed (seen, archived, snoozed, woken, a group joined); over 100, a filter and action instead. */
+  onUpdated?: (data: { notifications?: Notification[]; filter?: InboxFilter; action?: string; counts: Counts }) => void;
+  onRead?: (data: { notificationIds: string[]; readAt: string; unread: number; counts: Counts }) => void;
+  onDeleted?: (data: { notificationIds: string[]; reason: 'deleted' | 'expired' | 'retention'; counts: Counts }) => void;
+}
+
 export declare class NotificationStream extends Stream {
   /** The unread count, once known. */
   readonly count: number | null;
+  /** The counts of the highest version seen. */
+  readonly counts: Counts | null;
 }
 
-export interface NotificationStreamOptions extends StreamOptions {
-  onCount?: (unread: number) => void;
+export interface NotificationStreamOptions extends StreamOptions, InboxCallbacks {}
+
+/**
+ * Tabs of one user share one PageStream: a leader tab (Web Locks) holds the
+ * connection for every tab's rooms and relays over BroadcastChannel. What
+ * hub.page() returns when the browser can; same surface as PageStream.
+ */
+export declare class SharedPageStream {
+  static supported(): boolean;
+  readonly status: StreamStatus;
+  readonly rooms: (number | string)[];
+  readonly notifications: boolean;
+  readonly online: Map<number, number[] | null>;
+  readonly count: number | null;
+  readonly counts: Counts | null;
+  /** The newest page position this tab knows. */
+  readonly lastEventId: string;
+  /** Whether this tab holds the connection. */
+  readonly isLeader: boolean;
+  on<T = any>(type: string, fn: (data: T, id: string, type: string) => void): () => void;
+  setRooms(rooms: (number | string)[]): void;
+  setMembers(rooms: (number | string)[], notifications: boolean): void;
+  reconnect(): void;
+  close(): void;
 }
 
 export declare class PageStream extends Stream {
@@ -91,17 +144,26 @@ export declare class PageStream extends Stream {
   readonly online: Map<number, number[] | null>;
   /** The unread count, once known (notifications: true). */
   readonly count: number | null;
+  /** The counts of the highest version seen (notifications: true). */
+  readonly counts: Counts | null;
   /** Changes the rooms: reconnects at once with the last id; kept rooms lose nothing, new ones start live. */
   setRooms(rooms: (number | string)[]): void;
+  /** setRooms that may also turn the notifications on or off. */
+  setMembers(rooms: (number | string)[], notifications: boolean): void;
 }
 
-export interface PageStreamOptions extends StreamOptions {
+export interface PageStreamOptions extends StreamOptions, InboxCallbacks {
   rooms?: (number | string)[];
   notifications?: boolean;
   /** A room's presence.update (data.roomId is the room). */
   onPresence?: (roomId: number, update: PresenceUpdate & { roomId: number }) => void;
-  onCount?: (unread: number) => void;
+  /** hub.page(): false keeps this tab's stream its own (default: shared between the user's tabs when the browser can). */
+  shared?: boolean;
+  /** Names what the tabs share (default: the token's subject). Give it when getToken returns no JWT (cookie auth). */
+  shareKey?: string;
 }
+
+export type Severity = 'low' | 'normal' | 'high' | 'critical';
 
 export interface Notification {
   notificationId: string;
@@ -111,7 +173,51 @@ export interface Notification {
   publisherId: string | null;
   timestamp: string;
   readAt: string | null;
+  seenAt: string | null;
+  archivedAt: string | null;
+  snoozedUntil: string | null;
+  severity: Severity;
+  tags: string[];
+  expiresAt: string | null;
+  /** "Ana and 4 others": count events, the last 5 distinct actors, newest first. */
+  group: { key: string; count: number; actors: string[]; first: string } | null;
+  /** Its newest event, or its wake from snooze: the list's order. */
+  activityAt: string;
 }
+
+export type InboxState = 'visible' | 'unread' | 'unseen' | 'read' | 'archived' | 'snoozed' | 'all';
+
+export interface InboxFilter {
+  state?: InboxState;
+  tags?: string[];
+  severity?: Severity[];
+  eventType?: string;
+  roomId?: number;
+}
+
+export interface ChannelPreferences {
+  enabled: boolean;
+  mutedEventTypes: string[];
+}
+
+export interface QuietHours {
+  /** "22:00": local time in timeZone; start after end spans midnight. */
+  start: string;
+  end: string;
+  /** An IANA zone, e.g. "Asia/Seoul". */
+  timeZone: string;
+}
+
+export interface Settings {
+  /** Held back in the inbox and on streams. */
+  mutedEventTypes: string[];
+  /** Per delivery channel (push, email, …): every configured one. */
+  channels: Record<string, ChannelPreferences>;
+  /** No push or e-mail then, but for severity critical. */
+  quietHours: QuietHours | null;
+}
+
+export type BulkAction = 'seen' | 'read' | 'archive' | 'unarchive' | 'delete';
 
 export interface HistoryEvent {
   id: string;
@@ -132,20 +238,38 @@ export declare class RoomHub {
   });
   room(roomId: number | string, options?: RoomStreamOptions): RoomStream;
   notifications(options?: NotificationStreamOptions): NotificationStream;
-  /** One stream for several rooms and, with notifications: true, the user's notifications. */
-  page(options?: PageStreamOptions): PageStream;
+  /** One stream for several rooms and, with notifications: true, the user's notifications; shared between the user's tabs. */
+  page(options?: PageStreamOptions): PageStream | SharedPageStream;
   api<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   /** Heartbeats roomId every nextInSecs while no open stream of this hub covers it; returns a stop function. */
   keepPresent(roomId: number | string): () => void;
   unread(): Promise<number>;
-  list(options?: { limit?: number; before?: string }): Promise<{
+  /** One page, newest first, within the filter (state visible by default). */
+  list(options?: InboxFilter & { limit?: number; before?: string }): Promise<{
     notifications: Notification[];
     hasMore: boolean;
     nextBefore: string | null;
   }>;
+  counts(): Promise<Counts>;
   markRead(notificationId: string): Promise<{ notificationId: string; readAt: string }>;
   markAllRead(upTo?: string): Promise<{ marked: number; readAt: string }>;
-  settings(mutedEventTypes?: string[]): Promise<{ mutedEventTypes: string[] }>;
+  seen(notificationId: string): Promise<{ notification: Notification }>;
+  archive(notificationId: string): Promise<{ notification: Notification }>;
+  unarchive(notificationId: string): Promise<{ notification: Notification }>;
+  /** Hides it until then (1 minute to 90 days ahead); it comes back unseen, at the top. */
+  snooze(notificationId: string, until: Date | string): Promise<{ notification: Notification }>;
+  unsnooze(notificationId: string): Promise<{ notification: Notification }>;
+  delete(notificationId: string): Promise<{ notificationId: string; deleted: true }>;
+  /** action on listed ids (at most 100), or on every item that passes filter (up to upTo, inclusive). */
+  bulk(action: BulkAction, target: { ids: string[] } | { filter?: InboxFilter; upTo?: string }): Promise<{
+    changed: number;
+    at: string;
+    counts: Counts;
+  }>;
+  /** Every visible unseen item seen: call it when the bell opens. */
+  markAllSeen(upTo?: string): Promise<{ changed: number; at: string; counts: Counts }>;
+  /** Reads the settings; an array replaces the muted types; an object replaces each field it gives. */
+  settings(change?: string[] | Partial<Settings>): Promise<Settings>;
   presence(roomId: number | string): Promise<{ onlineUsers: { userId: number; lastSeen: string }[]; count: number }>;
   heartbeat(roomId: number | string): Promise<{ acknowledged: boolean; nextInSecs: number }>;
   events(roomId: number | string, since?: string, count?: number): Promise<{

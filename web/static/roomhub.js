@@ -8,6 +8,9 @@
 //   // or one connection for the page's rooms and its bell:
 //   const page = hub.page({ rooms: [42, 43], notifications: true, onCount: badge });
 //
+// Tabs share: hub.page() in several tabs of one user holds one connection in
+// all (a leader tab, elected with Web Locks, relays over BroadcastChannel).
+//
 // A stream keeps the last event id it saw and sends it on every reconnect, so
 // the hub resumes exactly (catch-up, no gap, no duplicate). It asks getToken()
 // for a token whenever it connects, reconnects with backoff and jitter, never
@@ -15,7 +18,8 @@
 // the hub evicts it.
 
 const SYSTEM = ['system.gap', 'system.lagged', 'system.evicted'];
-const NOTIFY = ['notification.unread', 'notification.created', 'notification.read'];
+const NOTIFY = ['notification.unread', 'notification.counts', 'notification.created', 'notification.updated',
+  'notification.read', 'notification.deleted'];
 const DEFAULT_TYPES = ['retrospect.submitted', 'retrospect.created', 'comment.created', 'like.toggled',
   'member.joined', 'presence.update'];
 
@@ -57,8 +61,15 @@ export class RoomHub {
   /** notifications opens the user's own stream: count, created, read. */
   notifications(opts = {}) { return new NotificationStream(this, opts); }
 
-  /** page opens one stream for several rooms and (notifications: true) the user's notifications. */
-  page(opts = {}) { return new PageStream(this, opts); }
+  /**
+   * page opens one stream for several rooms and (notifications: true) the
+   * user's notifications. Tabs of one user share it (see SharedPageStream)
+   * unless shared: false or the browser lacks Web Locks or BroadcastChannel.
+   */
+  page(opts = {}) {
+    if (opts.shared !== false && SharedPageStream.supported()) return new SharedPageStream(this, opts);
+    return new PageStream(this, opts);
+  }
 
   /** api calls a JSON route and returns its result, or throws a HubError. */
   async api(method, path, body) {
@@ -78,12 +89,24 @@ export class RoomHub {
   /** unread returns the user's unread count. */
   async unread() { return (await this.api('GET', '/api/v1/notifications/unread')).count; }
 
-  /** list returns one page of the inbox, newest first: {notifications, hasMore, nextBefore}. */
-  list({ limit = 20, before } = {}) {
+  /**
+   * list returns one page of the inbox, newest first: {notifications, hasMore,
+   * nextBefore}. Filters: state (visible, unread, unseen, read, archived,
+   * snoozed, all), tags and severity (lists: any of them), eventType, roomId.
+   */
+  list({ limit = 20, before, state, tags, severity, eventType, roomId } = {}) {
     const q = new URLSearchParams({ limit: String(limit) });
     if (before) q.set('before', before);
+    if (state) q.set('state', state);
+    if (tags && tags.length) q.set('tags', [].concat(tags).join(','));
+    if (severity && severity.length) q.set('severity', [].concat(severity).join(','));
+    if (eventType) q.set('eventType', eventType);
+    if (roomId !== undefined && roomId !== null) q.set('roomId', String(roomId));
     return this.api('GET', `/api/v1/notifications?${q}`);
   }
+
+  /** counts returns the exact counts: {version, visible, unread, unseen, archived, snoozed, byTag, bySeverity}. */
+  counts() { return this.api('GET', '/api/v1/notifications/counts'); }
 
   /** markRead marks one notification read: {notificationId, readAt}. */
   markRead(id) { return this.api('PATCH', `/api/v1/notifications/${encodeURIComponent(id)}/read`); }
@@ -91,10 +114,59 @@ export class RoomHub {
   /** markAllRead marks every notification (up to upTo, inclusive) read: {marked, readAt}. */
   markAllRead(upTo) { return this.api('POST', '/api/v1/notifications/read-all', upTo ? { upTo } : undefined); }
 
-  /** settings returns {mutedEventTypes}; with types it replaces them. */
-  settings(mutedEventTypes) {
-    if (mutedEventTypes === undefined) return this.api('GET', '/api/v1/notifications/settings');
-    return this.api('PUT', '/api/v1/notifications/settings', { mutedEventTypes });
+  /** seen marks one notification seen (not read): {notification}. */
+  seen(id) { return this.#act(id, 'seen'); }
+
+  /** archive hides one notification from the visible list: {notification}. */
+  archive(id) { return this.#act(id, 'archive'); }
+
+  /** unarchive brings an archived notification back: {notification}. */
+  unarchive(id) { return this.#act(id, 'unarchive'); }
+
+  /** snooze hides one notification until `until` (a Date or RFC 3339; 1 minute to 90 days ahead): {notification}. */
+  snooze(id, until) {
+    const u = until instanceof Date ? until.toISOString() : String(until);
+    return this.#act(id, 'snooze', { until: u });
+  }
+
+  /** unsnooze brings a snoozed notification back now, at the top and unseen: {notification}. */
+  unsnooze(id) { return this.#act(id, 'unsnooze'); }
+
+  /** delete removes one notification for good: {notificationId, deleted: true}. */
+  delete(id) { return this.api('DELETE', `/api/v1/notifications/${encodeURIComponent(id)}`); }
+
+  /**
+   * bulk does action (seen, read, archive, unarchive, delete) to the listed
+   * ids (at most 100) or to every item that passes filter (up to upTo,
+   * inclusive): {changed, at, counts}.
+   */
+  bulk(action, { ids, filter, upTo } = {}) {
+    const body = { action };
+    if (ids) body.notificationIds = ids;
+    else {
+      body.filter = filter || {};
+      if (upTo) body.upTo = upTo;
+    }
+    return this.api('POST', '/api/v1/notifications/bulk', body);
+  }
+
+  /** markAllSeen marks every visible unseen notification seen (the bell was opened): {changed, at, counts}. */
+  markAllSeen(upTo) { return this.bulk('seen', { filter: { state: 'unseen' }, upTo }); }
+
+  #act(id, action, body) {
+    return this.api('PATCH', `/api/v1/notifications/${encodeURIComponent(id)}/${action}`, body);
+  }
+
+  /**
+   * settings returns {mutedEventTypes, channels, quietHours}. With an array
+   * it replaces the muted types; with an object it replaces each field given
+   * (channels: the channels named; quietHours: null clears them).
+   */
+  async settings(change) {
+    if (change === undefined) return this.api('GET', '/api/v1/notifications/settings');
+    const body = Array.isArray(change) ? { mutedEventTypes: change } : { ...change };
+    if (!body.mutedEventTypes) body.mutedEventTypes = (await this.settings()).mutedEventTypes;
+    return this.api('PUT', '/api/v1/notifications/settings', body);
   }
 
   /** presence returns {onlineUsers:[{userId,lastSeen}], count}. */
@@ -332,22 +404,57 @@ export class RoomStream extends Stream {
   }
 }
 
-/** NotificationStream is the user's own stream: the unread count, created and read. */
-export class NotificationStream extends Stream {
-  constructor(hub, opts = {}) {
-    super(hub, '/api/v1/notifications/stream', '/api/v1/notifications/unread', NOTIFY, opts);
-    /** @type {number|null} the unread count, once known */
+/**
+ * Inbox keeps what the notification events say: the counts of the highest
+ * version seen (every tab converges on the same badge), the unread count,
+ * and the typed callbacks.
+ */
+class Inbox {
+  constructor(opts) {
+    /** @type {number|null} */
     this.count = null;
-    this.onCount = opts.onCount || (() => {});
+    /** @type {object|null} */
+    this.counts = null;
+    this.cb = opts;
   }
 
   handle(type, data) {
-    const n = type === 'notification.unread' ? data.count : data.unread;
-    if (typeof n === 'number' && n !== this.count) {
-      this.count = n;
-      this.onCount(n);
+    if (!NOTIFY.includes(type) || !data) return;
+    let unread;
+    if (type === 'notification.unread') unread = data.count;
+    const counts = type === 'notification.counts' ? data : data.counts;
+    if (counts && typeof counts.version === 'number' && (!this.counts || counts.version >= this.counts.version)) {
+      const changed = !this.counts || counts.version > this.counts.version;
+      this.counts = counts;
+      unread = counts.unread;
+      if (changed) this.cb.onCounts?.(counts);
+    } else if (unread === undefined && !this.counts && typeof data.unread === 'number') {
+      unread = data.unread;
     }
+    if (typeof unread === 'number' && unread !== this.count) {
+      this.count = unread;
+      this.cb.onCount?.(unread);
+    }
+    const typed = { 'notification.created': 'onCreated', 'notification.updated': 'onUpdated',
+      'notification.read': 'onRead', 'notification.deleted': 'onDeleted' }[type];
+    if (typed) this.cb[typed]?.(data);
   }
+}
+
+/** NotificationStream is the user's own stream: counts, created, updated, read, deleted. */
+export class NotificationStream extends Stream {
+  constructor(hub, opts = {}) {
+    super(hub, '/api/v1/notifications/stream', '/api/v1/notifications/unread', NOTIFY, opts);
+    this.inbox = new Inbox(opts);
+  }
+
+  /** @type {number|null} the unread count, once known */
+  get count() { return this.inbox.count; }
+
+  /** @type {object|null} the counts of the highest version seen */
+  get counts() { return this.inbox.counts; }
+
+  handle(type, data) { this.inbox.handle(type, data); }
 }
 
 /**
@@ -376,19 +483,28 @@ export class PageStream extends Stream {
     this.notifications = notifications;
     /** @type {Map<number, number[]|null>} each room's online users, from its last presence.update */
     this.online = new Map();
-    /** @type {number|null} the unread count, once known (notifications: true) */
-    this.count = null;
+    this.inbox = new Inbox(opts);
     this.onPresence = opts.onPresence || (() => {});
-    this.onCount = opts.onCount || (() => {});
   }
+
+  /** @type {number|null} the unread count, once known (notifications: true) */
+  get count() { return this.inbox.count; }
+
+  /** @type {object|null} the counts of the highest version seen (notifications: true) */
+  get counts() { return this.inbox.counts; }
 
   /**
    * setRooms changes the page's rooms: the stream reconnects at once with its
    * last id, so the rooms it keeps lose nothing; new rooms start live.
    */
-  setRooms(rooms) {
+  setRooms(rooms) { this.setMembers(rooms, this.notifications); }
+
+  /** setMembers is setRooms that may also turn the notifications on or off. */
+  setMembers(rooms, notifications) {
     this.rooms = [...new Set(rooms)];
+    this.notifications = !!notifications;
     for (const r of this.online.keys()) if (!this.rooms.includes(r)) this.online.delete(r);
+    if (this.notifications) for (const t of NOTIFY) if (!this.types.has(t)) this.types.add(t);
     this.path = pagePath(this.rooms, this.notifications);
     this.probePath = pageProbes(this.rooms, this.notifications);
     this.reconnect();
@@ -402,12 +518,7 @@ export class PageStream extends Stream {
       this.onPresence(data.roomId, data);
       return;
     }
-    if (!NOTIFY.includes(type)) return;
-    const n = type === 'notification.unread' ? data.count : data.unread;
-    if (typeof n === 'number' && n !== this.count) {
-      this.count = n;
-      this.onCount(n);
-    }
+    this.inbox.handle(type, data);
   }
 }
 
@@ -424,4 +535,317 @@ function pageProbes(rooms, notifications) {
   const p = rooms.map((r) => `/api/v1/rooms/${r}/presence`);
   if (notifications || !p.length) p.push('/api/v1/notifications/unread');
   return p;
+}
+
+// --- Tabs share one page stream ---------------------------------------------
+
+// A page id is every member's position: "p1,42:1708-0,n:1709-3" (a room id,
+// or n for the user's notifications, then a stream id).
+function parsePageId(id) {
+  const out = new Map();
+  if (!id || !id.startsWith('p1')) return out;
+  for (const part of id.split(',').slice(1)) {
+    const i = part.indexOf(':');
+    if (i > 0) out.set(part.slice(0, i), part.slice(i + 1));
+  }
+  return out;
+}
+
+// newer reports whether stream id a comes after b ('' is before all).
+function newer(a, b) {
+  if (!b) return !!a;
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am > bm || (am === bm && as > bs);
+}
+
+function memberOf(type, data) {
+  if (type.startsWith('notification.')) return 'n';
+  if (data && data.roomId !== undefined) return String(data.roomId);
+  return null;
+}
+
+// tokenSubject reads a JWT's sub without checking it: only to name the
+// channel that one user's tabs share.
+function tokenSubject(token) {
+  try {
+    const b64 = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+    return String(JSON.parse(atob(b64)).sub ?? '');
+  } catch { return ''; }
+}
+
+/**
+ * SharedPageStream is a PageStream that the tabs of one origin and user
+ * share: one tab, elected with the Web Locks API, holds the one connection
+ * for the union of every tab's rooms and the bell, and relays each event over
+ * a BroadcastChannel to the tabs that want it. When the leader closes,
+ * crashes or is frozen, another tab takes over and resumes from the newest
+ * position any relayed event carried; each tab drops what it already had
+ * (per room and for the bell), so no tab misses or repeats an event.
+ */
+export class SharedPageStream {
+  /** supported reports whether this browser can share (Web Locks and BroadcastChannel). */
+  static supported() {
+    return typeof BroadcastChannel === 'function' && typeof navigator !== 'undefined' && !!navigator.locks;
+  }
+
+  /**
+   * @param {RoomHub} hub
+   * @param {object} opts PageStream's options, and shareKey (names what the
+   *   tabs share; default: the token's subject)
+   */
+  constructor(hub, opts = {}) {
+    this.hub = hub;
+    this.opts = opts;
+    this.rooms = [...new Set(opts.rooms || [])];
+    this.notifications = !!opts.notifications;
+    this.status = Status.CONNECTING;
+    this.online = new Map();
+    this.inbox = new Inbox(opts);
+    this.listeners = new Map();
+    this.tab = Math.random().toString(36).slice(2);
+    this.positions = new Map(); // member → the newest stream id this tab handled
+    this.known = new Map(); // member → the newest stream id any relayed event carried
+    this.tabs = new Map(); // tab → {rooms, notifications, seen}
+    this.closed = false;
+    this.leading = false;
+    this.stream = null;
+    queueMicrotask(() => this.#start());
+  }
+
+  /** @type {number|null} */
+  get count() { return this.inbox.count; }
+
+  /** @type {object|null} */
+  get counts() { return this.inbox.counts; }
+
+  /** @type {string} the newest page position this tab knows */
+  get lastEventId() { return this.#resumeId(); }
+
+  /** isLeader reports whether this tab holds the connection. */
+  get isLeader() { return this.leading; }
+
+  on(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type).add(fn);
+    if (this.stream && type !== '*') this.stream.on(type, () => {}); // the leader listens to it too
+    this.#announce();
+    return () => this.listeners.get(type)?.delete(fn);
+  }
+
+  setRooms(rooms) { this.setMembers(rooms, this.notifications); }
+
+  setMembers(rooms, notifications) {
+    this.rooms = [...new Set(rooms)];
+    this.notifications = !!notifications;
+    for (const r of this.online.keys()) if (!this.rooms.some((x) => String(x) === String(r))) this.online.delete(r);
+    this.#announce();
+    if (this.leading) this.#follow();
+  }
+
+  reconnect() { if (this.stream) this.stream.reconnect(); }
+
+  covers(roomId) { return this.rooms.some((r) => String(r) === String(roomId)); }
+
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.#post({ k: 'bye', tab: this.tab });
+    this.#stopLeading();
+    clearInterval(this.beat);
+    this.bc?.close();
+    this.hub.streams?.delete(this);
+    this.listeners.clear();
+    this.#setStatus(Status.CLOSED);
+  }
+
+  async #start() {
+    let key = this.opts.shareKey;
+    if (!key) {
+      try { key = tokenSubject(await this.hub.getToken()); } catch { key = ''; }
+    }
+    if (this.closed) return;
+    if (!key) { // nothing names the user: do not share
+      this.#lead(null);
+      return;
+    }
+    const name = `roomhub:${this.hub.baseUrl || location.origin}:${key}`;
+    this.bc = new BroadcastChannel(name);
+    this.bc.onmessage = (e) => this.#receive(e.data);
+    this.hub.streams?.add(this);
+    this.#announce();
+    this.beat = setInterval(() => {
+      this.#announce();
+      if (this.leading) this.#expireTabs();
+    }, 1000);
+    addEventListener('pagehide', () => this.close());
+    // A frozen tab lets another lead; back, it follows.
+    document.addEventListener?.('freeze', () => this.#stopLeading(true));
+    document.addEventListener?.('resume', () => this.#elect(name));
+    this.#elect(name);
+  }
+
+  #elect(name) {
+    if (this.closed || this.waiting) return;
+    this.waiting = true;
+    navigator.locks.request(name, () => {
+      this.waiting = false;
+      if (this.closed) return undefined;
+      return new Promise((release) => this.#lead(release));
+    });
+  }
+
+  #lead(release) {
+    this.leading = true;
+    this.release = release;
+    this.#post({ k: 'leader', tab: this.tab });
+    this.#follow();
+  }
+
+  #stopLeading(frozen) {
+    const was = this.leading;
+    this.leading = false;
+    if (this.stream) { this.stream.close(); this.stream = null; }
+    if (this.release) { this.release(); this.release = null; }
+    if (was && frozen) this.waitingResume = true;
+  }
+
+  // union is what every live tab wants: rooms and the bell.
+  #union() {
+    const rooms = new Set(this.rooms.map(String));
+    let notifications = this.notifications;
+    for (const t of this.tabs.values()) {
+      for (const r of t.rooms) rooms.add(String(r));
+      notifications = notifications || t.notifications;
+    }
+    return { rooms: [...rooms].map((r) => (/^\d+$/.test(r) ? Number(r) : r)).sort((a, b) => a - b), notifications };
+  }
+
+  // follow makes the leader's stream carry the union, resuming from the
+  // newest known position.
+  #follow() {
+    if (!this.leading || this.closed) return;
+    const u = this.#union();
+    if (this.stream) {
+      const same = this.stream.notifications === u.notifications &&
+        this.stream.rooms.length === u.rooms.length && this.stream.rooms.every((r, i) => String(r) === String(u.rooms[i]));
+      if (!same) {
+        this.stream.lastEventId = this.#resumeId();
+        this.stream.setMembers(u.rooms, u.notifications);
+      }
+      return;
+    }
+    const types = new Set([...this.listeners.keys()].filter((t) => t !== '*'));
+    for (const t of this.tabs.values()) for (const x of t.types || []) types.add(x);
+    this.stream = new PageStream(this.hub, {
+      ...this.opts, rooms: u.rooms, notifications: u.notifications, lastEventId: this.#resumeId(), types: [...types],
+      onStatus: (st) => { this.#setStatus(st); this.#post({ k: 'status', s: st }); },
+      onCount: undefined, onCounts: undefined, onCreated: undefined, onUpdated: undefined, onRead: undefined,
+      onDeleted: undefined, onPresence: undefined,
+      onGap: (g) => this.#relay('system.gap', g, ''),
+      onEvicted: (d) => { this.#relay('system.evicted', d, ''); },
+      onError: (e) => this.opts.onError?.(e),
+    });
+    this.stream.on('*', (data, id, type) => { if (!type.startsWith('system.')) this.#relay(type, data, id); });
+  }
+
+  #resumeId() {
+    const parts = [...this.known].map(([m, p]) => `${m}:${p}`);
+    return parts.length ? `p1,${parts.join(',')}` : '';
+  }
+
+  // relay hands an event the leader's stream got to every tab, itself too.
+  #relay(type, data, id) {
+    const msg = { k: 'ev', type, data, id };
+    // What a tab arriving later is sent at once (catchUp): each room's last
+    // presence, the bell's newest counts.
+    this.last = this.last || {};
+    if (type === 'presence.update' && data) this.last[`p${data.roomId}`] = msg;
+    const counts = type === 'notification.counts' ? data : data && data.counts;
+    if (counts && typeof counts.version === 'number' &&
+        (!this.last.counts || counts.version >= this.last.counts.data.version)) {
+      this.last.counts = { k: 'ev', type: 'notification.counts', data: counts, id: '' };
+      this.last.unread = { k: 'ev', type: 'notification.unread', data: { count: counts.unread }, id: '' };
+    } else if (type === 'notification.unread' && !this.last.counts) {
+      this.last.unread = msg;
+    }
+    this.#post(msg);
+    this.#deliver(msg);
+  }
+
+  #receive(m) {
+    if (!m || this.closed) return;
+    switch (m.k) {
+      case 'ev': this.#deliver(m); break;
+      case 'status': this.#setStatus(m.s); break;
+      case 'hello': {
+        const isNew = !this.tabs.has(m.tab);
+        this.tabs.set(m.tab, { rooms: m.rooms, notifications: m.notifications, types: m.types, seen: Date.now() });
+        if (this.leading) {
+          for (const t of m.types || []) if (this.stream && !this.stream.types.has(t)) this.stream.on(t, () => {});
+          this.#follow();
+          if (isNew) this.#catchUp();
+        }
+        break;
+      }
+      case 'bye': this.tabs.delete(m.tab); if (this.leading) this.#follow(); break;
+      case 'leader': this.#announce(); break;
+      default:
+    }
+  }
+
+  // catchUp sends a tab that just arrived what it cannot get from the stream:
+  // the bell's counts and each room's online users, as last relayed.
+  #catchUp() {
+    this.#post({ k: 'status', s: this.status });
+    for (const msg of Object.values(this.last || {})) this.#post(msg);
+  }
+
+  #expireTabs() {
+    const now = Date.now();
+    let gone = false;
+    for (const [tab, t] of this.tabs) if (now - t.seen > 3500) { this.tabs.delete(tab); gone = true; }
+    if (gone) this.#follow();
+  }
+
+  #announce() {
+    this.#post({ k: 'hello', tab: this.tab, rooms: this.rooms, notifications: this.notifications,
+      types: [...this.listeners.keys()].filter((t) => t !== '*') });
+  }
+
+  #post(msg) {
+    if (!this.bc || this.closed) return;
+    try { this.bc.postMessage(msg); } catch { /* closing */ }
+  }
+
+  // deliver hands one relayed event to this tab's listeners, if it wants it
+  // and has not had it.
+  #deliver({ type, data, id }) {
+    if (id) {
+      for (const [m, p] of parsePageId(id)) if (newer(p, this.known.get(m))) this.known.set(m, p);
+    }
+    const member = memberOf(type, data);
+    if (member === 'n' && !this.notifications) return;
+    if (member && member !== 'n' && !this.covers(member)) return;
+    if (id && member) {
+      const pos = parsePageId(id).get(member);
+      if (pos) {
+        if (!newer(pos, this.positions.get(member))) return; // had it
+        this.positions.set(member, pos);
+      }
+    }
+    if (type === 'presence.update' && data) {
+      this.online.set(data.roomId, data.onlineUsers);
+      this.opts.onPresence?.(data.roomId, data);
+    }
+    this.inbox.handle(type, data);
+    if (type === 'system.gap') this.opts.onGap?.(data);
+    if (type === 'system.evicted') this.opts.onEvicted?.(data);
+    for (const fn of this.listeners.get(type) || []) fn(data, id, type);
+    for (const fn of this.listeners.get('*') || []) fn(data, id, type);
+  }
+
+  #setStatus(st) {
+    if (this.status !== st && !this.closed) { this.status = st; this.opts.onStatus?.(st); }
+  }
 }

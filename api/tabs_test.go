@@ -1,0 +1,173 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testbrowser"
+	"roomhub/internal/testredis"
+)
+
+type tabEvent struct {
+	Type   string
+	RoomID int64
+	K      string
+	ID     string
+}
+
+type tabsState struct {
+	Tabs []*struct {
+		Got    []tabEvent
+		Leader bool
+		Status string
+		Count  *int64
+	}
+	Error string
+}
+
+func tabsDo(t *testing.T, d *testbrowser.Driver, format string, args ...any) tabsState {
+	t.Helper()
+	d.Write(format, args...)
+	var st tabsState
+	if err := json.Unmarshal([]byte(d.Line(t, 60*time.Second)), &st); err != nil || st.Error != "" {
+		t.Fatalf("tabs driver: %v %s", err, st.Error)
+	}
+	return st
+}
+
+// activeStreams reads the hub's open streams from /health.
+func (th *testHub) activeStreams(t *testing.T) int {
+	t.Helper()
+	_, env := th.get(t, "/health", "")
+	return int(env.Result.(map[string]any)["activeConnections"].(float64))
+}
+
+// Tabs of one user share one page stream: three tabs on three room sets
+// hold one connection in all and each shows exactly its rooms and the bell;
+// the leader tab closes while events flow to every room and the user, and
+// every tab still ends with each event it should have exactly once, in per
+// room order; a tab opened later joins without a new connection.
+func TestBrowser_TabsShareOneStream(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 200 * time.Millisecond })
+	const user = 5
+	tabRooms := [][]int64{{42, 43}, {44}, {45}}
+	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.token(t, user), "42,43", "44", "45")
+	eventually(t, 5*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
+
+	var mu sync.Mutex
+	sent := map[int64][]string{} // room → keys, in order; 0: the user's notifications
+	publish := func(i int) {
+		room := int64(42 + i%4)
+		k := fmt.Sprintf("k%d", i)
+		r := th.publish(t, room, "comment.created", map[string]any{"k": k})
+		mu.Lock()
+		sent[room] = append(sent[room], k)
+		mu.Unlock()
+		if i%5 == 0 {
+			n := th.notify(t, 99, "comment.created", user)
+			mu.Lock()
+			sent[0] = append(sent[0], fmt.Sprintf("99:%s", n.StreamID))
+			mu.Unlock()
+			_ = r
+		}
+	}
+	for i := range 20 {
+		publish(i)
+	}
+	want := func(tab int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := len(sent[0])
+		for _, r := range tabRooms[tab] {
+			n += len(sent[r])
+		}
+		return n
+	}
+	var st tabsState
+	leader := -1
+	for i := range tabRooms {
+		st = tabsDo(t, d, "WAIT %d %d", i, want(i))
+		if st.Tabs[i].Leader {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		t.Fatalf("no tab leads: %+v", st)
+	}
+	// The leader closes while events keep coming.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 20; i < 60; i++ {
+			publish(i)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // some of them before the close, some after
+	tabsDo(t, d, "CLOSE %d", leader)
+	<-done
+	for i := range tabRooms {
+		if i == leader {
+			continue
+		}
+		st = tabsDo(t, d, "WAIT %d %d", i, want(i))
+		checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
+	}
+	eventually(t, 5*time.Second, "one stream after the takeover", func() bool { return th.activeStreams(t) == 1 })
+
+	// A tab opened later joins the shared stream.
+	st = tabsDo(t, d, "OPEN 42")
+	if n := th.activeStreams(t); n != 1 {
+		t.Fatalf("a fourth tab opened a connection of its own: %d streams", n)
+	}
+	tabRooms = append(tabRooms, []int64{42})
+	mu.Lock()
+	before, beforeN := len(sent[42]), len(sent[0])
+	mu.Unlock()
+	for i := 60; i < 68; i++ {
+		publish(i)
+	}
+	late := len(tabRooms) - 1
+	st = tabsDo(t, d, "WAIT %d %d", late, len(sent[42])-before+len(sent[0])-beforeN)
+	checkTab(t, late, []int64{42}, st.Tabs[late].Got, map[int64][]string{42: sent[42][before:], 0: sent[0][beforeN:]})
+	if st.Tabs[late].Count == nil || *st.Tabs[late].Count != int64(len(sent[0])) {
+		t.Fatalf("the late tab's badge: %v, want %d", st.Tabs[late].Count, len(sent[0]))
+	}
+	t.Logf("tab %d led first; tabs now: %v", leader, func() (out []string) {
+		for i, tb := range st.Tabs {
+			if tb != nil {
+				out = append(out, fmt.Sprintf("%d leader=%v events=%d", i, tb.Leader, len(tb.Got)))
+			}
+		}
+		return
+	}())
+}
+
+// checkTab asserts a tab holds each event of its rooms and the user's
+// notifications exactly once, in per-room order, and nothing else.
+func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int64][]string) {
+	t.Helper()
+	mine := map[int64]bool{}
+	for _, r := range rooms {
+		mine[r] = true
+	}
+	by := map[int64][]string{}
+	for _, e := range got {
+		switch {
+		case e.Type == "notification.created":
+			by[0] = append(by[0], e.K)
+		case mine[e.RoomID]:
+			by[e.RoomID] = append(by[e.RoomID], e.K)
+		default:
+			t.Fatalf("tab %d got an event of room %d, not one of its %v", tab, e.RoomID, rooms)
+		}
+	}
+	for _, r := range append([]int64{0}, rooms...) {
+		if fmt.Sprint(by[r]) != fmt.Sprint(sent[r]) {
+			t.Fatalf("tab %d, room %d (0: notifications): got %v, want %v", tab, r, by[r], sent[r])
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Drives several tabs of one user in one headless Chromium (one browser
+// context: they share Web Locks and BroadcastChannel) for the Go test of
+// shared page streams (api/browser_test.go).
+// Usage: node tabs.mjs <hubURL> <token> <rooms of tab 0> <rooms of tab 1> …
+// Each tab opens hub.page({rooms, notifications: true}) and records
+// comment.created and notification.created. Line protocol: READY once every
+// tab's stream is open; then
+//   STATE             → {"tabs":[{"got":[…],"leader":bool,"status":…,"count":n,"counts":{…}}|null]}
+//   WAIT i n          → waits until tab i holds n events, then STATE
+//   CLOSE i           → closes tab i (null in STATE from then), then STATE
+//   OPEN rooms        → opens one more tab, waits until it is open, then STATE
+//   QUIT
+import { launch } from './launch.mjs';
+import readline from 'node:readline';
+
+const [url, token, ...tabRooms] = process.argv.slice(2);
+const browser = await launch(url);
+const context = await browser.newContext();
+const tabs = [];
+
+async function openTab(rooms) {
+  const page = await context.newPage();
+  await page.goto(url + '/health');
+  await page.evaluate(async ({ rooms, token }) => {
+    const { RoomHub } = await import('/static/roomhub.js');
+    window.__got = [];
+    const hub = new RoomHub({ getToken: () => token });
+    const ps = hub.page({
+      rooms: rooms.split(',').filter(Boolean).map(Number), notifications: true, minDelay: 100,
+      onCount: (n) => { window.__count = n; },
+    });
+    window.__ps = ps;
+    ps.on('comment.created', (d, id) => window.__got.push({ type: 'comment.created', roomId: d.roomId, k: d.k, id }));
+    ps.on('notification.created', (d, id) => window.__got.push({ type: 'notification.created', k: d.notificationId, id }));
+  }, { rooms, token });
+  await page.waitForFunction(() => window.__ps.status === 'open', null, { timeout: 20000 });
+  tabs.push(page);
+}
+
+async function state() {
+  const out = [];
+  for (const p of tabs) {
+    if (!p) { out.push(null); continue; }
+    out.push(await p.evaluate(() => ({
+      got: window.__got, leader: !!window.__ps.isLeader, status: window.__ps.status,
+      count: window.__ps.count, counts: window.__ps.counts,
+    })));
+  }
+  return { tabs: out };
+}
+
+try {
+  for (const r of tabRooms) await openTab(r);
+  console.log('READY');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, a, b] = line.trim().split(' ');
+    if (cmd === 'QUIT') break;
+    try {
+      if (cmd === 'WAIT') {
+        await tabs[Number(a)].waitForFunction((n) => window.__got.length >= n, Number(b), { timeout: 20000 });
+      } else if (cmd === 'CLOSE') {
+        await tabs[Number(a)].close();
+        tabs[Number(a)] = null;
+      } else if (cmd === 'OPEN') {
+        await openTab(a || '');
+      }
+      console.log(JSON.stringify(await state()));
+    } catch (e) {
+      console.log(JSON.stringify({ error: String(e) }));
+    }
+  }
+} finally {
+  await browser.close();
+}

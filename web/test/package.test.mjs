@@ -1,0 +1,22 @@
+// The SDK installs as a package (npm install <path-or-git-url>): its
+// package.json names files that exist, and the entry point exports the SDK.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, access } from 'node:fs/promises';
+
+const root = new URL('../', import.meta.url);
+
+test('package.json exports the SDK and its types', async () => {
+  const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'));
+  assert.equal(pkg.type, 'module');
+  const entry = pkg.exports['.'];
+  for (const f of [entry.import, entry.types, pkg.types, ...pkg.files]) await access(new URL(f, root));
+  const sdk = await import(new URL(entry.import, root));
+  for (const name of ['RoomHub', 'PageStream', 'SharedPageStream', 'RoomStream', 'NotificationStream', 'HubError', 'Status']) {
+    assert.ok(sdk[name], `exports ${name}`);
+  }
+  const dts = await readFile(new URL(entry.types, root), 'utf8');
+  for (const name of ['RoomHub', 'SharedPageStream', 'Counts', 'InboxFilter', 'Settings', 'QuietHours']) {
+    assert.match(dts, new RegExp(`(class|interface|type) ${name}\\b`), `types declare ${name}`);
+  }
+});
