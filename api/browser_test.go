@@ -306,3 +306,111 @@ func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowser_DemoWholeInbox: two tabs of one user on the demo page; a mix
+// of seen (opening the bell), read, archive, snooze, delete and bulk from
+// both tabs and from the API. Both badges equal GET /notifications/counts,
+// and the page's list equals the API's for each view (All, Unread,
+// Archived). The page is keyboard-usable (the bell, the tabs, the actions
+// each named) and announces new notifications; screenshots at desktop and
+// phone width show a group and a snoozed item.
+func TestBrowser_DemoWholeInbox(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	dir := os.Getenv("ROOMHUB_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const user = 11
+	page := th.URL + "/?user=11&rooms=50"
+	tab1 := testbrowser.Start(t, "demo.mjs", page, dir)
+	tab2 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, th.notifyWith(t, 50, fmt.Sprintf(`"severity":"%s"`, []string{"normal", "high", "low", "normal", "critical"}[i]), user))
+	}
+	for _, p := range []int{2, 3, 4, 6} { // a group: "Chloé (2) and 3 others"
+		th.notifyExtra(t, 50, "like.toggled", fmt.Sprintf(`"groupKey":"likes","publisherId":%d`, p), user)
+	}
+	tab1.Send(t, "TEXT #announce New notification")
+	// The tabs' clicks answer before their requests do: compare the badges
+	// with the counts until both settle (or fail after 15 s).
+	badgesMatch := func() {
+		t.Helper()
+		eventually(t, 15*time.Second, "both badges equal GET /notifications/counts", func() bool {
+			want := fmt.Sprint(th.countsOf(t, user).Unread)
+			ok := true
+			for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+				ok = ok && tab.Send(t, "EVAL document.getElementById('badge').textContent")["value"] == want
+			}
+			return ok
+		})
+	}
+	badgesMatch()
+
+	// Keyboard: the bell opens the inbox (everything seen), focus lands on
+	// the selected tab, arrows move between tabs, Tab reaches the actions.
+	tab1.Send(t, "EVAL document.getElementById('bell').focus()")
+	tab1.Send(t, "KEY Enter")
+	tab1.Send(t, "WAIT document.activeElement?.id === 'tab-visible'")
+	tab1.Send(t, "TEXT #notes and 3 others")
+	eventually(t, wait, "opening the bell marks everything seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	tab1.Send(t, "KEY ArrowRight")
+	tab1.Send(t, "WAIT document.activeElement?.id === 'tab-unread' && document.activeElement.getAttribute('aria-selected') === 'true'")
+	tab1.Send(t, "KEY ArrowLeft")
+	tab1.Send(t, "KEY Tab")
+	tab1.Send(t, "WAIT document.activeElement?.closest('#notes') !== null")
+	for _, check := range []string{
+		"document.getElementById('bell').getAttribute('aria-label').startsWith('Notifications')",
+		"document.getElementById('bell').getAttribute('aria-expanded') === 'true'",
+		"[...document.querySelectorAll('#notes button, #notes select')].every((b) => (b.getAttribute('aria-label') || '').length > 8)",
+		"document.querySelectorAll('[role=tablist] [role=tab]').length === 3",
+		"document.getElementById('announce').getAttribute('aria-live') === 'polite'",
+	} {
+		if v := tab1.Send(t, "EVAL "+check)["value"]; v != true {
+			t.Fatalf("accessibility: %s is %v", check, v)
+		}
+	}
+
+	// Actions from the first tab, the second, and the API.
+	tab1.Send(t, fmt.Sprintf(`CLICK #notes li[data-id="%s"] button[aria-label^="Archive"]`, ids[0]))
+	tab2.Send(t, "CLICK #bell")
+	tab2.Send(t, fmt.Sprintf(`CLICK #notes li[data-id="%s"] button[aria-label^="Mark read"]`, ids[1]))
+	tab2.Send(t, fmt.Sprintf(`CLICK #notes li[data-id="%s"] button[aria-label^="Delete"]`, ids[2]))
+	th.act(t, user, ids[3], "snooze", fmt.Sprintf(`{"until":%q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
+	if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", user, `{"action":"read","filter":{"severity":["critical"]}}`); code != 200 {
+		t.Fatalf("bulk: %d %+v", code, env)
+	}
+	badgesMatch()
+
+	for _, state := range []string{"visible", "unread", "archived"} {
+		tab1.Send(t, fmt.Sprintf("CLICK #tab-%s", state))
+		var want, got string
+		eventually(t, 15*time.Second, "the page's "+state+" list equals the API's", func() bool {
+			var ids []string
+			for _, n := range th.listOf(t, user, "state="+state) {
+				ids = append(ids, n.NotificationID)
+			}
+			b, _ := json.Marshal(ids)
+			want = string(b)
+			got = fmt.Sprint(tab1.Send(t, "EVAL JSON.stringify([...document.querySelectorAll('#notes li[data-id]')].map((li) => li.dataset.id))")["value"])
+			if want == "null" {
+				want = "[]"
+			}
+			return got == want
+		})
+	}
+	tab1.Send(t, "CLICK #tab-visible")
+	tab1.Send(t, "TEXT #snoozed 1 snoozed")
+	tab1.Send(t, "SHOT inbox-desktop 1200")
+	tab1.Send(t, "SHOT inbox-phone 390")
+	if v := tab1.Send(t, "EVAL document.documentElement.scrollWidth <= 390")["value"]; v != true {
+		t.Fatalf("the page scrolls sideways at 390 px")
+	}
+	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
+		if errs := tab.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+			t.Fatalf("console errors: %v", errs)
+		}
+	}
+}

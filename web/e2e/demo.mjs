@@ -5,7 +5,8 @@
 // contains text; "GONE <selector> <text>" waits until it no longer does;
 // "WAIT <expression>" waits until the expression is truthy in the page;
 // "SHOT <name> <width>" writes <dir>/<name>.png at that width;
-// "CLICK <selector>" clicks the element (the selector may hold spaces); "EVAL <expression>" answers
+// "CLICK <selector>" clicks the element (the selector may hold spaces); "KEY <key>" presses a key
+// (Enter, Tab, ArrowRight…) where the focus is; "EVAL <expression>" answers
 // {"value": …} (a promise is awaited); "PROTOCOLS" answers {"value":
 // {path: protocol}} for every response the page received (h2, http/1.1);
 // "ERRORS" lists console errors and page errors; "QUIT" ends.
@@ -55,6 +56,9 @@ try {
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'CLICK') {
         await page.click([a, ...rest].join(' '), { timeout: 15000 });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'KEY') {
+        await page.keyboard.press(a);
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'EVAL') {
         const value = await page.evaluate([a, ...rest].join(' '));
