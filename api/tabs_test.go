@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testbin"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
@@ -169,5 +170,98 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 		if fmt.Sprint(by[r]) != fmt.Sprint(sent[r]) {
 			t.Fatalf("tab %d, room %d (0: notifications): got %v, want %v", tab, r, by[r], sent[r])
 		}
+	}
+}
+
+// The hub under the tabs restarts (another instance takes its place behind
+// a proxy), then the leader tab closes: the tab that takes over resumes on
+// the new instance from the newest relayed position, and every tab still has
+// each of its events exactly once. Then the new leader hangs (its
+// JavaScript stopped, as in a tab frozen without warning): within a second
+// another tab takes the lock from it and nothing is lost; back, the old one
+// follows and lets its connection go.
+func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
+	rs := testredis.Start(t)
+	cfg := func(c *hub.Config) { c.Retry = 200 * time.Millisecond }
+	a := startHub(t, rs.Addr(), cfg)
+	b := startHub(t, rs.Addr(), cfg)
+	proxy := testbin.StartProxy(t, a.URL)
+	const user = 6
+	tabRooms := [][]int64{{61}, {61, 62}, {62}}
+	d := testbrowser.Start(t, "tabs.mjs", proxy.URL, a.token(t, user), "61", "61,62", "62")
+	sent := map[int64][]string{}
+	n := 0
+	publish := func(th *testHub, count int) {
+		for range count {
+			room := int64(61 + n%2)
+			k := fmt.Sprintf("k%d", n)
+			th.publish(t, room, "comment.created", map[string]any{"k": k})
+			sent[room] = append(sent[room], k)
+			if n%3 == 0 {
+				r := th.notify(t, 98, "comment.created", user)
+				sent[0] = append(sent[0], fmt.Sprintf("98:%s", r.StreamID))
+			}
+			n++
+		}
+	}
+	want := func(tab int) int {
+		c := len(sent[0])
+		for _, r := range tabRooms[tab] {
+			c += len(sent[r])
+		}
+		return c
+	}
+	leaderOf := func(st tabsState) int {
+		for i, tb := range st.Tabs {
+			if tb != nil && tb.Leader {
+				return i
+			}
+		}
+		return -1
+	}
+	publish(a, 10)
+	st := tabsDo(t, d, "WAIT 1 %d", want(1))
+
+	// The restart: the proxy sends everything to b, a's connections drop.
+	proxy.SetBackends(b.URL)
+	a.dropConnections()
+	publish(b, 10)
+	st = tabsDo(t, d, "WAIT 1 %d", want(1))
+	eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.activeStreams(t) == 1 })
+
+	leader := leaderOf(st)
+	if leader < 0 {
+		t.Fatalf("no leader: %+v", st)
+	}
+	tabsDo(t, d, "CLOSE %d", leader)
+	publish(b, 10)
+	alive := []int{}
+	for i := range tabRooms {
+		if i != leader {
+			alive = append(alive, i)
+			st = tabsDo(t, d, "WAIT %d %d", i, want(i))
+			checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
+		}
+	}
+
+	// A freeze: the leader lets go, another leads, nothing is lost for it.
+	leader = leaderOf(st)
+	other := alive[0]
+	if other == leader {
+		other = alive[1]
+	}
+	tabsDo(t, d, "FREEZE %d", leader)
+	publish(b, 6)
+	st = tabsDo(t, d, "WAIT %d %d", other, want(other))
+	checkTab(t, other, tabRooms[other], st.Tabs[other].Got, sent)
+	if !st.Tabs[other].Leader {
+		t.Fatalf("tab %d did not take over from the frozen tab %d", other, leader)
+	}
+	// Back, the old leader finds its lock taken and lets its stream go.
+	tabsDo(t, d, "THAW %d", leader)
+	eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.activeStreams(t) == 1 })
+	st = tabsDo(t, d, "STATE")
+	if st.Tabs[leader].Leader || !st.Tabs[other].Leader {
+		t.Fatalf("after the thaw tab %d leads %v, tab %d %v", leader, st.Tabs[leader].Leader, other, st.Tabs[other].Leader)
 	}
 }

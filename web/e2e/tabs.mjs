@@ -9,6 +9,8 @@
 //   WAIT i n          → waits until tab i holds n events, then STATE
 //   CLOSE i           → closes tab i (null in STATE from then), then STATE
 //   OPEN rooms        → opens one more tab, waits until it is open, then STATE
+//   FREEZE i / THAW i → stops tab i's JavaScript (the debugger pauses it: a
+//                       hung or frozen tab), or lets it run again, then STATE
 //   QUIT
 import { launch } from './launch.mjs';
 import readline from 'node:readline';
@@ -17,6 +19,7 @@ const [url, token, ...tabRooms] = process.argv.slice(2);
 const browser = await launch(url);
 const context = await browser.newContext();
 const tabs = [];
+const frozen = new Map(); // tab → its CDP session, paused
 
 async function openTab(rooms) {
   const page = await context.newPage();
@@ -39,8 +42,8 @@ async function openTab(rooms) {
 
 async function state() {
   const out = [];
-  for (const p of tabs) {
-    if (!p) { out.push(null); continue; }
+  for (const [i, p] of tabs.entries()) {
+    if (!p || frozen.has(i)) { out.push(null); continue; }
     out.push(await p.evaluate(() => ({
       got: window.__got, leader: !!window.__ps.isLeader, status: window.__ps.status,
       count: window.__ps.count, counts: window.__ps.counts,
@@ -64,6 +67,18 @@ try {
         tabs[Number(a)] = null;
       } else if (cmd === 'OPEN') {
         await openTab(a || '');
+      } else if (cmd === 'FREEZE') {
+        // Its JavaScript stops (paused in the debugger): no freeze event,
+        // as for a tab the browser froze or that hangs.
+        const cdp = await context.newCDPSession(tabs[Number(a)]);
+        await cdp.send('Debugger.enable');
+        await cdp.send('Debugger.pause');
+        frozen.set(Number(a), cdp);
+      } else if (cmd === 'THAW') {
+        const cdp = frozen.get(Number(a));
+        frozen.delete(Number(a));
+        await cdp.send('Debugger.resume');
+        await cdp.detach();
       }
       console.log(JSON.stringify(await state()));
     } catch (e) {

@@ -565,6 +565,8 @@ function memberOf(type, data) {
   return null;
 }
 
+function visible() { return typeof document === 'undefined' || document.visibilityState !== 'hidden'; }
+
 // tokenSubject reads a JWT's sub without checking it: only to name the
 // channel that one user's tabs share.
 function tokenSubject(token) {
@@ -666,7 +668,7 @@ export class SharedPageStream {
     }
     if (this.closed) return;
     if (!key) { // nothing names the user: do not share
-      this.#lead(null);
+      this.#lead(null, 0);
       return;
     }
     const name = `roomhub:${this.hub.baseUrl || location.origin}:${key}`;
@@ -674,40 +676,76 @@ export class SharedPageStream {
     this.bc.onmessage = (e) => this.#receive(e.data);
     this.hub.streams?.add(this);
     this.#announce();
+    this.name = name;
+    this.leaderSeen = Date.now();
+    let ticks = 0;
+    // Every 250 ms the leader says it is alive; a visible follower that has
+    // not heard from it for a second (a tab frozen without a freeze event, a
+    // hung tab, or a background tab whose timers the browser throttles)
+    // takes the lock from it: the tab in view leads. Hidden followers wait
+    // in line (a closed or crashed leader lets go of the lock by itself).
+    // Every second each tab says what it wants, and the leader forgets tabs
+    // gone silent.
     this.beat = setInterval(() => {
-      this.#announce();
-      if (this.leading) this.#expireTabs();
-    }, 1000);
+      if (this.leading) this.#post({ k: 'alive', tab: this.tab });
+      else if (Date.now() - this.leaderSeen > 1000 && visible() && this.#firstInLine()) this.#elect(true);
+      if (++ticks % 4 === 0) {
+        this.#announce();
+        if (this.leading) this.#expireTabs();
+      }
+    }, 250);
     addEventListener('pagehide', () => this.close());
-    // A frozen tab lets another lead; back, it follows.
-    document.addEventListener?.('freeze', () => this.#stopLeading(true));
-    document.addEventListener?.('resume', () => this.#elect(name));
-    this.#elect(name);
+    // A tab about to be frozen lets another lead; back, it follows.
+    document.addEventListener?.('freeze', () => this.#stopLeading());
+    document.addEventListener?.('resume', () => { this.leaderSeen = Date.now(); this.#elect(); });
+    this.#elect();
   }
 
-  #elect(name) {
-    if (this.closed || this.waiting) return;
-    this.waiting = true;
-    navigator.locks.request(name, () => {
-      this.waiting = false;
-      if (this.closed) return undefined;
-      return new Promise((release) => this.#lead(release));
+  // firstInLine: of the visible followers still talking, this one has the
+  // smallest id, so that one alone takes the lock from a silent leader.
+  #firstInLine() {
+    const now = Date.now();
+    for (const [tab, t] of this.tabs) {
+      if (tab !== this.leaderTab && t.visible && now - t.seen < 2500 && tab < this.tab) return false;
+    }
+    return true;
+  }
+
+  // elect queues for the lock (steal: takes it from its holder at once) and
+  // leads while it holds it. A lock taken away ends the leading; the tab
+  // queues again.
+  #elect(steal = false) {
+    if (this.closed || this.leading || (!steal && this.waiting)) return;
+    if (steal) this.leaderSeen = Date.now(); // one try per silent second
+    else this.waiting = true;
+    const grant = (this.grants = (this.grants || 0) + 1);
+    navigator.locks.request(this.name, steal ? { steal: true } : {}, () => {
+      if (!steal) this.waiting = false;
+      if (this.closed || this.leading) return undefined;
+      return new Promise((release) => this.#lead(release, grant));
+    }).catch(() => { // taken away: another tab leads now
+      if (!steal) this.waiting = false;
+      if (this.grant === grant) {
+        this.release = null;
+        this.#stopLeading();
+      }
+      this.#elect();
     });
   }
 
-  #lead(release) {
+  #lead(release, grant) {
     this.leading = true;
     this.release = release;
+    this.grant = grant;
     this.#post({ k: 'leader', tab: this.tab });
     this.#follow();
   }
 
-  #stopLeading(frozen) {
-    const was = this.leading;
+  #stopLeading() {
     this.leading = false;
+    this.grant = 0;
     if (this.stream) { this.stream.close(); this.stream = null; }
     if (this.release) { this.release(); this.release = null; }
-    if (was && frozen) this.waitingResume = true;
   }
 
   // union is what every live tab wants: rooms and the bell.
@@ -775,12 +813,18 @@ export class SharedPageStream {
 
   #receive(m) {
     if (!m || this.closed) return;
+    if (m.k === 'alive' || m.k === 'leader') {
+      this.leaderSeen = Date.now();
+      this.leaderTab = m.tab;
+    } else if (m.k === 'ev' || m.k === 'status') {
+      this.leaderSeen = Date.now();
+    }
     switch (m.k) {
       case 'ev': this.#deliver(m); break;
       case 'status': this.#setStatus(m.s); break;
       case 'hello': {
         const isNew = !this.tabs.has(m.tab);
-        this.tabs.set(m.tab, { rooms: m.rooms, notifications: m.notifications, types: m.types, seen: Date.now() });
+        this.tabs.set(m.tab, { rooms: m.rooms, notifications: m.notifications, types: m.types, visible: m.visible, seen: Date.now() });
         if (this.leading) {
           for (const t of m.types || []) if (this.stream && !this.stream.types.has(t)) this.stream.on(t, () => {});
           this.#follow();
@@ -809,7 +853,7 @@ export class SharedPageStream {
   }
 
   #announce() {
-    this.#post({ k: 'hello', tab: this.tab, rooms: this.rooms, notifications: this.notifications,
+    this.#post({ k: 'hello', tab: this.tab, rooms: this.rooms, notifications: this.notifications, visible: visible(),
       types: [...this.listeners.keys()].filter((t) => t !== '*') });
   }
 
