@@ -57,6 +57,30 @@ func TestStream_KeepaliveComments(t *testing.T) {
 	}
 }
 
+// Keepalives come within the interval and a small margin of the last byte
+// (the clock looks every quarter interval), never near two intervals late:
+// with a 1 s interval, a user stream quiet for 4 s gets one every ≤ 1.6 s.
+func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	c := th.settledUserStream(t, 3) // its opening events are the last bytes before the silence
+	last := time.Now()
+	for n := 0; n < 4; {
+		f, ok := c.nextAny(t, 5*time.Second)
+		if !ok {
+			t.Fatal("stream ended")
+		}
+		gap := time.Since(last)
+		last = time.Now()
+		if f.Comment != "keepalive" {
+			continue
+		}
+		if gap > 1600*time.Millisecond {
+			t.Fatalf("keepalive %d came %v after the previous byte, with SSE_KEEPALIVE_SECS=1", n+1, gap)
+		}
+		n++
+	}
+}
+
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		c.WriteTimeout = time.Second

@@ -220,13 +220,13 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 		return -1
 	}
 	publish(a, 10)
-	st := tabsDo(t, d, "WAIT 1 %d", want(1))
+	tabsDo(t, d, "WAIT 1 %d", want(1))
 
 	// The restart: the proxy sends everything to b, a's connections drop.
 	proxy.SetBackends(b.URL)
 	a.dropConnections()
 	publish(b, 10)
-	st = tabsDo(t, d, "WAIT 1 %d", want(1))
+	st := tabsDo(t, d, "WAIT 1 %d", want(1))
 	eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.activeStreams(t) == 1 })
 
 	leader := leaderOf(st)
