@@ -150,12 +150,7 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 // desktop and phone width go to ROOMHUB_ARTIFACTS (default: a temp folder).
 func TestBrowser_DemoPage(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
-	dir := os.Getenv("ROOMHUB_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := artifactsDir(t)
 	resp, err := httpClient.Get(th.URL + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -316,12 +311,7 @@ func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 // phone width show a group and a snoozed item.
 func TestBrowser_DemoWholeInbox(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
-	dir := os.Getenv("ROOMHUB_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := artifactsDir(t)
 	const user = 11
 	page := th.URL + "/?user=11&rooms=50"
 	tab1 := testbrowser.Start(t, "demo.mjs", page, dir)
@@ -413,4 +403,17 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 			t.Fatalf("console errors: %v", errs)
 		}
 	}
+}
+
+// artifactsDir is where browser tests leave screenshots: ROOMHUB_ARTIFACTS,
+// or a temp folder.
+func artifactsDir(t *testing.T) string {
+	dir := os.Getenv("ROOMHUB_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

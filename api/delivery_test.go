@@ -79,6 +79,22 @@ func startGateway(t testing.TB, answer func(c gatewayCall) gatewayAnswer) *testG
 	return g
 }
 
+// startFlippingGateway is a gateway that answers failing until the
+// returned heal is called, then 200.
+func startFlippingGateway(t testing.TB, failing gatewayAnswer) (*testGateway, func()) {
+	var mu sync.Mutex
+	ok := false
+	g := startGateway(t, func(gatewayCall) gatewayAnswer {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ok {
+			return failing
+		}
+		return gatewayAnswer{status: http.StatusOK}
+	})
+	return g, func() { mu.Lock(); ok = true; mu.Unlock() }
+}
+
 // next waits for the gateway's next call.
 func (g *testGateway) next(t testing.TB, d time.Duration) gatewayCall {
 	t.Helper()
@@ -301,16 +317,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 
 func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	rs := testredis.Start(t)
-	var down sync.Mutex
-	up := false
-	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
-		down.Lock()
-		defer down.Unlock()
-		if !up {
-			return gatewayAnswer{status: 503}
-		}
-		return gatewayAnswer{status: 200}
-	})
+	g, heal := startFlippingGateway(t, gatewayAnswer{status: 503})
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
 		c.DeliveryMaxAttempts = 100
 	}))
@@ -322,9 +329,7 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	for range 3 {
 		g.next(t, 10*time.Second)
 	}
-	down.Lock()
-	up = true
-	down.Unlock()
+	heal()
 	for _, id := range ids {
 		th.waitDelivery(t, id, 1, "push", "sent")
 	}
@@ -343,16 +348,7 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 
 func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	rs := testredis.Start(t)
-	var mu sync.Mutex
-	refuse := true
-	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
-		mu.Lock()
-		defer mu.Unlock()
-		if refuse {
-			return gatewayAnswer{status: 400, body: `{"errorCode":"INVALID_ARGUMENT"}`}
-		}
-		return gatewayAnswer{status: 200}
-	})
+	g, heal := startFlippingGateway(t, gatewayAnswer{status: 400, body: `{"errorCode":"INVALID_ARGUMENT"}`})
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
 	nid := th.notifyWith(t, 7, "", 1, 2, 3)
 	for u := int64(1); u <= 3; u++ {
@@ -397,9 +393,7 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 		t.Fatalf("dead deliveries without the internal key: %d, want 401", code)
 	}
 
-	mu.Lock()
-	refuse = false
-	mu.Unlock()
+	heal()
 	code, env := th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"userId":2,"channel":"email"}`)
 	if code != 200 {
 		t.Fatalf("redrive: %d %+v", code, env)
