@@ -183,6 +183,7 @@ local out, dues = {}, {}
 for i = 0, #KEYS / STRIDE - 1 do
   use(i, ARGV[22 + i])
   local kind, target = add()
+  flush_counts() -- a recount on a duplicate
   out[#out + 1] = kind
   if plan then
     K_DREC, K_DDUE = KEYS[i * STRIDE + 16], KEYS[i * STRIDE + 17]

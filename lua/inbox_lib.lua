@@ -15,7 +15,8 @@
 -- KEYS[10] inbox:seen:{u}     hash  id -> seenAt
 -- KEYS[11] inbox:archived:{u} hash  id -> archivedAt
 -- KEYS[12] inbox:due:{u}      zset  "s:<id>" (snoozed until) and "x:<id>" (expires at), scored in ms
--- KEYS[13] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "n" the items counted
+-- KEYS[13] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "kept" (see keep),
+--                                  "top" the highest score given (see top_score)
 -- KEYS[14] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
 --                                  deleted, expired, or joined into a group
 -- KEYS[15] inbox:groups:{u}   hash  "k:<groupKey>" -> the open item of the key;
@@ -43,8 +44,12 @@ local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local KEEP_PERIOD = math.min(86400000, math.floor(RETENTION / 2))
 
 -- What the current user's script changed, for its log events (see finish).
-local dirty, removed, updated, read_ids, kept
+local dirty, removed, updated, read_ids
 local UNREAD -- the unread count finish left
+-- The current user's counts, read once (load_counts) and changed in memory;
+-- flush_counts writes what changed. C_reset: rewrite them all (a recount).
+local C, C_dirty, C_reset
+local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
 -- STRIDE is how many keys each user has in KEYS: 15, more when a script
 -- takes some of its own after them (inbox_add.lua with deliveries: 17).
@@ -61,12 +66,14 @@ local function use(i, channel)
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
-  kept = nil     -- the keep period the keys' expiry was last renewed in
+  C = nil
 end
 use(0, ARGV[4])
 
 -- iso formats ms since the epoch as RFC 3339 in UTC, as the hub does.
+local iso_done = {}
 local function iso(ms)
+  if iso_done[ms] then return iso_done[ms] end
   local s = math.floor(ms / 1000)
   local days = math.floor(s / 86400)
   local rem = s - days * 86400
@@ -80,8 +87,10 @@ local function iso(ms)
   local m = mp < 10 and mp + 3 or mp - 9
   local y = yoe + era * 400
   if m <= 2 then y = y + 1 end
-  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
+  local out = string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
     math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60, ms % 1000)
+  iso_done[ms] = out
+  return out
 end
 
 local function quote(s)
@@ -105,10 +114,24 @@ local function flags(id)
     redis.call('HEXISTS', K_READ, id) == 1, redis.call('HEXISTS', K_SEEN, id) == 1
 end
 
--- bump adds by to one count; a count that reaches 0 is dropped, so that a
--- tag or severity is listed exactly while something counts for it.
+local function load_counts()
+  if C then return end
+  C, C_dirty, C_reset, C_grouped = {}, {}, false, false
+  local all = redis.call('HGETALL', K_COUNTS)
+  for i = 1, #all, 2 do
+    C[all[i]] = tonumber(all[i + 1]) or 0
+    if string.byte(all[i], 2) == 58 then C_grouped = true end
+  end
+end
+
+-- bump adds by to one count (in memory until flush_counts); a count that
+-- reaches 0 is dropped then, so that a tag or severity is listed exactly
+-- while something counts for it.
 local function bump(field, by)
-  if redis.call('HINCRBY', K_COUNTS, field, by) <= 0 then redis.call('HDEL', K_COUNTS, field) end
+  load_counts()
+  if not C_grouped and string.byte(field, 2) == 58 then C_grouped = true end
+  C[field] = (C[field] or 0) + by
+  C_dirty[field] = true
 end
 
 -- what_counts lists what an item in this state counts for, besides its
@@ -145,7 +168,39 @@ local function contrib(id, sign)
 end
 
 local function count(field)
-  return tonumber(redis.call('HGET', K_COUNTS, field) or '0')
+  load_counts()
+  local v = C[field] or 0
+  if v < 0 then return 0 end
+  return v
+end
+
+-- flush_counts writes the counts that changed (all of them after a
+-- recount), dropping those at 0, and unread_count with them.
+local function flush_counts()
+  if not C then return end
+  if C_reset then
+    redis.call('DEL', K_COUNTS)
+    local args = {}
+    for k, v in pairs(C) do
+      if v > 0 then args[#args + 1] = k; args[#args + 1] = v else C[k] = nil end
+    end
+    if #args > 0 then redis.call('HSET', K_COUNTS, unpack(args)) end
+    redis.call('SET', K_UNREAD, count('unread'))
+  elseif next(C_dirty) then
+    local set, del = {}, {}
+    for k in pairs(C_dirty) do
+      local v = C[k]
+      if v and v > 0 then
+        set[#set + 1] = k; set[#set + 1] = v
+      else
+        del[#del + 1] = k; C[k] = nil
+      end
+    end
+    if #set > 0 then redis.call('HSET', K_COUNTS, unpack(set)) end
+    if #del > 0 then redis.call('HDEL', K_COUNTS, unpack(del)) end
+    if C_dirty.unread then redis.call('SET', K_UNREAD, count('unread')) end
+  end
+  C_dirty, C_reset = {}, false
 end
 
 -- ensure recounts once when the counts do not describe the items: a user
@@ -153,32 +208,42 @@ end
 -- changed during a rolling deploy (it keeps unread_count and the items, not
 -- the counts). It returns the number of items.
 local function ensure()
-  local c = redis.call('HMGET', K_COUNTS, 'v', 'visible', 'archived', 'snoozed', 'unread', 'kept')
-  kept = c[6]
+  load_counts()
   local items = redis.call('ZCARD', K_ORDER)
-  local n = tonumber(c[2] or '0') + tonumber(c[3] or '0') + tonumber(c[4] or '0')
-  if c[1] and n == items and tonumber(c[5] or '0') == tonumber(redis.call('GET', K_UNREAD) or '0') then
+  local n = (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0)
+  if C.v and n == items and (C.unread or 0) == tonumber(redis.call('GET', K_UNREAD) or '0') then
     return items
   end
-  redis.call('DEL', K_COUNTS)
-  redis.call('HSET', K_COUNTS, 'v', tonumber(c[1] or '0') + 1)
-  kept = nil
+  C, C_dirty, C_reset = {v = (C.v or 0) + 1}, {}, true
   for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, -1)) do contrib(id, 1) end
-  redis.call('SET', K_UNREAD, count('unread'))
   return items
 end
 
 -- counts_json is the counts as GET /notifications/counts answers them.
 local function counts_json()
-  local all = redis.call('HGETALL', K_COUNTS)
+  load_counts()
+  if not C_grouped then -- the common case: no tags, no severity but normal
+    local vis, unr, uns, arc = C.visible or 0, C.unread or 0, C.unseen or 0, C.archived or 0
+    local normal = ''
+    if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
+      normal = '"normal":{"visible":' .. math.max(vis, 0) .. ',"unread":' .. math.max(unr, 0) .. ',"unseen":' ..
+        math.max(uns, 0) .. '}'
+    end
+    return '{"version":' .. (C.v or 0) .. ',"visible":' .. math.max(vis, 0) .. ',"unread":' .. math.max(unr, 0) ..
+      ',"unseen":' .. math.max(uns, 0) .. ',"archived":' .. math.max(arc, 0) .. ',"snoozed":' ..
+      math.max(C.snoozed or 0, 0) .. ',"byTag":{},"bySeverity":{' .. normal .. '}}'
+  end
   local c, groups = {}, {t = {}, s = {}}
-  for i = 1, #all, 2 do
-    local kind, name, w = string.match(all[i], '^([ts]):(.*):(%a+)$')
-    if kind then
-      groups[kind][name] = groups[kind][name] or {}
-      groups[kind][name][w] = all[i + 1]
-    else
-      c[all[i]] = all[i + 1]
+  for k, v in pairs(C) do
+    if v > 0 then
+      local kind, name, w
+      if string.byte(k, 2) == 58 then kind, name, w = string.match(k, '^([ts]):(.*):(%a+)$') end -- "t:…", "s:…"
+      if kind then
+        groups[kind][name] = groups[kind][name] or {}
+        groups[kind][name][w] = v
+      else
+        c[k] = v
+      end
     end
   end
   -- severity normal is the rest of the totals
@@ -261,11 +326,24 @@ end
 -- takes the next free score at its time.
 local function top_score(ms)
   local score = ms * 1024
-  local last = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
-  if last[2] and tonumber(last[2]) >= score then
-    if tonumber(last[2]) < score + 1024 then return tonumber(last[2]) + 1 end
-    while #redis.call('ZRANGEBYSCORE', K_ORDER, score, score, 'LIMIT', 0, 1) > 0 do score = score + 1 end
+  load_counts()
+  local last = C.top
+  if not last then
+    local r = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
+    last = tonumber(r[2] or '0')
   end
+  if last >= score then
+    if last < score + 1024 then
+      score = last + 1
+    else
+      while #redis.call('ZRANGEBYSCORE', K_ORDER, score, score, 'LIMIT', 0, 1) > 0 do score = score + 1 end
+    end
+  end
+  -- The highest score given, kept with the counts: at least the top (an
+  -- item removed from the top leaves it higher, which only moves the next
+  -- item up by one).
+  C.top = math.max(last, score)
+  C_dirty.top = true
   return score
 end
 
@@ -370,16 +448,16 @@ end
 -- keep renews the keys' expiry (the retention) once per KEEP_PERIOD, not
 -- on every write; the counts remember when (field kept).
 local function keep()
-  local period = tostring(math.floor(NOW / KEEP_PERIOD))
-  if kept == period then return end
+  local period = math.floor(NOW / KEEP_PERIOD)
+  if C.kept == period then return end
   local secs = math.floor(RETENTION / 1000)
   -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
   for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ,
       K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS}) do
     redis.call('EXPIRE', k, secs)
   end
-  redis.call('HSET', K_COUNTS, 'kept', period)
-  kept = period
+  C.kept = period
+  C_dirty.kept = true
 end
 
 -- finish records that the inbox changed (a new version, unread_count, the
@@ -387,11 +465,15 @@ end
 -- action names the change of updated items (seen, archive, …); filter, when
 -- more than 100 changed, is sent instead of the items.
 local function finish(action, filter)
-  if not dirty then return end
-  redis.call('HINCRBY', K_COUNTS, 'v', 1)
+  if not dirty then
+    flush_counts() -- a recount, if nothing else
+    return
+  end
+  load_counts()
+  bump('v', 1)
   UNREAD = count('unread')
-  redis.call('SET', K_UNREAD, UNREAD)
   keep()
+  flush_counts()
   local counts
   if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
   for _, reason in ipairs({'retention', 'expired', 'deleted'}) do
