@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
@@ -132,19 +134,95 @@ func (s *Server) publish(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := DecodePublish(body)
-	if err != nil {
-		return err
-	}
-	if n := int64(len(req.Data)); n > s.cfg.PublishMaxBytes {
-		return &Error{http.StatusRequestEntityTooLarge, "COMMON413",
-			"data is larger than PUBLISH_MAX_BYTES (" + strconv.FormatInt(s.cfg.PublishMaxBytes, 10) + " bytes)", nil}
-	}
-	res, err := s.inbox.Publish(c.Request().Context(), req)
+	res, err := s.publishOne(c.Request().Context(), body)
 	if err != nil {
 		return err
 	}
 	return ok(c, res)
+}
+
+// publishOne decodes, checks and publishes one publish body.
+func (s *Server) publishOne(ctx context.Context, body []byte) (hub.PublishResult, error) {
+	req, err := DecodePublish(body)
+	if err != nil {
+		return hub.PublishResult{}, err
+	}
+	if n := int64(len(req.Data)); n > s.cfg.PublishMaxBytes {
+		return hub.PublishResult{}, &Error{http.StatusRequestEntityTooLarge, "COMMON413",
+			"data is larger than PUBLISH_MAX_BYTES (" + strconv.FormatInt(s.cfg.PublishMaxBytes, 10) + " bytes)", nil}
+	}
+	return s.inbox.Publish(ctx, req)
+}
+
+// MaxBatch bounds the events of one batch publish.
+const MaxBatch = 500
+
+// batchConcurrency bounds the rooms one batch publishes to at once.
+const batchConcurrency = 16
+
+// batchResult is one event's answer in a batch: exactly what that publish
+// alone would have answered.
+type batchResult struct {
+	IsSuccess bool               `json:"isSuccess"`
+	Result    *hub.PublishResult `json:"result,omitempty"`
+	Code      string             `json:"code,omitempty"`
+	Message   string             `json:"message,omitempty"`
+}
+
+// publishBatch serves POST /notifications/publish/batch {"events":[…]}:
+// each event is published as POST /notifications/publish would, on its own
+// (one failing stops none of the others); events to one room go out in
+// their order in the batch, rooms side by side.
+func (s *Server) publishBatch(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if len(req.Events) == 0 || len(req.Events) > MaxBatch {
+		return errBadRequest(fmt.Sprintf("events must hold 1 to %d publish bodies", MaxBatch))
+	}
+	results := make([]batchResult, len(req.Events))
+	byRoom := map[string][]int{} // room (as sent) → the events' places, in order
+	var rooms []string
+	for i, raw := range req.Events {
+		var head struct {
+			RoomID json.RawMessage `json:"roomId"`
+		}
+		_ = json.Unmarshal(raw, &head) // a bad body fails in publishOne, answered in its place
+		key := string(head.RoomID)
+		if _, ok := byRoom[key]; !ok {
+			rooms = append(rooms, key)
+		}
+		byRoom[key] = append(byRoom[key], i)
+	}
+	ctx := c.Request().Context()
+	var g errgroup.Group
+	g.SetLimit(batchConcurrency)
+	for _, room := range rooms {
+		g.Go(func() error {
+			for _, i := range byRoom[room] {
+				res, err := s.publishOne(ctx, req.Events[i])
+				if err != nil {
+					e := toError(err)
+					if e.Status >= 500 {
+						s.log.Error("batch publish event failed", "index", i, "code", e.Code, "err", err)
+					}
+					results[i] = batchResult{Code: e.Code, Message: e.Message}
+					continue
+				}
+				results[i] = batchResult{IsSuccess: true, Result: &res}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // each event's failure is in its place
+	return ok(c, map[string]any{"results": results})
 }
 
 // pageSize reads a positive page size from the query parameter name: def when

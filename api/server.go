@@ -112,6 +112,7 @@ func (s *Server) routes() {
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
 	v1.GET("/rooms/:roomId/stream", s.stream, streamUser, opens, room)
 	v1.POST("/notifications/publish", s.publish, internal)
+	v1.POST("/notifications/publish/batch", s.publishBatch, internal)
 	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, internal)
 	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
 	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
@@ -251,14 +252,19 @@ const (
 )
 
 // bodyLimits bounds each route's request body: a publish's by
-// PUBLISH_MAX_BYTES + 256 KiB, any other's by 64 KiB.
+// PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, any
+// other's by 64 KiB.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
 	small, publish := bodyLimit(smallBodyMax), bodyLimit(s.cfg.PublishMaxBytes+publishBodyHeadway)
+	batch := bodyLimit(s.cfg.PublishMaxBytes * 8)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		smallNext, publishNext := small(next), publish(next)
+		smallNext, publishNext, batchNext := small(next), publish(next), batch(next)
 		return func(c echo.Context) error {
-			if p := c.Path(); p == "/api/v1/notifications/publish" || p == "/dev/publish" || p == "/api/v1/internal/deliveries/redrive" {
+			switch c.Path() {
+			case "/api/v1/notifications/publish", "/dev/publish", "/api/v1/internal/deliveries/redrive":
 				return publishNext(c)
+			case "/api/v1/notifications/publish/batch":
+				return batchNext(c)
 			}
 			return smallNext(c)
 		}

@@ -1,0 +1,108 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// batch posts a batch publish and returns the status and its results.
+func (th *testHub) batch(t *testing.T, events ...string) (int, []batchResult) {
+	t.Helper()
+	code, env := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
+		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"},
+		`{"events":[`+strings.Join(events, ",")+`]}`)
+	var r struct{ Results []batchResult }
+	if code == 200 {
+		remarshal(t, env.Result, &r)
+	}
+	return code, r.Results
+}
+
+// Each event of a batch answers exactly as it would alone, in its place.
+func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	big := strings.Repeat("x", int(th.HTTP.PublishMaxBytes))
+	if code, _ := th.publishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`); code != 200 {
+		t.Fatal("publish")
+	}
+	code, res := th.batch(t,
+		`{"roomId":1,"eventType":"comment.created","data":{"n":1}}`,
+		`{"roomId":1,"eventType":"nope","data":{}}`,
+		`{"roomId":2,"eventType":"comment.created","data":{"pad":"`+big+`"}}`,
+		`{"roomId":2,"eventType":"comment.created","data":{"n":2},"recipientIds":[5]}`,
+		`{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`,
+		`{"roomId":3,"eventType":"comment.created","data":{"n":9},"idempotencyKey":"k1"}`,
+		`{"roomId":0}`,
+		`[1]`,
+	)
+	if code != 200 || len(res) != 8 {
+		t.Fatalf("batch: %d %+v", code, res)
+	}
+	want := []string{"ok", "NOTIF4001", "COMMON413", "ok", "duplicate", "NOTIF4091", "COMMON400", "COMMON400"}
+	for i, w := range want {
+		r := res[i]
+		switch {
+		case w == "ok" || w == "duplicate":
+			if !r.IsSuccess || r.Result == nil || r.Result.StreamID == "" || r.Result.Duplicate != (w == "duplicate") {
+				t.Errorf("event %d: %+v, want %s", i, r, w)
+			}
+		case r.IsSuccess || r.Code != w || r.Message == "":
+			t.Errorf("event %d: %+v, want %s", i, r, w)
+		}
+	}
+	if n := th.unreadOf(t, 5); n != 1 {
+		t.Fatalf("the batch's recipient has %d unread", n)
+	}
+	tooMany := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{},`, MaxBatch+1), ",") + `]}`
+	for _, bad := range []string{`{"events":[]}`, tooMany, `{}`, `nope`} {
+		code, env := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
+			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, bad)
+		if code != 400 || env.Code != "COMMON400" {
+			t.Errorf("batch %.40s: %d %+v, want 400", bad, code, env)
+		}
+	}
+	if code, _ := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch", nil, `{"events":[{}]}`); code != 401 {
+		t.Fatalf("a batch without the internal key: %d", code)
+	}
+}
+
+// Events to one room keep their order in the batch, rooms side by side.
+func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	var events []string
+	for i := range 300 {
+		events = append(events, fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 10+i%3, i))
+	}
+	code, res := th.batch(t, events...)
+	if code != 200 || len(res) != 300 {
+		t.Fatalf("batch: %d %d results", code, len(res))
+	}
+	for room := int64(10); room < 13; room++ {
+		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=500", room), th.token(t, 1))
+		if code != 200 {
+			t.Fatalf("events: %d", code)
+		}
+		var page hub.EventsPage
+		remarshal(t, env.Result, &page)
+		var got []int
+		for _, e := range page.Events {
+			var d struct{ N int }
+			_ = json.Unmarshal(e.Data, &d)
+			got = append(got, d.N)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] != got[i-1]+3 {
+				t.Fatalf("room %d's history: %v, not the batch's order", room, got)
+			}
+		}
+		if len(got) != 100 {
+			t.Fatalf("room %d holds %d events, want 100", room, len(got))
+		}
+	}
+}
