@@ -106,3 +106,48 @@ func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPublishBatch compares 500 events to 500 rooms published one
+// request each (8 at a time, as a backend would) with one batch of 500.
+//
+//	go test -run '^$' -bench PublishBatch -benchtime 20x ./api/
+func BenchmarkPublishBatch(b *testing.B) {
+	th := startHub(b, testredis.Start(b).Addr(), nil)
+	events := make([]string, 500)
+	for i := range events {
+		events[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 1000+i, i)
+	}
+	hdr := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	b.Run("single", func(b *testing.B) {
+		for range b.N {
+			sem := make(chan struct{}, 8)
+			errs := make(chan error, len(events))
+			for _, e := range events {
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem }()
+					if code, _, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", hdr, e); err != nil || code != 200 {
+						errs <- fmt.Errorf("publish: %d %v", code, err)
+					}
+				}()
+			}
+			for range cap(sem) {
+				sem <- struct{}{}
+			}
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+	})
+	b.Run("batch", func(b *testing.B) {
+		body := `{"events":[` + strings.Join(events, ",") + `]}`
+		for range b.N {
+			if code, _, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish/batch", hdr, body); err != nil || code != 200 {
+				b.Fatalf("batch: %d %v", code, err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+	})
+}
