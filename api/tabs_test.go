@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	publish := func(i int) {
 		room := int64(42 + i%4)
 		k := fmt.Sprintf("k%d", i)
-		r := th.publish(t, room, "comment.created", map[string]any{"k": k})
+		th.publish(t, room, "comment.created", map[string]any{"k": k})
 		mu.Lock()
 		sent[room] = append(sent[room], k)
 		mu.Unlock()
@@ -73,7 +74,6 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 			mu.Lock()
 			sent[0] = append(sent[0], fmt.Sprintf("99:%s", n.StreamID))
 			mu.Unlock()
-			_ = r
 		}
 	}
 	for i := range 20 {
@@ -118,6 +118,36 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 		checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
 	}
 	eventually(t, 5*time.Second, "one stream after the takeover", func() bool { return th.activeStreams(t) == 1 })
+
+	// A tab takes a new room: the shared stream follows, and the tab gets
+	// the room's events from then on, with no connection of its own.
+	other := 1
+	if leader == 1 {
+		other = 2
+	}
+	tabRooms[other] = append(tabRooms[other], 46)
+	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(tabRooms[other]))
+	eventually(t, 5*time.Second, "the leader's stream holds room 46", func() bool {
+		th.publish(t, 46, "comment.created", map[string]any{"k": "probe"})
+		st := tabsDo(t, d, "STATE")
+		for _, e := range st.Tabs[other].Got {
+			if e.RoomID == 46 {
+				return true
+			}
+		}
+		return false
+	})
+	before46 := len(tabsDo(t, d, "STATE").Tabs[other].Got)
+	for i := range 3 {
+		th.publish(t, 46, "comment.created", map[string]any{"k": fmt.Sprintf("r46-%d", i)})
+	}
+	st = tabsDo(t, d, "WAIT %d %d", other, before46+3)
+	if got := st.Tabs[other].Got[before46:]; got[0].K != "r46-0" || got[2].K != "r46-2" {
+		t.Fatalf("room 46 after setRooms: %+v", got)
+	}
+	if n := th.activeStreams(t); n != 1 {
+		t.Fatalf("setRooms in a tab opened a connection: %d streams", n)
+	}
 
 	// A tab opened later joins the shared stream.
 	st = tabsDo(t, d, "OPEN 42")
@@ -264,4 +294,12 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	if st.Tabs[leader].Leader || !st.Tabs[other].Leader {
 		t.Fatalf("after the thaw tab %d leads %v, tab %d %v", leader, st.Tabs[leader].Leader, other, st.Tabs[other].Leader)
 	}
+}
+
+func joinRooms(rooms []int64) string {
+	var parts []string
+	for _, r := range rooms {
+		parts = append(parts, fmt.Sprint(r))
+	}
+	return strings.Join(parts, ",")
 }

@@ -9,6 +9,7 @@
 //   WAIT i n          → waits until tab i holds n events, then STATE
 //   CLOSE i           → closes tab i (null in STATE from then), then STATE
 //   OPEN rooms        → opens one more tab, waits until it is open, then STATE
+//   ROOMS i rooms     → tab i's setRooms(rooms), then STATE
 //   FREEZE i / THAW i → stops tab i's JavaScript (the debugger pauses it: a
 //                       hung or frozen tab), or lets it run again, then STATE
 //   QUIT
@@ -67,6 +68,8 @@ try {
         tabs[Number(a)] = null;
       } else if (cmd === 'OPEN') {
         await openTab(a || '');
+      } else if (cmd === 'ROOMS') {
+        await tabs[Number(a)].evaluate((r) => window.__ps.setRooms(r.split(',').map(Number)), b);
       } else if (cmd === 'FREEZE') {
         // Its JavaScript stops (paused in the debugger): no freeze event,
         // as for a tab the browser froze or that hangs.
