@@ -83,7 +83,7 @@ func (d *Delivery) runPoller(ctx context.Context) {
 		full := false
 		for i := range hub.DeliveryShards {
 			shard := (start + i) % hub.DeliveryShards
-			n, err := d.pollShard(ctx, shard, sem)
+			n, started, err := d.pollShard(ctx, shard, sem)
 			if ctx.Err() != nil {
 				return
 			}
@@ -91,7 +91,10 @@ func (d *Delivery) runPoller(ctx context.Context) {
 				d.log.Warn("looking for due deliveries", "shard", shard, "err", err)
 				continue
 			}
-			full = full || n == pollPage
+			// A full page means more is due: look again at once, unless
+			// every user in it is already being served here (no spinning
+			// on entries a running job will clear).
+			full = full || (n == pollPage && started > 0)
 		}
 		start++
 		if full {
@@ -106,13 +109,13 @@ func (d *Delivery) runPoller(ctx context.Context) {
 }
 
 // pollShard starts jobs for the users of one index shard with something
-// due, and reports how many entries it read.
-func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) (int, error) {
+// due, and reports how many entries it read and how many jobs it started.
+func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) (n, started int, err error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	members, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrangebyscore().Key(hub.DeliveriesDueKey(shard)).Min("-inf").Max(now).
 		Limit(0, pollPage).Build(), rueidis.RedisResult.AsStrSlice)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	byUser := map[int64][]string{}
 	var order []int64
@@ -135,7 +138,7 @@ func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) 
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			d.release(u)
-			return len(members), nil
+			return len(members), started, nil
 		}
 		triggers := byUser[u]
 		if !d.core.Go(func(ctx context.Context) {
@@ -146,9 +149,11 @@ func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) 
 		}) {
 			<-sem
 			d.release(u)
+			continue
 		}
+		started++
 	}
-	return len(members), nil
+	return len(members), started, nil
 }
 
 func (d *Delivery) take(u int64) bool {
