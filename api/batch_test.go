@@ -74,7 +74,19 @@ func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 
 // Events to one room keep their order in the batch, rooms side by side.
 func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	batchKeepsOrder(t, startHub(t, testredis.Start(t).Addr(), nil))
+}
+
+// On a 3-master cluster the pipeline goes to every node, each room's
+// events in their order.
+func TestCluster_PublishBatchKeepsEachRoomsOrder(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	batchKeepsOrder(t, startHub(t, cl.Addrs()[0], func(c *hub.Config) {
+		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+	}))
+}
+
+func batchKeepsOrder(t *testing.T, th *testHub) {
 	var events []string
 	for i := range 300 {
 		events = append(events, fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 10+i%3, i))

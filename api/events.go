@@ -143,15 +143,24 @@ func (s *Server) publish(c echo.Context) error {
 
 // publishOne decodes, checks and publishes one publish body.
 func (s *Server) publishOne(ctx context.Context, body []byte) (hub.PublishResult, error) {
-	req, err := DecodePublish(body)
+	req, err := s.decodeSized(body)
 	if err != nil {
 		return hub.PublishResult{}, err
 	}
+	return s.inbox.Publish(ctx, req)
+}
+
+// decodeSized decodes a publish body and bounds its data by PUBLISH_MAX_BYTES.
+func (s *Server) decodeSized(body []byte) (inbox.PublishRequest, error) {
+	req, err := DecodePublish(body)
+	if err != nil {
+		return req, err
+	}
 	if n := int64(len(req.Data)); n > s.cfg.PublishMaxBytes {
-		return hub.PublishResult{}, &Error{http.StatusRequestEntityTooLarge, "COMMON413",
+		return req, &Error{http.StatusRequestEntityTooLarge, "COMMON413",
 			"data is larger than PUBLISH_MAX_BYTES (" + strconv.FormatInt(s.cfg.PublishMaxBytes, 10) + " bytes)", nil}
 	}
-	return s.inbox.Publish(ctx, req)
+	return req, nil
 }
 
 // MaxBatch bounds the events of one batch publish.
@@ -170,9 +179,10 @@ type batchResult struct {
 }
 
 // publishBatch serves POST /notifications/publish/batch {"events":[…]}:
-// each event is published as POST /notifications/publish would, on its own
-// (one failing stops none of the others); events to one room go out in
-// their order in the batch, rooms side by side.
+// each event is answered as POST /notifications/publish would answer it
+// alone (one failing stops none of the others); events to one room go out
+// in their order in the batch. Rooms whose events notify no one share one
+// pipeline; the others go side by side, an event at a time per room.
 func (s *Server) publishBatch(c echo.Context) error {
 	body, err := readBody(c)
 	if err != nil {
@@ -188,35 +198,63 @@ func (s *Server) publishBatch(c echo.Context) error {
 		return errBadRequest(fmt.Sprintf("events must hold 1 to %d publish bodies", MaxBatch))
 	}
 	results := make([]batchResult, len(req.Events))
-	byRoom := map[string][]int{} // room (as sent) → the events' places, in order
-	var rooms []string
+	answer := func(i int, res hub.PublishResult, err error) {
+		if err != nil {
+			e := toError(err)
+			if e.Status >= 500 {
+				s.log.Error("batch publish event failed", "index", i, "code", e.Code, "err", err)
+			}
+			results[i] = batchResult{Code: e.Code, Message: e.Message}
+			return
+		}
+		results[i] = batchResult{IsSuccess: true, Result: &res}
+	}
+	// Each event decoded and checked as it would be alone; then the rooms
+	// whose events notify no one go out in one pipeline (in batch order),
+	// the others one event at a time per room, rooms side by side.
+	decoded := make([]inbox.PublishRequest, len(req.Events))
+	byRoom := map[int64][]int{}
+	plainRoom := map[int64]bool{}
+	var rooms []int64
 	for i, raw := range req.Events {
-		var head struct {
-			RoomID json.RawMessage `json:"roomId"`
+		r, err := s.decodeSized(raw)
+		if err != nil {
+			answer(i, hub.PublishResult{}, err)
+			continue
 		}
-		_ = json.Unmarshal(raw, &head) // a bad body fails in publishOne, answered in its place
-		key := string(head.RoomID)
-		if _, ok := byRoom[key]; !ok {
-			rooms = append(rooms, key)
+		decoded[i] = r
+		if _, ok := byRoom[r.Room]; !ok {
+			rooms = append(rooms, r.Room)
+			plainRoom[r.Room] = true
 		}
-		byRoom[key] = append(byRoom[key], i)
+		byRoom[r.Room] = append(byRoom[r.Room], i)
+		plainRoom[r.Room] = plainRoom[r.Room] && r.Plain()
 	}
 	ctx := c.Request().Context()
+	var plain []inbox.PublishRequest
+	var plainAt []int
 	var g errgroup.Group
 	g.SetLimit(batchConcurrency)
 	for _, room := range rooms {
+		if plainRoom[room] {
+			for _, i := range byRoom[room] {
+				plain, plainAt = append(plain, decoded[i]), append(plainAt, i)
+			}
+			continue
+		}
 		g.Go(func() error {
 			for _, i := range byRoom[room] {
-				res, err := s.publishOne(ctx, req.Events[i])
-				if err != nil {
-					e := toError(err)
-					if e.Status >= 500 {
-						s.log.Error("batch publish event failed", "index", i, "code", e.Code, "err", err)
-					}
-					results[i] = batchResult{Code: e.Code, Message: e.Message}
-					continue
-				}
-				results[i] = batchResult{IsSuccess: true, Result: &res}
+				res, err := s.inbox.Publish(ctx, decoded[i])
+				answer(i, res, err)
+			}
+			return nil
+		})
+	}
+	if len(plain) > 0 {
+		g.Go(func() error {
+			res, errs := s.inbox.PublishPlain(ctx, plain)
+			for j, i := range plainAt {
+				answer(i, res[j], errs[j])
 			}
 			return nil
 		})

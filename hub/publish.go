@@ -107,19 +107,64 @@ func (h *Hub) PublishChecked(ctx context.Context, req PublishRequest) (PublishRe
 
 // publish runs the publish script for an already valid request.
 func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
-	keys := []string{EventsKey(req.Room), RoomSeqKey(req.Room),
+	ts := NowTimestamp()
+	keys, args := h.publishExec(req, ts)
+	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts, args...)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	return h.publishResult(req, ts, reply)
+}
+
+// publishExec is the event script's keys and its own arguments (after
+// publish_lib.lua's) for req at ts.
+func (h *Hub) publishExec(req PublishRequest, ts string) (keys, args []string) {
+	keys = []string{EventsKey(req.Room), RoomSeqKey(req.Room),
 		IdempotencyKey(req.Room, req.IdempotencyKey), OutboxKey(req.Room)}
 	publisher := ""
 	if req.PublisherID > 0 {
 		publisher = strconv.FormatInt(req.PublisherID, 10)
 	}
-	ts := NowTimestamp()
-	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts,
-		string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL/time.Second)), req.Note, boolArg(h.waitsForReplicas()), req.Extra)
-	if err != nil {
-		return PublishResult{}, err
+	return keys, []string{string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
+		itoa(int64(h.cfg.IdempotencyTTL / time.Second)), req.Note, boolArg(h.waitsForReplicas()), req.Extra}
+}
+
+// PublishMany publishes many valid requests (CheckPublish's) in one
+// pipeline: one round trip per Redis node, each request's event script in
+// the order given (so events to one room keep it). Each request's result
+// or error is in its place. With PUBLISH_WAIT_REPLICAS they go one by one,
+// each waiting for its replicas.
+func (h *Hub) PublishMany(ctx context.Context, reqs []PublishRequest) ([]PublishResult, []error) {
+	results, errs := make([]PublishResult, len(reqs)), make([]error, len(reqs))
+	if h.waitsForReplicas() {
+		for i, req := range reqs {
+			results[i], errs[i] = h.publish(ctx, req)
+		}
+		return results, errs
 	}
+	ts := NowTimestamp()
+	execs := make([]rueidis.LuaExec, len(reqs))
+	for i, req := range reqs {
+		keys, rest := h.publishExec(req, ts)
+		execs[i] = rueidis.LuaExec{Keys: keys, Args: append(h.publishArgs(req.Room, req.EventType, ts), rest...)}
+	}
+	for i, r := range RunMany(h.rdb, ctx, publishEventScript, execs) {
+		arr, err := r.ToArray()
+		if err != nil {
+			errs[i] = RedisErr(err)
+			continue
+		}
+		reply, err := h.parsePublish(arr)
+		if err == nil {
+			results[i], err = h.publishResult(reqs[i], ts, reply)
+		}
+		errs[i] = err
+	}
+	return results, errs
+}
+
+// publishResult is the answer to req from its script's reply.
+func (h *Hub) publishResult(req PublishRequest, ts string, reply publishReply) (PublishResult, error) {
 	switch reply.kind {
 	case "conflict":
 		return PublishResult{}, ErrIdempotencyReuse
@@ -152,10 +197,7 @@ type publishReply struct {
 // history and live, but a failover could lose it; a retry with the same
 // idempotency key answers once the replicas have it.
 func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string, room int64, typ, ts string, rest ...string) (publishReply, error) {
-	args := append([]string{
-		RoomChannel(room), itoa(room), boolArg(h.sharded), typ, ts,
-		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.HistoryRetention / time.Second)),
-	}, rest...)
+	args := append(h.publishArgs(room, typ, ts), rest...)
 	var arr []rueidis.RedisMessage
 	var err error
 	if script == publishEventScript.Lua && h.waitsForReplicas() {
@@ -173,6 +215,19 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 	if err != nil {
 		return publishReply{}, err
 	}
+	return h.parsePublish(arr)
+}
+
+// publishArgs are the arguments publish_lib.lua takes first.
+func (h *Hub) publishArgs(room int64, typ, ts string) []string {
+	return []string{
+		RoomChannel(room), itoa(room), boolArg(h.sharded), typ, ts,
+		itoa(h.cfg.StreamMaxLen), itoa(int64(h.cfg.HistoryRetention / time.Second)),
+	}
+}
+
+// parsePublish reads a publish script's reply.
+func (h *Hub) parsePublish(arr []rueidis.RedisMessage) (publishReply, error) {
 	var r publishReply
 	if len(arr) == 0 {
 		return r, fmt.Errorf("%w: empty answer from the publish script", ErrRedisReply)

@@ -190,6 +190,37 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 	return res, nil
 }
 
+// Plain reports whether req notifies no one: no recipients, no options.
+// Such publishes may go through PublishPlain.
+func (req PublishRequest) Plain() bool { return len(req.RecipientIDs) == 0 && !req.Options.set() }
+
+// PublishPlain publishes plain requests (see Plain) in one pipeline, each
+// answered in its place exactly as Publish would answer it alone.
+func (ib *Inbox) PublishPlain(ctx context.Context, reqs []PublishRequest) ([]hub.PublishResult, []error) {
+	results, errs := make([]hub.PublishResult, len(reqs)), make([]error, len(reqs))
+	var ready []hub.PublishRequest
+	var at []int
+	for i, req := range reqs {
+		if !req.Plain() {
+			errs[i] = fmt.Errorf("%w: PublishPlain takes no recipients or options", hub.ErrInvalid)
+			continue
+		}
+		p, err := ib.core.CheckPublish(req.PublishRequest)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		p.Body = fmt.Sprint([]int64{}) // as Publish hashes a publish without recipients
+		ready = append(ready, p)
+		at = append(at, i)
+	}
+	res, perrs := ib.core.PublishMany(ctx, ready)
+	for j, i := range at {
+		results[i], errs[i] = res[j], perrs[j]
+	}
+	return results, errs
+}
+
 // distinctRecipients checks recipient ids and drops repeats, keeping the order.
 func distinctRecipients(ids []int64) ([]int64, error) {
 	seen := make(map[int64]bool, len(ids))
