@@ -764,6 +764,12 @@ export class SharedPageStream {
   #follow() {
     if (!this.leading || this.closed) return;
     const u = this.#union();
+    // A member no tab wants any more is forgotten: should one want it again,
+    // it starts live, as a new room of a page stream does (not replayed
+    // from where the last tab that had it left off).
+    const wanted = new Set(u.rooms.map(String));
+    if (u.notifications) wanted.add('n');
+    for (const m of [...this.known.keys()]) if (!wanted.has(m)) this.known.delete(m);
     if (this.stream) {
       const same = this.stream.notifications === u.notifications &&
         this.stream.rooms.length === u.rooms.length && this.stream.rooms.every((r, i) => String(r) === String(u.rooms[i]));
@@ -845,10 +851,13 @@ export class SharedPageStream {
     for (const msg of Object.values(this.last || {})) this.#post(msg);
   }
 
+  // expireTabs forgets tabs silent for 90 s: crashed ones (a closed tab says
+  // bye). Long, because a background tab's timers may run once a minute, and
+  // a tab forgotten too soon would lose its rooms' events meanwhile.
   #expireTabs() {
     const now = Date.now();
     let gone = false;
-    for (const [tab, t] of this.tabs) if (now - t.seen > 3500) { this.tabs.delete(tab); gone = true; }
+    for (const [tab, t] of this.tabs) if (now - t.seen > 90000) { this.tabs.delete(tab); gone = true; }
     if (gone) this.#follow();
   }
 
