@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"regexp"
 	"roomhub/internal/env"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,14 +26,7 @@ var eventTypeRE = regexp.MustCompile(`^[a-z0-9_.-]{1,64}$`)
 var channelRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
 
 // DeliveryChannel reports whether ch is one of DELIVERY_CHANNELS.
-func (c Config) DeliveryChannel(ch string) bool {
-	for _, x := range c.DeliveryChannels {
-		if x == ch {
-			return true
-		}
-	}
-	return false
-}
+func (c Config) DeliveryChannel(ch string) bool { return slices.Contains(c.DeliveryChannels, ch) }
 
 // ValidEventTypeName reports whether s is a well-formed event type name.
 func ValidEventTypeName(s string) bool { return eventTypeRE.MatchString(s) }
@@ -96,14 +90,7 @@ const (
 )
 
 // Publishable reports whether a backend may publish events of type t.
-func (c Config) Publishable(t string) bool {
-	for _, a := range c.EventTypes {
-		if a == t {
-			return true
-		}
-	}
-	return false
-}
+func (c Config) Publishable(t string) bool { return slices.Contains(c.EventTypes, t) }
 
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }

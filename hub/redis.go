@@ -191,17 +191,23 @@ func RunMany(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec) [
 // CallMany is Call for commands sent in one pipeline; it returns the first
 // error, classed.
 func CallMany(r *Redis, ctx context.Context, cmds rueidis.Commands) error {
-	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
-	defer cancel()
-	start := time.Now()
-	results := r.DoMulti(ctx, cmds...)
-	r.metrics.observeRedis(start)
-	for _, res := range results {
+	for _, res := range DoMany(r, ctx, cmds) {
 		if err := res.Error(); err != nil {
 			return RedisErr(err)
 		}
 	}
 	return nil
+}
+
+// DoMany sends commands in one pipeline under Call's time limit and
+// returns each reply; classing each error (RedisErr) is the caller's.
+func DoMany(r *Redis, ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
+	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	start := time.Now()
+	results := r.DoMulti(ctx, cmds...)
+	r.metrics.observeRedis(start)
+	return results
 }
 
 // runWaiting runs s, then WAIT for PUBLISH_WAIT_REPLICAS replicas, in one

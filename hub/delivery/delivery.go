@@ -123,8 +123,8 @@ func (d *Delivery) count(ch, state, reason string) {
 // Channels are the configured channels.
 func (d *Delivery) Channels() []string { return d.cfg.DeliveryChannels }
 
-// recordTTL is how long a user's delivery keys live after their last
-// write: the record's days, plus the longest wait a delivery may have.
+// keysTTL is how long a user's delivery keys live after their last write:
+// the record's days, plus the longest wait a delivery may have.
 func (d *Delivery) keysTTL() time.Duration {
 	return d.cfg.DeliveryRecordTTL + (MaxAfterSecs+MaxDigestSecs)*time.Second + 24*time.Hour
 }
@@ -132,9 +132,12 @@ func (d *Delivery) keysTTL() time.Duration {
 // KeysTTLArg is keysTTL in ms, as the scripts take it.
 func (d *Delivery) KeysTTLArg() string { return itoa(d.keysTTL().Milliseconds()) }
 
-// CountScheduled counts the deliveries one recipient got from p.
-func (d *Delivery) CountScheduled(p Plan) {
+// CountScheduled counts the deliveries p scheduled for n recipients.
+func (d *Delivery) CountScheduled(p Plan, n int) {
+	if n == 0 {
+		return
+	}
 	for _, ch := range p.Channels {
-		d.count(ch, "scheduled", "")
+		d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, "scheduled", "")).Add(n)
 	}
 }

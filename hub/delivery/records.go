@@ -118,7 +118,7 @@ func (d *Delivery) OfNotification(ctx context.Context, room int64, streamID, not
 		for i, r := range batch {
 			cmds[i] = d.rdb.B().Hget().Key(hub.DeliveryKey(r.user)).Field(notificationID + "|" + r.ch).Build()
 		}
-		res := d.rdb.DoMulti(ctx, cmds...)
+		res := hub.DoMany(d.rdb, ctx, cmds)
 		for i, r := range res {
 			raw, err := r.ToString()
 			if rueidis.IsRedisNil(err) {
@@ -158,7 +158,7 @@ func (a deadRef) before(b deadRef) bool {
 	return a.member < b.member
 }
 
-// DeadCursor is where a page of dead deliveries ends.
+// deadCursor is where a page of dead deliveries ends (opaque to clients).
 func deadCursor(r deadRef) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatFloat(r.ms, 'f', -1, 64) + "\n" + r.member))
 }
@@ -240,7 +240,7 @@ func (d *Delivery) deadPage(ctx context.Context, cursor *deadRef, n int) ([]dead
 	}
 	var all []deadRef
 	more := false
-	for _, r := range d.rdb.DoMulti(ctx, cmds...) {
+	for _, r := range hub.DoMany(d.rdb, ctx, cmds) {
 		zs, err := r.AsZScores()
 		if err != nil {
 			return nil, false, hub.RedisErr(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -203,10 +202,11 @@ func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
 			s.O = 1
 		}
 		steps = append(steps, s)
-		p.Channels = append(p.Channels, ch)
 	}
 	sort.Slice(steps, func(i, j int) bool { return steps[i].C < steps[j].C })
-	slices.Sort(p.Channels)
+	for _, s := range steps {
+		p.Channels = append(p.Channels, s.C)
+	}
 	b, _ := json.Marshal(steps)
 	p.JSON = string(b)
 	return p, nil

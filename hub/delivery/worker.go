@@ -412,7 +412,7 @@ func (d *Delivery) measureBacklog(ctx context.Context) {
 			d.rdb.B().Zrange().Key(key).Min("0").Max("0").Withscores().Build())
 	}
 	var total, oldest int64
-	for i, r := range d.rdb.DoMulti(ctx, cmds...) {
+	for i, r := range hub.DoMany(d.rdb, ctx, cmds) {
 		if i%2 == 0 {
 			n, err := r.AsInt64()
 			if err != nil {

@@ -331,6 +331,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 		execs = append(execs, e)
 	}
 	dues := make([]int64, 0, len(recipients))
+	scheduled := 0 // recipients whose deliveries this run wrote
 	for i, r := range hub.RunMany(ib.rdb, ctx, inboxAddScript, execs) {
 		out, err := r.AsStrSlice()
 		if err != nil {
@@ -344,9 +345,9 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			switch k {
 			case "new", "joined":
 				ib.metrics.inboxWrites.Inc()
-				ib.delivery.CountScheduled(plan)
+				scheduled++
 			case "muted":
-				ib.delivery.CountScheduled(plan)
+				scheduled++
 			}
 		}
 		for _, due := range out[users:] {
@@ -358,6 +359,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 		}
 	}
 	if !plan.Empty() {
+		ib.delivery.CountScheduled(plan, scheduled)
 		// After the records: the index never points at what is not there yet.
 		if err := ib.delivery.Index(ctx, recipients, dues, nid); err != nil {
 			return err

@@ -608,7 +608,8 @@ export class SharedPageStream {
     this.tab = Math.random().toString(36).slice(2);
     this.positions = new Map(); // member → the newest stream id this tab handled
     this.known = new Map(); // member → the newest stream id any relayed event carried
-    this.tabs = new Map(); // tab → {rooms, notifications, seen}
+    this.tabs = new Map(); // tab → {rooms, notifications, types, visible, seen}
+    this.last = {}; // what catchUp sends a tab that arrives later
     this.closed = false;
     this.leading = false;
     this.stream = null;
@@ -630,7 +631,7 @@ export class SharedPageStream {
   on(type, fn) {
     if (!this.listeners.has(type)) this.listeners.set(type, new Set());
     this.listeners.get(type).add(fn);
-    if (this.stream && type !== '*') this.stream.on(type, () => {}); // the leader listens to it too
+    if (type !== '*') this.#listenTo([type]); // the leader's stream listens to it too
     this.#announce();
     return () => this.listeners.get(type)?.delete(fn);
   }
@@ -793,6 +794,11 @@ export class SharedPageStream {
     this.stream.on('*', (data, id, type) => { if (!type.startsWith('system.')) this.#relay(type, data, id); });
   }
 
+  // listenTo makes the leader's stream listen to event types some tab wants.
+  #listenTo(types) {
+    for (const t of types) if (this.stream && !this.stream.types.has(t)) this.stream.on(t, () => {});
+  }
+
   #resumeId() {
     const parts = [...this.known].map(([m, p]) => `${m}:${p}`);
     return parts.length ? `p1,${parts.join(',')}` : '';
@@ -803,7 +809,6 @@ export class SharedPageStream {
     const msg = { k: 'ev', type, data, id };
     // What a tab arriving later is sent at once (catchUp): each room's last
     // presence, the bell's newest counts.
-    this.last = this.last || {};
     if (type === 'presence.update' && data) this.last[`p${data.roomId}`] = msg;
     const counts = type === 'notification.counts' ? data : data && data.counts;
     if (counts && typeof counts.version === 'number' &&
@@ -832,7 +837,7 @@ export class SharedPageStream {
         const isNew = !this.tabs.has(m.tab);
         this.tabs.set(m.tab, { rooms: m.rooms, notifications: m.notifications, types: m.types, visible: m.visible, seen: Date.now() });
         if (this.leading) {
-          for (const t of m.types || []) if (this.stream && !this.stream.types.has(t)) this.stream.on(t, () => {});
+          this.#listenTo(m.types || []);
           this.#follow();
           if (isNew) this.#catchUp();
         }
@@ -848,7 +853,7 @@ export class SharedPageStream {
   // the bell's counts and each room's online users, as last relayed.
   #catchUp() {
     this.#post({ k: 'status', s: this.status });
-    for (const msg of Object.values(this.last || {})) this.#post(msg);
+    for (const msg of Object.values(this.last)) this.#post(msg);
   }
 
   // expireTabs forgets tabs silent for 90 s: crashed ones (a closed tab says
