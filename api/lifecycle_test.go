@@ -397,6 +397,17 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	if c := checkCountsMatchLists(t, th, u); c.Unread != 1 || c.Version <= 1 {
 		t.Fatalf("after an old hub's read %+v", c)
 	}
+	// The fan-out trusts the counts it finds; an old hub's read before it
+	// still shows to the next reader, who recounts.
+	testredis.Do(t, th.rdb, "HSET", hub.InboxReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
+	testredis.Do(t, th.rdb, "DECR", hub.UnreadCountKey(u))
+	th.notify(t, 7, "comment.created", u)
+	if c := checkCountsMatchLists(t, th, u); c.Visible != 4 || c.Unread != 1 {
+		t.Fatalf("after an old hub's read and a publish %+v", c)
+	}
+	if got, _ := testredis.Do(t, th.rdb, "GET", hub.UnreadCountKey(u)).ToString(); got != "1" {
+		t.Fatalf("unread_count %v, want 1", got)
+	}
 }
 
 // Counts equal the lists after a random run of every action (publishes

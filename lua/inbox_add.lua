@@ -92,7 +92,7 @@ local function open_group()
 end
 
 local function add_item()
-  local items = ensure()
+  local items = ensure(true)
   if gkey ~= '' then
     if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup', '' end
     local gid, g = open_group()
@@ -109,7 +109,7 @@ local function add_item()
   if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
   redis.call('ZADD', K_ORDER, score, id)
   if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. id) end
-  add_counts(sev, tags, {'visible', 'unread', 'unseen'}, 1)
+  add_counts(sev, tags, NEW_ITEM, 1)
   dirty = true
   trim(items + 1, true)
   finish()

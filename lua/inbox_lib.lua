@@ -49,6 +49,7 @@ local UNREAD -- the unread count finish left
 -- The current user's counts, read once (load_counts) and changed in memory;
 -- flush_counts writes what changed. C_reset: rewrite them all (a recount).
 local C, C_dirty, C_reset
+local C_unread -- the unread count unread_count holds as far as this script knows (see flush_counts)
 local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
 -- STRIDE is how many keys each user has in KEYS: 15, more when a script
@@ -122,6 +123,7 @@ local function load_counts()
     C[all[i]] = tonumber(all[i + 1]) or 0
     if string.byte(all[i], 2) == 58 then C_grouped = true end
   end
+  C_unread = C.unread or 0
 end
 
 -- bump adds by to one count (in memory until flush_counts); a count that
@@ -137,6 +139,7 @@ end
 -- what_counts lists what an item in this state counts for, besides its
 -- severity and tags: visible, unread, unseen (visible items), archived,
 -- snoozed.
+local NEW_ITEM = {'visible', 'unread', 'unseen'} -- what a new item counts for
 local function what_counts(archived, snoozed, read, seen)
   if archived then return {'archived'} end
   if snoozed then return {'snoozed'} end
@@ -175,7 +178,9 @@ local function count(field)
 end
 
 -- flush_counts writes the counts that changed (all of them after a
--- recount), dropping those at 0, and unread_count with them.
+-- recount), dropping those at 0, and unread_count with them: set after a
+-- recount, else moved by the change (INCRBY), so that a change an older hub
+-- made to it alone still shows as a difference (see ensure).
 local function flush_counts()
   if not C then return end
   if C_reset then
@@ -185,7 +190,8 @@ local function flush_counts()
       if v > 0 then args[#args + 1] = k; args[#args + 1] = v else C[k] = nil end
     end
     if #args > 0 then redis.call('HSET', K_COUNTS, unpack(args)) end
-    redis.call('SET', K_UNREAD, count('unread'))
+    C_unread = count('unread')
+    redis.call('SET', K_UNREAD, C_unread)
   elseif next(C_dirty) then
     local set, del = {}, {}
     for k in pairs(C_dirty) do
@@ -198,7 +204,11 @@ local function flush_counts()
     end
     if #set > 0 then redis.call('HSET', K_COUNTS, unpack(set)) end
     if #del > 0 then redis.call('HDEL', K_COUNTS, unpack(del)) end
-    if C_dirty.unread then redis.call('SET', K_UNREAD, count('unread')) end
+    local unread = C.unread or 0
+    if unread ~= C_unread then
+      redis.call('INCRBY', K_UNREAD, unread - C_unread)
+      C_unread = unread
+    end
   end
   C_dirty, C_reset = {}, false
 end
@@ -206,9 +216,12 @@ end
 -- ensure recounts once when the counts do not describe the items: a user
 -- whose inbox an older hub wrote (no counts yet), or one that an older hub
 -- changed during a rolling deploy (it keeps unread_count and the items, not
--- the counts). It returns the number of items.
-local function ensure()
+-- the counts). It returns the number of items. The fan-out (light) trusts
+-- counts that exist and takes the number from them: the scripts that read
+-- the inbox check, and a difference survives its changes (flush_counts).
+local function ensure(light)
   load_counts()
+  if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
   local items = redis.call('ZCARD', K_ORDER)
   local n = (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0)
   if C.v and n == items and (C.unread or 0) == tonumber(redis.call('GET', K_UNREAD) or '0') then
@@ -223,15 +236,16 @@ end
 local function counts_json()
   load_counts()
   if not C_grouped then -- the common case: no tags, no severity but normal
-    local vis, unr, uns, arc = C.visible or 0, C.unread or 0, C.unseen or 0, C.archived or 0
-    local normal = ''
+    -- string.format: formatting numbers costs more than the rest
+    local vis, unr, uns, arc = math.max(C.visible or 0, 0), math.max(C.unread or 0, 0),
+      math.max(C.unseen or 0, 0), math.max(C.archived or 0, 0)
     if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
-      normal = '"normal":{"visible":' .. math.max(vis, 0) .. ',"unread":' .. math.max(unr, 0) .. ',"unseen":' ..
-        math.max(uns, 0) .. '}'
+      return string.format('{"version":%d,"visible":%d,"unread":%d,"unseen":%d,"archived":%d,"snoozed":%d,' ..
+        '"byTag":{},"bySeverity":{"normal":{"visible":%d,"unread":%d,"unseen":%d}}}',
+        C.v or 0, vis, unr, uns, arc, math.max(C.snoozed or 0, 0), vis, unr, uns)
     end
-    return '{"version":' .. (C.v or 0) .. ',"visible":' .. math.max(vis, 0) .. ',"unread":' .. math.max(unr, 0) ..
-      ',"unseen":' .. math.max(uns, 0) .. ',"archived":' .. math.max(arc, 0) .. ',"snoozed":' ..
-      math.max(C.snoozed or 0, 0) .. ',"byTag":{},"bySeverity":{' .. normal .. '}}'
+    return string.format('{"version":%d,"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":%d,' ..
+      '"byTag":{},"bySeverity":{}}', C.v or 0, math.max(C.snoozed or 0, 0))
   end
   local c, groups = {}, {t = {}, s = {}}
   for k, v in pairs(C) do
@@ -428,9 +442,8 @@ end
 -- log's id and seq, exactly as a room event travels.
 local function log(typ, data)
   local seq = redis.call('INCR', K_SEQ)
-  local id = redis.call('XADD', K_LOG, 'MAXLEN', '~', ARGV[3], '*',
-    'type', typ, 'data', data, 'publisher_id', '', 'timestamp', '', 'seq', seq)
-  local msg = '{"id":"' .. id .. '","seq":' .. seq .. ',"eventType":"' .. typ .. '","data":' .. data .. '}'
+  local id = redis.call('XADD', K_LOG, 'MAXLEN', '~', ARGV[3], '*', 'type', typ, 'data', data, 'seq', seq)
+  local msg = string.format('{"id":"%s","seq":%d,"eventType":"%s","data":%s}', id, seq, typ, data)
   if ARGV[5] == '1' then
     redis.call('SPUBLISH', CHANNEL, msg)
   else
@@ -464,6 +477,7 @@ end
 -- keys' expiry) and sends this script's log events, each with the counts.
 -- action names the change of updated items (seen, archive, …); filter, when
 -- more than 100 changed, is sent instead of the items.
+local REASONS = {'retention', 'expired', 'deleted'}
 local function finish(action, filter)
   if not dirty then
     flush_counts() -- a recount, if nothing else
@@ -476,7 +490,7 @@ local function finish(action, filter)
   flush_counts()
   local counts
   if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
-  for _, reason in ipairs({'retention', 'expired', 'deleted'}) do
+  for _, reason in ipairs(REASONS) do
     local ids = removed[reason]
     if ids then
       log('notification.deleted', '{"notificationIds":' .. quoted_ids(ids) .. ',"reason":"' .. reason ..

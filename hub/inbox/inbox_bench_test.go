@@ -18,21 +18,27 @@ import (
 	"roomhub/internal/testredis"
 )
 
-// redisCommands reads how many commands redis-server has processed: each
-// script counts once, plus every command it called.
-func redisCommands(tb testing.TB, rdb rueidis.Client) int64 {
-	info, err := rdb.Do(context.Background(), rdb.B().Info().Section("stats").Build()).ToString()
+// redisStat reads a number from redis-server's INFO section: for example
+// total_commands_processed (each script counts once, plus every command it
+// called) or used_cpu_user (seconds).
+func redisStat(tb testing.TB, rdb rueidis.Client, section, field string) float64 {
+	info, err := rdb.Do(context.Background(), rdb.B().Info().Section(section).Build()).ToString()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseFloat(v, 64)
 			return n
 		}
 	}
-	tb.Fatal("no total_commands_processed in INFO stats")
+	tb.Fatalf("no %s in INFO %s", field, section)
 	return 0
+}
+
+// redisCPU is redis-server's CPU time so far, in seconds.
+func redisCPU(tb testing.TB, rdb rueidis.Client) float64 {
+	return redisStat(tb, rdb, "cpu", "used_cpu_user") + redisStat(tb, rdb, "cpu", "used_cpu_sys")
 }
 
 // BenchmarkPublishRecipients publishes one event with 0, 100, 1,000 and
@@ -63,7 +69,7 @@ func benchmarkPublishRecipients(b *testing.B, rdb rueidis.Client, sizes []int) {
 			for i := 0; i < n; i++ {
 				req.RecipientIDs = append(req.RecipientIDs, int64(i+1))
 			}
-			before := redisCommands(b, rdb)
+			before, cpu := redisStat(b, rdb, "stats", "total_commands_processed"), redisCPU(b, rdb)
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
@@ -72,9 +78,11 @@ func benchmarkPublishRecipients(b *testing.B, rdb rueidis.Client, sizes []int) {
 				}
 			}
 			b.StopTimer()
-			after := redisCommands(b, rdb)
+			cpu = redisCPU(b, rdb) - cpu
+			after := redisStat(b, rdb, "stats", "total_commands_processed")
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "publishes/s")
-			b.ReportMetric(float64(after-before-2)/float64(b.N), "redis-commands/op") // less the two INFO
+			b.ReportMetric((after-before-3)/float64(b.N), "redis-commands/op") // less the three INFO before
+			b.ReportMetric(cpu*1000/float64(b.N), "redis-cpu-ms/op")
 		})
 	}
 }
