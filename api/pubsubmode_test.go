@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -55,9 +56,8 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	before := b.Hub.Metrics().PubSubReconnect.Get()
 	testredis.Do(t, rdb, "CLIENT", "KILL", "TYPE", "pubsub")
 	eventually(t, 20*time.Second, "resubscribed", func() bool { return b.Hub.Metrics().PubSubReconnect.Get() > before })
-	// rueidis carries per-topic subscriptions on its command connections
-	// (RESP3), so the kill cut those too: a publish may meet it (503) and is
-	// retried with its idempotency key, as a backend would.
+	// The kill may cut the publishers' connections too: a publish may meet
+	// it (503) and is retried with its idempotency key, as a backend would.
 	var last string
 	for i := 0; i < 5; i++ {
 		body := fmt.Sprintf(`{"roomId":192,"eventType":"comment.created","data":{"n":%d},"idempotencyKey":"k%d"}`, i, i)
@@ -73,4 +73,53 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 		})
 	}
 	drainUntil(t, onB, last)
+}
+
+// With PUBSUB_MODE=channels, the listener's one connection subscribes and
+// unsubscribes the channels as topics come and go, in batches: 700 rooms
+// cost no goroutine each, and all are unsubscribed when their streams end.
+func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHubWith(t, rs.Addr(), func(c *hub.Config) {
+		c.PubSubMode = hub.PubSubChannels
+		c.MaxConnectionsPerUser = 0
+	}, func(c *Config) { c.StreamMaxRooms = 100 })
+	rdb := testredis.Client(t, rs.Addr())
+	channels := func(pattern string) int {
+		arr, _ := testredis.Do(t, rdb, "PUBSUB", "CHANNELS", pattern).ToArray()
+		return len(arr)
+	}
+	g0 := runtime.NumGoroutine()
+	var streams []*sseClient
+	for i := range 7 { // 700 rooms: more than one SUBSCRIBE's batch
+		rooms := make([]string, 100)
+		for j := range rooms {
+			rooms[j] = fmt.Sprint(1001 + i*100 + j)
+		}
+		streams = append(streams, th.pageStream(t, int64(i+1), "rooms="+strings.Join(rooms, ",")+"&notifications=true", ""))
+	}
+	eventually(t, wait, "700 rooms and 7 users subscribed", func() bool {
+		return channels("room:{*}") == 700 && channels("room:1*") == 700 && channels("user:{*}") == 7
+	})
+	if n := testredis.Do(t, rdb, "PUBSUB", "NUMPAT"); n.Error() != nil {
+		t.Fatal(n.Error())
+	} else if v, _ := n.AsInt64(); v != 0 {
+		t.Fatalf("%d pattern subscriptions in channels mode", v)
+	}
+	// Far fewer than one goroutine per topic: the 7 streams' own and their
+	// clients' (a reader and the transport's two each).
+	if d := runtime.NumGoroutine() - g0; d > 100 {
+		t.Fatalf("%d more goroutines for 7 streams over 707 topics", d)
+	}
+	res := th.publish(t, 1700, "comment.created", map[string]any{"k": "last"})
+	f := streams[6].nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" })
+	if !strings.Contains(f.ID, res.StreamID) || !strings.Contains(f.Data, `"k":"last"`) {
+		t.Fatalf("room 1700 on its page stream: %+v", f)
+	}
+	for _, s := range streams {
+		s.Close()
+	}
+	eventually(t, wait, "every channel unsubscribed", func() bool {
+		return channels("room:*") == 0 && channels("user:*") == 0
+	})
 }

@@ -23,9 +23,7 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 	p := startPublisher(th, 140, 100000)
 	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
 	old := sn.MasterPort(t)
-	if out, err := exec.Command("redis-cli", "-p", strconv.Itoa(sn.Sentinels[0].Port), "sentinel", "failover", sn.Name).CombinedOutput(); err != nil {
-		t.Fatalf("sentinel failover: %v %s", err, out)
-	}
+	failover(t, sn)
 	eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 	n := p.count()
 	eventually(t, 30*time.Second, "events flowing on the new master", func() bool { return p.count() >= n+200 })
@@ -94,32 +92,51 @@ func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 // After a failover the listener may stay on the demoted node, which hears the
 // new master's events only once (and if) it has resynced. A publish that
 // reached no listener tells the hub so: its listener reconnects, to the new
-// master, long before its idle probe would have fired.
+// master, long before its idle probe would have fired. In both modes: with
+// channels the publish goes to a room the listener carries.
 func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
-	sn := testredis.StartSentinels(t)
-	th := startHub(t, "", func(c *hub.Config) { c.RedisURL = sn.URL(); c.ListenerIdle = time.Minute })
-	c := th.openStream(t, 230, 1, "")
-	old := sn.MasterPort(t)
-	if out, err := exec.Command("redis-cli", "-p", strconv.Itoa(sn.Sentinels[0].Port), "sentinel", "failover", sn.Name).CombinedOutput(); err != nil {
-		t.Fatalf("sentinel failover: %v %s", err, out)
+	for _, mode := range []string{hub.PubSubChannels, hub.PubSubPatterns} {
+		t.Run(mode, func(t *testing.T) {
+			sn := testredis.StartSentinels(t)
+			th := startHub(t, "", func(c *hub.Config) {
+				c.RedisURL, c.ListenerIdle, c.PubSubMode = sn.URL(), time.Minute, mode
+			})
+			c := th.openStream(t, 230, 1, "")
+			old := sn.MasterPort(t)
+			failover(t, sn)
+			eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+			master := strconv.Itoa(sn.MasterPort(t))
+			var last string
+			eventually(t, 30*time.Second, "the listener on the new master", func() bool {
+				code, env := th.publishRaw(t, `{"roomId":230,"eventType":"comment.created","data":{}}`)
+				if code == 200 {
+					var r hub.PublishResult
+					remarshal(t, env.Result, &r)
+					last = r.StreamID
+				}
+				if mode == hub.PubSubPatterns {
+					out, _ := exec.Command("redis-cli", "-p", master, "PUBSUB", "NUMPAT").Output()
+					return strings.TrimSpace(string(out)) != "0"
+				}
+				out, _ := exec.Command("redis-cli", "-p", master, "PUBSUB", "NUMSUB", "room:{230}").Output()
+				return strings.HasSuffix(strings.TrimSpace(string(out)), "\n1")
+			})
+			// What moved it: a publish that reached no listener, not the old
+			// node's connection ending by itself some seconds later.
+			if n := th.Hub.Metrics().ListenerMoves.Get(); n == 0 {
+				t.Fatal("the listener moved, but not because a publish reached no listener")
+			}
+			drainUntil(t, c, last)
+		})
 	}
-	eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
-	master := sn.MasterPort(t)
-	var last string
-	eventually(t, 30*time.Second, "the listener on the new master", func() bool {
-		code, env := th.publishRaw(t, `{"roomId":230,"eventType":"comment.created","data":{}}`)
-		if code == 200 {
-			var r hub.PublishResult
-			remarshal(t, env.Result, &r)
-			last = r.StreamID
-		}
-		out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(master), "PUBSUB", "NUMPAT").Output()
-		return strings.TrimSpace(string(out)) != "0"
+}
+
+// failover asks the first sentinel for a failover until it accepts: one that
+// has not yet found the replica answers NOGOODSLAVE (redis-cli exits 0).
+func failover(t *testing.T, sn *testredis.Sentinels) {
+	t.Helper()
+	eventually(t, 30*time.Second, "a failover accepted", func() bool {
+		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(sn.Sentinels[0].Port), "sentinel", "failover", sn.Name).CombinedOutput()
+		return err == nil && strings.TrimSpace(string(out)) == "OK"
 	})
-	// What moved it: a publish that reached no listener, not the old node's
-	// connection ending by itself some seconds later.
-	if n := th.Hub.Metrics().ListenerMoves.Get(); n == 0 {
-		t.Fatal("the listener moved, but not because a publish reached no listener")
-	}
-	drainUntil(t, c, last)
 }

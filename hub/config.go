@@ -77,7 +77,7 @@ type Config struct {
 	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
 	DeliveryTimeout       time.Duration // no variable: one hand-off's time limit; 10 s
 	DeliveryBackoff       time.Duration // no variable: the first retry's wait, doubling to 10 min; 5 s
-	PubSubMode            string        // PUBSUB_MODE on one Redis: patterns (PSUBSCRIBE room:*, the default) or channels (SUBSCRIBE per local topic)
+	PubSubMode            string        // PUBSUB_MODE on one Redis: channels (SUBSCRIBE per local topic, the default) or patterns (PSUBSCRIBE room:*)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
 }
@@ -144,7 +144,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		DeliverySinkURL:       l.Str("DELIVERY_SINK_URL", ""),
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
-		PubSubMode:            l.Str("PUBSUB_MODE", PubSubPatterns),
+		PubSubMode:            l.Str("PUBSUB_MODE", PubSubChannels),
 		Env:                   l.Str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.Level("LOG_LEVEL")

@@ -39,8 +39,9 @@ type Hub struct {
 	starts      []func()                // work Start launches besides the core's
 	finals      []func(context.Context) // final work run by Close, in order
 
-	sharded    bool // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local topic
-	perTopic   bool // a subscription per local topic (cluster, or PUBSUB_MODE=channels), not patterns
+	sharded    bool        // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local topic
+	perTopic   bool        // a subscription per local topic (cluster, or PUBSUB_MODE=channels), not patterns
+	channels   *channelSet // PUBSUB_MODE=channels on one Redis: the listener's connection carries them
 	topics     topics
 	streams    streams
 	presence   presence
@@ -63,6 +64,9 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1), idle: make(chan struct{})}
 	h.sharded = h.rdb.Sharded()
 	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
+	if h.perTopic && !h.sharded {
+		h.channels = newChannelSet()
+	}
 	h.topics.m = map[int64]*topic{}
 	h.streams.byConn = map[string]*Stream{}
 	h.presence.running = map[int64]bool{}

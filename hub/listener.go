@@ -57,10 +57,16 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 		},
 		OnSubscription: func(s rueidis.PubSubSubscription) {
 			live.heard()
+			if s.Kind == "subscribe" && s.Channel != UserControlChannel {
+				h.onChannelSubscribed(s.Channel) // PUBSUB_MODE=channels
+				return
+			}
 			if (s.Kind == "psubscribe" || s.Kind == "subscribe") && confirmed.Add(1) == want {
 				up.Store(true)
 				h.subscribed.Store(true)
-				h.repairAll()
+				if h.channels == nil { // with channels, each topic repairs as its subscription is confirmed
+					h.repairAll()
+				}
 			}
 		},
 	})
@@ -82,8 +88,17 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	synced := make(chan error, 1)
+	if h.channels != nil {
+		cctx, stopSync := context.WithCancel(ctx)
+		syncing := make(chan struct{})
+		go func() { defer close(syncing); synced <- h.syncChannels(cctx, dc) }()
+		defer func() { stopSync(); <-syncing }()
+	}
 	select {
 	case err := <-lost:
+		return up.Load(), err
+	case err := <-synced:
 		return up.Load(), err
 	case <-h.misplaced:
 		h.metrics.ListenerMoves.Inc()
@@ -96,14 +111,15 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 // errMisplaced ends a listener that is not on the node taking the writes.
 var errMisplaced = errors.New("a publish reached no listener: this one is not on the master (a failover?)")
 
-// noListenerHeard is told that a publish of this hub reached no subscriber.
-// With patterns on one Redis (or Sentinel) every hub's listener is
-// subscribed on the master, ours included, so that means ours is elsewhere:
+// noListenerHeard is told that a publish of this hub to room reached no
+// subscriber. On one Redis (or Sentinel) our listener is subscribed on the
+// master to every room (patterns) or to the room (channels, when it carries
+// it), so that means ours is elsewhere:
 // left on a demoted node after a failover, where it hears the new master's
 // events late (once that replica has synced) or not at all. It reconnects
 // (at most once every 5 s) and replays; the reconnect reaches the master.
-func (h *Hub) noListenerHeard() {
-	if h.perTopic || !h.listening() {
+func (h *Hub) noListenerHeard(room int64) {
+	if !h.listening() || h.sharded || (h.channels != nil && !h.channels.carried(room)) {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -201,21 +217,12 @@ func (h *Hub) watchListener(ctx context.Context, dc rueidis.DedicatedClient, l *
 	}
 }
 
-// topicSubscription keeps topic r's own subscription: SSUBSCRIBE room:{id} on
-// a Redis Cluster, where the hub SPUBLISHes and a pattern would not see it;
-// with PUBSUB_MODE=channels, SUBSCRIBE to the topic's channels (a room's also
-// in the plain room:42 form backends may PUBLISH to). Each confirmed
-// (re)subscription makes the topic replay what it may have missed. It ends
-// when the topic closes (ctx).
+// topicSubscription keeps topic t's own subscription on a Redis Cluster:
+// SSUBSCRIBE room:{id} (or user:{id}), where the hub SPUBLISHes and a
+// pattern would not see it. Each confirmed (re)subscription makes the topic
+// replay what it may have missed. It ends when the topic closes (ctx).
 func (h *Hub) topicSubscription(ctx context.Context, t *topic) {
 	cmd, kind := h.rdb.B().Ssubscribe().Channel(TopicChannel(t.id)).Build(), "ssubscribe"
-	if !h.sharded {
-		channels := []string{TopicChannel(t.id)}
-		if t.id > 0 {
-			channels = append(channels, "room:"+itoa(t.id))
-		}
-		cmd, kind = h.rdb.B().Subscribe().Channel(channels...).Build(), "subscribe"
-	}
 	_ = Retry(ctx, 0, func(ctx context.Context) (bool, error) {
 		var up atomic.Bool
 		sctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {

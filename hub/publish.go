@@ -154,7 +154,7 @@ func (h *Hub) PublishMany(ctx context.Context, reqs []PublishRequest) ([]Publish
 			errs[i] = RedisErr(err)
 			continue
 		}
-		reply, err := h.parsePublish(arr)
+		reply, err := h.parsePublish(reqs[i].Room, arr)
 		if err == nil {
 			results[i], err = h.publishResult(reqs[i], ts, reply)
 		}
@@ -215,7 +215,7 @@ func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string
 	if err != nil {
 		return publishReply{}, err
 	}
-	return h.parsePublish(arr)
+	return h.parsePublish(room, arr)
 }
 
 // publishArgs are the arguments publish_lib.lua takes first.
@@ -226,8 +226,8 @@ func (h *Hub) publishArgs(room int64, typ, ts string) []string {
 	}
 }
 
-// parsePublish reads a publish script's reply.
-func (h *Hub) parsePublish(arr []rueidis.RedisMessage) (publishReply, error) {
+// parsePublish reads the reply of a publish script to room.
+func (h *Hub) parsePublish(room int64, arr []rueidis.RedisMessage) (publishReply, error) {
 	var r publishReply
 	if len(arr) == 0 {
 		return r, fmt.Errorf("%w: empty answer from the publish script", ErrRedisReply)
@@ -241,7 +241,7 @@ func (h *Hub) parsePublish(arr []rueidis.RedisMessage) (publishReply, error) {
 		r.id, _ = arr[1].ToString()
 		r.delivered, _ = arr[2].AsInt64()
 		if r.kind == "new" && r.delivered == 0 {
-			h.noListenerHeard()
+			h.noListenerHeard(room)
 		}
 		if len(arr) > 4 {
 			r.more, _ = arr[4].AsInt64()

@@ -195,14 +195,20 @@ func (s *Stream) resumeFrom(resume string) error {
 }
 
 // WaitReady waits until every member's topic knows its position in history
-// (one Redis read for a topic new here), or ctx ends. Every event published
-// after it returns reaches the stream.
+// (one Redis read for a topic new here) and, with PUBSUB_MODE=channels, is
+// subscribed (one round trip), or ctx ends. Every event published after it
+// returns reaches the stream, and counts this hub in its deliveredTo.
 func (s *Stream) WaitReady(ctx context.Context) {
 	for _, m := range s.members {
-		select {
-		case <-m.topic.ready:
-		case <-ctx.Done():
-			return
+		for _, c := range []chan struct{}{m.topic.ready, m.topic.carried} {
+			if c == nil {
+				continue
+			}
+			select {
+			case <-c:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }

@@ -26,6 +26,7 @@ type topic struct {
 	mu           sync.Mutex
 	subs         map[*member]struct{}
 	ready        chan struct{} // closed once pos holds the topic's position (history tail read at creation)
+	carried      chan struct{} // PUBSUB_MODE=channels: closed once the listener's connection carries the topic
 	pos          Position
 	repairing    bool
 	again        bool // a repair was requested while one ran: make one more pass
@@ -33,7 +34,7 @@ type topic struct {
 	pendingBytes int  // what pending holds, counted by queue (an upper bound)
 	overflow     bool // pending overflowed: re-read history before going live
 	closed       bool
-	cancel       context.CancelFunc // ends the topic's own subscription (cluster, channels mode)
+	cancel       context.CancelFunc // ends the topic's own subscription (cluster)
 	online       int64              // count of the last presence.update delivered
 }
 
@@ -48,7 +49,12 @@ func (h *Hub) subscribe(m *member) {
 	var subCtx context.Context // the topic's own subscription, ended by its close
 	if created {
 		t = &topic{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
-		if h.perTopic {
+		if h.channels != nil {
+			t.carried = make(chan struct{})
+			if h.channels.add(id) {
+				close(t.carried)
+			}
+		} else if h.perTopic {
 			subCtx, t.cancel = context.WithCancel(h.ctx)
 		}
 		h.topics.m[id] = t
@@ -88,6 +94,9 @@ func (h *Hub) unsubscribe(m *member) {
 		if t.cancel != nil {
 			t.cancel()
 		}
+		if h.channels != nil {
+			h.channels.remove(t.id)
+		}
 	}
 	t.mu.Unlock()
 	h.topics.mu.Unlock()
@@ -117,6 +126,15 @@ func (h *Hub) onlineUsers() int64 {
 // known reports whether the topic has its position in history.
 func (t *topic) known() bool {
 	return isClosed(t.ready)
+}
+
+// markCarried records that the listener's connection carries t.
+func (t *topic) markCarried() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.carried != nil && !isClosed(t.carried) {
+		close(t.carried)
+	}
 }
 
 // topic returns the local topic id, or nil.

@@ -1,0 +1,168 @@
+package hub
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/rueidis"
+)
+
+// channelSet is what PUBSUB_MODE=channels subscribes on one Redis: the
+// channels of the topics with local members. Topics come and go in want;
+// the listener's own connection follows it with SUBSCRIBE and UNSUBSCRIBE
+// in batches (syncChannels), so a topic costs two map entries here and a
+// channel in Redis, not a goroutine or a connection.
+type channelSet struct {
+	mu      sync.Mutex
+	want    map[int64]struct{} // topics with local members
+	have    map[int64]struct{} // topics the listener's connection carries now
+	changed chan struct{}      // cap 1: want changed since the listener last looked
+}
+
+func newChannelSet() *channelSet {
+	return &channelSet{want: map[int64]struct{}{}, have: map[int64]struct{}{}, changed: make(chan struct{}, 1)}
+}
+
+// add asks for topic id's channels and reports whether the connection
+// carries them already (a topic closed and opened again meanwhile).
+func (c *channelSet) add(id int64) (carried bool) {
+	c.mu.Lock()
+	c.want[id] = struct{}{}
+	_, carried = c.have[id]
+	c.mu.Unlock()
+	c.poke()
+	return carried
+}
+
+// remove gives topic id's channels up.
+func (c *channelSet) remove(id int64) {
+	c.mu.Lock()
+	delete(c.want, id)
+	c.mu.Unlock()
+	c.poke()
+}
+
+// carried reports whether the connection carries topic id's channels.
+func (c *channelSet) carried(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.have[id]
+	return ok
+}
+
+func (c *channelSet) poke() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// diff returns the topics wanted and not carried, and those carried no
+// longer wanted, each at most limit.
+func (c *channelSet) diff(limit int) (add, drop []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.want {
+		if _, ok := c.have[id]; !ok && len(add) < limit {
+			add = append(add, id)
+		}
+	}
+	for id := range c.have {
+		if _, ok := c.want[id]; !ok && len(drop) < limit {
+			drop = append(drop, id)
+		}
+	}
+	return add, drop
+}
+
+// carry records that the connection carries ids (on) or no longer does.
+func (c *channelSet) carry(ids []int64, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if on {
+			c.have[id] = struct{}{}
+		} else {
+			delete(c.have, id)
+		}
+	}
+}
+
+// reset forgets what a lost connection carried.
+func (c *channelSet) reset() {
+	c.mu.Lock()
+	c.have = map[int64]struct{}{}
+	c.mu.Unlock()
+}
+
+// channelBatch bounds the channels of one SUBSCRIBE or UNSUBSCRIBE.
+const channelBatch = 500
+
+// topicChannels lists topic id's channels: a room's own (room:{42}) and the
+// plain form backends may PUBLISH to (room:42); a user's log's.
+func topicChannels(ids []int64) []string {
+	out := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		out = append(out, TopicChannel(id))
+		if id > 0 {
+			out = append(out, "room:"+itoa(id))
+		}
+	}
+	return out
+}
+
+// syncChannels keeps dc subscribed to what h.channels wants until ctx ends
+// or a command fails (the connection is then useless: the listener
+// reconnects and starts from nothing). Each confirmed subscription makes its
+// topic replay what it may have missed (see onChannelSubscribed).
+func (h *Hub) syncChannels(ctx context.Context, dc rueidis.DedicatedClient) error {
+	defer h.channels.reset()
+	for {
+		add, drop := h.channels.diff(channelBatch)
+		if len(add) == 0 && len(drop) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-h.channels.changed:
+				continue
+			}
+		}
+		if len(drop) > 0 {
+			if err := h.subscribeCmd(ctx, dc, dc.B().Unsubscribe().Channel(topicChannels(drop)...).Build()); err != nil {
+				return err
+			}
+			h.channels.carry(drop, false)
+		}
+		if len(add) > 0 {
+			// Carried before the confirmations arrive, so that a topic
+			// opening meanwhile is not left waiting for one (see subscribe).
+			h.channels.carry(add, true)
+			if err := h.subscribeCmd(ctx, dc, dc.B().Subscribe().Channel(topicChannels(add)...).Build()); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (h *Hub) subscribeCmd(ctx context.Context, dc rueidis.DedicatedClient, cmd rueidis.Completed) error {
+	sctx, cancel := context.WithTimeout(ctx, redisTimeout)
+	defer cancel()
+	if err := dc.Do(sctx, cmd).Error(); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// onChannelSubscribed is told that channel's subscription is confirmed: its
+// topic is carried, and replays from history what was published before
+// (on the topic's own form only; the plain form carries no ids).
+func (h *Hub) onChannelSubscribed(channel string) {
+	id, ok := topicFromChannel(channel)
+	if !ok || channel != TopicChannel(id) {
+		return
+	}
+	if t := h.topic(id); t != nil {
+		t.markCarried()
+		h.requestRepair(t)
+	}
+}
