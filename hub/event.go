@@ -120,7 +120,7 @@ func sseFrame(typ string, id StreamID, data []byte) []byte {
 
 // withTimestamp returns the object data with "timestamp" set to ts.
 func withTimestamp(data []byte, ts string) []byte {
-	tsJSON, _ := json.Marshal(ts)
+	tsJSON := quoteJSON(ts)
 	if bytes.Contains(data, []byte(`"timestamp"`)) {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) == nil {
@@ -156,6 +156,21 @@ func CompactObject(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: data is not valid JSON", ErrInvalid)
 	}
 	return b.Bytes(), nil
+}
+
+// quoteJSON returns s as a JSON string: by hand when it needs no escaping
+// (the timestamps the hub writes), else through encoding/json.
+func quoteJSON(s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return b
+		}
+	}
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // NowTimestamp is the hub's event timestamp: RFC 3339 in UTC with milliseconds.

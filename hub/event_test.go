@@ -37,3 +37,24 @@ func TestWithTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// quoteJSON writes what encoding/json writes, by hand when it can.
+func TestQuoteJSON(t *testing.T) {
+	for _, s := range []string{"", "2026-02-16T10:31:00.123Z", "a\"b", "a\\b", "line\nbreak", "\x00\x1f\x7f", "<&>", "héllo", "\xff"} {
+		want, _ := json.Marshal(s)
+		if got := quoteJSON(s); string(got) != string(want) {
+			t.Errorf("quoteJSON(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestValidEventTypeName(t *testing.T) {
+	for s, want := range map[string]bool{
+		"comment.created": true, "a": true, "x_1-2.y": true, strings.Repeat("a", 64): true,
+		"": false, strings.Repeat("a", 65): false, "Comment": false, "a b": false, "a\nb": false, "é": false,
+	} {
+		if got := ValidEventTypeName(s); got != want {
+			t.Errorf("ValidEventTypeName(%q) = %v", s, got)
+		}
+	}
+}

@@ -326,9 +326,15 @@ func parseWireMessage(topic int64, payload []byte, own bool) (*Event, string) {
 			return nil, "roomId does not match the channel"
 		}
 	}
-	data, err := CompactObject(m.Data)
-	if err != nil {
+	data := []byte(m.Data) // valid JSON: Unmarshal checked it
+	if len(data) == 0 || data[0] != '{' {
 		return nil, "data is not a JSON object"
+	}
+	if bytes.ContainsAny(data, " \t\r\n") { // the hub's own are compact already
+		var err error
+		if data, err = CompactObject(data); err != nil {
+			return nil, "data is not a JSON object"
+		}
 	}
 	if !ValidEventTypeName(m.EventType) {
 		return nil, "bad eventType"

@@ -66,6 +66,7 @@ func FuzzParseWireMessage(f *testing.F) {
 		`{"id":"5-1","seq":3,"roomId":42,"eventType":"like.toggled","publisherId":"7","timestamp":"t","data":{}}`,
 		`{"eventType":"comment.created","roomId":"42","data":{"x":[1,{"y":null}]},"timestamp":"2026-01-01T00:00:00Z"}`,
 		`{"id":"1-0","seq":1,"eventType":"notification.read","data":{"unread":0}}`, `{}`, `[]`, `null`,
+		"{\"eventType\":\"comment.created\",\"data\":{ \"a\" :\n[1,\r\n2] },\"timestamp\":\"a\\u0000<b>\\n\"}",
 	} {
 		f.Add([]byte(s), true, int64(42))
 		f.Add([]byte(s), false, int64(-7))
