@@ -45,6 +45,7 @@ type config struct {
 	rooms      int
 	pageRooms  int
 	rate       float64
+	batch      int
 	duration   time.Duration
 	drain      time.Duration
 	payload    int
@@ -64,6 +65,7 @@ func main() {
 	flag.IntVar(&c.rooms, "rooms", 10, "rooms the streams spread over (round robin)")
 	flag.IntVar(&c.pageRooms, "page-rooms", 0, "open page streams of this many rooms each (GET /api/v1/stream?rooms=…); 0: room streams")
 	flag.Float64Var(&c.rate, "rate", 100, "publishes per second, over all rooms")
+	flag.IntVar(&c.batch, "batch", 1, "events per publish request: above 1, POST /notifications/publish/batch of this many events (consecutive rooms), rate/batch requests a second")
 	flag.DurationVar(&c.duration, "duration", 30*time.Second, "how long to publish")
 	flag.DurationVar(&c.drain, "drain", 5*time.Second, "how long to wait for the last deliveries")
 	flag.IntVar(&c.payload, "payload", 256, "bytes of padding in each event's data")
@@ -352,6 +354,7 @@ type report struct {
 		PageRooms int     `json:"pageRooms,omitempty"` // page streams of this many rooms
 		Hubs      int     `json:"hubs"`                // hub instances sharing the streams
 		Rate      float64 `json:"publishesPerSec"`
+		Batch     int     `json:"batch,omitempty"` // events per batch request
 		Duration  float64 `json:"durationSecs"`
 		Payload   int     `json:"payloadBytes"`
 		Procs     int     `json:"procs"`
@@ -396,7 +399,7 @@ type procUse struct {
 func runParent(ctx context.Context, c config) error {
 	var rep report
 	rep.Shape.Streams, rep.Shape.Rooms, rep.Shape.Rate = c.streams, c.rooms, c.rate
-	rep.Shape.PageRooms, rep.Shape.Hubs = c.pageRooms, len(c.hubs)
+	rep.Shape.PageRooms, rep.Shape.Hubs, rep.Shape.Batch = c.pageRooms, len(c.hubs), c.batch
 	rep.Shape.Duration, rep.Shape.Payload, rep.Shape.Procs = c.duration.Seconds(), c.payload, c.procs
 
 	// Streams: in children when procs > 1, else here.
@@ -479,13 +482,16 @@ func runParent(ctx context.Context, c config) error {
 	return enc.Encode(rep)
 }
 
-// publish sends c.rate publishes a second for c.duration, round robin over
-// the rooms, each data {"t":<unix ns>,"seq":<per room>,"pad":"…"}.
+// publish sends c.rate events a second for c.duration, round robin over the
+// rooms, each data {"t":<unix ns>,"seq":<per room>,"pad":"…"}: one request
+// each, or with c.batch > 1 batches of that many events. lat is each
+// request's round trip; sent and failed count events.
 func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int]int64, lat []float64) {
 	perRoom = map[int]int64{}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	pad := strings.Repeat("x", c.payload)
-	interval := time.Duration(float64(time.Second) / c.rate)
+	per := max(c.batch, 1)
+	interval := time.Duration(float64(time.Second) * float64(per) / c.rate)
 	end := time.Now().Add(c.duration)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -497,37 +503,78 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 			time.Sleep(d)
 		}
 		next = next.Add(interval)
-		room := n%c.rooms + 1
-		seqs[room]++
-		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"t":%d,"seq":%d,"pad":%q}}`,
-			room, time.Now().UnixNano(), seqs[room], pad)
+		rooms := make([]int, per)
+		bodies := make([]string, per)
+		for i := range rooms {
+			room := (n*per+i)%c.rooms + 1
+			seqs[room]++
+			rooms[i] = room
+			bodies[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"t":%d,"seq":%d,"pad":%q}}`,
+				room, time.Now().UnixNano(), seqs[room], pad)
+		}
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(room int, body, base string) {
+		go func(rooms []int, bodies []string, base string) {
 			defer func() { <-sem; wg.Done() }()
 			t := time.Now()
-			req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/notifications/publish", strings.NewReader(body))
-			req.Header.Set("X-Internal-Key", c.key)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			ok := err == nil && resp.StatusCode == 200
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
+			ok := postEvents(client, c.key, base, bodies)
 			mu.Lock()
 			defer mu.Unlock()
-			if ok {
-				sent++
-				perRoom[room]++
-				lat = append(lat, float64(time.Since(t))/1e6)
-			} else {
-				failed++
+			for i, room := range rooms {
+				if ok[i] {
+					sent++
+					perRoom[room]++
+				} else {
+					failed++
+				}
 			}
-		}(room, body, c.hubs[n%len(c.hubs)])
+			lat = append(lat, float64(time.Since(t))/1e6)
+		}(rooms, bodies, c.hubs[n%len(c.hubs)])
 	}
 	wg.Wait()
 	return sent, failed, perRoom, lat
+}
+
+// postEvents publishes bodies (one request, or one batch request for
+// several) and reports which were accepted.
+func postEvents(client *http.Client, key, base string, bodies []string) []bool {
+	ok := make([]bool, len(bodies))
+	path, body := "/api/v1/notifications/publish", bodies[0]
+	if len(bodies) > 1 {
+		path, body = "/api/v1/notifications/publish/batch", `{"events":[`+strings.Join(bodies, ",")+`]}`
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	req.Header.Set("X-Internal-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return ok
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return ok
+	}
+	if len(bodies) == 1 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		ok[0] = true
+		return ok
+	}
+	var env struct {
+		Result struct {
+			Results []struct {
+				IsSuccess bool `json:"isSuccess"`
+			} `json:"results"`
+		} `json:"result"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&env) == nil {
+		for i, r := range env.Result.Results {
+			if i < len(ok) {
+				ok[i] = r.IsSuccess
+			}
+		}
+	}
+	return ok
 }
 
 // ---- small helpers ----

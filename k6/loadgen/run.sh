@@ -6,6 +6,7 @@
 #   HUB_BIN=/tmp/roomhub-before ...   # measure a hub built elsewhere (before/after)
 #   PROFILE=1 ...                      # also a 10 s CPU profile, 15 s into each run
 #   SHAPES="5000:100:200:3" ...        # a fourth field: page streams of that many rooms
+#   BATCH=100 ...                      # events go in POST /notifications/publish/batch of 100
 #   HUB_VARS="GOGC=200" ...            # extra environment for the hub only (HUB_ENV is its own setting)
 #   PIN=1 ...                          # the hub on the last core alone; redis-server and the
 #                                      # load generator on the others (as clients on other hosts)
@@ -56,12 +57,13 @@ for shape in $SHAPES; do
     curl -fs "http://127.0.0.1:$hport/health" >/dev/null || { echo "the hub did not start:" >&2; cat "$work/hub.log" >&2; exit 1; }
     suffix=""
     [ "$page" -gt 0 ] && suffix="-page$page"
+    [ "${BATCH:-1}" -gt 1 ] && suffix="$suffix-batch$BATCH"
     out="$OUT/${streams}-${rooms}-${rate}${suffix}-run${run}.json"
     if [ -n "${PROFILE:-}" ]; then
       (sleep 15; curl -fs -o "${out%.json}.cpu.pprof" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=10") &
     fi
     "${others[@]}" "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
-      -duration "$DURATION" -procs "$procs" -page-rooms "$page" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
+      -duration "$DURATION" -procs "$procs" -page-rooms "$page" -batch "${BATCH:-1}" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
     python3 - "$out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
