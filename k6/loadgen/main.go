@@ -37,25 +37,26 @@ import (
 
 // config is what one run does; children get the same flags plus their slice.
 type config struct {
-	hub        string
-	hubs       []string // hub split on commas: streams and publishes go round robin
-	hubPIDs    []int    // hubPIDList split: CPU and RSS are summed
-	hubPIDList string
-	streams    int
-	rooms      int
-	pageRooms  int
-	rate       float64
-	batch      int
-	duration   time.Duration
-	drain      time.Duration
-	payload    int
-	secret     string
-	key        string
-	procs      int
-	redisPID   int
-	firstUser  int // child: first stream index it owns
-	childCount int // child: streams it owns (0: a parent)
-	connectTO  time.Duration
+	hub          string
+	hubs         []string // hub split on commas: streams and publishes go round robin
+	hubPIDs      []int    // hubPIDList split: CPU and RSS are summed
+	hubPIDList   string
+	streams      int
+	rooms        int
+	pageRooms    int
+	rate         float64
+	batch        int
+	duration     time.Duration
+	drain        time.Duration
+	payload      int
+	secret       string
+	key          string
+	procs        int
+	redisPIDs    []int // redisPIDList split: CPU and RSS are summed (a cluster's masters)
+	redisPIDList string
+	firstUser    int // child: first stream index it owns
+	childCount   int // child: streams it owns (0: a parent)
+	connectTO    time.Duration
 }
 
 func main() {
@@ -73,7 +74,7 @@ func main() {
 	flag.StringVar(&c.key, "internal-key", "local_dev_internal_key", "INTERNAL_API_KEY of the hub")
 	flag.IntVar(&c.procs, "procs", 1, "processes holding the streams (one process holds at most ~19,900)")
 	flag.StringVar(&c.hubPIDList, "hub-pid", "", "pid of the hub (comma-separated for several), for CPU and RSS from /proc (none: not measured)")
-	flag.IntVar(&c.redisPID, "redis-pid", 0, "pid of redis-server, for CPU and RSS from /proc")
+	flag.StringVar(&c.redisPIDList, "redis-pid", "", "pid of redis-server (comma-separated for several), for CPU and RSS from /proc")
 	flag.IntVar(&c.firstUser, "child-first", 0, "internal: first stream of a child process")
 	flag.IntVar(&c.childCount, "child-count", 0, "internal: streams of a child process")
 	flag.DurationVar(&c.connectTO, "connect-timeout", 60*time.Second, "how long all streams may take to connect")
@@ -89,11 +90,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	for _, p := range strings.Split(c.hubPIDList, ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && n > 0 {
-			c.hubPIDs = append(c.hubPIDs, n)
-		}
-	}
+	c.hubPIDs, c.redisPIDs = pidList(c.hubPIDList), pidList(c.redisPIDList)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	// Bounded in time whatever happens.
@@ -427,12 +424,12 @@ func runParent(ctx context.Context, c config) error {
 	// Let presence updates of the joins settle before measuring.
 	sleep(ctx, 2*time.Second)
 
-	hub0, redis0 := cpuOfAll(c.hubPIDs), cpuOf(c.redisPID)
+	hub0, redis0 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
 	pubStart := time.Now()
 	sent, failed, perRoom, pubLat := publish(ctx, c)
 	window := time.Since(pubStart)
 	sleep(ctx, c.drain)
-	hub1, redis1 := cpuOfAll(c.hubPIDs), cpuOf(c.redisPID)
+	hub1, redis1 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
 
 	// Collect.
 	var results []received
@@ -476,7 +473,7 @@ func runParent(ctx context.Context, c config) error {
 	rep.Delivery.P50ms, rep.Delivery.P95ms, rep.Delivery.P99ms = pct(lats, 50), pct(lats, 95), pct(lats, 99)
 	rep.Delivery.MaxMs, rep.Delivery.SampleCount = pct(lats, 100), len(lats)
 	rep.Hub = use(c.hubPIDs, hub1-hub0, rep.Delivery.Delivered, c.streams)
-	rep.Redis = use([]int{c.redisPID}, redis1-redis0, rep.Delivery.Delivered, c.streams)
+	rep.Redis = use(c.redisPIDs, redis1-redis0, rep.Delivery.Delivered, c.streams)
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
@@ -578,6 +575,17 @@ func postEvents(client *http.Client, key, base string, bodies []string) []bool {
 }
 
 // ---- small helpers ----
+
+// pidList parses comma-separated pids, skipping what is not one.
+func pidList(s string) []int {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // token mints an HS256 access token for user (the hub's dev secret by default).
 func token(secret string, user int64) string {
