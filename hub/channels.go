@@ -13,22 +13,25 @@ import (
 // in batches (syncChannels), so a topic costs two map entries here and a
 // channel in Redis, not a goroutine or a connection.
 type channelSet struct {
-	mu      sync.Mutex
-	want    map[int64]struct{} // topics with local members
-	have    map[int64]struct{} // topics the listener's connection carries now
-	changed chan struct{}      // cap 1: want changed since the listener last looked
+	mu        sync.Mutex
+	want      map[int64]struct{} // topics with local members
+	have      map[int64]struct{} // topics the listener's connection subscribed (maybe unconfirmed)
+	confirmed map[int64]struct{} // those of have whose subscription Redis confirmed
+	changed   chan struct{}      // cap 1: want changed since the listener last looked
 }
 
 func newChannelSet() *channelSet {
-	return &channelSet{want: map[int64]struct{}{}, have: map[int64]struct{}{}, changed: make(chan struct{}, 1)}
+	return &channelSet{want: map[int64]struct{}{}, have: map[int64]struct{}{}, confirmed: map[int64]struct{}{},
+		changed: make(chan struct{}, 1)}
 }
 
 // add asks for topic id's channels and reports whether the connection
-// carries them already (a topic closed and opened again meanwhile).
+// carries them already, confirmed (a topic closed and opened again
+// meanwhile).
 func (c *channelSet) add(id int64) (carried bool) {
 	c.mu.Lock()
 	c.want[id] = struct{}{}
-	_, carried = c.have[id]
+	_, carried = c.confirmed[id]
 	c.mu.Unlock()
 	c.poke()
 	return carried
@@ -42,12 +45,23 @@ func (c *channelSet) remove(id int64) {
 	c.poke()
 }
 
-// carried reports whether the connection carries topic id's channels.
+// carried reports whether the connection carries topic id's channels,
+// confirmed.
 func (c *channelSet) carried(id int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.have[id]
+	_, ok := c.confirmed[id]
 	return ok
+}
+
+// confirm records Redis' confirmation of topic id's subscription, unless
+// the connection gave it up meanwhile.
+func (c *channelSet) confirm(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.have[id]; ok {
+		c.confirmed[id] = struct{}{}
+	}
 }
 
 func (c *channelSet) poke() {
@@ -75,7 +89,7 @@ func (c *channelSet) diff(limit int) (add, drop []int64) {
 	return add, drop
 }
 
-// carry records that the connection carries ids (on) or no longer does.
+// carry records that the connection subscribed ids (on) or gave them up.
 func (c *channelSet) carry(ids []int64, on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,6 +98,7 @@ func (c *channelSet) carry(ids []int64, on bool) {
 			c.have[id] = struct{}{}
 		} else {
 			delete(c.have, id)
+			delete(c.confirmed, id)
 		}
 	}
 }
@@ -91,7 +106,7 @@ func (c *channelSet) carry(ids []int64, on bool) {
 // reset forgets what a lost connection carried.
 func (c *channelSet) reset() {
 	c.mu.Lock()
-	c.have = map[int64]struct{}{}
+	c.have, c.confirmed = map[int64]struct{}{}, map[int64]struct{}{}
 	c.mu.Unlock()
 }
 
@@ -134,8 +149,7 @@ func (h *Hub) syncChannels(ctx context.Context, dc rueidis.DedicatedClient) erro
 			h.channels.carry(drop, false)
 		}
 		if len(add) > 0 {
-			// Carried before the confirmations arrive, so that a topic
-			// opening meanwhile is not left waiting for one (see subscribe).
+			// Before the command: confirmations may arrive before it returns.
 			h.channels.carry(add, true)
 			if err := h.subscribeCmd(ctx, dc, dc.B().Subscribe().Channel(topicChannels(add)...).Build()); err != nil {
 				return err
@@ -161,6 +175,7 @@ func (h *Hub) onChannelSubscribed(channel string) {
 	if !ok || channel != TopicChannel(id) {
 		return
 	}
+	h.channels.confirm(id)
 	if t := h.topic(id); t != nil {
 		t.markCarried()
 		h.requestRepair(t)
