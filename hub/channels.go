@@ -10,7 +10,7 @@ import (
 // channelSet is what PUBSUB_MODE=channels subscribes on one Redis: the
 // channels of the topics with local members. Topics come and go in want;
 // the listener's own connection follows it with SUBSCRIBE and UNSUBSCRIBE
-// in batches (syncChannels), so a topic costs two map entries here and a
+// in batches (syncChannels), so a topic costs a few map entries here and a
 // channel in Redis, not a goroutine or a connection.
 type channelSet struct {
 	mu        sync.Mutex
