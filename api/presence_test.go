@@ -204,9 +204,11 @@ func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 
 func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 	rs := testredis.Start(t)
+	// The watcher's hub refreshes every second (a 3 s TTL): a test machine
+	// busy with -race may stall a goroutine longer than a 1 s TTL allows.
 	ttl := func(c *hub.Config) {
 		fastPresence(c)
-		c.PresenceUserTTL = time.Second
+		c.PresenceUserTTL = 3 * time.Second
 		c.PresenceHashTTL = 5 * time.Second
 	}
 	b := startHub(t, rs.Addr(), ttl)
