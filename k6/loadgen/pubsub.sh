@@ -6,6 +6,7 @@
 # /tmp/roomhub-pubsub). MODES picks the modes, in order.
 #   RUNS=3 bash k6/loadgen/pubsub.sh
 #   HUBS=1 MODES=channels bash k6/loadgen/pubsub.sh   # the same work on one hub
+#   HUB_VARS="GOMAXPROCS=1" ...                       # extra environment for the hubs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/roomhub-pubsub}
@@ -37,7 +38,8 @@ for run in $(seq 1 "$RUNS"); do
     urls=(); pids=()
     for _ in $(seq 1 "$HUBS"); do
       hport=$(free_port)
-      REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn PUBSUB_MODE="$mode" \
+      # shellcheck disable=SC2086 # HUB_VARS is a list of VAR=value words
+      env ${HUB_VARS:-} REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn PUBSUB_MODE="$mode" \
         "$work/roomhub" >>"$work/hub.log" 2>&1 &
       pids+=($!); urls+=("http://127.0.0.1:$hport")
       for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
