@@ -13,7 +13,7 @@ import (
 
 var (
 	presenceTouchScript = NewScript(lua.PresenceTouch)
-	presenceLeaveScript = rueidis.NewLuaScript(lua.PresenceLeave)
+	presenceLeaveScript = NewScript(lua.PresenceLeave)
 )
 
 // heartbeatMember is the presence member of explicit heartbeats; streams use
@@ -183,6 +183,19 @@ func (h *Hub) joined(ctx context.Context, room int64) {
 // leave removes member (may be "") and expired members for users; those left
 // with none leave the room. It reports how many left.
 func (h *Hub) leave(ctx context.Context, room int64, member string, users []string) (int, error) {
+	e := h.leaveExec(room, member, users)
+	left, err := Run(h.rdb, ctx, presenceLeaveScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsStrSlice)
+	if err != nil {
+		return 0, err
+	}
+	if len(left) > 0 {
+		h.scheduleBroadcast(room)
+	}
+	return len(left), nil
+}
+
+// leaveExec is lua/presence_leave.lua's call for leave's arguments.
+func (h *Hub) leaveExec(room int64, member string, users []string) rueidis.LuaExec {
 	keys := []string{PresenceKey(room), PresenceChangesKey(room)}
 	args := []string{member, itoa(int64(h.cfg.PresenceHashTTL / time.Second))}
 	for _, u := range users {
@@ -193,14 +206,7 @@ func (h *Hub) leave(ctx context.Context, room int64, member string, users []stri
 		keys = append(keys, PresenceConnsKey(room, id))
 		args = append(args, u)
 	}
-	left, err := Run(h.rdb, ctx, presenceLeaveScript, keys, args, rueidis.RedisResult.AsStrSlice)
-	if err != nil {
-		return 0, err
-	}
-	if len(left) > 0 {
-		h.scheduleBroadcast(room)
-	}
-	return len(left), nil
+	return rueidis.LuaExec{Keys: keys, Args: args}
 }
 
 // Heartbeat keeps user present in room for PRESENCE_USER_TTL_SECS.

@@ -25,7 +25,9 @@ func (h *Hub) runSweeper(ctx context.Context) {
 	})
 }
 
-// sweep visits every room with presence state once.
+// sweep visits every room with presence state once, a page of rooms (SSCAN)
+// at a time: a page costs four round trips however many rooms it holds (two
+// more when some rooms are empty).
 func (h *Hub) sweep(ctx context.Context) error {
 	cursor := uint64(0)
 	for {
@@ -33,13 +35,14 @@ func (h *Hub) sweep(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		rooms := make([]int64, 0, len(e.Elements))
 		for _, m := range e.Elements {
-			room, ok := ParseID(m)
-			if ok {
-				if err := h.sweepRoom(ctx, room); err != nil {
-					return err
-				}
+			if room, ok := ParseID(m); ok {
+				rooms = append(rooms, room)
 			}
+		}
+		if err := h.sweepRooms(ctx, rooms); err != nil {
+			return err
 		}
 		if cursor = e.Cursor; cursor == 0 {
 			return nil
@@ -47,27 +50,94 @@ func (h *Hub) sweep(ctx context.Context) error {
 	}
 }
 
-func (h *Hub) sweepRoom(ctx context.Context, room int64) error {
-	users, err := Call(h.rdb, ctx, h.rdb.B().Hkeys().Key(PresenceKey(room)).Build(), rueidis.RedisResult.AsStrSlice)
-	if err != nil {
-		return err
+// sweepRooms sweeps rooms, each step for all of them in one pipeline: their
+// users (HKEYS); those users' expired members, the users left with none
+// leaving (lua/presence_leave.lua, sweepBatch users a call); what is still
+// queued for a broadcast (LLEN). A room with neither users nor a queue is
+// no longer listed.
+func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
+	if len(rooms) == 0 {
+		return nil
 	}
-	for i := 0; i < len(users); i += sweepBatch {
-		if _, err := h.leave(ctx, room, "", users[i:min(i+sweepBatch, len(users))]); err != nil {
-			return err
+	cmds := make(rueidis.Commands, len(rooms))
+	for i, room := range rooms {
+		cmds[i] = h.rdb.B().Hkeys().Key(PresenceKey(room)).Build()
+	}
+	users := make([][]string, len(rooms))
+	var execs []rueidis.LuaExec
+	var execRooms []int64
+	for i, r := range DoMany(h.rdb, ctx, cmds) {
+		var err error
+		if users[i], err = r.AsStrSlice(); err != nil {
+			return RedisErr(err)
+		}
+		for j := 0; j < len(users[i]); j += sweepBatch {
+			execs = append(execs, h.leaveExec(rooms[i], "", users[i][j:min(j+sweepBatch, len(users[i]))]))
+			execRooms = append(execRooms, rooms[i])
 		}
 	}
-	queued, err := Call(h.rdb, ctx, h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build(), rueidis.RedisResult.AsInt64)
-	if err != nil {
-		return err
-	}
-	if queued > 0 {
-		h.scheduleBroadcast(room)
-	}
-	if len(users) == 0 && queued == 0 {
-		if _, err := Call(h.rdb, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(itoa(room)).Build(), NoReply); err != nil {
-			return err
+	if len(execs) > 0 {
+		for i, r := range RunMany(h.rdb, ctx, presenceLeaveScript, execs) {
+			left, err := r.AsStrSlice()
+			if err != nil {
+				return RedisErr(err)
+			}
+			if len(left) > 0 {
+				h.scheduleBroadcast(execRooms[i])
+			}
 		}
 	}
-	return nil
+	for i, room := range rooms {
+		cmds[i] = h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build()
+	}
+	var empty []int64
+	for i, r := range DoMany(h.rdb, ctx, cmds) {
+		queued, err := r.AsInt64()
+		if err != nil {
+			return RedisErr(err)
+		}
+		if queued > 0 {
+			h.scheduleBroadcast(rooms[i])
+		}
+		if len(users[i]) == 0 && queued == 0 {
+			empty = append(empty, rooms[i])
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	if _, err := Call(h.rdb, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(roomMembers(empty)...).Build(), NoReply); err != nil {
+		return err
+	}
+	// A user who joined one of them since HKEYS may have been listed before
+	// the SREM: list again those that have users now (a join after this
+	// looks lists its room itself).
+	cmds = cmds[:0]
+	for _, room := range empty {
+		cmds = append(cmds, h.rdb.B().Hlen().Key(PresenceKey(room)).Build())
+	}
+	var back []int64
+	for i, r := range DoMany(h.rdb, ctx, cmds) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return RedisErr(err)
+		}
+		if n > 0 {
+			back = append(back, empty[i])
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	_, err := Call(h.rdb, ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(roomMembers(back)...).Build(), NoReply)
+	return err
+}
+
+// roomMembers is rooms as members of PresenceRoomsKey.
+func roomMembers(rooms []int64) []string {
+	out := make([]string, len(rooms))
+	for i, r := range rooms {
+		out[i] = itoa(r)
+	}
+	return out
 }

@@ -1,0 +1,112 @@
+package hub
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"roomhub/internal/testredis"
+)
+
+// One sweep over more rooms than an SSCAN page (pipelined per page): every
+// user whose members expired leaves, a live one stays, a listed room with
+// no state is unlisted; once the leaves are broadcast, the emptied rooms are
+// unlisted too.
+func TestSweep_ManyRoomsInPipelines(t *testing.T) {
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	cfg := DefaultConfig()
+	cfg.PresenceBroadcast = 0
+	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	h.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	const dead = 1200
+	now := time.Now().UnixMilli()
+	cmds := [][]string{}
+	for r := int64(1); r <= dead+2; r++ {
+		room := strconv.FormatInt(r, 10)
+		cmds = append(cmds, []string{"SADD", PresenceRoomsKey, room})
+		if r == dead+2 {
+			continue // listed, no state
+		}
+		deadline := now - 1000 // a dead instance's member
+		if r == dead+1 {
+			deadline = now + 60_000 // a live one
+		}
+		cmds = append(cmds,
+			[]string{"HSET", PresenceKey(r), room, strconv.FormatInt(now-5000, 10)},
+			[]string{"ZADD", PresenceConnsKey(r, r), strconv.FormatInt(deadline, 10), "m" + room})
+	}
+	for _, c := range cmds {
+		testredis.Do(t, rdb, c...)
+	}
+	ctx := context.Background()
+	if err := h.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []int64{1, 600, dead} {
+		if n, _ := testredis.Do(t, rdb, "HLEN", PresenceKey(r)).AsInt64(); n != 0 {
+			t.Fatalf("room %d still has %d users", r, n)
+		}
+	}
+	if n, _ := testredis.Do(t, rdb, "HLEN", PresenceKey(dead+1)).AsInt64(); n != 1 {
+		t.Fatalf("the live user was swept (%d left)", n)
+	}
+	if in, _ := testredis.Do(t, rdb, "SISMEMBER", PresenceRoomsKey, strconv.Itoa(dead+2)).AsInt64(); in != 0 {
+		t.Fatal("a room without state is still listed")
+	}
+	waitFor(t, "the emptied rooms unlisted once their leaves are broadcast", func() bool {
+		if err := h.sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := testredis.Do(t, rdb, "SCARD", PresenceRoomsKey).AsInt64()
+		return n == 1
+	})
+	if in, _ := testredis.Do(t, rdb, "SISMEMBER", PresenceRoomsKey, strconv.Itoa(dead+1)).AsInt64(); in != 1 {
+		t.Fatal("the room with a live user was unlisted")
+	}
+}
+
+// BenchmarkSweep measures one sweep pass over 10,000 rooms with one live
+// user each (nothing to remove: the steady state), on a real redis-server,
+// and reports redis-server's CPU per pass.
+// Run: go test -run '^$' -bench Sweep -benchtime 5x ./hub/
+func BenchmarkSweep(b *testing.B) {
+	rs := testredis.Start(b)
+	rdb := testredis.Client(b, rs.Addr())
+	h := New(DefaultConfig(), rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
+	const rooms = 10000
+	deadline := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	ctx := context.Background()
+	for r := int64(1); r <= rooms; r++ {
+		room := strconv.FormatInt(r, 10)
+		cmds := rdb.B()
+		for _, err := range []error{
+			rdb.Do(ctx, cmds.Sadd().Key(PresenceRoomsKey).Member(room).Build()).Error(),
+			rdb.Do(ctx, cmds.Hset().Key(PresenceKey(r)).FieldValue().FieldValue(room, deadline).Build()).Error(),
+			rdb.Do(ctx, cmds.Zadd().Key(PresenceConnsKey(r, r)).ScoreMember().ScoreMember(float64(time.Now().Add(time.Hour).UnixMilli()), "m").Build()).Error(),
+		} {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu := redisCPU(b, rs)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := h.sweep(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((redisCPU(b, rs)-cpu)*1000/float64(b.N), "redis-cpu-ms/pass")
+}
