@@ -40,8 +40,7 @@ type Hub struct {
 	finals      []func(context.Context) // final work run by Close, in order
 
 	sharded    bool        // Redis Cluster: SPUBLISH, and SSUBSCRIBE per local topic
-	perTopic   bool        // a subscription per local topic (cluster, or PUBSUB_MODE=channels), not patterns
-	channels   *channelSet // PUBSUB_MODE=channels on one Redis: the listener's connection carries them
+	channels   *channelSet // PUBSUB_MODE=channels on one Redis: the listener's connection carries them (nil: patterns, or a cluster)
 	topics     topics
 	streams    streams
 	presence   presence
@@ -63,8 +62,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h := &Hub{cfg: cfg, rdb: newRedis(rdb, m), log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
 		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1), idle: make(chan struct{})}
 	h.sharded = h.rdb.Sharded()
-	h.perTopic = h.sharded || cfg.PubSubMode == PubSubChannels
-	if h.perTopic && !h.sharded {
+	if !h.sharded && cfg.PubSubMode == PubSubChannels {
 		h.channels = newChannelSet()
 	}
 	h.topics.m = map[int64]*topic{}

@@ -189,6 +189,14 @@ func InboxKeys(user int64) []string {
 		InboxCountsKey(user), InboxDeletedKey(user), InboxGroupsKey(user)}
 }
 
+// InboxArgs are the arguments every inbox script takes first (ARGV[1..6] of
+// lua/inbox_lib.lua), then extra: channel is the user's, or "" when the
+// script names each recipient's channel itself.
+func InboxArgs(cfg Config, sharded bool, channel, now string, extra ...string) []string {
+	return append([]string{itoa(cfg.InboxRetention.Milliseconds()), itoa(int64(cfg.InboxMaxEntries)),
+		itoa(int64(cfg.InboxMaxEntries)), channel, boolArg(sharded), now}, extra...)
+}
+
 // DeliveryKey holds a user's deliveries beyond the tab, "<notificationId>|<channel>"
 // → the record (JSON, see lua/delivery_claim.lua), besides "digest|<channel>"
 // (the open digest's send time) and "hol|<channel>" (the retrying head of

@@ -39,7 +39,7 @@ func (h *Hub) listenOnce(ctx context.Context) (bool, error) {
 	defer dc.Close()
 	var confirmed atomic.Int32 // subscriptions confirmed: room and user patterns (unless per topic), control channel
 	want := int32(3)
-	if h.perTopic && !h.sharded {
+	if h.channels != nil {
 		want = 1
 	}
 	var up atomic.Bool

@@ -87,15 +87,14 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 			}
 		}
 	}
-	for i, room := range rooms {
-		cmds[i] = h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build()
+	queues, err := h.perRoom(ctx, rooms, func(room int64) rueidis.Completed {
+		return h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build()
+	})
+	if err != nil {
+		return err
 	}
 	var empty []int64
-	for i, r := range DoMany(h.rdb, ctx, cmds) {
-		queued, err := r.AsInt64()
-		if err != nil {
-			return RedisErr(err)
-		}
+	for i, queued := range queues {
 		if queued > 0 {
 			h.scheduleBroadcast(rooms[i])
 		}
@@ -112,16 +111,14 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	// A user who joined one of them since HKEYS may have been listed before
 	// the SREM: list again those that have users now (a join after this
 	// looks lists its room itself).
-	cmds = cmds[:0]
-	for _, room := range empty {
-		cmds = append(cmds, h.rdb.B().Hlen().Key(PresenceKey(room)).Build())
+	joined, err := h.perRoom(ctx, empty, func(room int64) rueidis.Completed {
+		return h.rdb.B().Hlen().Key(PresenceKey(room)).Build()
+	})
+	if err != nil {
+		return err
 	}
 	var back []int64
-	for i, r := range DoMany(h.rdb, ctx, cmds) {
-		n, err := r.AsInt64()
-		if err != nil {
-			return RedisErr(err)
-		}
+	for i, n := range joined {
 		if n > 0 {
 			back = append(back, empty[i])
 		}
@@ -129,8 +126,26 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	if len(back) == 0 {
 		return nil
 	}
-	_, err := Call(h.rdb, ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(roomMembers(back)...).Build(), NoReply)
+	_, err = Call(h.rdb, ctx, h.rdb.B().Sadd().Key(PresenceRoomsKey).Member(roomMembers(back)...).Build(), NoReply)
 	return err
+}
+
+// perRoom sends cmd's command for each room in one pipeline and returns the
+// integer replies in the rooms' order.
+func (h *Hub) perRoom(ctx context.Context, rooms []int64, cmd func(room int64) rueidis.Completed) ([]int64, error) {
+	cmds := make(rueidis.Commands, len(rooms))
+	for i, room := range rooms {
+		cmds[i] = cmd(room)
+	}
+	out := make([]int64, len(rooms))
+	for i, r := range DoMany(h.rdb, ctx, cmds) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return nil, RedisErr(err)
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 // roomMembers is rooms as members of PresenceRoomsKey.

@@ -16,19 +16,8 @@ import (
 // no state is unlisted; once the leaves are broadcast, the emptied rooms are
 // unlisted too.
 func TestSweep_ManyRoomsInPipelines(t *testing.T) {
-	rs := testredis.Start(t)
-	rdb := testredis.Client(t, rs.Addr())
-	cfg := DefaultConfig()
-	cfg.PresenceBroadcast = 0
-	h := New(cfg, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
-	h.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	h := startTestHub(t, func(c *Config) { c.PresenceBroadcast = 0 })
+	rdb := h.rdb.Client
 	const dead = 1200
 	now := time.Now().UnixMilli()
 	cmds := [][]string{}

@@ -54,7 +54,7 @@ func (h *Hub) subscribe(m *member) {
 			if h.channels.add(id) {
 				close(t.carried)
 			}
-		} else if h.perTopic {
+		} else if h.sharded {
 			subCtx, t.cancel = context.WithCancel(h.ctx)
 		}
 		h.topics.m[id] = t

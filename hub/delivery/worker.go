@@ -297,10 +297,9 @@ func userKeys(user int64) []string {
 // claim runs lua/delivery_claim.lua for user.
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string) (claimed, error) {
 	keys := append(hub.InboxKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
-	args := []string{itoa(d.cfg.InboxRetention.Milliseconds()), itoa(int64(d.cfg.InboxMaxEntries)), itoa(int64(d.cfg.InboxMaxEntries)),
-		hub.UserChannel(user), "0", hub.NowTimestamp(),
+	args := hub.InboxArgs(d.cfg, d.rdb.Sharded(), hub.UserChannel(user), hub.NowTimestamp(),
 		strconv.Itoa(claimLimit), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg()}
+		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg())
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err

@@ -180,8 +180,7 @@ func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
 // scriptArgs are inboxArgs with the user's channel given ("" when the script
 // names each recipient's channel itself).
 func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
-	return append([]string{itoa(ib.cfg.InboxRetention.Milliseconds()), itoa(int64(ib.cfg.InboxMaxEntries)),
-		itoa(int64(ib.cfg.InboxMaxEntries)), channel, boolArg(ib.rdb.Sharded()), now}, extra...)
+	return hub.InboxArgs(ib.cfg, ib.rdb.Sharded(), channel, now, extra...)
 }
 
 // Unread returns the user's unread count: their visible unread items.
@@ -234,10 +233,3 @@ func (ib *Inbox) List(ctx context.Context, user int64, f Filter, limit int, befo
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func boolArg(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
