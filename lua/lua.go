@@ -112,3 +112,8 @@ var DeliveryRenew string
 //
 //go:embed delivery_redrive.lua
 var DeliveryRedrive string
+
+// ZsetPage reads one page of a sorted set after a (score, member) cursor.
+//
+//go:embed zset_page.lua
+var ZsetPage string

@@ -39,10 +39,11 @@ type Delivery struct {
 }
 
 var (
-	claimScript   = rueidis.NewLuaScript(lua.DeliveryClaim)
-	endScript     = rueidis.NewLuaScript(lua.DeliveryEnd)
-	renewScript   = rueidis.NewLuaScript(lua.DeliveryRenew)
-	redriveScript = rueidis.NewLuaScript(lua.DeliveryRedrive)
+	claimScript    = rueidis.NewLuaScript(lua.DeliveryClaim)
+	endScript      = rueidis.NewLuaScript(lua.DeliveryEnd)
+	renewScript    = rueidis.NewLuaScript(lua.DeliveryRenew)
+	redriveScript  = rueidis.NewLuaScript(lua.DeliveryRedrive)
+	zsetPageScript = hub.NewScript(lua.ZsetPage)
 )
 
 // CheckConfig validates DELIVERY_RULES and DELIVERY_CAPS, as New would.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,7 +171,7 @@ func parseDeadCursor(s string) (deadRef, error) {
 	}
 	ms, member, ok := strings.Cut(string(b), "\n")
 	f, err := strconv.ParseFloat(ms, 64)
-	if !ok || err != nil {
+	if !ok || err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		return deadRef{}, fmt.Errorf("%w: after is a cursor from nextAfter", hub.ErrInvalid)
 	}
 	return deadRef{member: member, ms: f}, nil
@@ -202,23 +203,26 @@ func (d *Delivery) scanDead(ctx context.Context, f DeadFilter, after *deadRef, l
 		if err != nil {
 			return nil, nil, false, err
 		}
+		if len(page) == 0 {
+			return refs, recs, false, nil // no progress: never ask again for the same page
+		}
+		cursor = &page[len(page)-1]
+		var matching []deadRef
 		for _, r := range page {
-			cursor = &r
-			if !f.matches(r) {
-				continue
+			if f.matches(r) {
+				matching = append(matching, r)
 			}
-			rec, ok, err := d.deadRecord(ctx, r)
-			if err != nil {
-				return nil, nil, false, err
-			}
-			if !ok {
-				continue
-			}
+		}
+		pageRefs, pageRecs, err := d.deadRecords(ctx, matching)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for i, r := range pageRefs {
 			if len(refs) == limit {
 				return refs, recs, true, nil
 			}
 			refs = append(refs, r)
-			recs = append(recs, rec)
+			recs = append(recs, pageRecs[i])
 		}
 		if !more {
 			return refs, recs, false, nil
@@ -226,31 +230,27 @@ func (d *Delivery) scanDead(ctx context.Context, f DeadFilter, after *deadRef, l
 	}
 }
 
-// deadPage merges the shards' next entries after cursor, n at most.
+// deadPage merges the shards' next entries after cursor, n at most, ordered
+// by (death, member), and reports whether more may follow.
 func (d *Delivery) deadPage(ctx context.Context, cursor *deadRef, n int) ([]deadRef, bool, error) {
-	lo := "-inf"
+	score, member := "", ""
 	if cursor != nil {
-		lo = strconv.FormatFloat(cursor.ms, 'f', -1, 64)
+		score, member = strconv.FormatFloat(cursor.ms, 'f', -1, 64), cursor.member
 	}
-	// Entries of the cursor's own millisecond come again: skipped below.
-	fetch := int64(n + 64)
-	cmds := make(rueidis.Commands, hub.DeliveryShards)
+	execs := make([]rueidis.LuaExec, hub.DeliveryShards)
 	for s := range hub.DeliveryShards {
-		cmds[s] = d.rdb.B().Zrangebyscore().Key(hub.DeliveriesDeadKey(s)).Min(lo).Max("+inf").Withscores().Limit(0, fetch).Build()
+		execs[s] = rueidis.LuaExec{Keys: []string{hub.DeliveriesDeadKey(s)}, Args: []string{score, member, strconv.Itoa(n)}}
 	}
 	var all []deadRef
 	more := false
-	for _, r := range hub.DoMany(d.rdb, ctx, cmds) {
+	for _, r := range hub.RunMany(d.rdb, ctx, zsetPageScript, execs) {
 		zs, err := r.AsZScores()
 		if err != nil {
 			return nil, false, hub.RedisErr(err)
 		}
-		if int64(len(zs)) == fetch {
-			more = true
-		}
+		more = more || len(zs) == n
 		for _, z := range zs {
-			ref, ok := parseDead(z.Member, z.Score)
-			if ok && (cursor == nil || cursor.before(ref)) {
+			if ref, ok := parseDead(z.Member, z.Score); ok {
 				all = append(all, ref)
 			}
 		}
@@ -262,19 +262,49 @@ func (d *Delivery) deadPage(ctx context.Context, cursor *deadRef, n int) ([]dead
 	return all, more, nil
 }
 
-// deadRecord reads an entry's record; an entry whose record is no longer
-// dead leaves the index.
-func (d *Delivery) deadRecord(ctx context.Context, r deadRef) (Record, bool, error) {
-	raw, err := hub.Call(d.rdb, ctx, d.rdb.B().Hget().Key(hub.DeliveryKey(r.user)).Field(r.rid).Build(), stringOrEmpty)
-	if err != nil {
-		return Record{}, false, err
+// deadRecords reads the records of refs in one pipeline and returns those
+// still dead; entries whose record is not dead any more (or is gone) leave
+// the index.
+func (d *Delivery) deadRecords(ctx context.Context, refs []deadRef) ([]deadRef, []Record, error) {
+	if len(refs) == 0 {
+		return nil, nil, nil
 	}
-	rec, ok := d.record(r.user, r.rid, raw)
-	if !ok || rec.State != "dead" {
-		_, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(hub.DeliveriesDeadKey(shardOf(r.user))).Member(r.member).Build(), hub.NoReply)
-		return Record{}, false, err
+	cmds := make(rueidis.Commands, len(refs))
+	for i, r := range refs {
+		cmds[i] = d.rdb.B().Hget().Key(hub.DeliveryKey(r.user)).Field(r.rid).Build()
 	}
-	return rec, true, nil
+	var live []deadRef
+	var recs []Record
+	var stale rueidis.Commands
+	for i, res := range hub.DoMany(d.rdb, ctx, cmds) {
+		raw, err := res.ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			return nil, nil, hub.RedisErr(err)
+		}
+		r := refs[i]
+		if rec, ok := d.record(r.user, r.rid, raw); ok && rec.State == "dead" {
+			live, recs = append(live, r), append(recs, rec)
+			continue
+		}
+		stale = append(stale, d.rdb.B().Zrem().Key(hub.DeliveriesDeadKey(shardOf(r.user))).Member(r.member).Build())
+	}
+	if len(stale) > 0 {
+		if err := hub.CallMany(d.rdb, ctx, stale); err != nil {
+			return nil, nil, err
+		}
+	}
+	return live, recs, nil
+}
+
+// trimDead drops dead index entries older than DELIVERY_RECORD_DAYS: their
+// records are gone by then, and the index must not grow for ever.
+func (d *Delivery) trimDead(ctx context.Context) error {
+	cutoff := "(" + itoa(time.Now().Add(-d.cfg.DeliveryRecordTTL).UnixMilli())
+	cmds := make(rueidis.Commands, hub.DeliveryShards)
+	for s := range hub.DeliveryShards {
+		cmds[s] = d.rdb.B().Zremrangebyscore().Key(hub.DeliveriesDeadKey(s)).Min("-inf").Max(cutoff).Build()
+	}
+	return hub.CallMany(d.rdb, ctx, cmds)
 }
 
 // DeadPage is a page of dead deliveries.

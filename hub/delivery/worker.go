@@ -19,6 +19,10 @@ import (
 // last look found none.
 const pollEvery = 250 * time.Millisecond
 
+// trimDeadEvery is how often the poller drops dead index entries older than
+// DELIVERY_RECORD_DAYS.
+const trimDeadEvery = time.Minute
+
 // pollPage bounds the index entries read per shard per look.
 const pollPage = 256
 
@@ -75,11 +79,18 @@ func (d *Delivery) Index(ctx context.Context, users []int64, dues []int64, tag s
 }
 
 // runPoller looks for due deliveries and starts a job per user, at most
-// Concurrency at once, until ctx ends.
+// Concurrency at once, until ctx ends; once a minute it trims the dead index.
 func (d *Delivery) runPoller(ctx context.Context) {
 	sem := make(chan struct{}, d.Concurrency)
 	start := 0
+	var trimmed time.Time
 	for {
+		if time.Since(trimmed) >= trimDeadEvery {
+			if err := d.trimDead(ctx); err != nil && ctx.Err() == nil {
+				d.log.Warn("trimming dead deliveries", "err", err)
+			}
+			trimmed = time.Now()
+		}
 		full := false
 		for i := range hub.DeliveryShards {
 			shard := (start + i) % hub.DeliveryShards
