@@ -49,7 +49,8 @@ func (s *Server) deadDeliveries(c echo.Context) error {
 	return ok(c, page)
 }
 
-// redrive serves POST /internal/deliveries/redrive {"channel"?,"userId"?,"notificationIds"?}.
+// redrive serves POST /internal/deliveries/redrive {"channel"?,"userId"?,
+// "notificationIds"?} (at least one) or {"all":true}.
 func (s *Server) redrive(c echo.Context) error {
 	body, err := readBody(c)
 	if err != nil {
@@ -59,11 +60,19 @@ func (s *Server) redrive(c echo.Context) error {
 		Channel         *string  `json:"channel"`
 		UserID          *int64   `json:"userId"`
 		NotificationIDs []string `json:"notificationIds"`
+		All             *bool    `json:"all"`
 	}
-	if len(body) > 0 {
-		if err := decodeStrict(body, &req); err != nil {
-			return err
-		}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	// "Everything" must be said: a body that names nothing (or only a typo,
+	// refused above) re-sends no one's dead deliveries.
+	filtered := req.Channel != nil || req.UserID != nil || req.NotificationIDs != nil
+	switch {
+	case req.All != nil && (!*req.All || filtered):
+		return errBadRequest(`all is true alone, or absent beside channel, userId or notificationIds`)
+	case req.All == nil && !filtered:
+		return errBadRequest(`name what to re-drive: channel, userId, notificationIds, or {"all":true}`)
 	}
 	var f delivery.DeadFilter
 	if req.Channel != nil {

@@ -413,7 +413,17 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
 		t.Fatalf("user 1's email is %s after a redrive of user 2's", got)
 	}
-	code, env = th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{}`)
+	// "Everything" must be said: nothing named, a typo, or all beside a
+	// filter re-sends nothing.
+	for _, bad := range []string{``, `{}`, `null`, `{"userIds":[1]}`, `{"all":false}`, `{"all":true,"userId":1}`, `{"channel":"push","user":1}`} {
+		if code, env := th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, bad); code != 400 || env.Code != "COMMON400" {
+			t.Fatalf("redrive %s: %d %+v, want 400 COMMON400", bad, code, env)
+		}
+	}
+	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
+		t.Fatalf("user 1's email is %s after refused redrives", got)
+	}
+	code, env = th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"all":true}`)
 	remarshal(t, env.Result, &res)
 	if code != 200 || res.Requeued != 5 {
 		t.Fatalf("redrive of all: %d %+v", code, res)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,19 +40,11 @@ type publishBody struct {
 // with the code DESIGN.md gives (COMMON400, NOTIF4001).
 func DecodePublish(body []byte) (inbox.PublishRequest, error) {
 	var b publishBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&b); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			if te.Field == "eventType" {
-				return inbox.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
-			}
-			return inbox.PublishRequest{}, errBadRequest(fmt.Sprintf("%s has the wrong type", fieldName(te.Field)))
+	if err := decodeJSON(body, &b); err != nil {
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "eventType" {
+			return inbox.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
 		}
-		return inbox.PublishRequest{}, errBadRequest("body is not a valid JSON object")
-	}
-	if dec.More() {
-		return inbox.PublishRequest{}, errBadRequest("body must hold one JSON object")
+		return inbox.PublishRequest{}, jsonError(err)
 	}
 	if b.RoomID == nil || *b.RoomID <= 0 {
 		return inbox.PublishRequest{}, errBadRequest("roomId must be a positive integer")

@@ -506,3 +506,43 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 		t.Fatalf("another client behind the proxy: %d, want 401", resp.StatusCode)
 	}
 }
+
+// Every JSON body the hub reads refuses a field it does not know, at any
+// depth, with 400 COMMON400 naming it: a typo must never widen (or quietly
+// drop) what a request does. Each body is otherwise valid: without the typo
+// it is accepted.
+func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.DeliveryChannels = []string{"push"} })
+	nid := th.notifyWith(t, 5, "", 1)
+	user := map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Content-Type": "application/json"}
+	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	const pub = `"roomId":5,"eventType":"comment.created","data":{"a":1}`
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for _, c := range []struct {
+		method, path string
+		hdr          map[string]string
+		good, typo   string
+		field        string
+	}{
+		{"POST", "/api/v1/notifications/publish", internal, `{` + pub + `,"recipientIds":[1]}`, `{` + pub + `,"recipients":[1]}`, "recipients"},
+		{"POST", "/api/v1/notifications/publish", internal, `{` + pub + `,"recipientIds":[1],"delivery":{"push":{"afterSecs":60}}}`,
+			`{` + pub + `,"recipientIds":[1],"delivery":{"push":{"afterSec":60}}}`, "afterSec"},
+		{"POST", "/api/v1/notifications/publish/batch", internal, `{"events":[{` + pub + `}]}`, `{"event":[{` + pub + `}]}`, "event"},
+		{"PATCH", "/api/v1/notifications/" + nid + "/snooze", user, `{"until":"` + soon + `"}`, `{"until":"` + soon + `","for":1}`, "for"},
+		{"POST", "/api/v1/notifications/bulk", user, `{"action":"seen","filter":{"state":"unread"}}`, `{"action":"seen","filter":{"stat":"unread"}}`, "stat"},
+		{"POST", "/api/v1/notifications/bulk", user, `{"action":"seen","notificationIds":["` + nid + `"]}`, `{"action":"seen","ids":["` + nid + `"]}`, "ids"},
+		{"POST", "/api/v1/notifications/read-all", user, `{"upTo":"` + nid + `"}`, `{"before":"` + nid + `"}`, "before"},
+		{"PUT", "/api/v1/notifications/settings", user, `{"mutedEventTypes":[]}`, `{"mutedEventTypes":[],"muted":["like.toggled"]}`, "muted"},
+		{"PUT", "/api/v1/notifications/settings", user, `{"mutedEventTypes":[],"channels":{"push":{"enabled":true}}}`,
+			`{"mutedEventTypes":[],"channels":{"push":{"enable":false}}}`, "enable"},
+		{"POST", "/api/v1/internal/deliveries/redrive", internal, `{"userId":1}`, `{"userIds":[1]}`, "userIds"},
+	} {
+		code, env := th.do(t, c.method, c.path, c.hdr, c.typo)
+		if code != 400 || env.Code != "COMMON400" || !strings.Contains(env.Message, c.field) {
+			t.Errorf("%s %s %s: %d %+v, want 400 COMMON400 naming %q", c.method, c.path, c.typo, code, env, c.field)
+		}
+		if code, env := th.do(t, c.method, c.path, c.hdr, c.good); code != 200 {
+			t.Errorf("%s %s %s: %d %+v, want 200", c.method, c.path, c.good, code, env)
+		}
+	}
+}
