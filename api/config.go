@@ -123,6 +123,11 @@ func (c Config) validate() error {
 		return &hub.ConfigError{Var: name, Value: "(dev default)",
 			Reason: "JWT_SECRET and INTERNAL_API_KEY are both set, or both left to their dev defaults: one real and one dev default is refused"}
 	}
+	// One secret for both would let whoever mints user tokens publish as the
+	// backend, and the reverse.
+	if c.JWTSecret == c.InternalAPIKey {
+		return &hub.ConfigError{Var: "JWT_SECRET", Value: "(redacted)", Reason: "must differ from INTERNAL_API_KEY"}
+	}
 	if c.Env == "production" {
 		for _, sec := range []struct{ name, value string }{{"JWT_SECRET", c.JWTSecret}, {"INTERNAL_API_KEY", c.InternalAPIKey}} {
 			if len(sec.value) < minProductionSecret {

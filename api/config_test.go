@@ -56,6 +56,7 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{map[string]string{"INTERNAL_API_KEY": long}, "JWT_SECRET"}, // and the reverse
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": "short", "INTERNAL_API_KEY": long}, "JWT_SECRET"},
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": "short"}, "INTERNAL_API_KEY"},
+		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long}, "JWT_SECRET"}, // one secret for both
 	} {
 		if _, err := LoadConfig(lookup(tc.env)); !errors.As(err, &ce) || ce.Var != tc.want || strings.Contains(err.Error(), "short") {
 			t.Errorf("%v: err = %v, want %s named (and no secret shown)", tc.env, err, tc.want)

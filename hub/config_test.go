@@ -89,3 +89,20 @@ func TestLoadConfig_Lists(t *testing.T) {
 		t.Fatalf("EventTypes = %q", got)
 	}
 }
+
+// A URL with credentials is never printed whole, whichever variable holds it.
+func TestLoadConfig_ErrorsRedactURLCredentials(t *testing.T) {
+	for _, name := range []string{"READ_SINK_URL", "DELIVERY_SINK_URL", "ROOM_AUTH_URL"} {
+		env := map[string]string{name: "ftp://gateway:hunter2secret@example.com/x", "ROOM_AUTH": "proxy",
+			"DELIVERY_CHANNELS": "push", "ROOM_AUTH_URL": "http://ok", "DELIVERY_SINK_URL": "http://ok"}
+		env[name] = "ftp://gateway:hunter2secret@example.com/x"
+		_, err := LoadConfig(vars(env))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Var != name {
+			t.Fatalf("%s: err = %v, want it refused", name, err)
+		}
+		if strings.Contains(err.Error(), "hunter2secret") || !strings.Contains(err.Error(), "ftp://(redacted)@example.com") {
+			t.Fatalf("%s: the message %q shows the credentials", name, err)
+		}
+	}
+}

@@ -5,11 +5,12 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"roomhub/internal/env"
 )
 
 // RedisOptions turns REDIS_URL into client options. It accepts redis:// and
@@ -74,12 +75,9 @@ func RedisOptions(url string) (rueidis.ClientOption, error) {
 	return opt, nil
 }
 
-// userinfoRE matches the credentials of a URL inside any text.
-var userinfoRE = regexp.MustCompile(`([a-z][a-z0-9+.-]*://)[^/@\s"]*@`)
-
 // Redact hides the credentials of every URL in s (a URL itself, or an error
 // that quotes one): "redis://u:pw@h" becomes "redis://(redacted)@h".
-func Redact(s string) string { return userinfoRE.ReplaceAllString(s, "${1}(redacted)@") }
+func Redact(s string) string { return env.Redact(s) }
 
 // EmbeddedRedisOptions are the client options for the in-process miniredis of
 // dev mode: miniredis rejects CLIENT TRACKING, and on RESP3 a connection that

@@ -72,12 +72,15 @@ func (o Options) check(retention time.Duration) (Options, error) {
 		if err := checkTag(t); err != nil {
 			return o, err
 		}
-		if !slices.Contains(tags, t) {
-			tags = append(tags, t)
+		if slices.Contains(tags, t) {
+			continue
 		}
-	}
-	if len(tags) > MaxTags {
-		return o, fmt.Errorf("%w: at most %d distinct tags", hub.ErrInvalid, MaxTags)
+		// Refused at the first tag too many: the search above stays over
+		// MaxTags entries, so any number of tags costs linear time.
+		if len(tags) == MaxTags {
+			return o, fmt.Errorf("%w: at most %d distinct tags", hub.ErrInvalid, MaxTags)
+		}
+		tags = append(tags, t)
 	}
 	o.Tags = tags
 	switch {

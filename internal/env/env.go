@@ -7,6 +7,7 @@ package env
 import (
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -17,10 +18,18 @@ type Error struct {
 	Var, Value, Reason string
 }
 
-// Error names the variable, its value and what is wrong with it.
+// Error names the variable, its value and what is wrong with it, with the
+// credentials of any URL in them redacted.
 func (e *Error) Error() string {
-	return fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason)
+	return Redact(fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason))
 }
+
+// userinfoRE matches the credentials of a URL inside any text.
+var userinfoRE = regexp.MustCompile(`([a-z][a-z0-9+.-]*://)[^/@\s"]*@`)
+
+// Redact hides the credentials of every URL in s (a URL itself, or an error
+// that quotes one): "redis://u:pw@h" becomes "redis://(redacted)@h".
+func Redact(s string) string { return userinfoRE.ReplaceAllString(s, "${1}(redacted)@") }
 
 // Loader parses variables through a lookup (os.LookupEnv in main) and keeps
 // the first error. An empty or blank value counts as unset.
