@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -373,5 +374,43 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 	r := b.waitDelivery(t, nid, 1, "push", "sent")
 	if took := time.Since(closed); took > 3*time.Second || r.Attempts != 1 {
 		t.Fatalf("sent %v after the close, %d attempts: the cut-off call should be handed on at once, uncounted", took, r.Attempts)
+	}
+}
+
+// A claimed hand-off stays its claimer's while the gateway holds it: the
+// claimer renews the lease (every third of LOCK_TTL_SECS), so a second live
+// instance does not send it again however long the gateway takes. The
+// gateway holds the first call for 3 × LOCK_TTL_SECS, or until a second call
+// arrives (which fails the test at once).
+func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
+	rs := testredis.Start(t)
+	const ttl = 2 * time.Second
+	second := make(chan struct{})
+	var calls atomic.Int32
+	g := startGateway(t, func(gatewayCall) gatewayAnswer {
+		if calls.Add(1) > 1 {
+			close(second)
+			return gatewayAnswer{status: http.StatusOK}
+		}
+		return gatewayAnswer{status: http.StatusOK, wait: func() {
+			select {
+			case <-second:
+			case <-time.After(3 * ttl):
+			}
+		}}
+	})
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.LockTTL, c.DeliveryTimeout = ttl, time.Minute
+	})
+	a := startHub(t, rs.Addr(), cfg)
+	startHub(t, rs.Addr(), cfg)
+	nid := a.notifyWith(t, 7, "", 9)
+	g.next(t, wait)
+	a.waitDelivery(t, nid, 9, "push", "sent")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the gateway got %d calls for one hand-off held %v: the lease lapsed while it was held", n, 3*ttl)
+	}
+	if r := a.deliveriesOf(t, nid)["9/push"]; r.Attempts != 1 {
+		t.Fatalf("the record says %d attempts, want 1", r.Attempts)
 	}
 }

@@ -29,12 +29,14 @@ type gatewayCall struct {
 }
 
 // gatewayAnswer is what a test gateway answers: a status, a body and
-// headers; hang holds the request until the client gives up.
+// headers; hang holds the request until the client gives up, wait (when
+// set) runs before the answer goes out.
 type gatewayAnswer struct {
 	status int
 	body   string
 	header map[string]string
 	hang   bool
+	wait   func()
 }
 
 // testGateway is a real HTTP gateway in the test: it records every
@@ -68,6 +70,9 @@ func startGateway(t testing.TB, answer func(c gatewayCall) gatewayAnswer) *testG
 		if a.hang {
 			<-r.Context().Done()
 			return
+		}
+		if a.wait != nil {
+			a.wait()
 		}
 		for k, v := range a.header {
 			w.Header().Set(k, v)
