@@ -28,9 +28,12 @@ func (th *testHub) batch(t *testing.T, events ...string) (int, []batchResult) {
 func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", int(th.HTTP.PublishMaxBytes))
-	if code, _ := th.publishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`); code != 200 {
+	code, first := th.publishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`)
+	if code != 200 {
 		t.Fatal("publish")
 	}
+	var original hub.PublishResult
+	remarshal(t, first.Result, &original)
 	code, res := th.batch(t,
 		`{"roomId":1,"eventType":"comment.created","data":{"n":1}}`,
 		`{"roomId":1,"eventType":"nope","data":{}}`,
@@ -55,6 +58,9 @@ func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 		case r.IsSuccess || r.Code != w || r.Message == "":
 			t.Errorf("event %d: %+v, want %s", i, r, w)
 		}
+	}
+	if dup := res[4].Result; dup == nil || dup.StreamID != original.StreamID {
+		t.Errorf("the duplicate answered %+v, want the first publish's streamId %s", dup, original.StreamID)
 	}
 	if n := th.unreadOf(t, 5); n != 1 {
 		t.Fatalf("the batch's recipient has %d unread", n)

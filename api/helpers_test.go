@@ -362,14 +362,27 @@ func (c *sseClient) nextAny(t testing.TB, d time.Duration) (frame, bool) {
 func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
 	t.Helper()
 	var rest []frame
-	deadline := time.Now().Add(d)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	for {
-		f, ok := c.nextAny(t, time.Until(deadline))
-		if !ok {
-			return rest
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				return rest
+			}
+			rest = append(rest, f)
+		case <-timer.C:
+			t.Fatalf("the stream did not end within %v (%d frames meanwhile, the last %+v)", d, len(rest), lastFrame(rest))
+			return nil
 		}
-		rest = append(rest, f)
 	}
+}
+
+func lastFrame(fs []frame) any {
+	if len(fs) == 0 {
+		return "none"
+	}
+	return fs[len(fs)-1]
 }
 
 // metricValue reads one series from /metrics.

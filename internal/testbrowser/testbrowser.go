@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +48,8 @@ func Start(t testing.TB, script string, args ...string) *Driver {
 		t.Fatalf("chromium is not installed: run `make test` (apt-get install chromium)")
 	}
 	cmd := exec.Command("node", append([]string{filepath.Join(dir, script)}, args...)...)
+	// Its own process group, so that Quit can end Chromium with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -69,20 +72,23 @@ func Start(t testing.TB, script string, args ...string) *Driver {
 	return d
 }
 
-// Quit closes the browser and waits for the driver to exit (killing it after
-// 10 s). It may be called more than once.
+// Quit closes the browser and waits for the driver to exit (killing it and
+// its Chromium after 10 s). Whatever of its process group is left then is
+// killed too. It may be called more than once.
 func (d *Driver) Quit() {
 	d.quit.Do(func() {
 		_, _ = io.WriteString(d.stdin, "QUIT\n")
 		_ = d.stdin.Close() // node waits for the end of its input before it exits
 		done := make(chan struct{})
 		go func() { _ = d.cmd.Wait(); close(done) }()
+		killGroup := func() { _ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL) }
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = d.cmd.Process.Kill()
+			killGroup()
 			<-done
 		}
+		killGroup() // a Chromium the driver left behind
 	})
 }
 
