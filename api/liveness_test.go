@@ -15,10 +15,12 @@ import (
 // freezeProxy forwards TCP to Redis; freezeSubscribers makes the connections
 // that subscribed go silent both ways without closing: a half-open TCP
 // connection, as a dead NAT entry or a demoted node's leftovers leave behind.
+// While refuse is set, new connections are closed at once (Redis away).
 type freezeProxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []*proxyConn
+	l      net.Listener
+	mu     sync.Mutex
+	conns  []*proxyConn
+	refuse atomic.Bool // new connections are closed at once
 }
 
 type proxyConn struct {
@@ -41,6 +43,10 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 			c, err := l.Accept()
 			if err != nil {
 				return
+			}
+			if p.refuse.Load() {
+				c.Close()
+				continue
 			}
 			r, err := net.Dial("tcp", target)
 			if err != nil {
