@@ -246,9 +246,13 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	}
 }
 
-// A slow backend (1.9 s an answer) and many stream-rooms: the re-checks run
+// A slow backend (1 s an answer) and many stream-rooms: the re-checks run
 // concurrently and apart from the presence refresh, so presence stays right
-// and a revocation lands within the cache time and a few seconds. make test
+// and a revocation lands within the cache time and a few seconds. The answer
+// takes half the hub's 2 s bound on one question: at 1.9 s (as first
+// written) a busy machine pushed answers past the bound, every re-check
+// failed open, and the revocation never landed; one at a time (the bug this
+// guards), 512 re-checks of 1 s would take minutes. make test
 // runs 512 stream-rooms (16 page streams of 32 rooms; under -race, beside
 // the other packages); ROOMHUB_SLOW_BACKEND_USERS=63 runs the issue's 2,016.
 func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
@@ -281,10 +285,10 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	for u := range streams {
 		streams[u] = th.pageStream(t, int64(1000+u), "rooms="+strings.Join(ids, ","), "")
 	}
-	backend.delay.Store(int64(1900 * time.Millisecond))
+	backend.delay.Store(int64(time.Second))
 	revokedAt := time.Now()
 	backend.set(1005, 610, false)
-	rest := streams[5].ended(t, 20*time.Second) // 2 s of cache, a round under way, then one of 1.9 s answers
+	rest := streams[5].ended(t, 20*time.Second) // 2 s of cache, a round under way, then one of 1 s answers
 	if len(rest) == 0 || rest[len(rest)-1].Event != hub.EvictedEventType || !strings.Contains(rest[len(rest)-1].Data, `"roomId":610`) {
 		t.Fatalf("user 1005's stream ended with %+v, want system.evicted for room 610", rest)
 	}
@@ -322,7 +326,7 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
 	th := startHubWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *Config) {
-		c.AuthMisses = Budget{PerSec: 1, Burst: 4}
+		c.AuthMisses = Budget{PerSec: 0.001, Burst: 4} // no token back, however slow the machine
 	})
 	const u = 77
 	for r := int64(700); r < 710; r++ {
@@ -349,7 +353,7 @@ func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 		t.Fatalf("a room already answered, past the budget: %d %+v", code, env)
 	}
 	// A page stream of rooms not yet answered spends a token for each: with
-	// at most one back after a second, three new rooms are refused at once.
+	// none back, three new rooms are refused at once.
 	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=705,706,707", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := httpClient.Do(req)

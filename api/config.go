@@ -39,7 +39,7 @@ type Config struct {
 	JWTAudience     string        // JWT_AUDIENCE: when set, a token's aud must hold it
 	StreamLifetime  time.Duration // STREAM_MAX_LIFETIME_SECS, 86400: a stream ends this long after it opened, as at its token's expiry
 	UserRequests    Budget        // USER_RATE_BURST 60, USER_RATE_PER_SEC 20: requests per user and instance on every user route
-	IPRequests      Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance
+	IPRequests      Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance (user routes and internal keys apart)
 	TrustedProxy    string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
 	AuthMisses      Budget        // ROOM_AUTH_MISS_BURST 64, ROOM_AUTH_MISS_PER_SEC 4: proxy-mode access checks per user and instance that the cache cannot answer
 	StreamOpens     Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after

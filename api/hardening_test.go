@@ -186,7 +186,9 @@ func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 
 func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
-		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.2, Burst: 2}, Budget{PerSec: 0.5, Burst: 3}
+		// Budgets that refill too slowly to matter: what is tested is the
+		// burst, however long the machine takes to spend it.
+		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.001, Burst: 2}, Budget{PerSec: 0.001, Burst: 3}
 	})
 	tok := th.token(t, 5)
 	check := func(what string, call func() *http.Response, ok int) {
@@ -461,7 +463,8 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 // header only when one is configured), checked before the token is.
 func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
-		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 1, Burst: 3}, Budget{PerSec: 1, Burst: 2}, "X-Forwarded-For"
+		// Refilling too slowly to matter, however slow the machine.
+		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 0.001, Burst: 3}, Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
 	})
 	tok := th.token(t, 90)
 	call := func(path, token, forwarded string) *http.Response {
@@ -504,6 +507,34 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	}
 	if resp := call("/api/v1/notifications/unread", "bad", "198.51.100.1, 203.0.113.8"); resp.StatusCode != 401 {
 		t.Fatalf("another client behind the proxy: %d, want 401", resp.StatusCode)
+	}
+	// Wrong internal keys, per client address too, on a budget of their own
+	// (203.0.113.7 spent its user-route one above): past it the address is
+	// refused before its key is compared, the right key included.
+	internal := func(key, forwarded string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/internal/deliveries/dead", nil)
+		req.Header.Set("X-Internal-Key", key)
+		req.Header.Set("X-Forwarded-For", forwarded)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := 0; i < 2; i++ {
+		if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {
+			t.Fatalf("wrong internal key %d: %d, want 401", i, resp.StatusCode)
+		}
+	}
+	for _, key := range []string{"guess", th.Cfg.InternalAPIKey} {
+		if resp := internal(key, "203.0.113.7"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("an address that keeps guessing internal keys: %d, Retry-After %q, want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+	if resp := internal(th.Cfg.InternalAPIKey, "198.51.100.2"); resp.StatusCode != 200 {
+		t.Fatalf("the backend from its own address: %d, want 200", resp.StatusCode)
 	}
 }
 

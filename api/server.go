@@ -98,7 +98,10 @@ func (s *Server) routes() {
 	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
 	user := chain(perIP, requireUser(s.tokens, false, s.cfg.AllowedOrigins), perUser)
 	streamUser := chain(perIP, requireUser(s.tokens, true, s.cfg.AllowedOrigins), perUser)
-	internal := requireInternal(s.cfg.InternalAPIKey)
+	// A client address that keeps sending wrong internal keys is cut off
+	// (429) before the key is compared: a budget of its own, apart from the
+	// user routes' failures.
+	internal := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), requireInternal(s.cfg.InternalAPIKey))
 
 	e.GET("/health", s.health)
 	if s.cfg.MetricsAddr == "" {
