@@ -48,7 +48,8 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	cfg := deliveryConfig(g, `{"comment.created":{"email":{"afterSecs":2,"unless":"seen"}}}`)
+	// Due in 5 s: the seen lands first however slow the machine.
+	cfg := deliveryConfig(g, `{"comment.created":{"email":{"afterSecs":5,"unless":"seen"}}}`)
 	a := startHub(t, rs.Addr(), cfg)
 	b := startHub(t, rs.Addr(), cfg)
 	nid := a.notifyWith(t, 7, "", 1, 2)
@@ -244,7 +245,8 @@ func capsAndDedupe(t *testing.T, redis func(*hub.Config), addr string) {
 func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":1}}}`))
+	// A 5 s window: the three publishes fall in it however slow the machine.
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5}}}`))
 	var ids []string
 	for range 3 {
 		ids = append(ids, th.notifyWith(t, 7, "", 1))
@@ -360,20 +362,23 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 		}
 		return gatewayAnswer{status: 200}
 	})
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) { c.DeliveryTimeout = 30 * time.Second })
+	// A lease of a minute: handed on by the lease running out, the call
+	// would come far past waitDelivery's bound.
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.DeliveryTimeout, c.LockTTL = 30*time.Second, time.Minute
+	})
 	a := startHubWith(t, rs.Addr(), cfg, nil)
 	nid := a.notifyWith(t, 7, "", 1)
 	<-held
 	b := startHub(t, rs.Addr(), cfg)
-	closed := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Hub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r := b.waitDelivery(t, nid, 1, "push", "sent")
-	if took := time.Since(closed); took > 3*time.Second || r.Attempts != 1 {
-		t.Fatalf("sent %v after the close, %d attempts: the cut-off call should be handed on at once, uncounted", took, r.Attempts)
+	if r.Attempts != 1 {
+		t.Fatalf("sent after %d attempts: the cut-off call should be handed on uncounted", r.Attempts)
 	}
 }
 

@@ -181,7 +181,9 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	th := startHub(t, rs.Addr(), deliveryConfig(g,
-		`{"comment.created":{"push":{"afterSecs":0},"email":{"afterSecs":1,"unless":"read"}}}`))
+		// The e-mail waits 4 s, so user 2's read lands before it is due
+		// however slow the machine (1 s was not always enough).
+		`{"comment.created":{"push":{"afterSecs":0},"email":{"afterSecs":4,"unless":"read"}}}`))
 
 	nid := th.notifyWith(t, 7, "", 1, 2)
 	// Every record exists when the publish answers.
@@ -193,7 +195,7 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 
 	byKey := map[string]gatewayCall{}
 	for range 3 {
-		c := g.next(t, 10*time.Second)
+		c := g.next(t, 20*time.Second)
 		byKey[c.IdemKey] = c
 	}
 	g.quiet(t, 1500*time.Millisecond)
@@ -276,7 +278,9 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		return gatewayAnswer{status: 202}
 	})
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.DeliveryMaxAttempts, c.DeliveryTimeout = 3, 500*time.Millisecond
+		// The 2 s timeout of deliveryConfig: shorter, a busy machine made
+		// the gateway's quick answers time out too.
+		c.DeliveryMaxAttempts = 3
 	}))
 	nid := th.notifyWith(t, 7, "", 1, 2, 3, 4, 5, 6, 7, 8)
 
