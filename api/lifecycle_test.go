@@ -293,7 +293,8 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{"state":"gone"}}`, 400},
 		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{"tags":["Bad Tag"]}}`, 400},
 		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{},"upTo":"x"}`, 400},
-		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{"unknown":1}}`, 200},
+		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{"unknown":1}}`, 400}, // a typo never widens a filter
+		{"POST", "/api/v1/notifications/bulk", `{"action":"read","filter":{}}`, 200},
 		{"GET", "/api/v1/notifications?state=gone", "", 400},
 		{"GET", "/api/v1/notifications?severity=urgent", "", 400},
 		{"GET", "/api/v1/notifications?tags=", "", 400},
