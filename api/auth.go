@@ -150,7 +150,8 @@ func (v *TokenVerifier) Sign(user int64, ttl time.Duration, rooms ...any) (strin
 // parameter. A request the cookie authenticates that changes anything (any
 // method but GET and HEAD) must come from the page's own origin or one of
 // allowedOrigins, else 403: a browser sends the cookie with cross-site
-// requests too (CSRF).
+// requests too (CSRF). A stream (allowQuery) the cookie authenticates is
+// refused when another site or a navigation opens it.
 func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -177,10 +178,24 @@ func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) ech
 				return &Error{http.StatusForbidden, "COMMON403",
 					"a change authenticated by the cookie must come from this site or an allowed origin", nil}
 			}
+			// A stream opened by a cross-site page or a top-level navigation
+			// with the cookie (SameSite=Lax sends it) would count toward the
+			// user's cap, evict their real streams and mark them present: an
+			// EventSource sends Sec-Fetch-Mode: cors, so only those are refused.
+			if byCookie && allowQuery && crossSiteOrNavigation(c.Request()) {
+				return &Error{http.StatusForbidden, "COMMON403",
+					"a stream authenticated by the cookie cannot be opened by another site or a navigation", nil}
+			}
 			c.Set(userKey, u)
 			return next(c)
 		}
 	}
+}
+
+// crossSiteOrNavigation reports whether the browser marks r as sent by
+// another site or as a top-level navigation.
+func crossSiteOrNavigation(r *http.Request) bool {
+	return r.Header.Get("Sec-Fetch-Site") == "cross-site" || r.Header.Get("Sec-Fetch-Mode") == "navigate"
 }
 
 // sameOriginOrAllowed reports whether r may change something with the

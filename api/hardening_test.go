@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -575,5 +576,59 @@ func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
 		if code, env := th.do(t, c.method, c.path, c.hdr, c.good); code != 200 {
 			t.Errorf("%s %s %s: %d %+v, want 200", c.method, c.path, c.good, code, env)
 		}
+	}
+}
+
+// A stream the cookie authenticates is refused (403, before it counts
+// toward the cap or presence) when another site or a top-level navigation
+// opens it: five cross-site navigations used to evict the user's real
+// stream and mark them present. An EventSource (Sec-Fetch-Mode: cors) of
+// the same site, or a bearer token, still opens one.
+func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.MaxConnectionsPerUser = 2 })
+	const u = 72
+	tok := th.token(t, u)
+	real := th.openStream(t, 5, u, "")
+	open := func(path string, hdr map[string]string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
+		req.AddCookie(&http.Cookie{Name: "access_token", Value: tok})
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // an opened stream ends here
+		resp, err := (&http.Client{}).Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/api/v1/rooms/6/stream", "/api/v1/notifications/stream", "/api/v1/stream?rooms=6"} {
+		for _, hdr := range []map[string]string{
+			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
+			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"},
+			{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"},
+			{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, // typed into the address bar
+		} {
+			if code := open(path, hdr); code != 403 {
+				t.Fatalf("%s with the cookie and %v: %d, want 403", path, hdr, code)
+			}
+		}
+	}
+	code, env := th.get(t, "/api/v1/rooms/6/presence", th.token(t, 1))
+	var l hub.PresenceList
+	remarshal(t, env.Result, &l)
+	if code != 200 || l.Count != 0 {
+		t.Fatalf("room 6 after refused opens: %d, %d online, want nobody", code, l.Count)
+	}
+	res := th.publish(t, 5, "comment.created", map[string]any{})
+	if f := real.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("the user's real stream after the refused opens: %+v, want the event (not evicted)", f)
+	}
+	// The site's own EventSource, and a bearer token, still open streams.
+	if code := open("/api/v1/rooms/7/stream", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}); code != 200 {
+		t.Fatalf("a same-origin EventSource with the cookie: %d, want 200", code)
 	}
 }
