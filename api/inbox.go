@@ -186,6 +186,7 @@ func (s *Server) bulk(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.chargeItems(userOf(c).ID, res.Looked)
 	return ok(c, res)
 }
 
@@ -210,6 +211,7 @@ func (s *Server) markAllRead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.chargeItems(userOf(c).ID, res.Looked)
 	return ok(c, res)
 }
 

@@ -81,6 +81,32 @@ func limit(l *userLimiter) echo.MiddlewareFunc {
 	}
 }
 
+// itemsPerToken is how many items a bulk action may look at for the one
+// token its request spent; beyond them it spends a token per itemsPerToken.
+const itemsPerToken = 100
+
+// chargeItems spends, from the user's request budget, a token for every
+// itemsPerToken items a bulk action looked at beyond the first: its
+// request's own token paid for those. The budget may go into debt (up to a
+// burst): the user's next requests wait it out, as a bulk loop should.
+func (s *Server) chargeItems(user int64, looked int) {
+	n := (looked - 1) / itemsPerToken
+	if n <= 0 {
+		return
+	}
+	s.userRequests.charge(strconv.FormatInt(user, 10), n, time.Now())
+}
+
+// charge takes n tokens (at most the burst) from key's budget even when it
+// has fewer: what is missing is paid by the next requests' waits.
+func (l *userLimiter) charge(key string, n int, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lim := l.m[key]; lim != nil {
+		lim.ReserveN(now, min(n, l.burst))
+	}
+}
+
 // errTooMany carries how long until a budget has a token again.
 type errTooMany struct{ wait time.Duration }
 

@@ -32,6 +32,9 @@ type Server struct {
 	// authMisses bounds, per user, the access checks the proxy backend must
 	// answer (the cache cannot).
 	authMisses *userLimiter
+	// userRequests is every user route's budget per user; a bulk action
+	// spends from it by the items it looked at (see chargeItems).
+	userRequests *userLimiter
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -39,7 +42,7 @@ type Server struct {
 // /static/); it may be nil.
 func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
 	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New(),
-		authMisses: newUserLimiter(cfg.AuthMisses)}
+		authMisses: newUserLimiter(cfg.AuthMisses), userRequests: newUserLimiter(cfg.UserRequests)}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -94,7 +97,7 @@ func (s *Server) routes() {
 	e := s.e
 	// Every user route: authenticated (a client address that keeps failing
 	// is cut off first), then a budget per user.
-	perUser := limit(newUserLimiter(s.cfg.UserRequests))
+	perUser := limit(s.userRequests)
 	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
 	user := chain(perIP, requireUser(s.tokens, false, s.cfg.AllowedOrigins), perUser)
 	streamUser := chain(perIP, requireUser(s.tokens, true, s.cfg.AllowedOrigins), perUser)

@@ -12,8 +12,15 @@
 -- ARGV[16] filter: the score used when upTo is no longer listed
 -- ARGV[17] snooze: until, in ms
 -- ARGV[18] filter: its JSON, for notification.updated when over 100 changed
+-- ARGV[19] filter: the call's signature (action, filter, upTo): a call with
+--          the signature of the last one that left items over goes on
+--          where it left off (inbox:groups "b"), so repeats change no item
+--          twice and never look at the same items again
+-- ARGV[20] filter: the most items this script looks at
+-- ARGV[21] filter: how long, in ms, where a call left off is kept
 -- Returns one: {"missing"}, {"deleted"} or {"ok", item JSON or "", changed
--- 0/1}; ids and filter: {changed, counts JSON}.
+-- 0/1}; ids: {changed, counts JSON}; filter: {changed, counts JSON, 1 when
+-- items are left over (the caller repeats the call) else 0, items looked at}.
 settle()
 local action, target = ARGV[7], ARGV[8]
 
@@ -76,18 +83,53 @@ if target == 'one' then
   return {'ok', item_json(id) or '', changed and 1 or 0}
 end
 
-local ids
+local ids = {}
 if target == 'ids' then
-  ids = {}
   for id in string.gmatch(ARGV[9], '[^,]+') do
     if redis.call('HEXISTS', K_ITEMS, id) == 1 then ids[#ids + 1] = id end
   end
+  local changed = 0
+  for _, id in ipairs(ids) do
+    if apply(id) then changed = changed + 1 end
+  end
+  finish(action, ARGV[18])
+  return {changed, counts_json()}
+end
+
+-- A filter: the items from upTo (or the top) down, at most LOOK of them.
+-- Earlier calls with this signature covered the scores (lo, hi]: this one
+-- looks first above hi (items that arrived since), then below lo.
+local sig, look, keep_ms = ARGV[19], tonumber(ARGV[20]), tonumber(ARGV[21])
+local f, start = filter_at(10), bound_of(ARGV[15], ARGV[16], false)
+local hi, lo
+local saved = redis.call('HGET', K_GROUPS, 'b')
+if saved then
+  local s, h, l, exp = string.match(saved, '^(.*)\n([^\n]+)\n([^\n]+)\n(%d+)$')
+  if s == sig and tonumber(exp) > NOW then hi, lo = h, l end
+end
+local looked, done
+if hi then
+  local n, above_done, first = walk(f, start, '(' .. hi, look, ids)
+  looked, done = n, false
+  if above_done then
+    if first then hi = first end
+    local m, below_done, _, last = walk(f, '(' .. lo, '-inf', look - n, ids)
+    looked, done = n + m, below_done
+    if last then lo = last end
+  end
 else
-  ids = scan(filter_at(10), bound_of(ARGV[15], ARGV[16], false), 1000000)
+  local first, last
+  looked, done, first, last = walk(f, start, '-inf', look, ids)
+  hi, lo = first, last
+end
+if done or not hi then
+  if saved then redis.call('HDEL', K_GROUPS, 'b') end
+else
+  redis.call('HSET', K_GROUPS, 'b', sig .. '\n' .. hi .. '\n' .. lo .. '\n' .. (NOW + keep_ms))
 end
 local changed = 0
 for _, id in ipairs(ids) do
   if apply(id) then changed = changed + 1 end
 end
 finish(action, ARGV[18])
-return {changed, counts_json()}
+return {changed, counts_json(), (done or not hi) and 0 or 1, looked}

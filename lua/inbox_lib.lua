@@ -20,7 +20,8 @@
 -- KEYS[14] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
 --                                  deleted, expired, or joined into a group
 -- KEYS[15] inbox:groups:{u}   hash  "k:<groupKey>" -> the open item of the key;
---                                  "g:<id>" -> "firstMs\tcount\tactors\tfirst\tgroupKey"
+--                                  "g:<id>" -> "firstMs\tcount\tactors\tfirst\tgroupKey";
+--                                  "b" -> where a bulk action left off (inbox_act.lua)
 -- ARGV[1]  retention in ms (items whose activity is older drop out)
 -- ARGV[2]  largest number of items kept
 -- ARGV[3]  log MAXLEN (approximate): the user stream resumes this far back
@@ -559,21 +560,46 @@ local function matches(id, f)
 end
 
 -- scan returns up to limit ids that pass f, newest first, from score bound
--- (a ZREVRANGEBYSCORE max: "+inf", "(123" or "123") down, and whether more
--- pass after them.
-local function scan(f, bound, limit)
-  local out, more = {}, false
+-- (a ZREVRANGEBYSCORE max: "+inf", "(123" or "123") down, looking at no
+-- more than look items (a script's work must not grow with the inbox), and
+-- whether more may pass below, then the id of the last item it looked at
+-- (a page ended by look resumes below it).
+local function scan(f, bound, limit, look)
+  local out, looked, last = {}, 0, nil
   while true do
-    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, 200)
+    local n = math.min(200, look - looked)
+    if n <= 0 then return out, true, last end
+    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, n)
     for i = 1, #ids, 2 do
       if matches(ids[i], f) then
-        if #out == limit then return out, true end
+        if #out == limit then return out, true, last end
         out[#out + 1] = ids[i]
       end
+      looked, last = looked + 1, ids[i]
       bound = '(' .. ids[i + 1]
     end
-    if #ids < 400 then return out, more end
+    if #ids < 2 * n then return out, false, last end
   end
+end
+
+-- walk looks at the items from score max down to min (ZREVRANGEBYSCORE
+-- bounds), at most look of them, and appends to out the ids that pass f.
+-- It returns how many it looked at, whether nothing is left above min, and
+-- the scores of the first and the last item it looked at.
+local function walk(f, max, min, look, out)
+  local looked, first, last = 0, nil, nil
+  while looked < look do
+    local n = math.min(200, look - looked)
+    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'WITHSCORES', 'LIMIT', 0, n)
+    for i = 1, #ids, 2 do
+      if matches(ids[i], f) then out[#out + 1] = ids[i] end
+      first, last = first or ids[i + 1], ids[i + 1]
+      max = '(' .. ids[i + 1]
+    end
+    looked = looked + #ids / 2
+    if #ids < 2 * n then return looked, true, first, last end
+  end
+  return looked, #redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'LIMIT', 0, 1) == 0, first, last
 end
 
 -- bound_of is the ZREVRANGEBYSCORE max just below (exclusive) or at

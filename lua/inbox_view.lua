@@ -7,7 +7,9 @@
 -- ARGV[13] list: before (exclusive), a notificationId, or ""
 -- ARGV[14] list: the score used when before is no longer listed
 -- ARGV[15] list: page size
--- Returns count: unread; counts: their JSON; list: {hasMore, item JSON, …};
+-- ARGV[16] list: the most items one page looks at
+-- Returns count: unread; counts: their JSON; list: {hasMore, the id the next
+-- page starts below (the last item looked at) or "", item JSON, …};
 -- settle: {the next due time in ms or -1, items woken, items expired}.
 settle()
 finish()
@@ -20,8 +22,8 @@ if mode == 'settle' then
   if due[2] then next = tonumber(due[2]) end
   return {next, #updated, #(removed.expired or {})}
 end
-local ids, more = scan(filter_at(8), bound_of(ARGV[13], ARGV[14], true), tonumber(ARGV[15]))
-local out = {0}
-if more then out[1] = 1 end
+local ids, more, last = scan(filter_at(8), bound_of(ARGV[13], ARGV[14], true), tonumber(ARGV[15]), tonumber(ARGV[16]))
+local out = {0, ''}
+if more then out[1], out[2] = 1, last or '' end
 for _, id in ipairs(ids) do out[#out + 1] = item_json(id) end
 return out

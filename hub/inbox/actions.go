@@ -53,9 +53,23 @@ type BulkRequest struct {
 // BulkResult answers a bulk action.
 type BulkResult struct {
 	Changed int64           `json:"changed"`
+	More    bool            `json:"more"` // items are left: the caller repeats the call
 	At      string          `json:"at"`
 	Counts  json.RawMessage `json:"counts"`
+	Looked  int             `json:"-"` // items looked at (what the call cost)
 }
+
+// A bulk action over a filter does bounded work: each script looks at most
+// at bulkLook items (a few ms of Redis), one call runs at most bulkScripts
+// of them, other clients served in between; more says the caller repeats.
+const (
+	bulkLook    = 250
+	bulkScripts = 4
+	// MaxBulkLook is the most items one bulk call looks at (and changes).
+	MaxBulkLook = bulkLook * bulkScripts
+	// bulkKeep is how long a call's place is kept for its repeat.
+	bulkKeep = time.Minute
+)
 
 // MarkRead marks one notification of the user read (and seen); reading it
 // again keeps the first readAt. hub.ErrNotFound when it is not in the
@@ -75,7 +89,7 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, user int64, upTo string) (Read
 	if err != nil {
 		return ReadAllResult{}, err
 	}
-	return ReadAllResult{Marked: res.Changed, ReadAt: res.At}, nil
+	return ReadAllResult{Marked: res.Changed, More: res.More, ReadAt: res.At, Looked: res.Looked}, nil
 }
 
 // Act does action (read, seen, archive, unarchive, snooze until, unsnooze)
@@ -165,7 +179,8 @@ func (ib *Inbox) Bulk(ctx context.Context, user int64, req BulkRequest) (BulkRes
 				return BulkResult{}, fmt.Errorf("%w: upTo must be a notificationId", hub.ErrInvalid)
 			}
 		}
-		arr, err = ib.runAct(ctx, user, at, a)
+		a.sig = strings.Join(append(append([]string{a.action}, f.args()...), a.upTo), "|")
+		return ib.bulkFilter(ctx, user, at, a)
 	}
 	if err != nil {
 		return BulkResult{}, err
@@ -175,7 +190,31 @@ func (ib *Inbox) Bulk(ctx context.Context, user int64, req BulkRequest) (BulkRes
 	}
 	changed, _ := arr[0].AsInt64()
 	counts, _ := arr[1].ToString()
-	return BulkResult{Changed: changed, At: at, Counts: json.RawMessage(counts)}, nil
+	return BulkResult{Changed: changed, At: at, Counts: json.RawMessage(counts), Looked: len(req.IDs)}, nil
+}
+
+// bulkFilter runs a filter's bulk action as up to bulkScripts scripts of
+// bulkLook items each, each going on where the last left off.
+func (ib *Inbox) bulkFilter(ctx context.Context, user int64, at string, a act) (BulkResult, error) {
+	var res BulkResult
+	for range bulkScripts {
+		arr, err := ib.runAct(ctx, user, at, a)
+		if err != nil {
+			return BulkResult{}, err
+		}
+		if len(arr) < 4 {
+			return BulkResult{}, fmt.Errorf("%w: bulk answered %d values", hub.ErrRedisReply, len(arr))
+		}
+		changed, _ := arr[0].AsInt64()
+		counts, _ := arr[1].ToString()
+		more, _ := arr[2].AsInt64()
+		looked, _ := arr[3].AsInt64()
+		res = BulkResult{Changed: res.Changed + changed, More: more == 1, At: at, Counts: json.RawMessage(counts), Looked: res.Looked + int(looked)}
+		if !res.More {
+			break
+		}
+	}
+	return res, nil
 }
 
 // snoozeUntil checks a snooze's end (1 minute to 90 days ahead, by the
@@ -195,6 +234,7 @@ type act struct {
 	filter          *Filter // target filter
 	upTo, upToScore string  // target filter: the last item, and its fallback place
 	untilMs         string  // snooze
+	sig             string  // target filter: the call's signature (see lua/inbox_act.lua)
 }
 
 // runAct runs the action script at time at. A read lists the user for the
@@ -220,7 +260,8 @@ func (ib *Inbox) runAct(ctx context.Context, user int64, at string, a act) ([]ru
 			return nil, err
 		}
 	}
-	args := append(append([]string{a.action, a.target, a.ids}, f.args()...), a.upTo, a.upToScore, a.untilMs, fjson)
+	args := append(append([]string{a.action, a.target, a.ids}, f.args()...), a.upTo, a.upToScore, a.untilMs, fjson,
+		a.sig, strconv.Itoa(bulkLook), strconv.FormatInt(bulkKeep.Milliseconds(), 10))
 	arr, err := hub.Run(ib.rdb, ctx, inboxActScript, inboxKeys(user), ib.inboxArgs(user, at, args...), rueidis.RedisResult.ToArray)
 	if err != nil {
 		return nil, err

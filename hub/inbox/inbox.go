@@ -131,8 +131,15 @@ type ReadResult struct {
 // ReadAllResult answers read-all.
 type ReadAllResult struct {
 	Marked int64  `json:"marked"`
+	More   bool   `json:"more"` // items are left: the caller repeats the call
 	ReadAt string `json:"readAt"`
+	Looked int    `json:"-"` // items looked at (what the call cost)
 }
+
+// ListLook bounds the items one page of GET /notifications looks at: with a
+// filter few items pass, a page may hold fewer than its limit (even none)
+// and still have more.
+const ListLook = 1000
 
 // MaxInboxPage is the largest page GET /notifications returns.
 const MaxInboxPage = 100
@@ -205,7 +212,7 @@ func (ib *Inbox) List(ctx context.Context, user int64, f Filter, limit int, befo
 			return InboxPage{}, fmt.Errorf("%w: before must be a notificationId", hub.ErrInvalid)
 		}
 	}
-	args := append(append([]string{"list"}, f.args()...), before, bound, strconv.Itoa(limit))
+	args := append(append([]string{"list"}, f.args()...), before, bound, strconv.Itoa(limit), strconv.Itoa(ListLook))
 	arr, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), args...), rueidis.RedisResult.ToArray)
 	if err != nil {
 		return InboxPage{}, err
@@ -213,9 +220,13 @@ func (ib *Inbox) List(ctx context.Context, user int64, f Filter, limit int, befo
 	if len(arr) == 0 {
 		return InboxPage{}, fmt.Errorf("%w: inbox list answered nothing", hub.ErrRedisReply)
 	}
+	if len(arr) < 2 {
+		return InboxPage{}, fmt.Errorf("%w: inbox list answered %d values", hub.ErrRedisReply, len(arr))
+	}
 	page := InboxPage{Notifications: []Notification{}}
 	more, _ := arr[0].AsInt64()
-	for _, m := range arr[1:] {
+	resume, _ := arr[1].ToString()
+	for _, m := range arr[2:] {
 		raw, _ := m.ToString()
 		var n Notification
 		if err := json.Unmarshal([]byte(raw), &n); err != nil {
@@ -224,10 +235,11 @@ func (ib *Inbox) List(ctx context.Context, user int64, f Filter, limit int, befo
 		}
 		page.Notifications = append(page.Notifications, n)
 	}
-	page.HasMore = more == 1
-	if k := len(page.Notifications); page.HasMore && k > 0 {
-		next := page.Notifications[k-1].NotificationID
-		page.NextBefore = &next
+	// A page ends at its limit or at ListLook items looked at (a filter few
+	// items pass): the next one starts below the last item looked at.
+	page.HasMore = more == 1 && resume != ""
+	if page.HasMore {
+		page.NextBefore = &resume
 	}
 	return page, nil
 }

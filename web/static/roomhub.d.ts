@@ -252,7 +252,8 @@ export declare class RoomHub {
   }>;
   counts(): Promise<Counts>;
   markRead(notificationId: string): Promise<{ notificationId: string; readAt: string }>;
-  markAllRead(upTo?: string): Promise<{ marked: number; readAt: string }>;
+  /** Repeats read-all until the hub says no more are left (it reads at most 1,000 a call). */
+  markAllRead(upTo?: string): Promise<{ marked: number; more: false; readAt: string }>;
   seen(notificationId: string): Promise<{ notification: Notification }>;
   archive(notificationId: string): Promise<{ notification: Notification }>;
   unarchive(notificationId: string): Promise<{ notification: Notification }>;
@@ -260,14 +261,18 @@ export declare class RoomHub {
   snooze(notificationId: string, until: Date | string): Promise<{ notification: Notification }>;
   unsnooze(notificationId: string): Promise<{ notification: Notification }>;
   delete(notificationId: string): Promise<{ notificationId: string; deleted: true }>;
-  /** action on listed ids (at most 100), or on every item that passes filter (up to upTo, inclusive). */
+  /**
+   * action on listed ids (at most 100), or on every item that passes filter (up to upTo, inclusive);
+   * repeats the call while the hub says more (it changes at most 1,000 items a call).
+   */
   bulk(action: BulkAction, target: { ids: string[] } | { filter?: InboxFilter; upTo?: string }): Promise<{
     changed: number;
+    more: false;
     at: string;
     counts: Counts;
   }>;
   /** Every visible unseen item seen: call it when the bell opens. */
-  markAllSeen(upTo?: string): Promise<{ changed: number; at: string; counts: Counts }>;
+  markAllSeen(upTo?: string): Promise<{ changed: number; more: false; at: string; counts: Counts }>;
   /** Reads the settings; an array replaces the muted types; an object replaces each field it gives. */
   settings(change?: string[] | Partial<Settings>): Promise<Settings>;
   presence(roomId: number | string): Promise<{ onlineUsers: { userId: number; lastSeen: string }[]; count: number }>;

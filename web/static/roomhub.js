@@ -111,8 +111,20 @@ export class RoomHub {
   /** markRead marks one notification read: {notificationId, readAt}. */
   markRead(id) { return this.api('PATCH', `/api/v1/notifications/${encodeURIComponent(id)}/read`); }
 
-  /** markAllRead marks every notification (up to upTo, inclusive) read: {marked, readAt}. */
-  markAllRead(upTo) { return this.api('POST', '/api/v1/notifications/read-all', upTo ? { upTo } : undefined); }
+  /**
+   * markAllRead marks every notification (up to upTo, inclusive) read:
+   * {marked, readAt, more: false}. The hub changes at most 1,000 items a
+   * call and says more; this repeats the call until it is done.
+   */
+  async markAllRead(upTo) {
+    const body = upTo ? { upTo } : undefined;
+    let marked = 0;
+    for (;;) {
+      const r = await this.api('POST', '/api/v1/notifications/read-all', body);
+      marked += r.marked;
+      if (!r.more) return { ...r, marked };
+    }
+  }
 
   /** seen marks one notification seen (not read): {notification}. */
   seen(id) { return this.#act(id, 'seen'); }
@@ -138,16 +150,23 @@ export class RoomHub {
   /**
    * bulk does action (seen, read, archive, unarchive, delete) to the listed
    * ids (at most 100) or to every item that passes filter (up to upTo,
-   * inclusive): {changed, at, counts}.
+   * inclusive): {changed, more: false, at, counts}, however many calls it took.
    */
-  bulk(action, { ids, filter, upTo } = {}) {
+  async bulk(action, { ids, filter, upTo } = {}) {
     const body = { action };
     if (ids) body.notificationIds = ids;
     else {
       body.filter = filter || {};
       if (upTo) body.upTo = upTo;
     }
-    return this.api('POST', '/api/v1/notifications/bulk', body);
+    // The hub changes at most 1,000 items a call and says more: repeating
+    // the same call goes on where it left off.
+    let changed = 0;
+    for (;;) {
+      const r = await this.api('POST', '/api/v1/notifications/bulk', body);
+      changed += r.changed;
+      if (!r.more) return { ...r, changed };
+    }
   }
 
   /** markAllSeen marks every visible unseen notification seen (the bell was opened): {changed, at, counts}. */

@@ -368,6 +368,27 @@ test('the inbox API: filters, actions, bulk, settings', async () => {
   assert.deepEqual(calls.at(-1).body, { mutedEventTypes: ['comment.created'] });
 });
 
+test('bulk and markAllRead repeat the same call while the hub says more', async () => {
+  const calls = [];
+  const answers = [{ changed: 1000, more: true }, { changed: 1000, more: true }, { changed: 7, more: false, at: 't' }];
+  const hub = new RoomHub({
+    baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
+    fetch: async (url, init) => {
+      calls.push(init.body);
+      const r = answers[(calls.length - 1) % answers.length];
+      const result = new URL(url).pathname.endsWith('read-all') ? { marked: r.changed, more: r.more, readAt: 't' } : r;
+      return { ok: true, status: 200, json: async () => ({ isSuccess: true, code: 'COMMON200', result }) };
+    },
+  });
+  const r = await hub.bulk('archive', { filter: { state: 'all' } });
+  assert.equal(calls.length, 3);
+  assert.ok(calls.every((b) => b === calls[0]), 'every repeat is the same call');
+  assert.deepEqual([r.changed, r.more, r.at], [2007, false, 't']);
+  const m = await hub.markAllRead();
+  assert.equal(calls.length, 6);
+  assert.deepEqual([m.marked, m.more], [2007, false]);
+});
+
 test('a stream keeps the counts of the highest version and calls the typed callbacks', async () => {
   const { hub } = setup();
   const seen = { counts: [], count: [], created: [], updated: [], deleted: [] };

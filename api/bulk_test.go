@@ -1,0 +1,145 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"roomhub/hub"
+	"roomhub/hub/inbox"
+	"roomhub/internal/testredis"
+)
+
+// fillInbox publishes n notifications to user through batches, newest last,
+// and returns their ids, newest first (the list's order).
+func (th *testHub) fillInbox(t *testing.T, user int64, n int) []string {
+	t.Helper()
+	var ids []string
+	for done := 0; done < n; {
+		var events []string
+		for ; done < n && len(events) < MaxBatch; done++ {
+			events = append(events, fmt.Sprintf(`{"roomId":900,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, done, user))
+		}
+		code, res := th.batch(t, events...)
+		if code != 200 {
+			t.Fatalf("batch: %d", code)
+		}
+		for _, r := range res {
+			if !r.IsSuccess {
+				t.Fatalf("a batch event: %+v", r)
+			}
+			ids = append([]string{"900:" + r.Result.StreamID}, ids...)
+		}
+	}
+	return ids
+}
+
+// bulkUntilDone repeats one bulk call while it answers more, and returns how
+// many it changed and how many calls it took; each call changes at most
+// inbox.MaxBulkLook items.
+func (th *testHub) bulkUntilDone(t *testing.T, user int64, path, body string) (changed int64, calls int) {
+	t.Helper()
+	for calls = 1; ; calls++ {
+		if calls > 20 {
+			t.Fatalf("%s %s: still more after 20 calls (%d changed): the calls make no progress", path, body, changed)
+		}
+		code, env := th.userDo(t, http.MethodPost, path, user, body)
+		if code != 200 {
+			t.Fatalf("%s %s: %d %+v", path, body, code, env)
+		}
+		var r struct {
+			Changed, Marked int64
+			More            bool
+		}
+		remarshal(t, env.Result, &r)
+		n := r.Changed + r.Marked
+		if n > inbox.MaxBulkLook {
+			t.Fatalf("%s %s: one call changed %d items, more than %d", path, body, n, inbox.MaxBulkLook)
+		}
+		changed += n
+		if !r.More {
+			return changed, calls
+		}
+	}
+}
+
+// A bulk action over a filter does bounded work: each call looks at (and
+// changes) at most 1,000 items and says more; repeating the same call goes
+// on where it left off, never changing an item twice, and gets through
+// however many items it must pass over that it does not change (calls that
+// started from the top each time would look at those forever). read-all is
+// bounded the same way. The counts equal the lists afterwards.
+func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 5000 })
+	const u = 95
+	ids := th.fillInbox(t, u, 2600)
+	changed, calls := th.bulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"all"}}`)
+	if changed != 2600 || calls != 3 {
+		t.Fatalf("archive all: %d changed in %d calls, want 2600 in 3", changed, calls)
+	}
+	if c := th.countsOf(t, u); c.Archived != 2600 || c.Visible != 0 {
+		t.Fatalf("after archiving all: %+v", c)
+	}
+	// The newest 1,500 back; then unarchive all: the calls pass over those
+	// 1,500 (nothing to change) once, and change the 1,100 below them.
+	changed, _ = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk",
+		fmt.Sprintf(`{"action":"unarchive","filter":{"state":"all"},"upTo":%q}`, ids[0]))
+	if changed != 2600 {
+		t.Fatalf("unarchive all: %d changed", changed)
+	}
+	changed, _ = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk",
+		fmt.Sprintf(`{"action":"archive","filter":{"state":"all"},"upTo":%q}`, ids[1500]))
+	if changed != 1100 {
+		t.Fatalf("archive from the 1,501st down: %d changed, want 1100", changed)
+	}
+	changed, calls = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"all"}}`)
+	if changed != 1100 || calls != 3 {
+		t.Fatalf("unarchive past 1,500 unarchived: %d changed in %d calls, want 1100 in 3", changed, calls)
+	}
+	marked, calls := th.bulkUntilDone(t, u, "/api/v1/notifications/read-all", "")
+	if marked != 2600 || calls != 3 {
+		t.Fatalf("read-all: %d marked in %d calls, want 2600 in 3", marked, calls)
+	}
+	if c := checkCountsMatchLists(t, th, u); c.Unread != 0 || c.Visible != 2600 {
+		t.Fatalf("after read-all: %+v", c)
+	}
+	// A list with a filter few items pass looks at a bounded number a page
+	// too: short (even empty) pages with hasMore, which page on to the end.
+	th.publish(t, 901, "comment.created", map[string]any{}) // no recipient: not in the inbox
+	code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, fmt.Sprintf(`{"action":"archive","notificationIds":[%q]}`, ids[2599]))
+	if code != 200 {
+		t.Fatalf("archive the oldest: %d %+v", code, env)
+	}
+	got := th.listOf(t, u, "state=archived")
+	if len(got) != 1 || got[0].NotificationID != ids[2599] {
+		t.Fatalf("the archived list: %d items", len(got))
+	}
+	code, env = th.userDo(t, http.MethodGet, "/api/v1/notifications?state=archived&limit=10", u, "")
+	var page inbox.InboxPage
+	remarshal(t, env.Result, &page)
+	if code != 200 || len(page.Notifications) != 0 || !page.HasMore || page.NextBefore == nil {
+		t.Fatalf("the first page of a filter only the oldest of 2,600 passes: %d %d items, hasMore %v, want an empty page with more", code, len(page.Notifications), page.HasMore)
+	}
+}
+
+// A bulk call spends from the user's request budget by the items it looked
+// at (a token per 100 beyond its own), not one token a call.
+func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		c.UserRequests = Budget{PerSec: 0.001, Burst: 5} // no token back within the test
+	})
+	const u = 96
+	th.fillInbox(t, u, 300)
+	if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
+		t.Fatalf("read-all: %d %+v", code, env)
+	}
+	// 300 items looked at: 3 tokens of 5. Two requests are left.
+	for i := range 2 {
+		if code, _ := th.userDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 200 {
+			t.Fatalf("request %d after read-all: %d, want 200", i, code)
+		}
+	}
+	if code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 429 || env.Code != "COMMON429" {
+		t.Fatalf("a request past what read-all of 300 items spent: %d %+v, want 429", code, env)
+	}
+}
