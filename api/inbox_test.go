@@ -1,14 +1,20 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -413,4 +419,91 @@ func FuzzDecodeSettings(f *testing.F) {
 			t.Fatalf("error %v is not a 400 COMMON400", err)
 		}
 	})
+}
+
+// throttleProxy forwards TCP to target, the client's bytes at most
+// bytesPerSec: a Redis that takes its time to hear a big fan-out.
+func startThrottleProxy(t *testing.T, target string, bytesPerSec int) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, r)
+			mu.Unlock()
+			lim := rate.NewLimiter(rate.Limit(bytesPerSec), 16<<10)
+			wg.Add(2)
+			go func() { // the client's bytes, throttled
+				defer wg.Done()
+				defer r.Close()
+				buf := make([]byte, 16<<10)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 {
+						_ = lim.WaitN(context.Background(), n)
+						if _, werr := r.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_, _ = io.Copy(c, r)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// A publish to 10,000 recipients goes to Redis as bounded pipelines, each
+// under its own time limit: through a link that takes 4 s to carry the
+// whole fan-out, it still answers 200 with every inbox written (one
+// pipeline of it all met the 3 s limit and answered 503).
+func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, startThrottleProxy(t, rs.Addr(), 1<<20), nil)
+	recipients := make([]string, inbox.MaxRecipients)
+	for i := range recipients {
+		recipients[i] = strconv.Itoa(20000 + i)
+	}
+	code, env := th.publishRaw(t, `{"roomId":77,"eventType":"comment.created","data":{"text":"all hands"},"recipientIds":[`+strings.Join(recipients, ",")+`]}`)
+	if code != 200 {
+		t.Fatalf("a publish to %d recipients over a slow link: %d %+v", len(recipients), code, env)
+	}
+	for _, u := range []int64{20000, 25000, 29999} {
+		if n := th.unreadOf(t, u); n != 1 {
+			t.Fatalf("recipient %d has %d unread when the publish answered, want 1", u, n)
+		}
+	}
 }

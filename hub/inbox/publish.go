@@ -281,12 +281,14 @@ func (n notice) item() string {
 // slot).
 const addBatch = 20
 
-// deliverNotice puts n into each recipient's inbox (one pipeline; on a
-// cluster each user's call goes to that user's master), then clears its
-// outbox entry. Each inbox write is idempotent, so doing this twice is safe.
+// deliverNotice puts n into each recipient's inbox (pipelines of
+// fanoutPipeline calls; on a cluster each user's call goes to that user's
+// master), then clears its outbox entry. Each inbox write is idempotent, so doing this twice is safe.
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
-	ctx, cancel := hub.Detach(ctx)
-	defer cancel()
+	// Not abandoned when the caller goes (see hub.Detach), and not bounded as
+	// a whole: each of its calls has Redis' time limit, and a big fan-out is
+	// many bounded calls.
+	ctx = context.WithoutCancel(ctx)
 	plan, err := ib.plan(n.typ, n.opts)
 	if err != nil {
 		return err
@@ -335,7 +337,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	}
 	dues := make([]int64, 0, len(recipients))
 	scheduled := 0 // recipients whose deliveries this run wrote
-	for i, r := range hub.RunMany(ib.rdb, ctx, inboxAddScript, execs) {
+	for i, r := range ib.runChunked(ctx, execs) {
 		out, err := r.AsStrSlice()
 		if err != nil {
 			return hub.RedisErr(err)
@@ -370,6 +372,34 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	}
 	_, err = hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
 	return err
+}
+
+// fanoutPipeline bounds the inbox_add.lua calls of one pipeline: a fan-out
+// to 10,000 recipients is 32 pipelines of 16 calls of 20 recipients, each
+// pipeline under its own time limit, so a big fan-out never meets the limit
+// as a whole and other clients' commands are served between its scripts.
+const fanoutPipeline = 16
+
+// runChunked runs the inbox_add.lua calls execs, fanoutPipeline at a time,
+// and returns their results in order; after a chunk that could not reach
+// Redis, the rest answer that error too, unsent.
+func (ib *Inbox) runChunked(ctx context.Context, execs []rueidis.LuaExec) []rueidis.RedisResult {
+	results := make([]rueidis.RedisResult, 0, len(execs))
+	for start := 0; start < len(execs); start += fanoutPipeline {
+		chunk := hub.RunMany(ib.rdb, ctx, inboxAddScript, execs[start:min(start+fanoutPipeline, len(execs))])
+		results = append(results, chunk...)
+		for _, r := range chunk {
+			if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) {
+				if _, answered := rueidis.IsRedisErr(err); !answered {
+					for range len(execs) - len(results) {
+						results = append(results, r)
+					}
+					return results
+				}
+			}
+		}
+	}
+	return results
 }
 
 func boolInt(b bool) int {
