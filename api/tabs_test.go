@@ -27,6 +27,12 @@ type tabsState struct {
 		Leader bool
 		Status string
 		Count  *int64
+		Errors []struct {
+			Status int
+			Code   string
+			RoomID *int64
+		}
+		Evicted int
 	}
 	Error string
 }
@@ -302,4 +308,79 @@ func joinRooms(rooms []int64) string {
 		parts = append(parts, fmt.Sprint(r))
 	}
 	return strings.Join(parts, ",")
+}
+
+// One tab asks for a room the hub refuses (ROOM_AUTH=claim, not in the
+// token): the shared stream goes on without it, that tab alone is told
+// which room (a HubError 403 with roomId), and both tabs keep getting their
+// rooms' events on one connection. Then the stream is evicted (the user's
+// connection cap): every tab is told and the shared stream stops, until a
+// tab asks for something again and leads a new one.
+func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.Retry, c.RoomAuth, c.MaxConnectionsPerUser = 200*time.Millisecond, hub.RoomAuthClaim, 1
+	})
+	const user = 7
+	tok, err := th.tokens.Sign(user, time.Hour, []int64{71, 72, 73})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := testbrowser.Start(t, "tabs.mjs", th.URL, tok, "71", "72")
+	eventually(t, wait, "one stream for two tabs", func() bool { return th.activeStreams(t) == 1 })
+	tabsDo(t, d, "ROOMS 1 72,666")
+	var st tabsState
+	eventually(t, wait, "tab 1 told that room 666 was refused", func() bool {
+		st = tabsDo(t, d, "STATE")
+		return len(st.Tabs[1].Errors) > 0
+	})
+	if e := st.Tabs[1].Errors[0]; e.Status != 403 || e.RoomID == nil || *e.RoomID != 666 || len(st.Tabs[1].Errors) != 1 {
+		t.Fatalf("tab 1's errors: %+v, want one 403 for room 666", st.Tabs[1].Errors)
+	}
+	if len(st.Tabs[0].Errors) != 0 {
+		t.Fatalf("tab 0, which did not ask for room 666, was told: %+v", st.Tabs[0].Errors)
+	}
+	// Both tabs still stream their rooms, on one connection.
+	r71 := th.publish(t, 71, "comment.created", map[string]any{"k": "a"})
+	r72 := th.publish(t, 72, "comment.created", map[string]any{"k": "b"})
+	st = tabsDo(t, d, "WAIT 0 1")
+	st = tabsDo(t, d, "WAIT 1 1")
+	if g := st.Tabs[0].Got; len(g) != 1 || g[0].RoomID != 71 || !strings.Contains(g[0].ID, r71.StreamID) {
+		t.Fatalf("tab 0 after the refusal: %+v", g)
+	}
+	if g := st.Tabs[1].Got; len(g) != 1 || g[0].RoomID != 72 || !strings.Contains(g[0].ID, r72.StreamID) {
+		t.Fatalf("tab 1 after the refusal: %+v", g)
+	}
+	if n := th.activeStreams(t); n != 1 {
+		t.Fatalf("%d streams after the refusal, want the shared one", n)
+	}
+
+	// Evicted: another stream of the user's takes the only place.
+	other := openSSE(t, th.URL+"/api/v1/rooms/73/stream", tok, "")
+	eventually(t, wait, "every tab told of the eviction", func() bool {
+		st = tabsDo(t, d, "STATE")
+		return st.Tabs[0].Evicted == 1 && st.Tabs[1].Evicted == 1
+	})
+	eventually(t, wait, "the shared stream stopped", func() bool {
+		st = tabsDo(t, d, "STATE")
+		return st.Tabs[0].Status == "closed" && st.Tabs[1].Status == "closed"
+	})
+	if n := th.activeStreams(t); n != 1 {
+		t.Fatalf("%d streams after the eviction, want only the one that evicted it", n)
+	}
+	res := th.publish(t, 73, "comment.created", map[string]any{"k": "c"})
+	if f := other.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("the evicting stream was evicted back: %+v", f)
+	}
+	other.Close()
+	// A tab asks again: a new shared stream.
+	tabsDo(t, d, "ROOMS 0 71,73")
+	eventually(t, wait, "a new shared stream", func() bool {
+		st = tabsDo(t, d, "STATE")
+		return st.Tabs[0].Status == "open" && th.activeStreams(t) == 1
+	})
+	r73 := th.publish(t, 73, "comment.created", map[string]any{"k": "d"})
+	st = tabsDo(t, d, "WAIT 0 2")
+	if g := st.Tabs[0].Got; g[1].RoomID != 73 || !strings.Contains(g[1].ID, r73.StreamID) {
+		t.Fatalf("tab 0 on the new shared stream: %+v", g)
+	}
 }

@@ -3,9 +3,10 @@
 // shared page streams (api/browser_test.go).
 // Usage: node tabs.mjs <hubURL> <token> <rooms of tab 0> <rooms of tab 1> …
 // Each tab opens hub.page({rooms, notifications: true}) and records
-// comment.created and notification.created. Line protocol: READY once every
-// tab's stream is open; then
-//   STATE             → {"tabs":[{"got":[…],"leader":bool,"status":…,"count":n,"counts":{…}}|null]}
+// comment.created and notification.created, its errors and evictions. Line
+// protocol: READY once every tab's stream is open; then
+//   STATE             → {"tabs":[{"got":[…],"leader":bool,"status":…,"count":n,"counts":{…},
+//                        "errors":[{status,code,roomId}],"evicted":n}|null]}
 //   WAIT i n          → waits until tab i holds n events, then STATE
 //   CLOSE i           → closes tab i (null in STATE from then), then STATE
 //   OPEN rooms        → opens one more tab, waits until it is open, then STATE
@@ -28,10 +29,14 @@ async function openTab(rooms) {
   await page.evaluate(async ({ rooms, token }) => {
     const { RoomHub } = await import('/static/roomhub.js');
     window.__got = [];
+    window.__errors = [];
+    window.__evicted = 0;
     const hub = new RoomHub({ getToken: () => token });
     const ps = hub.page({
       rooms: rooms.split(',').filter(Boolean).map(Number), notifications: true, minDelay: 100,
       onCount: (n) => { window.__count = n; },
+      onError: (e) => window.__errors.push({ status: e.status, code: e.code, roomId: e.roomId ?? null }),
+      onEvicted: () => { window.__evicted++; },
     });
     window.__ps = ps;
     ps.on('comment.created', (d, id) => window.__got.push({ type: 'comment.created', roomId: d.roomId, k: d.k, id }));
@@ -47,7 +52,7 @@ async function state() {
     if (!p || frozen.has(i)) { out.push(null); continue; }
     out.push(await p.evaluate(() => ({
       got: window.__got, leader: !!window.__ps.isLeader, status: window.__ps.status,
-      count: window.__ps.count, counts: window.__ps.counts,
+      count: window.__ps.count, counts: window.__ps.counts, errors: window.__errors, evicted: window.__evicted,
     })));
   }
   return { tabs: out };

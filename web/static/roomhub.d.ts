@@ -13,6 +13,8 @@ export declare class HubError extends Error {
   status: number;
   /** The envelope's code: AUTH4001, COMMON403, COMMON429, … */
   code: string | undefined;
+  /** A shared page stream's refused room: the hub refused it (403) and the stream goes on without it. */
+  roomId?: number;
 }
 
 export interface Gap {
@@ -159,7 +161,9 @@ export interface PageStreamOptions extends StreamOptions, InboxCallbacks {
   onPresence?: (roomId: number, update: PresenceUpdate & { roomId: number }) => void;
   /** hub.page(): false keeps this tab's stream its own (default: shared between the user's tabs when the browser can). */
   shared?: boolean;
-  /** Names what the tabs share (default: the token's subject). Give it when getToken returns no JWT (cookie auth). */
+  /** The user, when getToken returns no JWT (cookie auth): tabs share only with tabs of the same user. */
+  userId?: number | string;
+  /** Narrows what the tabs share (the user always names it: tabs of two users never share). */
   shareKey?: string;
 }
 

@@ -342,11 +342,15 @@ class Stream {
   async #diagnose() {
     let status = 0;
     let err = null;
-    try {
-      for (const p of [].concat(this.probePath)) await this.hub.api('GET', p);
-    } catch (e) {
-      err = e;
-      status = e instanceof HubError ? e.status : 0;
+    for (const p of [].concat(this.probePath)) {
+      try {
+        await this.hub.api('GET', p);
+      } catch (e) {
+        err = e;
+        status = e instanceof HubError ? e.status : 0;
+        if (e instanceof HubError) e.path = p; // which room (or the token) was refused
+        break;
+      }
     }
     if (this.closed) return;
     if (status === 403 || (status === 401 && this.refused >= 1)) {
@@ -612,8 +616,9 @@ export class SharedPageStream {
 
   /**
    * @param {RoomHub} hub
-   * @param {object} opts PageStream's options, and shareKey (names what the
-   *   tabs share; default: the token's subject)
+   * @param {object} opts PageStream's options, userId (the user, when
+   *   getToken returns no JWT: cookie auth) and shareKey (narrows what the
+   *   tabs share; the user always names it, so tabs of two users never share)
    */
   constructor(hub, opts = {}) {
     this.hub = hub;
@@ -632,6 +637,11 @@ export class SharedPageStream {
     this.closed = false;
     this.leading = false;
     this.stream = null;
+    // The leader's: rooms the hub refused (left out of the union until a tab
+    // asks again), and whether its stream ended for good (evicted, the
+    // token refused) and waits for a tab to ask again.
+    this.refused = new Set();
+    this.stopped = false;
     queueMicrotask(() => this.#start());
   }
 
@@ -662,7 +672,10 @@ export class SharedPageStream {
     this.notifications = !!notifications;
     for (const r of this.online.keys()) if (!this.rooms.some((x) => String(x) === String(r))) this.online.delete(r);
     this.#announce();
-    if (this.leading) this.#follow();
+    if (this.leading) {
+      this.#askedAgain();
+      this.#follow();
+    }
   }
 
   reconnect() { if (this.stream) this.stream.reconnect(); }
@@ -682,16 +695,17 @@ export class SharedPageStream {
   }
 
   async #start() {
-    let key = this.opts.shareKey;
-    if (!key) {
-      try { key = tokenSubject(await this.hub.getToken()); } catch { key = ''; }
-    }
+    let user = '';
+    try { user = tokenSubject(await this.hub.getToken()); } catch { user = ''; }
+    user = user || String(this.opts.userId ?? ''); // cookie auth: the page names its user
     if (this.closed) return;
-    if (!key) { // nothing names the user: do not share
+    if (!user) { // nothing names the user: do not share
       this.#lead(null, 0);
       return;
     }
-    const name = `roomhub:${this.hub.baseUrl || location.origin}:${key}`;
+    // The user always names the channel: a shareKey only narrows it, so no
+    // key can relay one user's stream to another's tabs.
+    const name = `roomhub:${this.hub.baseUrl || location.origin}:${user}:${this.opts.shareKey || ''}`;
     this.bc = new BroadcastChannel(name);
     this.bc.onmessage = (e) => this.#receive(e.data);
     this.hub.streams?.add(this);
@@ -764,11 +778,21 @@ export class SharedPageStream {
   #stopLeading() {
     this.leading = false;
     this.grant = 0;
-    if (this.stream) { this.stream.close(); this.stream = null; }
+    const stream = this.stream;
+    this.stream = null;
+    stream?.close();
     if (this.release) { this.release(); this.release = null; }
   }
 
-  // union is what every live tab wants: rooms and the bell.
+  // askedAgain: a tab asked for something (new rooms, a new tab): rooms the
+  // hub refused are tried again, and a stream that ended for good starts.
+  #askedAgain() {
+    this.refused.clear();
+    this.stopped = false;
+  }
+
+  // union is what every live tab wants, but the rooms the hub refused:
+  // rooms and the bell.
   #union() {
     const rooms = new Set(this.rooms.map(String));
     let notifications = this.notifications;
@@ -776,13 +800,36 @@ export class SharedPageStream {
       for (const r of t.rooms) rooms.add(String(r));
       notifications = notifications || t.notifications;
     }
+    for (const r of this.refused) rooms.delete(r);
     return { rooms: [...rooms].map((r) => (/^\d+$/.test(r) ? Number(r) : r)).sort((a, b) => a - b), notifications };
+  }
+
+  // ended: the leader's stream closed by itself. A room the hub refused
+  // (403 on its probe) leaves the union, the tabs that asked for it are
+  // told, and the others go on streaming; anything else (evicted, the token
+  // refused) stops the shared stream until a tab asks again.
+  #ended(stream) {
+    if (this.stream !== stream) return;
+    this.stream = null;
+    const err = stream.lastError;
+    const m = err instanceof HubError && err.status === 403 && /^\/api\/v1\/rooms\/([^/]+)\/presence$/.exec(err.path || '');
+    if (m && !this.refused.has(m[1])) {
+      this.refused.add(m[1]);
+      const msg = { k: 'refused', roomId: /^\d+$/.test(m[1]) ? Number(m[1]) : m[1], status: err.status, code: err.code, message: err.message };
+      this.#post(msg);
+      this.#receive(msg);
+      this.#follow();
+      return;
+    }
+    this.stopped = true;
+    this.#setStatus(Status.CLOSED);
+    this.#post({ k: 'status', s: Status.CLOSED });
   }
 
   // follow makes the leader's stream carry the union, resuming from the
   // newest known position.
   #follow() {
-    if (!this.leading || this.closed) return;
+    if (!this.leading || this.closed || this.stopped) return;
     const u = this.#union();
     // A member no tab wants any more is forgotten: should one want it again,
     // it starts live, as a new room of a page stream does (not replayed
@@ -801,16 +848,26 @@ export class SharedPageStream {
     }
     const types = new Set([...this.listeners.keys()].filter((t) => t !== '*'));
     for (const t of this.tabs.values()) for (const x of t.types || []) types.add(x);
-    this.stream = new PageStream(this.hub, {
+    const stream = new PageStream(this.hub, {
       ...this.opts, rooms: u.rooms, notifications: u.notifications, lastEventId: this.#resumeId(), types: [...types],
-      onStatus: (st) => { this.#setStatus(st); this.#post({ k: 'status', s: st }); },
+      onStatus: (st) => {
+        if (st === Status.CLOSED) { this.#ended(stream); return; }
+        if (this.stream !== stream) return;
+        this.#setStatus(st);
+        this.#post({ k: 'status', s: st });
+      },
       onCount: undefined, onCounts: undefined, onCreated: undefined, onUpdated: undefined, onRead: undefined,
       onDeleted: undefined, onPresence: undefined,
       onGap: (g) => this.#relay('system.gap', g, ''),
       onEvicted: (d) => { this.#relay('system.evicted', d, ''); },
-      onError: (e) => this.opts.onError?.(e),
+      onError: (e) => {
+        stream.lastError = e;
+        // A refused room is reported to the tabs that asked for it (ended).
+        if (!(e instanceof HubError && e.status === 403 && /\/rooms\//.test(e.path || ''))) this.opts.onError?.(e);
+      },
     });
-    this.stream.on('*', (data, id, type) => { if (!type.startsWith('system.')) this.#relay(type, data, id); });
+    this.stream = stream;
+    stream.on('*', (data, id, type) => { if (!type.startsWith('system.')) this.#relay(type, data, id); });
   }
 
   // listenTo makes the leader's stream listen to event types some tab wants.
@@ -853,15 +910,24 @@ export class SharedPageStream {
       case 'ev': this.#deliver(m); break;
       case 'status': this.#setStatus(m.s); break;
       case 'hello': {
-        const isNew = !this.tabs.has(m.tab);
+        const before = this.tabs.get(m.tab);
+        const asks = !before || before.notifications !== m.notifications || String(before.rooms) !== String(m.rooms);
         this.tabs.set(m.tab, { rooms: m.rooms, notifications: m.notifications, types: m.types, visible: m.visible, seen: Date.now() });
         if (this.leading) {
+          if (asks) this.#askedAgain();
           this.#listenTo(m.types || []);
           this.#follow();
-          if (isNew) this.#catchUp();
+          if (!before) this.#catchUp();
         }
         break;
       }
+      case 'refused': // the hub refused a room: the tab that asked for it hears why
+        if (this.covers(m.roomId)) {
+          const err = new HubError(m.status, m.code, m.message);
+          err.roomId = m.roomId;
+          this.opts.onError?.(err);
+        }
+        break;
       case 'bye': this.tabs.delete(m.tab); if (this.leading) this.#follow(); break;
       case 'leader': this.#announce(); break;
       default:

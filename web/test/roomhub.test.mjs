@@ -422,3 +422,31 @@ test('without Web Locks, page() is a stream of its own', () => {
   assert.ok(p instanceof PageStream);
   p.close();
 });
+
+test('the tabs share a channel named by the user: a shareKey only narrows it', async () => {
+  const names = [];
+  globalThis.BroadcastChannel = class { constructor(n) { names.push(n); } postMessage() {} close() {} };
+  const hadNavigator = 'navigator' in globalThis;
+  const locks = { request: () => new Promise(() => {}) }; // never granted: this tab follows
+  Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true });
+  globalThis.addEventListener ??= () => {};
+  globalThis.document = { visibilityState: 'visible' };
+  const jwt = (sub) => `x.${Buffer.from(JSON.stringify({ sub })).toString('base64url')}.y`;
+  const open = async (getToken, opts) => {
+    const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken, EventSource: FakeEventSource, fetch: async () => ({}) });
+    const p = hub.page({ rooms: [1], ...opts });
+    await flush();
+    p.close();
+  };
+  try {
+    await open(() => jwt('7'), { shareKey: 'app' });
+    await open(() => jwt('8'), { shareKey: 'app' });
+    await open(() => '', { shareKey: 'app' }); // cookie auth, no user named: not shared
+    await open(() => '', { userId: 9 });
+    assert.deepEqual(names, ['roomhub:http://hub.test:7:app', 'roomhub:http://hub.test:8:app', 'roomhub:http://hub.test:9:']);
+  } finally {
+    delete globalThis.BroadcastChannel;
+    delete globalThis.document;
+    if (!hadNavigator) delete globalThis.navigator;
+  }
+});
