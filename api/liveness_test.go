@@ -21,11 +21,16 @@ type freezeProxy struct {
 	mu     sync.Mutex
 	conns  []*proxyConn
 	refuse atomic.Bool // new connections are closed at once
+	// lag delays what a connection that subscribed sends Redis (a slow link
+	// to a listener), in ns.
+	lag atomic.Int64
 }
 
 type proxyConn struct {
 	subscriber atomic.Bool
 	frozen     atomic.Bool
+	severed    atomic.Bool // Redis' side closed, the client's kept open and silent
+	redis      net.Conn
 }
 
 func startFreezeProxy(t *testing.T, target string) *freezeProxy {
@@ -53,13 +58,17 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 				c.Close()
 				continue
 			}
-			pc := &proxyConn{}
+			pc := &proxyConn{redis: r}
 			p.mu.Lock()
 			p.conns = append(p.conns, pc)
 			p.mu.Unlock()
 			pipe := func(dst, src net.Conn, up bool) {
 				defer wg.Done()
-				defer dst.Close()
+				defer func() {
+					if up || !pc.severed.Load() {
+						dst.Close()
+					}
+				}()
 				buf := make([]byte, 32<<10)
 				for {
 					n, err := src.Read(buf)
@@ -67,6 +76,9 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 						// A (P)SUBSCRIBE command, not a script mentioning the word.
 						if up && bytes.Contains(bytes.ToUpper(buf[:n]), []byte("SUBSCRIBE\r\n")) {
 							pc.subscriber.Store(true)
+						}
+						if up && pc.subscriber.Load() {
+							time.Sleep(time.Duration(p.lag.Load())) // the link's latency, not a wait for a signal
 						}
 						if !pc.frozen.Load() {
 							if _, err := dst.Write(buf[:n]); err != nil {
@@ -89,6 +101,25 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 }
 
 func (p *freezeProxy) Addr() string { return p.l.Addr().String() }
+
+// severSubscribers closes Redis' side of every connection that has
+// subscribed, and keeps the client's side open and silent: Redis forgets the
+// subscriber, the hub's connection looks alive (a listener left on a node
+// that no longer takes the writes).
+func (p *freezeProxy) severSubscribers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.conns {
+		if c.subscriber.Load() && !c.severed.Load() {
+			c.severed.Store(true)
+			c.frozen.Store(true)
+			c.redis.Close()
+			n++
+		}
+	}
+	return n
+}
 
 // freezeSubscribers silences every connection that has subscribed so far.
 func (p *freezeProxy) freezeSubscribers() int {

@@ -83,6 +83,63 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	}
 }
 
+// With PUBSUB_MODE=channels a stream's headers come once its room's
+// subscription is confirmed: an event published as soon as they arrive
+// reaches the stream live and counts this hub in deliveredTo, for every
+// new room, even when the listener's link to Redis is slow (300 ms).
+func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) {
+	rs := testredis.Start(t)
+	proxy := startFreezeProxy(t, rs.Addr())
+	proxy.lag.Store(int64(300 * time.Millisecond))
+	th := startHub(t, proxy.Addr(), func(c *hub.Config) {
+		c.PubSubMode, c.MaxConnectionsPerUser = hub.PubSubChannels, 0
+	})
+	for room := int64(300); room < 305; room++ {
+		c := th.openStream(t, room, 1, "")
+		res := th.publish(t, room, "comment.created", map[string]any{"k": room})
+		if res.DeliveredTo != 1 {
+			t.Fatalf("room %d: deliveredTo %d right after the stream answered, want 1 (its subscription confirmed first)", room, res.DeliveredTo)
+		}
+		if f := c.next(t, wait); f.ID != res.StreamID {
+			t.Fatalf("room %d: %+v", room, f)
+		}
+		c.Close()
+	}
+}
+
+// A listener whose subscription is gone while its connection looks alive
+// (left on a node that no longer takes the writes) is found by this hub's
+// own publish reaching no listener in a room it carries: it reconnects, and
+// the event arrives by the replay. The idle probe is an hour away, so
+// nothing else heals it.
+func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
+	rs := testredis.Start(t)
+	proxy := startFreezeProxy(t, rs.Addr())
+	th := startHub(t, proxy.Addr(), func(c *hub.Config) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
+	c := th.openStream(t, 195, 1, "")
+	if first := th.publish(t, 195, "comment.created", map[string]any{"n": 0}); c.next(t, wait).ID != first.StreamID {
+		t.Fatal("the first event")
+	}
+	if n := proxy.severSubscribers(); n == 0 {
+		t.Fatal("no subscribed connection to sever")
+	}
+	eventually(t, wait, "Redis forgot the subscriber", func() bool {
+		arr, _ := testredis.Do(t, testredis.Client(t, rs.Addr()), "PUBSUB", "NUMSUB", "room:{195}").ToArray()
+		n, _ := arr[1].AsInt64()
+		return n == 0
+	})
+	res := th.publish(t, 195, "comment.created", map[string]any{"n": 1})
+	if res.DeliveredTo != 0 {
+		t.Fatalf("deliveredTo %d with the subscription gone: the test proves nothing", res.DeliveredTo)
+	}
+	if f := c.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("after the publish that reached no listener: %+v", f)
+	}
+	if th.Hub.Metrics().ListenerMoves.Get() == 0 {
+		t.Fatal("pubsub_listener_moves_total = 0: something else healed the listener")
+	}
+}
+
 // With PUBSUB_MODE=channels, the listener's one connection subscribes and
 // unsubscribes the channels as topics come and go, in batches: 700 rooms
 // cost no goroutine each, and all are unsubscribed when their streams end.
