@@ -32,9 +32,11 @@ type tabsState struct {
 			Code   string
 			RoomID *int64
 		}
-		Evicted int
+		Evicted     int
+		LeaderSince int64 // ms since the epoch; 0 while it follows
 	}
-	Error string
+	ClosedAt int64 // when the last CLOSE or FREEZE began, ms since the epoch
+	Error    string
 }
 
 func tabsDo(t *testing.T, d *testbrowser.Driver, format string, args ...any) tabsState {
@@ -64,7 +66,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	const user = 5
 	tabRooms := [][]int64{{42, 43}, {44}, {45}}
 	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.token(t, user), "42,43", "44", "45")
-	eventually(t, 5*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
+	eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
 
 	var mu sync.Mutex
 	sent := map[int64][]string{} // room → keys, in order; 0: the user's notifications
@@ -106,6 +108,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 		t.Fatalf("no tab leads: %+v", st)
 	}
 	// The leader closes while events keep coming.
+	opened := th.Hub.Metrics().StreamsOpened.Get()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -114,8 +117,15 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 		}
 	}()
 	time.Sleep(50 * time.Millisecond) // some of them before the close, some after
-	tabsDo(t, d, "CLOSE %d", leader)
+	st = tabsDo(t, d, "CLOSE %d", leader)
+	closedAt := st.ClosedAt
 	<-done
+	// Drain: one more event in every room and for the bell, after all the
+	// others; once a tab has them, any repeat of an earlier event would have
+	// come before them.
+	for i := 1000; i < 1004; i++ {
+		publish(i)
+	}
 	for i := range tabRooms {
 		if i == leader {
 			continue
@@ -123,7 +133,16 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 		st = tabsDo(t, d, "WAIT %d %d", i, want(i))
 		checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
 	}
-	eventually(t, 5*time.Second, "one stream after the takeover", func() bool { return th.activeStreams(t) == 1 })
+	// Another tab took the lock and opened the one stream: a new one (the
+	// old leader's is gone), and no second.
+	eventually(t, wait, "the takeover's stream, and only it", func() bool {
+		return th.activeStreams(t) == 1 && th.Hub.Metrics().StreamsOpened.Get() > opened
+	})
+	for i, tb := range st.Tabs {
+		if tb != nil && tb.Leader {
+			t.Logf("tab %d took the lead %d ms after tab %d began to close", i, tb.LeaderSince-closedAt, leader)
+		}
+	}
 
 	// A tab takes a new room: the shared stream follows, and the tab gets
 	// the room's events from then on, with no connection of its own.
@@ -133,7 +152,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	}
 	tabRooms[other] = append(tabRooms[other], 46)
 	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(tabRooms[other]))
-	eventually(t, 5*time.Second, "the leader's stream holds room 46", func() bool {
+	eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
 		th.publish(t, 46, "comment.created", map[string]any{"k": "probe"})
 		st := tabsDo(t, d, "STATE")
 		for _, e := range st.Tabs[other].Got {
@@ -213,9 +232,9 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 // a proxy), then the leader tab closes: the tab that takes over resumes on
 // the new instance from the newest relayed position, and every tab still has
 // each of its events exactly once. Then the new leader hangs (its
-// JavaScript stopped, as in a tab frozen without warning): within a second
-// another tab takes the lock from it and nothing is lost; back, the old one
-// follows and lets its connection go.
+// JavaScript stopped, as in a tab frozen without warning): another tab takes
+// the lock from it (the time is logged: about 1–2 s here) and nothing is
+// lost; back, the old one follows and lets its connection go.
 func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	rs := testredis.Start(t)
 	cfg := func(c *hub.Config) { c.Retry = 200 * time.Millisecond }
@@ -286,13 +305,17 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	if other == leader {
 		other = alive[1]
 	}
-	tabsDo(t, d, "FREEZE %d", leader)
+	frozeAt := tabsDo(t, d, "FREEZE %d", leader).ClosedAt
 	publish(b, 6)
 	st = tabsDo(t, d, "WAIT %d %d", other, want(other))
 	checkTab(t, other, tabRooms[other], st.Tabs[other].Got, sent)
 	if !st.Tabs[other].Leader {
 		t.Fatalf("tab %d did not take over from the frozen tab %d", other, leader)
 	}
+	// The SDK's promise is about a second (a silent leader is taken over
+	// after 1 s, checked every 250 ms); a busy machine takes longer, so the
+	// time is reported, not asserted.
+	t.Logf("tab %d took the lead %d ms after tab %d froze", other, st.Tabs[other].LeaderSince-frozeAt, leader)
 	// Back, the old leader finds its lock taken and lets its stream go.
 	tabsDo(t, d, "THAW %d", leader)
 	eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.activeStreams(t) == 1 })

@@ -21,6 +21,7 @@ type Metrics struct {
 	InvalidMessages *metrics.Counter
 	Heartbeats      *metrics.Counter
 	Evictions       *metrics.Counter
+	StreamsOpened   *metrics.Counter // every stream this instance opened: with sse_active_connections, churn
 	PresenceUpdates *metrics.Counter
 	NotReplicated   *metrics.Counter
 	lockAcquired    *metrics.Counter
@@ -46,6 +47,7 @@ func NewMetrics(eventTypes []string) *Metrics {
 		InvalidMessages: s.NewCounter("pubsub_invalid_messages_total"),
 		Heartbeats:      s.NewCounter("presence_heartbeat_total"),
 		Evictions:       s.NewCounter("sse_evictions_total"),
+		StreamsOpened:   s.NewCounter("sse_streams_opened_total"),
 		PresenceUpdates: s.NewCounter("presence_updates_total"),
 		NotReplicated:   s.NewCounter("publish_not_replicated_total"),
 		lockAcquired:    s.NewCounter(`lock_acquire_total{result="acquired"}`),

@@ -165,6 +165,7 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 		h.subscribe(m)
 	}
 	h.streams.add(s)
+	h.metrics.StreamsOpened.Inc()
 	if h.stopping() { // opened while the instance stops: EndStreams may not have seen it
 		s.endForShutdown()
 	}

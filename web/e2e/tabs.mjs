@@ -6,7 +6,8 @@
 // comment.created and notification.created, its errors and evictions. Line
 // protocol: READY once every tab's stream is open; then
 //   STATE             → {"tabs":[{"got":[…],"leader":bool,"status":…,"count":n,"counts":{…},
-//                        "errors":[{status,code,roomId}],"evicted":n}|null]}
+//                        "errors":[{status,code,roomId}],"evicted":n,"leaderSince":ms}|null],
+//                        "closedAt":ms (when the last CLOSE or FREEZE began)}
 //   WAIT i n          → waits until tab i holds n events, then STATE
 //   CLOSE i           → closes tab i (null in STATE from then), then STATE
 //   OPEN rooms        → opens one more tab, waits until it is open, then STATE
@@ -22,6 +23,7 @@ const browser = await launch(url);
 const context = await browser.newContext();
 const tabs = [];
 const frozen = new Map(); // tab → its CDP session, paused
+let closedAt = 0; // when the last CLOSE or FREEZE began (ms since the epoch)
 
 async function openTab(rooms) {
   const page = await context.newPage();
@@ -39,6 +41,12 @@ async function openTab(rooms) {
       onEvicted: () => { window.__evicted++; },
     });
     window.__ps = ps;
+    // When this tab took the lead (ms since the epoch): the takeover time.
+    const watch = setInterval(() => {
+      if (ps.isLeader && !window.__leaderSince) window.__leaderSince = Date.now();
+      if (!ps.isLeader) window.__leaderSince = 0;
+    }, 10);
+    addEventListener('pagehide', () => clearInterval(watch));
     ps.on('comment.created', (d, id) => window.__got.push({ type: 'comment.created', roomId: d.roomId, k: d.k, id }));
     ps.on('notification.created', (d, id) => window.__got.push({ type: 'notification.created', k: d.notificationId, id }));
   }, { rooms, token });
@@ -53,9 +61,10 @@ async function state() {
     out.push(await p.evaluate(() => ({
       got: window.__got, leader: !!window.__ps.isLeader, status: window.__ps.status,
       count: window.__ps.count, counts: window.__ps.counts, errors: window.__errors, evicted: window.__evicted,
+      leaderSince: window.__leaderSince ?? 0,
     })));
   }
-  return { tabs: out };
+  return { tabs: out, closedAt };
 }
 
 try {
@@ -69,6 +78,7 @@ try {
       if (cmd === 'WAIT') {
         await tabs[Number(a)].waitForFunction((n) => window.__got.length >= n, Number(b), { timeout: 20000 });
       } else if (cmd === 'CLOSE') {
+        closedAt = Date.now();
         await tabs[Number(a)].close();
         tabs[Number(a)] = null;
       } else if (cmd === 'OPEN') {
@@ -78,6 +88,7 @@ try {
       } else if (cmd === 'FREEZE') {
         // Its JavaScript stops (paused in the debugger): no freeze event,
         // as for a tab the browser froze or that hangs.
+        closedAt = Date.now();
         const cdp = await context.newCDPSession(tabs[Number(a)]);
         await cdp.send('Debugger.enable');
         await cdp.send('Debugger.pause');
