@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,25 +60,29 @@ func TestStream_KeepaliveComments(t *testing.T) {
 
 // Keepalives come within the interval and a small margin of the last byte
 // (the clock looks every quarter interval), never near two intervals late:
-// with a 1 s interval, a user stream quiet for 4 s gets one every ≤ 1.6 s.
+// with a 1 s interval, a user stream quiet for 5 s gets one every ~1.25 s.
+// The median of five gaps is judged (≤ 1.6 s), so a busy machine's one late
+// wake-up does not fail it; a clock that looked once per interval would put
+// most gaps near 2 s.
 func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
 	c := th.settledUserStream(t, 3) // its opening events are the last bytes before the silence
 	last := time.Now()
-	for n := 0; n < 4; {
-		f, ok := c.nextAny(t, 5*time.Second)
+	var gaps []time.Duration
+	for len(gaps) < 5 {
+		f, ok := c.nextAny(t, 10*time.Second)
 		if !ok {
 			t.Fatal("stream ended")
 		}
 		gap := time.Since(last)
 		last = time.Now()
-		if f.Comment != "keepalive" {
-			continue
+		if f.Comment == "keepalive" {
+			gaps = append(gaps, gap)
 		}
-		if gap > 1600*time.Millisecond {
-			t.Fatalf("keepalive %d came %v after the previous byte, with SSE_KEEPALIVE_SECS=1", n+1, gap)
-		}
-		n++
+	}
+	slices.Sort(gaps)
+	if gaps[2] > 1600*time.Millisecond {
+		t.Fatalf("keepalive gaps %v (median %v) with SSE_KEEPALIVE_SECS=1", gaps, gaps[2])
 	}
 }
 
