@@ -174,8 +174,10 @@ func TestPresence_TabsOfAUserAreRefreshedTogether(t *testing.T) {
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		fastPresence(c)
-		c.PresenceUserTTL = time.Second
-		c.PresenceHashTTL = 5 * time.Second
+		// 3 s: the watcher's own stream refreshes every second, so a busy
+		// machine's late refresh does not make the watcher leave too.
+		c.PresenceUserTTL = 3 * time.Second
+		c.PresenceHashTTL = 6 * time.Second
 	})
 	watcher := th.openStream(t, 71, 100, "")
 	watcher.presenceUpdate(t, wait) // own join
@@ -190,7 +192,7 @@ func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 		t.Fatalf("heartbeat join %+v", u)
 	}
 	// The watcher's own stream refreshes itself; user 8 sends nothing more.
-	u, _ := watcher.presenceUpdate(t, 10*time.Second)
+	u, _ := watcher.presenceUpdate(t, 20*time.Second)
 	if u.Left == nil || *u.Left != 8 || fmt.Sprint(u.OnlineUsers) != "[100]" {
 		t.Fatalf("expiry update %+v", u)
 	}
