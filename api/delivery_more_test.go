@@ -419,3 +419,42 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 		t.Fatalf("the record says %d attempts, want 1", r.Attempts)
 	}
 }
+
+// A digest keeps the Idempotency-Key it was first handed off under: when
+// its first item is read between a failed attempt and the retry, the retry
+// carries the rest under the same key, so a gateway that honours the key
+// does not send them twice.
+func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
+	rs := testredis.Start(t)
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	g := startGateway(t, func(gatewayCall) gatewayAnswer {
+		if calls.Add(1) == 1 { // the first attempt waits for the read, then fails
+			close(held)
+			return gatewayAnswer{status: 503, wait: func() { <-release }}
+		}
+		return gatewayAnswer{status: 200}
+	})
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5,"unless":"read"}}}`))
+	var ids []string
+	for range 3 {
+		ids = append(ids, th.notifyWith(t, 7, "", 1))
+	}
+	first := g.next(t, wait)
+	<-held
+	if len(first.Body.Notifications) != 3 || first.IdemKey != ids[0]+"/1/email" {
+		t.Fatalf("the first attempt: key %s, %d items", first.IdemKey, len(first.Body.Notifications))
+	}
+	th.markRead(t, 1, ids[0])
+	close(release)
+	retry := g.next(t, wait)
+	if retry.IdemKey != first.IdemKey || len(retry.Body.Notifications) != 2 || retry.Body.Attempt != 2 {
+		t.Fatalf("the retry: key %s (first %s), %d items, attempt %d; want the first key, 2 items, attempt 2",
+			retry.IdemKey, first.IdemKey, len(retry.Body.Notifications), retry.Body.Attempt)
+	}
+	th.waitDelivery(t, ids[1], 1, "email", "sent")
+	if r := th.deliveriesOf(t, ids[0])["1/email"]; r.State != "canceled" || str(r.Reason) != "read" {
+		t.Fatalf("the read item's delivery: %+v", r)
+	}
+}

@@ -13,7 +13,9 @@
 --   cr 1 for severity critical, u unless (seen, read, none), off 1 for
 --   onlyIfOffline, dg digestSecs, g the digest's send time, dk/dw dedupe key
 --   and window (s), it the event's own item when not in the inbox,
---   ls the lease token while sending, ps the state before sending.
+--   ls the lease token while sending, ps the state before sending, hk the
+--   hand-off's head record id once claimed (its Idempotency-Key, kept for
+--   every attempt).
 --
 -- KEYS[1..15] the user's inbox keys (inbox_lib.lua)
 -- KEYS[16] delivery:{u}  KEYS[17] delivery:due:{u}  KEYS[18] delivery:done:{u}
@@ -29,7 +31,7 @@
 -- ARGV[14] finished records are dropped this long (ms) after they finished
 -- ARGV[15] how long the delivery keys live after a write, in ms
 -- Returns {next due (ms) or "", {channel, state, reason, …}, hand-off, …}:
--- each hand-off {channel, attempt, first record id, record ids (comma
+-- each hand-off {channel, attempt, head record id (hk), record ids (comma
 -- separated), item JSON, …}.
 local K_DREC, K_DDUE, K_DONE, K_SETCH, K_ONLINE = KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
 local limit, lease, token, quiet_end = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], ARGV[10]
@@ -188,7 +190,7 @@ local handoffs = {}
 for _, key in ipairs(order) do
   local grp = groups[key]
   local ch, members = grp.ch, grp.members
-  local first = members[1].rid
+  local first = members[1].rec.hk or members[1].rid
   local sent_key = sent_prefix .. ch
   local resend = redis.call('ZSCORE', sent_key, first) ~= false
   local cap = caps[ch]
@@ -218,7 +220,13 @@ for _, key in ipairs(order) do
     end
   end
   if #going > 0 then
+    -- The hand-off's name (its Idempotency-Key) is fixed when it is first
+    -- claimed: a digest whose first item was canceled before a retry keeps
+    -- it, so the gateway sees the same hand-off again.
     local head = going[1].rid
+    for _, m in ipairs(going) do
+      if m.rec.hk then head = m.rec.hk; break end
+    end
     redis.call('ZADD', sent_key, NOW, head)
     redis.call('PEXPIRE', sent_key, 86400000)
     local ho = {ch, 0, head}
@@ -227,6 +235,7 @@ for _, key in ipairs(order) do
       local rec = m.rec
       if rec.s ~= 'sending' then rec.ps = rec.s end
       rec.s, rec.r, rec.ls, rec.n = 'sending', nil, token, rec.n + 1
+      rec.hk = head
       rec.due = NOW + lease
       if rec.n > ho[2] then ho[2] = rec.n end
       put(m.rid, rec)
