@@ -105,6 +105,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	d.ItemMaxBytes = httpCfg.PublishMaxBytes
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
 	h.Start()

@@ -458,3 +458,54 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 		t.Fatalf("the read item's delivery: %+v", r)
 	}
 }
+
+// The hand-offs of one instance hold at most DELIVERY_INFLIGHT_MB of items
+// at once, however many users are due and whatever PUBLISH_MAX_BYTES is: 30
+// users each due a 60 KB item, a gateway that takes 300 ms a call, a 1 MiB
+// budget (64 jobs would hold 1.8 MB): the bodies the gateway holds at once
+// never add up past the budget, and every delivery is sent.
+func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
+	rs := testredis.Start(t)
+	const budget = 1 << 20
+	var mu sync.Mutex
+	var inflight, peak int
+	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
+		n := 0
+		for _, it := range c.Body.Notifications {
+			n += len(it)
+		}
+		mu.Lock()
+		inflight += n
+		peak = max(peak, inflight)
+		mu.Unlock()
+		return gatewayAnswer{status: 200, wait: func() {
+			time.Sleep(300 * time.Millisecond) // a slow gateway, not a wait for a signal
+			mu.Lock()
+			inflight -= n
+			mu.Unlock()
+		}}
+	})
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *hub.Config) {
+		c.DeliveryInflightBytes = budget
+	}))
+	pad := strings.Repeat("x", 60000)
+	users := make([]string, 30)
+	for i := range users {
+		users[i] = fmt.Sprint(1000 + i)
+	}
+	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":7,"eventType":"comment.created","data":{"pad":%q},"recipientIds":[%s]}`, pad, strings.Join(users, ",")))
+	if code != 200 {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	var r hub.PublishResult
+	remarshal(t, env.Result, &r)
+	for i := range users {
+		th.waitDelivery(t, "7:"+r.StreamID, int64(1000+i), "push", "sent")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak > budget {
+		t.Fatalf("the gateway held %d bytes of items at once, over the %d budget", peak, budget)
+	}
+	t.Logf("at most %d bytes of items in flight (budget %d)", peak, budget)
+}

@@ -85,6 +85,7 @@ type Config struct {
 	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with channels
 	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
 	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
+	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
 	DeliveryTimeout       time.Duration // no variable: one hand-off's time limit; 10 s
 	DeliveryBackoff       time.Duration // no variable: the first retry's wait, doubling to 10 min; 5 s
 	PubSubMode            string        // PUBSUB_MODE on one Redis: channels (SUBSCRIBE per local topic, the default) or patterns (PSUBSCRIBE room:*)
@@ -154,6 +155,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		DeliverySinkURL:       l.Str("DELIVERY_SINK_URL", ""),
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
+		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,
 		PubSubMode:            l.Str("PUBSUB_MODE", PubSubChannels),
 		Env:                   l.Str("HUB_ENV", "development"),
 	}

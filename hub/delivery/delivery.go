@@ -11,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
+	"golang.org/x/sync/semaphore"
 
 	"roomhub/hub"
 	"roomhub/lua"
@@ -31,11 +32,19 @@ type Delivery struct {
 	due     atomic.Int64 // the backlog, for the deliveries_due gauge
 	oldest  atomic.Int64 // how long the oldest due delivery has waited, ms
 
+	// budget bounds the bytes of the items this instance's hand-offs hold
+	// at once (claimed and not yet ended): DELIVERY_INFLIGHT_MB, whatever
+	// PUBLISH_MAX_BYTES is.
+	budget *semaphore.Weighted
+
 	mu       sync.Mutex
 	inFlight map[int64]bool // users this instance is claiming or handing off for
 
 	// Concurrency bounds the users one instance hands off for at once.
 	Concurrency int
+	// ItemMaxBytes is the largest event data a hand-off may carry per item
+	// (PUBLISH_MAX_BYTES): a claim reserves that much per item it may take.
+	ItemMaxBytes int64
 }
 
 var (
@@ -77,10 +86,12 @@ func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
 	capsArg, _ := json.Marshal(arg)
 	d := &Delivery{
 		core: core, rdb: core.Redis(), cfg: cfg, log: log, rules: rules, caps: caps, capsArg: string(capsArg),
-		client:      gatewayClient(cfg.DeliveryTimeout),
-		set:         core.Metrics().Set,
-		inFlight:    map[int64]bool{},
-		Concurrency: 64,
+		client:       gatewayClient(cfg.DeliveryTimeout),
+		budget:       semaphore.NewWeighted(cfg.DeliveryInflightBytes),
+		set:          core.Metrics().Set,
+		inFlight:     map[int64]bool{},
+		Concurrency:  64,
+		ItemMaxBytes: 65536,
 	}
 	d.set.NewGauge("deliveries_due", func() float64 { return float64(d.due.Load()) })
 	d.set.NewGauge("deliveries_due_oldest_seconds", func() float64 { return float64(d.oldest.Load()) / 1000 })

@@ -199,19 +199,40 @@ type claimed struct {
 	handoffs []handoff
 }
 
+// itemBytes is what one claimed item may hold at most: its data and the
+// item's own fields.
+func (d *Delivery) itemBytes() int64 { return d.ItemMaxBytes + 2048 }
+
+// claimItems is how many items one claim may take: claimLimit, fewer when
+// items are so large that a few claims would fill the byte budget.
+func (d *Delivery) claimItems() int {
+	return int(max(1, min(claimLimit, d.cfg.DeliveryInflightBytes/(8*d.itemBytes()))))
+}
+
 // serve claims user's due deliveries, replaces the index entries that led
 // here by one at the next due time, hands the claimed ones off and records
-// how each ended.
+// how each ended. Before it claims, it reserves the most its claim may hold
+// from the instance's byte budget, and gives back what the claim did not
+// take; the rest when it is done.
 func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) error {
 	quietEnd, err := d.quietEnd(ctx, user, time.Now())
 	if err != nil {
 		return err
 	}
-	token := randomTag()
-	c, err := d.claim(ctx, user, token, quietEnd)
-	if err != nil {
+	items := d.claimItems()
+	reserved := min(int64(items)*d.itemBytes(), d.cfg.DeliveryInflightBytes)
+	if err := d.budget.Acquire(ctx, reserved); err != nil {
 		return err
 	}
+	token := randomTag()
+	c, err := d.claim(ctx, user, token, quietEnd, items)
+	if err != nil {
+		d.budget.Release(reserved)
+		return err
+	}
+	held := min(c.bytes(), reserved)
+	d.budget.Release(reserved - held)
+	defer d.budget.Release(held)
 	for _, m := range c.moves {
 		d.count(m[0], m[1], m[2])
 	}
@@ -305,11 +326,25 @@ func userKeys(user int64) []string {
 	return []string{hub.DeliveryKey(user), hub.DeliveryDueKey(user), hub.DeliveryDoneKey(user)}
 }
 
-// claim runs lua/delivery_claim.lua for user.
-func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string) (claimed, error) {
+// bytes is what the claimed hand-offs hold: their items and record ids.
+func (c claimed) bytes() int64 {
+	var n int64
+	for _, h := range c.handoffs {
+		for _, it := range h.items {
+			n += int64(len(it))
+		}
+		for _, id := range h.ids {
+			n += int64(len(id))
+		}
+	}
+	return n
+}
+
+// claim runs lua/delivery_claim.lua for user, taking at most items.
+func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
 	keys := append(hub.InboxKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
 	args := hub.InboxArgs(d.cfg, d.rdb.Sharded(), hub.UserChannel(user), hub.NowTimestamp(),
-		strconv.Itoa(claimLimit), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
+		strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
 		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg())
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
