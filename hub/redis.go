@@ -136,19 +136,35 @@ func NewScript(src string) Script {
 	return Script{Lua: rueidis.NewLuaScript(src), sha1: hex.EncodeToString(sum[:]), src: src}
 }
 
+// pipeliner is what execMany sends through: the shared client, or a
+// connection of its own (rueidis.DedicatedClient).
+type pipeliner interface {
+	B() rueidis.Builder
+	DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult
+}
+
 // execMany runs the script once per exec in one pipeline (on a cluster, one
 // per node involved). Unlike rueidis' ExecMulti it does not SCRIPT LOAD on
-// every node each time: it sends EVALSHA and falls back to Exec (EVALSHA, then
-// EVAL) only for the calls Redis answers NOSCRIPT.
-func (s Script) execMany(ctx context.Context, rdb rueidis.Client, execs []rueidis.LuaExec) []rueidis.RedisResult {
+// every node each time: it sends EVALSHA and sends EVAL (the source) only
+// for the calls Redis answers NOSCRIPT.
+func (s Script) execMany(ctx context.Context, rdb pipeliner, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
 	for i, e := range execs {
 		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
 	}
 	results := rdb.DoMulti(ctx, cmds...)
+	var again rueidis.Commands
+	var at []int
 	for i, r := range results {
 		if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
-			results[i] = s.Exec(ctx, rdb, execs[i].Keys, execs[i].Args)
+			e := execs[i]
+			again = append(again, rdb.B().Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build())
+			at = append(at, i)
+		}
+	}
+	if len(again) > 0 {
+		for j, r := range rdb.DoMulti(ctx, again...) {
+			results[at[j]] = r
 		}
 	}
 	return results
@@ -183,6 +199,42 @@ func RunMany(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec) [
 	start := time.Now()
 	results := s.execMany(ctx, r.Client, execs)
 	r.metrics.observeRedis(start)
+	return results
+}
+
+// RunChunked is RunMany for a long run of calls: pipelines of chunk calls
+// one after the other, each under Call's time limit, so that the run as a
+// whole is never cut off by it. On one Redis the run goes through a
+// connection of its own: other callers' commands never queue behind it on
+// the shared pipelines, and Redis serves them between its scripts. After a
+// chunk that could not reach Redis, the rest answer that error, unsent.
+func RunChunked(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec, chunk int) []rueidis.RedisResult {
+	if len(execs) <= chunk {
+		return RunMany(r, ctx, s, execs)
+	}
+	var p pipeliner = r.Client
+	if !r.sharded {
+		dc, release := r.Dedicate()
+		defer release()
+		p = dc
+	}
+	results := make([]rueidis.RedisResult, 0, len(execs))
+	for start := 0; start < len(execs); start += chunk {
+		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
+		began := time.Now()
+		part := s.execMany(cctx, p, execs[start:min(start+chunk, len(execs))])
+		r.metrics.observeRedis(began)
+		cancel()
+		results = append(results, part...)
+		for _, res := range part {
+			if _, answered := rueidis.IsRedisErr(res.Error()); res.Error() != nil && !answered && !rueidis.IsRedisNil(res.Error()) {
+				for len(results) < len(execs) {
+					results = append(results, res)
+				}
+				return results
+			}
+		}
+	}
 	return results
 }
 
