@@ -49,6 +49,7 @@ func FuzzDecodePublish(f *testing.F) {
 		`{"roomId":1,"eventType":"x","data":{}}`, `{}`, `[]`, `{"data":{"a":[1,{"b":null}]}}`, `null`,
 		`{"roomId":1,"eventType":"x","data":{},"recipientIds":[1],"dedupeKey":"k","dedupeWindowSecs":60,"delivery":{"push":{"afterSecs":1,"unless":"seen"}}}`,
 		`{"roomId":1,"eventType":"x","data":{},"delivery":{"push":null}}`, `{"roomId":1,"eventType":"x","data":{},"delivery":[]}`,
+		`{"roomId":1,"eventType":"x","data":{},"recipients":[1]}`, `{"roomId":1,"eventType":"x","data":{},"recipientIDs":[1]}`,
 	} {
 		f.Add([]byte(s))
 	}
