@@ -24,10 +24,10 @@ func plantDead(t *testing.T, rs *testredis.Server, user int64, nid string, ms in
 
 // deadPages lists every dead push delivery limit at a time, failing when
 // the pages do not end within the entries there are.
-func (th *testHub) deadPages(t *testing.T, limit, entries int) []string {
+func (th *testHub) deadPages(t *testing.T, limit, entries int) []delivery.Record {
 	t.Helper()
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
-	var seen []string
+	var seen []delivery.Record
 	after := ""
 	for pages := 0; ; pages++ {
 		if pages > entries/limit+1 {
@@ -43,9 +43,7 @@ func (th *testHub) deadPages(t *testing.T, limit, entries int) []string {
 		}
 		var p delivery.DeadPage
 		remarshal(t, env.Result, &p)
-		for _, r := range p.Deliveries {
-			seen = append(seen, fmt.Sprintf("%d/%s", r.UserID, r.NotificationID))
-		}
+		seen = append(seen, p.Deliveries...)
 		if p.NextAfter == nil {
 			return seen
 		}
@@ -72,9 +70,9 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 	}
 	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.DeliveryChannels = []string{"push"} })
 	for _, limit := range []int{1, 7, 100, 1000} {
-		seen := th.deadPages(t, limit, len(want))
 		got := map[string]bool{}
-		for _, s := range seen {
+		for _, r := range th.deadPages(t, limit, len(want)) {
+			s := fmt.Sprintf("%d/%s", r.UserID, r.NotificationID)
 			if got[s] {
 				t.Fatalf("limit %d: %s listed twice", limit, s)
 			}

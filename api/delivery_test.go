@@ -366,31 +366,11 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
 	var seen []string
-	after := ""
-	for pages := 0; ; pages++ {
-		q := "/api/v1/internal/deliveries/dead?channel=push&limit=2"
-		if after != "" {
-			q += "&after=" + url.QueryEscape(after)
+	for _, r := range th.deadPages(t, 2, 3) {
+		if r.Channel != "push" || r.State != "dead" || str(r.LastErrorCode) != "INVALID_ARGUMENT" {
+			t.Fatalf("a dead page holds %+v", r)
 		}
-		code, env := th.do(t, http.MethodGet, q, internal, "")
-		if code != 200 {
-			t.Fatalf("%s: %d %+v", q, code, env)
-		}
-		var p delivery.DeadPage
-		remarshal(t, env.Result, &p)
-		for _, r := range p.Deliveries {
-			if r.Channel != "push" || r.State != "dead" || str(r.LastErrorCode) != "INVALID_ARGUMENT" {
-				t.Fatalf("a dead page holds %+v", r)
-			}
-			seen = append(seen, fmt.Sprint(r.UserID))
-		}
-		if p.NextAfter == nil {
-			break
-		}
-		if pages > 5 {
-			t.Fatal("dead pages do not end")
-		}
-		after = *p.NextAfter
+		seen = append(seen, fmt.Sprint(r.UserID))
 	}
 	if len(seen) != 3 {
 		t.Fatalf("dead push deliveries listed: %v, want 3", seen)

@@ -468,14 +468,11 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 0.001, Burst: 3}, Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
 	})
 	tok := th.token(t, 90)
-	call := func(path, token, forwarded string) *http.Response {
+	send := func(path string, hdr map[string]string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if forwarded != "" {
-			req.Header.Set("X-Forwarded-For", forwarded)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
 		}
 		resp, err := httpClient.Do(req)
 		if err != nil {
@@ -483,6 +480,17 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 		}
 		resp.Body.Close()
 		return resp
+	}
+	call := func(path, token, forwarded string) *http.Response {
+		t.Helper()
+		hdr := map[string]string{}
+		if token != "" {
+			hdr["Authorization"] = "Bearer " + token
+		}
+		if forwarded != "" {
+			hdr["X-Forwarded-For"] = forwarded
+		}
+		return send(path, hdr)
 	}
 	paths := []string{"/api/v1/notifications/counts", "/api/v1/notifications", "/api/v1/rooms/5/events?since=0"}
 	for i, p := range paths { // the burst, spread over routes: one budget per user
@@ -514,15 +522,7 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	// refused before its key is compared, the right key included.
 	internal := func(key, forwarded string) *http.Response {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/internal/deliveries/dead", nil)
-		req.Header.Set("X-Internal-Key", key)
-		req.Header.Set("X-Forwarded-For", forwarded)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
+		return send("/api/v1/internal/deliveries/dead", map[string]string{"X-Internal-Key": key, "X-Forwarded-For": forwarded})
 	}
 	for i := 0; i < 2; i++ {
 		if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {

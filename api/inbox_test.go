@@ -1,20 +1,15 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -421,78 +416,15 @@ func FuzzDecodeSettings(f *testing.F) {
 	})
 }
 
-// throttleProxy forwards TCP to target, the client's bytes at most
-// bytesPerSec: a Redis that takes its time to hear a big fan-out.
-func startThrottleProxy(t *testing.T, target string, bytesPerSec int) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			r, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, r)
-			mu.Unlock()
-			lim := rate.NewLimiter(rate.Limit(bytesPerSec), 16<<10)
-			wg.Add(2)
-			go func() { // the client's bytes, throttled
-				defer wg.Done()
-				defer r.Close()
-				buf := make([]byte, 16<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						_ = lim.WaitN(context.Background(), n)
-						if _, werr := r.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_, _ = io.Copy(c, r)
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
-
 // A publish to 10,000 recipients goes to Redis as bounded pipelines, each
 // under its own time limit: through a link that takes 4 s to carry the
 // whole fan-out, it still answers 200 with every inbox written (one
 // pipeline of it all met the 3 s limit and answered 503).
 func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, startThrottleProxy(t, rs.Addr(), 1<<20), nil)
+	proxy := startFreezeProxy(t, rs.Addr())
+	proxy.upRate.Store(1 << 20)
+	th := startHub(t, proxy.Addr(), nil)
 	recipients := make([]string, inbox.MaxRecipients)
 	for i := range recipients {
 		recipients[i] = strconv.Itoa(20000 + i)

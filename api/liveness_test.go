@@ -2,11 +2,14 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"roomhub/hub"
 	"roomhub/internal/testredis"
@@ -15,7 +18,8 @@ import (
 // freezeProxy forwards TCP to Redis; freezeSubscribers makes the connections
 // that subscribed go silent both ways without closing: a half-open TCP
 // connection, as a dead NAT entry or a demoted node's leftovers leave behind.
-// While refuse is set, new connections are closed at once (Redis away).
+// While refuse is set, new connections are closed at once (Redis away);
+// lag and upRate make the link slow.
 type freezeProxy struct {
 	l      net.Listener
 	mu     sync.Mutex
@@ -24,6 +28,9 @@ type freezeProxy struct {
 	// lag delays what a connection that subscribed sends Redis (a slow link
 	// to a listener), in ns.
 	lag atomic.Int64
+	// upRate, when set before connections open, bounds what each sends
+	// Redis, in bytes a second (a link that takes its time).
+	upRate atomic.Int64
 }
 
 type proxyConn struct {
@@ -59,6 +66,10 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 				continue
 			}
 			pc := &proxyConn{redis: r}
+			var lim *rate.Limiter
+			if bps := p.upRate.Load(); bps > 0 {
+				lim = rate.NewLimiter(rate.Limit(bps), 16<<10)
+			}
 			p.mu.Lock()
 			p.conns = append(p.conns, pc)
 			p.mu.Unlock()
@@ -69,10 +80,13 @@ func startFreezeProxy(t *testing.T, target string) *freezeProxy {
 						dst.Close()
 					}
 				}()
-				buf := make([]byte, 32<<10)
+				buf := make([]byte, 16<<10)
 				for {
 					n, err := src.Read(buf)
 					if n > 0 {
+						if up && lim != nil {
+							_ = lim.WaitN(context.Background(), n)
+						}
 						// A (P)SUBSCRIBE command, not a script mentioning the word.
 						if up && bytes.Contains(bytes.ToUpper(buf[:n]), []byte("SUBSCRIBE\r\n")) {
 							pc.subscriber.Store(true)
