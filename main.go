@@ -17,13 +17,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
 	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/internal/devredis"
 	"roomhub/web"
 )
 
@@ -56,11 +56,8 @@ func run() error {
 
 	var opt rueidis.ClientOption
 	if cfg.RedisURL == "" {
-		mr := miniredis.NewMiniRedis()
-		// miniredis lets TTLs pass only when told; the hub's gates, presence
-		// and locks expire by TTL, so they must run on the wall clock.
-		mr.ClockTTL(true)
-		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		mr, err := devredis.Start()
+		if err != nil {
 			return fmt.Errorf("starting embedded redis: %w", err)
 		}
 		defer mr.Close()
