@@ -202,6 +202,7 @@ func TestAccess_ProxyMode(t *testing.T) {
 // keeps the stream (asked again next time), and a revocation ends only the
 // revoked user's stream.
 func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
 	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
 	backend.set(9, 48, true)

@@ -46,6 +46,7 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 
 // A seen on another instance's tab just before the email is due cancels it.
 func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	// Due in 5 s: the seen lands first however slow the machine.
@@ -143,6 +144,7 @@ func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 
 // Quiet hours that hold now defer a delivery to their end; critical ones go.
 func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
@@ -243,6 +245,7 @@ func capsAndDedupe(t *testing.T, redis func(*hub.Config), addr string) {
 // Deliveries of one user and channel falling due within the digest window
 // go out as one hand-off, under the first one's Idempotency-Key.
 func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	// A 5 s window: the three publishes fall in it however slow the machine.
@@ -268,6 +271,7 @@ func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 
 // Records are kept DELIVERY_RECORD_DAYS after they finished.
 func TestDelivery_RecordsExpire(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
@@ -322,6 +326,7 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 // Redis stops answering while deliveries fall due: they wait, and once it
 // is back each goes out once.
 func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
@@ -350,6 +355,7 @@ func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
 // A hub that closes while the gateway holds a hand-off leaves it due at once
 // for the others, not waiting out a retry.
 func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	held := make(chan struct{})
 	var once sync.Once
@@ -388,6 +394,7 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 // gateway holds the first call for 3 × LOCK_TTL_SECS, or until a second call
 // arrives (which fails the test at once).
 func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	const ttl = 2 * time.Second
 	second := make(chan struct{})
@@ -425,6 +432,7 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 // carries the rest under the same key, so a gateway that honours the key
 // does not send them twice.
 func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	held := make(chan struct{})
 	release := make(chan struct{})
@@ -465,6 +473,7 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 // budget (64 jobs would hold 1.8 MB): the bodies the gateway holds at once
 // never add up past the budget, and every delivery is sent.
 func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	const budget = 1 << 20
 	var mu sync.Mutex

@@ -178,6 +178,7 @@ func str(p *string) string {
 }
 
 func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	th := startHub(t, rs.Addr(), deliveryConfig(g,
@@ -236,6 +237,7 @@ func (th *testHub) markRead(t testing.TB, user int64, id string) {
 }
 
 func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	redirected := 0
 	var mu sync.Mutex

@@ -160,6 +160,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 // Presence alone creates no long-lived history: streams to 1,000 fresh rooms
 // leave no room key behind once they closed and PRESENCE_HASH_TTL_SECS passed.
 func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	th := startHub(t, rs.Addr(), func(c *hub.Config) {
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0

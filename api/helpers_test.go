@@ -25,6 +25,12 @@ import (
 	"roomhub/web"
 )
 
+// Tests that mostly wait (timers, TTLs, a gateway's answers) call
+// t.Parallel(): each starts its own redis-server and hub, so they share
+// nothing; make test runs four of them at a time (-parallel 4), after the
+// rest of the package. A test that counts goroutines, measures a time or
+// drives Chromium stays serial.
+
 // testHub is a hub and its HTTP server, in-process, on a real Redis.
 type testHub struct {
 	URL    string

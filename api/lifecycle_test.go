@@ -327,6 +327,7 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 // notification.deleted reason expired; a snoozed item whose time came wakes,
 // unseen, at the top, by the timer worker, with notification.updated.
 func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	const u = 42
 	s := th.settledUserStream(t, u)
@@ -674,6 +675,7 @@ func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 // Timers live in Redis: an expiry scheduled through one instance fires
 // through the other's timer worker when the first is gone.
 func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	a, b := startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)
 	const u = 62

@@ -87,6 +87,7 @@ func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 }
 
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		c.WriteTimeout = time.Second
 		c.ChannelCapacity = 100000 // never lagged: only the write deadline can end it
@@ -109,6 +110,7 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 }
 
 func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	th := startHub(t, rs.Addr(), nil)
 	rs.Pause()
@@ -164,6 +166,7 @@ func TestRecover_PanicIsCOMMON500AndLogged(t *testing.T) {
 }
 
 func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	srv := NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), discardLog())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -43,6 +43,7 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 // live all the same); once the replica is back, a retry with the same key
 // answers 200 duplicate with the same id, and streams got the event once.
 func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
+	t.Parallel() // it mostly waits: see helpers_test.go
 	sn := testredis.StartSentinels(t)
 	th := startHub(t, sn.Master.Addr(), func(c *hub.Config) {
 		c.PublishWaitReplicas, c.PublishWait = 1, 300*time.Millisecond
