@@ -759,6 +759,9 @@ export class SharedPageStream {
       return new Promise((release) => this.#lead(release, grant));
     }).catch(() => { // taken away: another tab leads now
       if (!steal) this.waiting = false;
+      // The tab that took it is alive: a tab back from a freeze must not
+      // take it back before it has heard from the new leader.
+      this.leaderSeen = Date.now();
       if (this.grant === grant) {
         this.release = null;
         this.#stopLeading();
