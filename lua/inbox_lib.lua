@@ -562,8 +562,9 @@ end
 -- scan returns up to limit ids that pass f, newest first, from score bound
 -- (a ZREVRANGEBYSCORE max: "+inf", "(123" or "123") down, looking at no
 -- more than look items (a script's work must not grow with the inbox), and
--- whether more may pass below, then the id of the last item it looked at
--- (a page ended by look resumes below it).
+-- whether more may pass below, then where the next page starts below: the
+-- last item returned when the page is full, else the last item looked at
+-- (a page ended by look).
 local function scan(f, bound, limit, look)
   local out, looked, last = {}, 0, nil
   while true do
@@ -572,7 +573,9 @@ local function scan(f, bound, limit, look)
     local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, n)
     for i = 1, #ids, 2 do
       if matches(ids[i], f) then
-        if #out == limit then return out, true, last end
+        -- A full page resumes below its own last item (what the
+        -- items looked at past it did not pass).
+        if #out == limit then return out, true, out[#out] end
         out[#out + 1] = ids[i]
       end
       looked, last = looked + 1, ids[i]

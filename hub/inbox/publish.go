@@ -283,7 +283,8 @@ const addBatch = 20
 
 // deliverNotice puts n into each recipient's inbox (pipelines of
 // fanoutPipeline calls; on a cluster each user's call goes to that user's
-// master), then clears its outbox entry. Each inbox write is idempotent, so doing this twice is safe.
+// master), then clears its outbox entry. Each inbox write is idempotent, so
+// doing this twice is safe.
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
 	// Not abandoned when the caller goes (see hub.Detach), and not bounded as
 	// a whole: each of its calls has Redis' time limit, and a big fan-out is
