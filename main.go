@@ -23,6 +23,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/hub/ingest"
 	"roomhub/internal/devredis"
 	"roomhub/web"
 )
@@ -105,9 +106,11 @@ func run() error {
 	d.ItemMaxBytes = httpCfg.PublishMaxBytes
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
+	in := ingest.New(h, log)
 	h.Start()
 	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()
+	apiSrv.UseIngest(in)
 	if httpCfg.MetricsAddr != "" {
 		defer serveApart(httpCfg.MetricsAddr, apiSrv.MetricsHandler(), log, "metrics")()
 		log.Info("metrics are served apart", "addr", httpCfg.MetricsAddr)

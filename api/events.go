@@ -11,15 +11,14 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/sync/errgroup"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 )
 
-// publishBody is the publish request as sent; pointers tell missing from zero.
-type publishBody struct {
+// publishFields is the publish request as sent; pointers tell missing from zero.
+type publishFields struct {
 	RoomID         *int64          `json:"roomId"`
 	EventType      *string         `json:"eventType"`
 	Data           json.RawMessage `json:"data"`
@@ -39,7 +38,7 @@ type publishBody struct {
 // DecodePublish parses and checks a publish body. Errors are *Error values
 // with the code DESIGN.md gives (COMMON400, NOTIF4001).
 func DecodePublish(body []byte) (inbox.PublishRequest, error) {
-	var b publishBody
+	var b publishFields
 	if err := decodeJSON(body, &b); err != nil {
 		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "eventType" {
 			return inbox.PublishRequest{}, &Error{http.StatusBadRequest, "NOTIF4001", "eventType must be a string", nil}
@@ -125,20 +124,77 @@ func (s *Server) publish(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.publishOne(c.Request().Context(), body)
-	if err != nil {
-		return err
+	answers := s.publishBodies(c.Request().Context(), []publishBody{{raw: body}}, false)
+	if a := answers[0]; !a.IsSuccess {
+		return a.err
 	}
-	return ok(c, res)
+	return ok(c, answers[0].Result)
 }
 
-// publishOne decodes, checks and publishes one publish body.
-func (s *Server) publishOne(ctx context.Context, body []byte) (hub.PublishResult, error) {
-	req, err := s.decodeSized(body)
-	if err != nil {
-		return hub.PublishResult{}, err
+// MaxBatch bounds the events of one batch publish.
+const MaxBatch = 500
+
+// batchResult is one event's answer in a batch: exactly what that publish
+// alone would have answered.
+type batchResult struct {
+	IsSuccess bool               `json:"isSuccess"`
+	Result    *hub.PublishResult `json:"result,omitempty"`
+	Code      string             `json:"code,omitempty"`
+	Message   string             `json:"message,omitempty"`
+	err       *Error             // the failure, when not IsSuccess
+}
+
+// publishBody is one publish body as received, with the idempotency key it
+// gets when it names none ("": none).
+type publishBody struct {
+	raw        []byte
+	defaultKey string
+}
+
+// publishBodies is the one path of every publish (POST /notifications/publish,
+// its batch, an ingest read): each body decoded and checked as it would be
+// alone, then all published together (inbox.PublishAll), each answered in
+// its place. inOrder: see inbox.PublishAll.
+func (s *Server) publishBodies(ctx context.Context, bodies []publishBody, inOrder bool) []batchResult {
+	answers := make([]batchResult, len(bodies))
+	reqs := make([]inbox.PublishRequest, 0, len(bodies))
+	at := make([]int, 0, len(bodies))
+	for i, b := range bodies {
+		r, err := s.decodeSized(b.raw)
+		if err != nil {
+			answers[i] = failed(err)
+			continue
+		}
+		if r.IdempotencyKey == "" {
+			r.IdempotencyKey = b.defaultKey
+		}
+		reqs, at = append(reqs, r), append(at, i)
 	}
-	return s.inbox.Publish(ctx, req)
+	results, errs := s.inbox.PublishAll(ctx, reqs, inOrder)
+	for j, i := range at {
+		if errs[j] != nil {
+			answers[i] = failed(errs[j])
+			continue
+		}
+		answers[i] = batchResult{IsSuccess: true, Result: &results[j]}
+	}
+	return answers
+}
+
+// failed is the answer to a body that failed with err.
+func failed(err error) batchResult {
+	e := toError(err)
+	return batchResult{Code: e.Code, Message: e.Message, err: e}
+}
+
+// logFailures logs the answers that failed for want of Redis (what=where
+// the bodies came from); a refused body is the sender's to see.
+func (s *Server) logFailures(what string, answers []batchResult) {
+	for i, a := range answers {
+		if a.err != nil && a.err.Status >= 500 {
+			s.log.Error(what+" event failed", "index", i, "code", a.Code, "err", a.err.Cause)
+		}
+	}
 }
 
 // decodeSized decodes a publish body and bounds its data by PUBLISH_MAX_BYTES.
@@ -154,26 +210,10 @@ func (s *Server) decodeSized(body []byte) (inbox.PublishRequest, error) {
 	return req, nil
 }
 
-// MaxBatch bounds the events of one batch publish.
-const MaxBatch = 500
-
-// batchConcurrency bounds the rooms one batch publishes to at once.
-const batchConcurrency = 16
-
-// batchResult is one event's answer in a batch: exactly what that publish
-// alone would have answered.
-type batchResult struct {
-	IsSuccess bool               `json:"isSuccess"`
-	Result    *hub.PublishResult `json:"result,omitempty"`
-	Code      string             `json:"code,omitempty"`
-	Message   string             `json:"message,omitempty"`
-}
-
 // publishBatch serves POST /notifications/publish/batch {"events":[…]}:
 // each event is answered as POST /notifications/publish would answer it
 // alone (one failing stops none of the others); events to one room go out
-// in their order in the batch. Rooms whose events notify no one share one
-// pipeline; the others go side by side, an event at a time per room.
+// in their order in the batch.
 func (s *Server) publishBatch(c echo.Context) error {
 	body, err := readBody(c)
 	if err != nil {
@@ -188,70 +228,13 @@ func (s *Server) publishBatch(c echo.Context) error {
 	if len(req.Events) == 0 || len(req.Events) > MaxBatch {
 		return errBadRequest(fmt.Sprintf("events must hold 1 to %d publish bodies", MaxBatch))
 	}
-	results := make([]batchResult, len(req.Events))
-	answer := func(i int, res hub.PublishResult, err error) {
-		if err != nil {
-			e := toError(err)
-			if e.Status >= 500 {
-				s.log.Error("batch publish event failed", "index", i, "code", e.Code, "err", err)
-			}
-			results[i] = batchResult{Code: e.Code, Message: e.Message}
-			return
-		}
-		results[i] = batchResult{IsSuccess: true, Result: &res}
-	}
-	// Each event decoded and checked as it would be alone; then the rooms
-	// whose events notify no one go out in one pipeline (in batch order),
-	// the others one event at a time per room, rooms side by side.
-	decoded := make([]inbox.PublishRequest, len(req.Events))
-	byRoom := map[int64][]int{}
-	plainRoom := map[int64]bool{}
-	var rooms []int64
+	bodies := make([]publishBody, len(req.Events))
 	for i, raw := range req.Events {
-		r, err := s.decodeSized(raw)
-		if err != nil {
-			answer(i, hub.PublishResult{}, err)
-			continue
-		}
-		decoded[i] = r
-		if _, ok := byRoom[r.Room]; !ok {
-			rooms = append(rooms, r.Room)
-			plainRoom[r.Room] = true
-		}
-		byRoom[r.Room] = append(byRoom[r.Room], i)
-		plainRoom[r.Room] = plainRoom[r.Room] && r.Plain()
+		bodies[i] = publishBody{raw: raw}
 	}
-	ctx := c.Request().Context()
-	var plain []inbox.PublishRequest
-	var plainAt []int
-	var g errgroup.Group
-	g.SetLimit(batchConcurrency)
-	for _, room := range rooms {
-		if plainRoom[room] {
-			for _, i := range byRoom[room] {
-				plain, plainAt = append(plain, decoded[i]), append(plainAt, i)
-			}
-			continue
-		}
-		g.Go(func() error {
-			for _, i := range byRoom[room] {
-				res, err := s.inbox.Publish(ctx, decoded[i])
-				answer(i, res, err)
-			}
-			return nil
-		})
-	}
-	if len(plain) > 0 {
-		g.Go(func() error {
-			res, errs := s.inbox.PublishPlain(ctx, plain)
-			for j, i := range plainAt {
-				answer(i, res[j], errs[j])
-			}
-			return nil
-		})
-	}
-	_ = g.Wait() // each event's failure is in its place
-	return ok(c, map[string]any{"results": results})
+	answers := s.publishBodies(c.Request().Context(), bodies, false)
+	s.logFailures("batch publish", answers)
+	return ok(c, map[string]any{"results": answers})
 }
 
 // pageSize reads a positive page size from the query parameter name: def when

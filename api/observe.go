@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"roomhub/hub"
 )
 
 // observe counts and times every request by route and status and logs it. The
@@ -74,12 +76,24 @@ func (s *Server) metrics(c echo.Context) error {
 	return nil
 }
 
+// healthBody is /health's result: the hub's view, and ingest's.
+type healthBody struct {
+	hub.Health
+	IngestLag int64  `json:"ingestLag"` // ingest entries not yet published, every partition
+	Ingest    string `json:"ingest"`    // off, ok, or degraded: this instance's last ingest read failed
+}
+
 func (s *Server) health(c echo.Context) error {
 	h := s.hub.Health(c.Request().Context())
+	body := healthBody{Health: h, Ingest: "off"}
+	if s.ingest != nil {
+		body.IngestLag, body.Ingest = s.ingest.Lag(), s.ingest.Status()
+	}
+	// Ingest does not make an instance unhealthy: its streams serve on.
 	if h.Healthy() {
-		return ok(c, h)
+		return ok(c, body)
 	}
 	return c.JSON(http.StatusServiceUnavailable, Envelope{
-		IsSuccess: false, Code: "REDIS5001", Message: "degraded: Redis or the pub/sub listener is unavailable", Result: h,
+		IsSuccess: false, Code: "REDIS5001", Message: "degraded: Redis or the pub/sub listener is unavailable", Result: body,
 	})
 }

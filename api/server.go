@@ -16,6 +16,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/hub/ingest"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
@@ -35,6 +36,7 @@ type Server struct {
 	// userRequests is every user route's budget per user; a bulk action
 	// spends from it by the items it looked at (see chargeItems).
 	userRequests *userLimiter
+	ingest       *ingest.Ingest // nil: the ingest streams are not consumed here (UseIngest)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -122,6 +124,7 @@ func (s *Server) routes() {
 	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, internal)
 	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
 	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
+	v1.GET("/internal/ingest/dead", s.ingestDead, internal)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)

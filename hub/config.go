@@ -88,6 +88,8 @@ type Config struct {
 	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
 	DeliveryTimeout       time.Duration // no variable: one hand-off's time limit; 10 s
 	DeliveryBackoff       time.Duration // no variable: the first retry's wait, doubling to 10 min; 5 s
+	IngestPartitions      int           // INGEST_PARTITIONS, 16: streams ingest:{0..N-1} consumed; 0 turns ingest off
+	IngestBatch           int           // INGEST_BATCH, 256: entries read per partition per read
 	PubSubMode            string        // PUBSUB_MODE on one Redis: channels (SUBSCRIBE per local topic, the default) or patterns (PSUBSCRIBE room:*)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
@@ -156,6 +158,8 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,
+		IngestPartitions:      l.Int("INGEST_PARTITIONS", 16, 0, 1024),
+		IngestBatch:           l.Int("INGEST_BATCH", 256, 1, 4096),
 		PubSubMode:            l.Str("PUBSUB_MODE", PubSubChannels),
 		Env:                   l.Str("HUB_ENV", "development"),
 	}

@@ -243,3 +243,29 @@ func DeliveriesDeadKey(shard int) string { return "deliveries_dead:{dx" + strcon
 func NotificationDeliveriesKey(room int64, streamID string) string {
 	return "deliveries:" + roomTag(room) + ":" + streamID
 }
+
+// IngestKey is ingest partition p's stream, which a backend fills with XADD
+// (field event: a publish body): "ingest:{3}". A room's partition is
+// roomId mod INGEST_PARTITIONS.
+func IngestKey(p int) string { return "ingest:{" + strconv.Itoa(p) + "}" }
+
+// IngestDeadKey keeps partition p's entries that could not be published,
+// each under its own entry id: "ingest:dead:{3}".
+func IngestDeadKey(p int) string { return "ingest:dead:{" + strconv.Itoa(p) + "}" }
+
+// IngestLeaseKey is held by the instance consuming partition p:
+// "lock:ingest:{3}".
+func IngestLeaseKey(p int) string { return LockKey("ingest:{" + strconv.Itoa(p) + "}") }
+
+// IngestInstancesKey lists the instances that consume ingest partitions,
+// each scored by the end of its heartbeat (ms), so that each takes its
+// share.
+const IngestInstancesKey = "ingest:instances"
+
+// IngestGroup is the consumer group every instance reads the ingest
+// streams through.
+const IngestGroup = "roomhub"
+
+// IngestIdempotencyKey is the idempotency key of an ingest entry that names
+// none: "ingest:<entry id>".
+func IngestIdempotencyKey(entryID string) string { return "ingest:" + entryID }

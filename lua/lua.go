@@ -117,3 +117,14 @@ var DeliveryRedrive string
 //
 //go:embed zset_page.lua
 var ZsetPage string
+
+// Lease takes a lease if it is free or renews it for its holder.
+//
+//go:embed lease.lua
+var Lease string
+
+// IngestDone keeps an ingest read's dead entries, acknowledges what it
+// finished and trims the stream to what is left.
+//
+//go:embed ingest_done.lua
+var IngestDone string

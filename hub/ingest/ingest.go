@@ -1,0 +1,456 @@
+// Package ingest consumes the ingest streams: a backend publishes by
+// XADD ingest:{p} * event <publish body>, and the hub publishes each entry
+// once, in its partition's order, through the same path as an HTTP publish.
+//
+// Each partition is consumed by one instance at a time, which holds its
+// lease (lock:ingest:{p}); the instances share the partitions evenly,
+// counting each other in ingest:instances. Every instance reads through the
+// one consumer group roomhub under one consumer name, so an instance that
+// takes a partition over reads what its last holder left unacknowledged
+// first. An entry that names no idempotency key is published under
+// ingest:<entry id>, so an entry read twice publishes once. Entries are
+// acknowledged once finished and dropped from the stream, so the stream's
+// length is what is left to do (ingest_lag_entries).
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"hash/fnv"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/lua"
+)
+
+var (
+	leaseScript = hub.NewScript(lua.Lease)
+	doneScript  = hub.NewScript(lua.IngestDone)
+)
+
+// consumer is the one consumer name of group roomhub: the lease, not the
+// name, tells who reads a partition.
+const consumer = "roomhub"
+
+// Timings of the consuming loop.
+const (
+	maxBlock    = time.Second            // a read waits this long for entries at most
+	idlePoll    = 20 * time.Millisecond  // a cluster's reads (which cannot block across slots) look again after this
+	sampleEvery = 5 * time.Second        // the lag is sampled this often
+	maxBackoff  = 5 * time.Second        // after failed reads, the wait before the next grows to this
+	maxDeadKept = 100000                 // dead entries kept per partition (approximately)
+	releaseWait = 2 * time.Second        // leases are released on Close within this
+	firstBackof = 100 * time.Millisecond // the first wait after a failed read
+)
+
+// Entry is one ingest entry on its way to be published.
+type Entry struct {
+	ID   string
+	Body []byte // the entry's event field
+	// Missing is set when the entry has no event field.
+	Missing bool
+	// Key is the idempotency key it is published under when its body names
+	// none (ingest:<entry id>).
+	Key string
+}
+
+// Result is what became of an entry.
+type Result int
+
+// The results of an entry: published, a duplicate of an earlier publish
+// (an entry read twice, or a repeated idempotency key), refused (dead), or
+// not done for want of Redis (read again later).
+const (
+	Published Result = iota
+	Duplicate
+	Dead
+	Retry
+)
+
+// Outcome is an entry's result and, when Dead, the error code and message
+// the HTTP route would answer for its body.
+type Outcome struct {
+	Result        Result
+	Code, Message string
+}
+
+// PublishFunc publishes entries, each answered in its place; one room's
+// entries are published in the order given, and an entry answered Retry
+// leaves its room's later entries Retry too.
+type PublishFunc func(ctx context.Context, entries []Entry) []Outcome
+
+// Ingest consumes the ingest partitions of one instance.
+type Ingest struct {
+	h       *hub.Hub
+	rdb     *hub.Redis
+	cfg     hub.Config
+	log     *slog.Logger
+	publish PublishFunc
+	id      string // this instance's holder id
+
+	// owned are the partitions this instance holds (only run touches it).
+	owned map[int]*partition
+
+	lag      []atomic.Int64 // per partition: entries not yet finished, last sampled
+	oldestMs atomic.Int64   // the oldest unfinished entry's age, ms, last sampled
+	failing  atomic.Bool    // the last read or lease round failed
+	started  atomic.Bool
+
+	entries      map[Result]*metrics.Counter
+	batchSeconds *metrics.Histogram
+
+	mu      sync.Mutex // guards ownedIDs, for Owned
+	ownedID []int
+}
+
+// partition is one partition this instance holds.
+type partition struct {
+	p       int
+	pending bool // read what the group delivered and nobody acknowledged first (id 0)
+}
+
+// New registers the ingest metrics and returns the consumer; Start runs it
+// with publish. It does nothing when INGEST_PARTITIONS is 0.
+func New(h *hub.Hub, log *slog.Logger) *Ingest {
+	cfg := h.Config()
+	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{},
+		lag: make([]atomic.Int64, cfg.IngestPartitions), entries: map[Result]*metrics.Counter{}}
+	set := h.Metrics().Set
+	for r, name := range map[Result]string{Published: "published", Duplicate: "duplicate", Dead: "dead"} {
+		in.entries[r] = set.NewCounter(fmt.Sprintf(`ingest_entries_total{result=%q}`, name))
+	}
+	in.batchSeconds = set.NewHistogram("ingest_batch_seconds")
+	set.NewGauge("ingest_oldest_pending_seconds", func() float64 { return float64(in.oldestMs.Load()) / 1000 })
+	for p := range cfg.IngestPartitions {
+		set.NewGauge(fmt.Sprintf(`ingest_lag_entries{partition="%d"}`, p), func() float64 { return float64(in.lag[p].Load()) })
+	}
+	return in
+}
+
+// Start consumes the partitions this instance gets, publishing through
+// publish, until the hub closes; then it gives its leases back.
+func (in *Ingest) Start(publish PublishFunc) {
+	if in.cfg.IngestPartitions == 0 {
+		return
+	}
+	in.publish = publish
+	in.started.Store(true)
+	in.h.Go(in.run)
+}
+
+// Status is what /health says of ingest: "off", "ok", or "degraded" when
+// this instance's last read or lease round failed.
+func (in *Ingest) Status() string {
+	switch {
+	case !in.started.Load():
+		return "off"
+	case in.failing.Load():
+		return "degraded"
+	}
+	return "ok"
+}
+
+// Lag is the entries not yet finished in every partition, last sampled.
+func (in *Ingest) Lag() int64 {
+	var n int64
+	for i := range in.lag {
+		n += in.lag[i].Load()
+	}
+	return n
+}
+
+// Owned lists the partitions this instance consumes now.
+func (in *Ingest) Owned() []int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Clone(in.ownedID)
+}
+
+// Partition is the ingest partition of a room with n partitions.
+func Partition(room int64, n int) int { return int(room % int64(n)) }
+
+// tick is how often the leases are renewed and shared out: a dead
+// instance's partitions are taken over within LOCK_TTL_SECS and a tick.
+func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Second) }
+
+// run is the instance's consuming loop: between reads it renews, takes and
+// gives back leases every tick.
+func (in *Ingest) run(ctx context.Context) {
+	defer in.releaseAll()
+	var nextLease, nextSample time.Time
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !now.Before(nextLease) {
+			if err := in.share(ctx); err != nil && ctx.Err() == nil {
+				in.failing.Store(true)
+				in.log.Warn("ingest: sharing the partitions", "err", err)
+			}
+			nextLease = now.Add(in.tick())
+		}
+		if !now.Before(nextSample) {
+			if err := in.sample(ctx); err != nil && ctx.Err() == nil {
+				in.log.Warn("ingest: sampling the lag", "err", err)
+			}
+			nextSample = now.Add(sampleEvery)
+		}
+		wait := min(time.Until(nextLease), maxBlock)
+		if len(in.owned) == 0 {
+			sleep(ctx, wait)
+			continue
+		}
+		n, err := in.round(ctx, wait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			in.failing.Store(true)
+			backoff = min(max(2*backoff, firstBackof), maxBackoff)
+			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", backoff)
+			sleep(ctx, backoff)
+			continue
+		}
+		in.failing.Store(false)
+		backoff = 0
+		if n == 0 && in.rdb.Sharded() {
+			sleep(ctx, min(idlePoll, wait))
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// share keeps this instance counted, renews its leases, gives back what is
+// over its share (N / live instances, rounded up) and takes free
+// partitions up to it.
+func (in *Ingest) share(ctx context.Context) error {
+	n := in.cfg.IngestPartitions
+	ttl := in.cfg.LockTTL
+	now := time.Now().UnixMilli()
+	res := hub.DoMany(in.rdb, ctx, rueidis.Commands{
+		in.rdb.B().Zadd().Key(hub.IngestInstancesKey).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), in.id).Build(),
+		in.rdb.B().Zremrangebyscore().Key(hub.IngestInstancesKey).Min("-inf").Max(strconv.FormatInt(now, 10)).Build(),
+		in.rdb.B().Zcard().Key(hub.IngestInstancesKey).Build(),
+		in.rdb.B().Pexpire().Key(hub.IngestInstancesKey).Milliseconds(10 * ttl.Milliseconds()).Build(),
+	})
+	live, err := res[2].AsInt64()
+	if err != nil {
+		return hub.RedisErr(err)
+	}
+	share := int(math.Ceil(float64(n) / float64(max(live, 1))))
+
+	// Renew what is held; what another holder took is gone.
+	held := in.ownedSorted()
+	if len(held) > 0 {
+		got, err := in.lease(ctx, held)
+		if err != nil {
+			return err
+		}
+		for i, p := range held {
+			if !got[i] {
+				delete(in.owned, p)
+				in.log.Info("ingest: partition taken over by another instance", "partition", p)
+			}
+		}
+	}
+	// Give back what is over the share: another instance takes it.
+	held = in.ownedSorted()
+	for len(held) > share {
+		p := held[len(held)-1]
+		held = held[:len(held)-1]
+		delete(in.owned, p)
+		in.releaseOne(ctx, p)
+	}
+	// Take free partitions up to the share, starting from a place of its
+	// own so that instances starting together do not race for the same.
+	if want := share - len(in.owned); want > 0 {
+		cmds := make(rueidis.Commands, n)
+		for p := range n {
+			cmds[p] = in.rdb.B().Exists().Key(hub.IngestLeaseKey(p)).Build()
+		}
+		var free []int
+		start := int(hashOf(in.id) % uint32(n))
+		exists := hub.DoMany(in.rdb, ctx, cmds)
+		for i := range n {
+			p := (start + i) % n
+			if e, err := exists[p].AsInt64(); err == nil && e == 0 && in.owned[p] == nil {
+				free = append(free, p)
+			}
+		}
+		free = free[:min(len(free), want)]
+		if len(free) > 0 {
+			got, err := in.lease(ctx, free)
+			if err != nil {
+				return err
+			}
+			for i, p := range free {
+				if !got[i] {
+					continue
+				}
+				if err := in.ensureGroup(ctx, p); err != nil {
+					in.releaseOne(ctx, p)
+					return err
+				}
+				in.owned[p] = &partition{p: p, pending: true}
+				in.log.Info("ingest: consuming partition", "partition", p)
+			}
+		}
+	}
+	in.publishOwned()
+	return nil
+}
+
+// lease takes or renews the leases of ps, reporting which it holds.
+func (in *Ingest) lease(ctx context.Context, ps []int) ([]bool, error) {
+	execs := make([]rueidis.LuaExec, len(ps))
+	for i, p := range ps {
+		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)},
+			Args: []string{in.id, strconv.FormatInt(in.cfg.LockTTL.Milliseconds(), 10)}}
+	}
+	got := make([]bool, len(ps))
+	for i, r := range hub.RunMany(in.rdb, ctx, leaseScript, execs) {
+		v, err := r.AsInt64()
+		if err != nil {
+			return nil, hub.RedisErr(err)
+		}
+		got[i] = v == 1
+	}
+	return got, nil
+}
+
+// releaseOne gives partition p's lease back if this instance holds it.
+func (in *Ingest) releaseOne(ctx context.Context, p int) {
+	_, err := hub.Call(in.rdb, ctx, in.rdb.B().Eval().Script(lua.LockRelease).Numkeys(1).
+		Key(hub.IngestLeaseKey(p)).Arg(in.id).Build(), hub.NoReply)
+	if err != nil && ctx.Err() == nil {
+		in.log.Warn("ingest: giving a partition back", "partition", p, "err", err)
+	}
+}
+
+// releaseAll gives every lease back and leaves the instances' count, so
+// that the others take over at once (on Close).
+func (in *Ingest) releaseAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
+	defer cancel()
+	for _, p := range in.ownedSorted() {
+		in.releaseOne(ctx, p)
+		delete(in.owned, p)
+	}
+	_, _ = hub.Call(in.rdb, ctx, in.rdb.B().Zrem().Key(hub.IngestInstancesKey).Member(in.id).Build(), hub.NoReply)
+	in.publishOwned()
+}
+
+// ensureGroup creates the consumer group (and the stream) of partition p,
+// reading from the start: entries added before any hub ran are published.
+func (in *Ingest) ensureGroup(ctx context.Context, p int) error {
+	_, err := hub.Call(in.rdb, ctx, in.rdb.B().XgroupCreate().Key(hub.IngestKey(p)).Group(hub.IngestGroup).
+		Id("0").Mkstream().Build(), hub.NoReply)
+	if err != nil && strings.Contains(err.Error(), "BUSYGROUP") {
+		return nil
+	}
+	return err
+}
+
+func (in *Ingest) ownedSorted() []int {
+	ps := make([]int, 0, len(in.owned))
+	for p := range in.owned {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// publishOwned makes the owned partitions visible to Owned.
+func (in *Ingest) publishOwned() {
+	ps := in.ownedSorted()
+	in.mu.Lock()
+	in.ownedID = ps
+	in.mu.Unlock()
+}
+
+// sample reads each partition's length (what is left to do) and its first
+// entry (the oldest), in one pipeline.
+func (in *Ingest) sample(ctx context.Context) error {
+	n := in.cfg.IngestPartitions
+	cmds := make(rueidis.Commands, 0, 2*n)
+	for p := range n {
+		cmds = append(cmds, in.rdb.B().Xlen().Key(hub.IngestKey(p)).Build(),
+			in.rdb.B().Xrange().Key(hub.IngestKey(p)).Start("-").End("+").Count(1).Build())
+	}
+	res := hub.DoMany(in.rdb, ctx, cmds)
+	now := time.Now().UnixMilli()
+	var oldest int64
+	for p := range n {
+		length, err := res[2*p].AsInt64()
+		if err != nil {
+			return hub.RedisErr(err)
+		}
+		in.lag[p].Store(length)
+		first, err := res[2*p+1].AsXRange()
+		if err != nil || len(first) == 0 {
+			continue
+		}
+		if ms, ok := idMs(first[0].ID); ok && length > 0 {
+			oldest = max(oldest, now-ms)
+		}
+	}
+	in.oldestMs.Store(oldest)
+	return nil
+}
+
+// idMs is an entry id's time part.
+func idMs(id string) (int64, bool) {
+	ms, _, _ := strings.Cut(id, "-")
+	v, err := strconv.ParseInt(ms, 10, 64)
+	return v, err == nil
+}
+
+// nextID is the entry id right after id ("5-3" → "5-4").
+func nextID(id string) string {
+	ms, seq, ok := strings.Cut(id, "-")
+	s, err := strconv.ParseUint(seq, 10, 64)
+	if !ok || err != nil {
+		return id
+	}
+	if s == math.MaxUint64 {
+		m, _ := strconv.ParseUint(ms, 10, 64)
+		return strconv.FormatUint(m+1, 10) + "-0"
+	}
+	return ms + "-" + strconv.FormatUint(s+1, 10)
+}
+
+// hashOf is FNV-1a of s.
+func hashOf(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}
+
+// newID is 16 random bytes in hex: this instance's holder id.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}

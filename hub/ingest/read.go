@@ -1,0 +1,186 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+)
+
+// round reads the owned partitions once (waiting up to wait for entries),
+// publishes what it read and finishes it; it reports how many entries it
+// read. An entry not published for want of Redis stays unacknowledged, and
+// its partition is read from what is pending next time.
+func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
+	parts := in.ownedSorted()
+	read, err := in.read(ctx, parts, wait)
+	if err != nil {
+		return 0, err
+	}
+	var entries []Entry
+	var from []int // each entry's partition
+	for _, p := range parts {
+		got := read[p]
+		if in.owned[p].pending && len(got) == 0 {
+			in.owned[p].pending = false // nothing left from before: new entries next
+		}
+		for _, e := range got {
+			body, ok := e.FieldValues["event"]
+			entries = append(entries, Entry{ID: e.ID, Body: []byte(body), Missing: !ok, Key: hub.IngestIdempotencyKey(e.ID)})
+			from = append(from, p)
+		}
+	}
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	start := time.Now()
+	outcomes := in.publish(ctx, entries)
+	err = in.finish(ctx, parts, entries, from, outcomes)
+	in.batchSeconds.UpdateDuration(start)
+	return len(entries), err
+}
+
+// read reads up to INGEST_BATCH entries of each partition: what is pending
+// (delivered before and not acknowledged) for a partition just taken or
+// after a failure, else new entries. On one Redis it is one XREADGROUP
+// that waits up to wait; a cluster's partitions lie in different slots, so
+// there each is read apart, in one pipeline, without waiting.
+func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (map[int][]rueidis.XRangeEntry, error) {
+	keys := make([]string, len(parts))
+	ids := make([]string, len(parts))
+	for i, p := range parts {
+		keys[i], ids[i] = hub.IngestKey(p), ">"
+		if in.owned[p].pending {
+			ids[i] = "0"
+		}
+	}
+	out := make(map[int][]rueidis.XRangeEntry, len(parts))
+	batch := int64(in.cfg.IngestBatch)
+	if !in.rdb.Sharded() {
+		cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(batch).
+			Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
+		got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
+		if err != nil {
+			return nil, in.checkGroups(ctx, parts, err)
+		}
+		for i, p := range parts {
+			out[p] = got[keys[i]]
+		}
+		return out, nil
+	}
+	cmds := make(rueidis.Commands, len(parts))
+	for i := range parts {
+		cmds[i] = in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(batch).
+			Streams().Key(keys[i]).Id(ids[i]).Build()
+	}
+	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
+		got, err := asXRead(r)
+		if err != nil {
+			return nil, in.checkGroups(ctx, parts, hub.RedisErr(err))
+		}
+		out[parts[i]] = got[keys[i]]
+	}
+	return out, nil
+}
+
+// asXRead reads an XREADGROUP reply; nil (nothing within the wait) is none.
+func asXRead(r rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
+	got, err := r.AsXRead()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	return got, err
+}
+
+// checkGroups makes the groups again when a read found one missing (the
+// stream was deleted), then returns err.
+func (in *Ingest) checkGroups(ctx context.Context, parts []int, err error) error {
+	if strings.Contains(err.Error(), "NOGROUP") {
+		for _, p := range parts {
+			if gerr := in.ensureGroup(ctx, p); gerr != nil {
+				return gerr
+			}
+			in.owned[p].pending = true
+		}
+	}
+	return err
+}
+
+// finish acknowledges, per partition, the entries that were published or
+// are dead, in their order up to the first to be retried (the rest is read
+// again, pending, so the partition keeps its order); keeps the dead ones;
+// and counts them.
+func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from []int, outcomes []Outcome) error {
+	now := hub.NowTimestamp()
+	keepAfter := strconv.FormatInt(time.Now().Add(-in.cfg.DeliveryRecordTTL).UnixMilli(), 10)
+	var execs []rueidis.LuaExec
+	var counted [Dead + 1]int
+	for _, p := range parts {
+		var acked []string
+		var dead []string
+		trimTo := ""
+		stopped := false
+		for i, e := range entries {
+			if from[i] != p {
+				continue
+			}
+			o := outcomes[i]
+			if stopped || o.Result == Retry {
+				if !stopped {
+					trimTo = e.ID // the first entry left to do
+				}
+				stopped = true
+				continue
+			}
+			counted[o.Result]++
+			acked = append(acked, e.ID)
+			if o.Result == Dead {
+				dead = append(dead, e.ID, string(e.Body), o.Code, o.Message, now)
+			}
+		}
+		if stopped {
+			in.owned[p].pending = true
+		} else if len(acked) > 0 {
+			trimTo = nextID(acked[len(acked)-1])
+		}
+		if len(acked) == 0 {
+			continue
+		}
+		args := append([]string{hub.IngestGroup, trimTo, keepAfter, strconv.Itoa(maxDeadKept), strconv.Itoa(len(acked))}, acked...)
+		execs = append(execs, rueidis.LuaExec{Keys: []string{hub.IngestKey(p), hub.IngestDeadKey(p)}, Args: append(args, dead...)})
+	}
+	var firstErr error
+	for _, r := range hub.RunMany(in.rdb, ctx, doneScript, execs) {
+		if err := r.Error(); err != nil && firstErr == nil {
+			firstErr = hub.RedisErr(err)
+		}
+	}
+	if firstErr != nil {
+		// Published, not acknowledged: read again and answered duplicate.
+		for _, p := range parts {
+			in.owned[p].pending = true
+		}
+		return firstErr
+	}
+	for r := Published; r <= Dead; r++ {
+		in.entries[r].Add(counted[r])
+	}
+	if anyRetry(outcomes) {
+		return fmt.Errorf("%w: some entries could not be published and will be read again", hub.ErrRedis)
+	}
+	return nil
+}
+
+func anyRetry(outcomes []Outcome) bool {
+	for _, o := range outcomes {
+		if o.Result == Retry {
+			return true
+		}
+	}
+	return false
+}
