@@ -19,6 +19,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/hub/ingest"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
@@ -36,6 +37,7 @@ type testHub struct {
 	URL    string
 	Hub    *hub.Hub
 	Inbox  *inbox.Inbox
+	Ingest *ingest.Ingest
 	Cfg    hub.Config
 	HTTP   Config
 	tokens *TokenVerifier
@@ -67,7 +69,8 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	t.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.RedisURL = "redis://" + addr
-	cfg.ShutdownSpread = 0 // each test's teardown ends its streams at once
+	cfg.ShutdownSpread = 0   // each test's teardown ends its streams at once
+	cfg.IngestPartitions = 0 // consumed only where a test asks (ingest_test.go)
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -96,6 +99,8 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	ib.UseDelivery(d)
 	h.Start()
 	apiSrv := New(httpCfg, h, ib, log, web.FS())
+	in := ingest.New(h, log)
+	apiSrv.UseIngest(in)
 	srv := httptest.NewUnstartedServer(apiSrv)
 	conns := &connTracker{m: map[net.Conn]bool{}}
 	srv.Config.ConnState = conns.track
@@ -113,7 +118,7 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
+	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
 }

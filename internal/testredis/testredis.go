@@ -51,6 +51,13 @@ func Start(tb testing.TB) *Server {
 	return start(tb, ports.Free(tb, false), nil)
 }
 
+// StartWith launches a standalone redis-server with extra arguments
+// (e.g. "--appendonly", "yes": Restart then keeps the data).
+func StartWith(tb testing.TB, extra ...string) *Server {
+	tb.Helper()
+	return start(tb, ports.Free(tb, false), extra)
+}
+
 func start(tb testing.TB, port int, extra []string) *Server {
 	tb.Helper()
 	dir := tb.TempDir()

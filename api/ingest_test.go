@@ -1,0 +1,308 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/hub/ingest"
+	"roomhub/internal/testredis"
+)
+
+// withIngest consumes n ingest partitions, leases of LOCK_TTL_SECS=1.
+func withIngest(n int) func(*hub.Config) {
+	return func(c *hub.Config) { c.IngestPartitions, c.LockTTL = n, time.Second }
+}
+
+// xadd adds one entry (field → value pairs) to partition p.
+func xadd(t *testing.T, rdb rueidis.Client, p int, fv ...string) string {
+	t.Helper()
+	b := rdb.B().Xadd().Key(hub.IngestKey(p)).Maxlen().Almost().Threshold("1000000").Id("*").FieldValue()
+	for i := 0; i+1 < len(fv); i += 2 {
+		b = b.FieldValue(fv[i], fv[i+1])
+	}
+	id, err := rdb.Do(context.Background(), b.Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// waitIngested waits until partitions 0..n-1 have nothing left to do.
+func waitIngested(t *testing.T, rdb rueidis.Client, n int) {
+	t.Helper()
+	eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
+		for p := range n {
+			if l, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(hub.IngestKey(p)).Build()).AsInt64(); l != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+type deadPage struct {
+	Entries   []ingest.DeadEntry
+	NextAfter *string
+}
+
+func (th *testHub) ingestDead(t *testing.T, query string) (int, deadPage) {
+	t.Helper()
+	code, env := th.do(t, http.MethodGet, "/api/v1/internal/ingest/dead?"+query,
+		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
+	var page deadPage
+	if code == 200 {
+		remarshal(t, env.Result, &page)
+	}
+	return code, page
+}
+
+// Entries the HTTP route would refuse are dead with the code and message
+// the route answers for that body, and do not hold up the entries behind
+// them; the rest are published once, in their partition's order, with
+// their recipients; the dead listing pages through every partition.
+func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	th := startHubWith(t, rs.Addr(), withIngest(2), func(c *Config) { c.PublishMaxBytes = 1024 })
+	rdb := testredis.Client(t, rs.Addr())
+	refused := []string{
+		`not json`,
+		`{"roomId":2,"eventType":"no.such.type","data":{}}`,
+		`{"roomId":2,"eventType":"comment.created","data":{},"recipientIDz":[1]}`,
+		`{"roomId":2,"eventType":"comment.created","data":{"big":"` + strings.Repeat("x", 2000) + `"}}`,
+		`{"roomId":2,"eventType":"comment.created","data":{},"severity":"high"}`,
+		`{"roomId":-1,"eventType":"comment.created","data":{}}`,
+	}
+	// Room 2 and room 4 share partition 0; room 3 is in partition 1. Each
+	// good entry carries its place; the refused ones lie between them.
+	var wantDead []string
+	for i := range 30 {
+		room := []int{2, 3, 4}[i%3]
+		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, room, i, 900+room)
+		if i%2 == 0 {
+			body = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, room, i)
+		}
+		xadd(t, rdb, room%2, "event", body)
+		if i < len(refused) {
+			xadd(t, rdb, i%2, "event", refused[i])
+			wantDead = append(wantDead, refused[i])
+		}
+	}
+	xadd(t, rdb, 1, "not-event", "{}")
+	waitIngested(t, rdb, 2)
+
+	// Published once each, in order.
+	for _, room := range []int{2, 3, 4} {
+		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=100", room), th.token(t, 1))
+		if code != 200 {
+			t.Fatalf("events: %d", code)
+		}
+		var page hub.EventsPage
+		remarshal(t, env.Result, &page)
+		var got []int
+		for _, e := range page.Events {
+			var d struct{ N int }
+			_ = json.Unmarshal(e.Data, &d)
+			got = append(got, d.N)
+		}
+		var want []int
+		for i := room - 2; i < 30; i += 3 {
+			want = append(want, i)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("room %d's history holds %v, want %v", room, got, want)
+		}
+		if c := th.countsOf(t, int64(900+room)).Unread; c != int64(len(want)/2) {
+			t.Errorf("user %d has %d unread, want %d", 900+room, c, len(want)/2)
+		}
+	}
+
+	// Each dead entry answered as the route answers its body.
+	_, all := th.ingestDead(t, "")
+	if len(all.Entries) != len(refused)+1 || all.NextAfter != nil {
+		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, len(refused)+1)
+	}
+	for _, d := range all.Entries {
+		if d.Event == "" {
+			if d.Code != "COMMON400" || d.Partition != 1 || !strings.Contains(d.Message, "no event field") {
+				t.Errorf("the entry without an event field is dead as %+v", d)
+			}
+			continue
+		}
+		code, env := th.publishRaw(t, d.Event)
+		if code < 400 || code >= 500 || env.Code != d.Code || env.Message != d.Message {
+			t.Errorf("dead %q as %s %q; the route answers %d %s %q", d.Event, d.Code, d.Message, code, env.Code, env.Message)
+		}
+		if d.At == "" || d.EntryID == "" {
+			t.Errorf("dead entry without its id or time: %+v", d)
+		}
+	}
+
+	// Paging one at a time lists each once, in partition then entry order.
+	var paged []ingest.DeadEntry
+	query := "limit=1"
+	for range 20 {
+		code, page := th.ingestDead(t, query)
+		if code != 200 {
+			t.Fatalf("dead page: %d", code)
+		}
+		paged = append(paged, page.Entries...)
+		if page.NextAfter == nil {
+			break
+		}
+		query = "limit=1&after=" + url.QueryEscape(*page.NextAfter)
+	}
+	if !slices.EqualFunc(paged, all.Entries, func(a, b ingest.DeadEntry) bool { return a == b }) {
+		t.Errorf("paged by one: %+v\nwhole: %+v", paged, all.Entries)
+	}
+	_, one := th.ingestDead(t, "partition=1")
+	for _, d := range one.Entries {
+		if d.Partition != 1 {
+			t.Errorf("partition=1 lists %+v", d)
+		}
+	}
+	if len(one.Entries) != len(refused)/2+1 {
+		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), len(refused)/2+1)
+	}
+	for _, q := range []string{"partition=2", "partition=x", "after=nope", "after=5:1-0", "limit=0"} {
+		if code, _ := th.ingestDead(t, q); code != 400 {
+			t.Errorf("dead?%s: %d, want 400", q, code)
+		}
+	}
+
+	if got := metricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+1) {
+		t.Errorf("ingest_entries_total{dead} = %s", got)
+	}
+	if got := metricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
+		t.Errorf("ingest_entries_total{published} = %s, want 30", got)
+	}
+	_, env := th.do(t, http.MethodGet, "/health", nil, "")
+	var health struct {
+		IngestLag *int64
+		Ingest    string
+	}
+	remarshal(t, env.Result, &health)
+	if health.IngestLag == nil || health.Ingest != "ok" {
+		t.Errorf("/health says ingest %q, lag %v", health.Ingest, health.IngestLag)
+	}
+}
+
+// An entry read twice (its holder died between publish and ack) is
+// published once: the second read finds its idempotency key.
+func TestIngest_AnEntryReadTwicePublishesOnce(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	ctx := context.Background()
+	// A holder that died: it read two entries, published the first (as the
+	// hub would, under ingest:<entry id>) and acknowledged neither.
+	testredis.Do(t, rdb, "XGROUP", "CREATE", hub.IngestKey(0), hub.IngestGroup, "0", "MKSTREAM")
+	first := xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5]}`)
+	xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
+	testredis.Do(t, rdb, "XREADGROUP", "GROUP", hub.IngestGroup, "roomhub", "COUNT", "10", "STREAMS", hub.IngestKey(0), ">")
+
+	dead := startHub(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
+	code, env := dead.publishRaw(t, `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5],"idempotencyKey":"ingest:`+first+`"}`)
+	if code != 200 {
+		t.Fatalf("the dead holder's publish: %d %+v", code, env)
+	}
+	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
+	waitIngested(t, rdb, 1)
+	code, env = th.get(t, "/api/v1/rooms/8/events?since=0", th.token(t, 1))
+	var page hub.EventsPage
+	remarshal(t, env.Result, &page)
+	if code != 200 || len(page.Events) != 2 {
+		t.Fatalf("room 8 holds %d events, want 2 (each once)", len(page.Events))
+	}
+	if c := th.countsOf(t, 5).Unread; c != 2 {
+		t.Errorf("user 5 has %d unread, want 2", c)
+	}
+	if got := metricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
+		t.Errorf("ingest_entries_total{duplicate} = %s, want 1", got)
+	}
+	if n, _ := rdb.Do(ctx, rdb.B().Xlen().Key(hub.IngestKey(0)).Build()).AsInt64(); n != 0 {
+		t.Errorf("ingest:{0} keeps %d entries", n)
+	}
+}
+
+// Two instances share the partitions evenly; when one closes, the other
+// takes its partitions over and consumes them.
+func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	a := startHubWith(t, rs.Addr(), withIngest(4), nil)
+	b := startHubWith(t, rs.Addr(), withIngest(4), nil)
+	eventually(t, 20*time.Second, "two partitions each", func() bool {
+		return len(a.Ingest.Owned()) == 2 && len(b.Ingest.Owned()) == 2
+	})
+	o := append(a.Ingest.Owned(), b.Ingest.Owned()...)
+	if slices.Sort(o); !slices.Equal(o, []int{0, 1, 2, 3}) {
+		t.Fatalf("owned between them: %v", o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Hub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 4 {
+		xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{}}`, 20+p))
+	}
+	eventually(t, 20*time.Second, "B to hold all four", func() bool { return len(b.Ingest.Owned()) == 4 })
+	waitIngested(t, rdb, 4)
+}
+
+// On a 3-master cluster the partitions lie on several masters and are
+// consumed there, each room's entries in order.
+func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
+	t.Parallel()
+	cl := testredis.StartCluster(t)
+	th := startHubWith(t, cl.Addrs()[0], func(c *hub.Config) {
+		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+		withIngest(8)(c)
+	}, nil)
+	rdb := testredis.Client(t, cl.Addrs()...)
+	masters := map[string]bool{}
+	for p := range 8 {
+		for i := range 5 {
+			xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, 8+p, i, 70+p))
+		}
+		for _, addr := range cl.Addrs() {
+			n, _ := testredis.NodeClient(t, addr).Do(context.Background(), rdb.B().Exists().Key(hub.IngestKey(p)).Build()).AsInt64()
+			if n == 1 {
+				masters[addr] = true
+			}
+		}
+	}
+	if len(masters) < 2 {
+		t.Fatalf("8 partitions on %d master(s)", len(masters))
+	}
+	waitIngested(t, rdb, 8)
+	for p := range 8 {
+		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", 8+p), th.token(t, 1))
+		var page hub.EventsPage
+		remarshal(t, env.Result, &page)
+		var got []int
+		for _, e := range page.Events {
+			var d struct{ N int }
+			_ = json.Unmarshal(e.Data, &d)
+			got = append(got, d.N)
+		}
+		if code != 200 || !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("room %d: %d %v", 8+p, code, got)
+		}
+		if c := th.countsOf(t, int64(70+p)).Unread; c != 5 {
+			t.Errorf("user %d has %d unread, want 5", 70+p, c)
+		}
+	}
+}
