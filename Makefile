@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk bench fuzz loadtest chaos soak
+.PHONY: run test deps vet lint unit sdk bench fuzz loadtest loadtest-ingest chaos soak
 
 run:
 	$(GO) run .
@@ -57,6 +57,11 @@ bench: deps
 # redis-server each; see docs/performance.md.
 loadtest: deps
 	k6/loadgen/run.sh
+
+# loadtest-ingest runs shape D (1,000 streams, 1,000 rooms, 1,000 events/s)
+# with the events added to the ingest streams by XADD, 10 per pipeline.
+loadtest-ingest: deps
+	INGEST=1 BATCH=10 SHAPES=1000:1000:1000 k6/loadgen/run.sh
 
 # fuzz runs each network-facing parser's fuzzer for a short while.
 fuzz:

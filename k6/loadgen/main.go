@@ -33,6 +33,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // config is what one run does; children get the same flags plus their slice.
@@ -57,6 +59,8 @@ type config struct {
 	firstUser    int // child: first stream index it owns
 	childCount   int // child: streams it owns (0: a parent)
 	connectTO    time.Duration
+	ingest       string // a Redis address: events are added to ingest:{room mod ingestParts} with XADD, not posted
+	ingestParts  int
 }
 
 func main() {
@@ -78,6 +82,8 @@ func main() {
 	flag.IntVar(&c.firstUser, "child-first", 0, "internal: first stream of a child process")
 	flag.IntVar(&c.childCount, "child-count", 0, "internal: streams of a child process")
 	flag.DurationVar(&c.connectTO, "connect-timeout", 60*time.Second, "how long all streams may take to connect")
+	flag.StringVar(&c.ingest, "ingest", "", "host:port of the hubs' Redis: add each event with XADD to ingest:{room mod -ingest-partitions} instead of posting it; -batch XADDs per pipeline")
+	flag.IntVar(&c.ingestParts, "ingest-partitions", 16, "INGEST_PARTITIONS of the hubs (with -ingest)")
 	flag.Parse()
 	if c.pageRooms < 0 || c.pageRooms > c.rooms {
 		fmt.Fprintln(os.Stderr, "loadgen: -page-rooms must be between 0 and -rooms")
@@ -351,7 +357,8 @@ type report struct {
 		PageRooms int     `json:"pageRooms,omitempty"` // page streams of this many rooms
 		Hubs      int     `json:"hubs"`                // hub instances sharing the streams
 		Rate      float64 `json:"publishesPerSec"`
-		Batch     int     `json:"batch,omitempty"` // events per batch request
+		Batch     int     `json:"batch,omitempty"`  // events per batch request (or XADD pipeline)
+		Ingest    bool    `json:"ingest,omitempty"` // events added to the ingest streams
 		Duration  float64 `json:"durationSecs"`
 		Payload   int     `json:"payloadBytes"`
 		Procs     int     `json:"procs"`
@@ -396,7 +403,7 @@ type procUse struct {
 func runParent(ctx context.Context, c config) error {
 	var rep report
 	rep.Shape.Streams, rep.Shape.Rooms, rep.Shape.Rate = c.streams, c.rooms, c.rate
-	rep.Shape.PageRooms, rep.Shape.Hubs, rep.Shape.Batch = c.pageRooms, len(c.hubs), c.batch
+	rep.Shape.PageRooms, rep.Shape.Hubs, rep.Shape.Batch, rep.Shape.Ingest = c.pageRooms, len(c.hubs), c.batch, c.ingest != ""
 	rep.Shape.Duration, rep.Shape.Payload, rep.Shape.Procs = c.duration.Seconds(), c.payload, c.procs
 
 	// Streams: in children when procs > 1, else here.
@@ -486,6 +493,18 @@ func runParent(ctx context.Context, c config) error {
 func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int]int64, lat []float64) {
 	perRoom = map[int]int64{}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	send := func(base string, bodies []string, rooms []int) []bool { return postEvents(client, c.key, base, bodies) }
+	if c.ingest != "" {
+		rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.ingest}, DisableCache: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen: -ingest:", err)
+			return 0, 0, perRoom, nil
+		}
+		defer rdb.Close()
+		send = func(_ string, bodies []string, rooms []int) []bool {
+			return addEvents(rdb, c.ingestParts, bodies, rooms)
+		}
+	}
 	pad := strings.Repeat("x", c.payload)
 	per := max(c.batch, 1)
 	interval := time.Duration(float64(time.Second) * float64(per) / c.rate)
@@ -514,7 +533,7 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 		go func(rooms []int, bodies []string, base string) {
 			defer func() { <-sem; wg.Done() }()
 			t := time.Now()
-			ok := postEvents(client, c.key, base, bodies)
+			ok := send(base, bodies, rooms)
 			mu.Lock()
 			defer mu.Unlock()
 			for i, room := range rooms {
@@ -570,6 +589,23 @@ func postEvents(client *http.Client, key, base string, bodies []string) []bool {
 				ok[i] = r.IsSuccess
 			}
 		}
+	}
+	return ok
+}
+
+// addEvents adds bodies to the ingest streams of their rooms in one
+// pipeline and reports which Redis took.
+func addEvents(rdb rueidis.Client, parts int, bodies []string, rooms []int) []bool {
+	cmds := make(rueidis.Commands, len(bodies))
+	for i, b := range bodies {
+		cmds[i] = rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", rooms[i]%parts)).Maxlen().Almost().Threshold("1000000").
+			Id("*").FieldValue().FieldValue("event", b).Build()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok := make([]bool, len(bodies))
+	for i, r := range rdb.DoMulti(ctx, cmds...) {
+		ok[i] = r.Error() == nil
 	}
 	return ok
 }
