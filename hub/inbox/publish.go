@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redis/rueidis"
 
@@ -24,128 +20,61 @@ type PublishRequest struct {
 	Options
 }
 
-// Options are what a publish says of its recipients' inbox items.
-type Options struct {
-	Severity  string     `json:"severity,omitempty"`  // low, normal (""), high, critical
-	Tags      []string   `json:"tags,omitempty"`      // at most MaxTags distinct
-	ExpiresAt *time.Time `json:"expiresAt,omitempty"` // the item leaves lists and counts then
-	// GroupKey makes the event join the recipient's open group of the key
-	// (see lua/inbox_add.lua), GroupWindowSecs after the group's first event
-	// (default 3600).
-	GroupKey        string `json:"groupKey,omitempty"`
-	GroupWindowSecs int    `json:"groupWindowSecs,omitempty"`
-	// Delivery beyond the tab: the publish's rules, dedupe key and window.
-	delivery.Options
-}
-
-// groupKeyRE is what a groupKey may look like.
-var groupKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-
-// Group window bounds, in seconds.
-const (
-	DefaultGroupWindowSecs = 3600
-	MaxGroupWindowSecs     = 86400
-)
-
-// MaxRecipients bounds recipientIds: distinct users one publish notifies.
-const MaxRecipients = 10000
-
-// MaxTags bounds the distinct tags of one item.
-const MaxTags = 8
-
-// set reports whether any option is given.
-func (o Options) set() bool {
-	return o.Severity != "" || len(o.Tags) > 0 || o.ExpiresAt != nil || o.GroupKey != "" || o.GroupWindowSecs != 0 ||
-		o.Options.Set()
-}
-
-// check validates o (the retention bounds expiresAt) and returns it with its
-// tags distinct, in the order given.
-func (o Options) check(retention time.Duration) (Options, error) {
-	if o.Severity != "" {
-		if err := checkSeverity(o.Severity); err != nil {
-			return o, err
-		}
-	}
-	var tags []string
-	for _, t := range o.Tags {
-		if err := checkTag(t); err != nil {
-			return o, err
-		}
-		if slices.Contains(tags, t) {
-			continue
-		}
-		// Refused at the first tag too many: the search above stays over
-		// MaxTags entries, so any number of tags costs linear time.
-		if len(tags) == MaxTags {
-			return o, fmt.Errorf("%w: at most %d distinct tags", hub.ErrInvalid, MaxTags)
-		}
-		tags = append(tags, t)
-	}
-	o.Tags = tags
-	switch {
-	case o.GroupKey == "" && o.GroupWindowSecs != 0:
-		return o, fmt.Errorf("%w: groupWindowSecs goes with groupKey", hub.ErrInvalid)
-	case o.GroupKey != "" && !groupKeyRE.MatchString(o.GroupKey):
-		return o, fmt.Errorf("%w: groupKey is 1 to 64 bytes of [A-Za-z0-9_.:-]", hub.ErrInvalid)
-	case o.GroupWindowSecs < 0 || o.GroupWindowSecs > MaxGroupWindowSecs:
-		return o, fmt.Errorf("%w: groupWindowSecs must be 1 to %d", hub.ErrInvalid, MaxGroupWindowSecs)
-	}
-	if o.ExpiresAt != nil {
-		now := time.Now()
-		if !o.ExpiresAt.After(now) || !o.ExpiresAt.Before(now.Add(retention)) {
-			return o, fmt.Errorf("%w: expiresAt must lie in the future, before the inbox retention ends", hub.ErrInvalid)
-		}
-	}
-	return o, nil
-}
-
-// fields are the options as lua/inbox_add.lua takes them: severity, tags
-// (comma separated) and expiresAt ("" when none).
-func (o Options) fields() (sev, tags, exp string) {
-	sev = o.Severity
-	if sev == "" {
-		sev = "normal"
-	}
-	if o.ExpiresAt != nil {
-		exp = o.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	return sev, strings.Join(o.Tags, ","), exp
-}
-
-// body is the options as part of a publish's idempotency body; "" when none
-// is set, so that a publish without them hashes as it always did.
-func (o Options) body() string {
-	if !o.set() {
-		return ""
-	}
-	b, _ := json.Marshal(o)
-	return "\x00" + string(b)
-}
-
 // Publish publishes req's event to its room through the core, then puts it
 // into each recipient's inbox. The publish script keeps the recipients in
 // the room's outbox together with the event, so inbox writes that a dying
 // instance left undone are finished by a retry (same idempotency key) or by
 // the outbox sweep.
 func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishResult, error) {
-	recipients, err := distinctRecipients(req.RecipientIDs)
+	p, recipients, opts, err := ib.prepare(req)
+	if err != nil || len(recipients) == 0 {
+		if err != nil {
+			return hub.PublishResult{}, err
+		}
+		return ib.core.PublishChecked(ctx, p)
+	}
+	// Before the event exists: an outbox entry is always findable.
+	if err := ib.touchOutboxRoom(ctx, p.Room); err != nil {
+		return hub.PublishResult{}, err
+	}
+	res, err := ib.core.PublishChecked(ctx, p)
+	if err != nil || (res.Duplicate && !res.Pending) {
+		return res, err
+	}
+	// A new event, or a retry of one whose inbox writes were left undone.
+	n, err := ib.noticeOf(ctx, p, res, opts)
 	if err != nil {
 		return hub.PublishResult{}, err
 	}
-	opts, err := req.Options.check(ib.cfg.InboxRetention)
-	if err != nil {
+	if ib.AfterPublishHook != nil {
+		if err := ib.AfterPublishHook(); err != nil {
+			return hub.PublishResult{}, err
+		}
+	}
+	if err := ib.deliverNotice(ctx, n, recipients); err != nil {
 		return hub.PublishResult{}, err
+	}
+	return res, nil
+}
+
+// prepare checks req and returns the core's request with the inbox's part
+// of it: the idempotency body, the outbox note (the recipients) and the
+// options kept with the event; and the recipients, distinct, and options.
+func (ib *Inbox) prepare(req PublishRequest) (p hub.PublishRequest, recipients []int64, opts Options, err error) {
+	if recipients, err = distinctRecipients(req.RecipientIDs); err != nil {
+		return p, nil, opts, err
+	}
+	if opts, err = req.Options.check(ib.cfg.InboxRetention); err != nil {
+		return p, nil, opts, err
 	}
 	if opts.set() && len(recipients) == 0 {
-		return hub.PublishResult{}, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
+		return p, nil, opts, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
 	}
 	if _, err := ib.plan(req.EventType, opts); err != nil {
-		return hub.PublishResult{}, err
+		return p, nil, opts, err
 	}
-	p, err := ib.core.CheckPublish(req.PublishRequest)
-	if err != nil {
-		return hub.PublishResult{}, err
+	if p, err = ib.core.CheckPublish(req.PublishRequest); err != nil {
+		return p, nil, opts, err
 	}
 	// "[1 2]", "[]": the form idempotency keys were first stored with, then the options.
 	p.Body = fmt.Sprint(recipients) + opts.body()
@@ -154,43 +83,29 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 		b, _ := json.Marshal(opts)
 		p.Extra = string(b) // for the outbox sweep
 	}
-	if p.Note != "" {
-		// Before the event exists: an outbox entry is always findable.
-		if err := ib.touchOutboxRoom(ctx, p.Room); err != nil {
-			return hub.PublishResult{}, err
-		}
-	}
-	res, err := ib.core.PublishChecked(ctx, p)
-	if err != nil || p.Note == "" || (res.Duplicate && !res.Pending) {
-		return res, err
-	}
-	// A new event, or a retry of one whose inbox writes were left undone.
+	return p, recipients, opts, nil
+}
+
+// noticeOf is the published event p (answered res) on its way into
+// inboxes; a duplicate's timestamp is its first publish's.
+func (ib *Inbox) noticeOf(ctx context.Context, p hub.PublishRequest, res hub.PublishResult, opts Options) (notice, error) {
 	id, err := hub.ParseStreamID(res.StreamID)
 	if err != nil {
-		return hub.PublishResult{}, fmt.Errorf("%w: publish id %q", hub.ErrRedisReply, res.StreamID)
+		return notice{}, fmt.Errorf("%w: publish id %q", hub.ErrRedisReply, res.StreamID)
 	}
 	ts := res.Timestamp
 	if res.Duplicate {
 		ev, err := ib.core.EventAt(ctx, p.Room, id)
 		if err != nil {
-			return hub.PublishResult{}, err
+			return notice{}, err
 		}
 		ts = ev.Timestamp
-	}
-	if ib.AfterPublishHook != nil {
-		if err := ib.AfterPublishHook(); err != nil {
-			return hub.PublishResult{}, err
-		}
 	}
 	publisher := ""
 	if p.PublisherID > 0 {
 		publisher = strconv.FormatInt(p.PublisherID, 10)
 	}
-	n := notice{room: p.Room, id: id, typ: p.EventType, data: p.Data, publisher: publisher, ts: ts, opts: opts}
-	if err := ib.deliverNotice(ctx, n, recipients); err != nil {
-		return hub.PublishResult{}, err
-	}
-	return res, nil
+	return notice{room: p.Room, id: id, typ: p.EventType, data: p.Data, publisher: publisher, ts: ts, opts: opts}, nil
 }
 
 // Plain reports whether req notifies no one: no recipients, no options.
@@ -302,40 +217,12 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 		}
 		keysPer, ttl = 17, ib.delivery.KeysTTLArg()
 	}
-	sev, tags, exp := n.opts.fields()
-	expMs := ""
 	if n.opts.ExpiresAt != nil {
-		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
-		if err := ib.markTimers(ctx, recipients, expMs); err != nil {
+		if err := ib.markTimers(ctx, recipients, strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)); err != nil {
 			return err
 		}
 	}
-	batch := addBatch
-	if ib.rdb.Sharded() {
-		batch = 1
-	}
-	window := n.opts.GroupWindowSecs
-	if window == 0 {
-		window = DefaultGroupWindowSecs
-	}
-	nid := NotificationID(n.room, n.id)
-	common := ib.scriptArgs("", hub.NowTimestamp(), nid, n.typ, n.item(),
-		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher,
-		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl)
-	var execs []rueidis.LuaExec
-	for start := 0; start < len(recipients); start += batch {
-		users := recipients[start:min(start+batch, len(recipients))]
-		e := rueidis.LuaExec{Keys: make([]string, 0, keysPer*len(users)), Args: make([]string, 0, len(common)+len(users))}
-		e.Args = append(e.Args, common...)
-		for _, u := range users {
-			e.Keys = append(e.Keys, inboxKeys(u)...)
-			if keysPer > 15 {
-				e.Keys = append(e.Keys, hub.DeliveryKey(u), hub.DeliveryDueKey(u))
-			}
-			e.Args = append(e.Args, hub.UserChannel(u))
-		}
-		execs = append(execs, e)
-	}
+	execs := ib.addExecs(n, recipients, plan, keysPer, ttl)
 	dues := make([]int64, 0, len(recipients))
 	scheduled := 0 // recipients whose deliveries this run wrote
 	for i, r := range hub.RunChunked(ib.rdb, ctx, inboxAddScript, execs, fanoutPipeline) {
@@ -367,12 +254,50 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if !plan.Empty() {
 		ib.delivery.CountScheduled(plan, scheduled)
 		// After the records: the index never points at what is not there yet.
-		if err := ib.delivery.Index(ctx, recipients, dues, nid); err != nil {
+		if err := ib.delivery.Index(ctx, recipients, dues, NotificationID(n.room, n.id)); err != nil {
 			return err
 		}
 	}
 	_, err = hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
 	return err
+}
+
+// addExecs are the inbox_add.lua calls that put n into recipients' inboxes:
+// addBatch recipients a call on one Redis, one on a cluster (their keys
+// share no slot); keysPer keys each, the delivery keys too when plan has
+// deliveries (whose keys expire after ttl).
+func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, ttl string) []rueidis.LuaExec {
+	batch := addBatch
+	if ib.rdb.Sharded() {
+		batch = 1
+	}
+	window := n.opts.GroupWindowSecs
+	if window == 0 {
+		window = DefaultGroupWindowSecs
+	}
+	sev, tags, exp := n.opts.fields()
+	expMs := ""
+	if n.opts.ExpiresAt != nil {
+		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
+	}
+	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher,
+		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl)
+	var execs []rueidis.LuaExec
+	for start := 0; start < len(recipients); start += batch {
+		users := recipients[start:min(start+batch, len(recipients))]
+		e := rueidis.LuaExec{Keys: make([]string, 0, keysPer*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e.Args = append(e.Args, common...)
+		for _, u := range users {
+			e.Keys = append(e.Keys, inboxKeys(u)...)
+			if keysPer > 15 {
+				e.Keys = append(e.Keys, hub.DeliveryKey(u), hub.DeliveryDueKey(u))
+			}
+			e.Args = append(e.Args, hub.UserChannel(u))
+		}
+		execs = append(execs, e)
+	}
+	return execs
 }
 
 // fanoutPipeline bounds the inbox_add.lua calls of one pipeline: a fan-out
