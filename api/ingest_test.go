@@ -304,3 +304,30 @@ func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 		}
 	}
 }
+
+// An instance that cannot consume a partition (its key is not a stream)
+// says so in /health and stays healthy for its streams; it consumes the
+// other partitions meanwhile, and the bad one once it is a stream again.
+func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	testredis.Do(t, rdb, "SET", hub.IngestKey(1), "not a stream")
+	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
+	health := func() (int, string) {
+		code, env := th.do(t, http.MethodGet, "/health", nil, "")
+		var h struct{ Ingest string }
+		remarshal(t, env.Result, &h)
+		return code, h.Ingest
+	}
+	eventually(t, 20*time.Second, "/health to say ingest is degraded", func() bool { _, s := health(); return s == "degraded" })
+	if code, _ := health(); code != 200 {
+		t.Fatalf("/health answers %d: a partition it cannot read must not take the streams down", code)
+	}
+	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{}}`)
+	waitIngested(t, rdb, 1)
+	testredis.Do(t, rdb, "DEL", hub.IngestKey(1))
+	xadd(t, rdb, 1, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
+	waitIngested(t, rdb, 2)
+	eventually(t, 20*time.Second, "/health to say ingest is ok", func() bool { _, s := health(); return s == "ok" })
+}

@@ -103,10 +103,11 @@ type Ingest struct {
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition
 
-	lag      []atomic.Int64 // per partition: entries not yet finished, last sampled
-	oldestMs atomic.Int64   // the oldest unfinished entry's age, ms, last sampled
-	failing  atomic.Bool    // the last read or lease round failed
-	started  atomic.Bool
+	lag          []atomic.Int64 // per partition: entries not yet finished, last sampled
+	oldestMs     atomic.Int64   // the oldest unfinished entry's age, ms, last sampled
+	readFailing  atomic.Bool    // the last read failed
+	shareFailing atomic.Bool    // the last lease round failed (a partition could not be taken, say)
+	started      atomic.Bool
 
 	entries      map[Result]*metrics.Counter
 	batchSeconds *metrics.Histogram
@@ -156,7 +157,7 @@ func (in *Ingest) Status() string {
 	switch {
 	case !in.started.Load():
 		return "off"
-	case in.failing.Load():
+	case in.readFailing.Load() || in.shareFailing.Load():
 		return "degraded"
 	}
 	return "ok"
@@ -194,10 +195,11 @@ func (in *Ingest) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !now.Before(nextLease) {
-			if err := in.share(ctx); err != nil && ctx.Err() == nil {
-				in.failing.Store(true)
+			err := in.share(ctx)
+			if err != nil && ctx.Err() == nil {
 				in.log.Warn("ingest: sharing the partitions", "err", err)
 			}
+			in.shareFailing.Store(err != nil)
 			nextLease = now.Add(in.tick())
 		}
 		if !now.Before(nextSample) {
@@ -216,13 +218,13 @@ func (in *Ingest) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			in.failing.Store(true)
+			in.readFailing.Store(true)
 			backoff = min(max(2*backoff, firstBackof), maxBackoff)
 			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", backoff)
 			sleep(ctx, backoff)
 			continue
 		}
-		in.failing.Store(false)
+		in.readFailing.Store(false)
 		backoff = 0
 		if n == 0 && in.rdb.Sharded() {
 			sleep(ctx, min(idlePoll, wait))
@@ -245,7 +247,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // share keeps this instance counted, renews its leases, gives back what is
 // over its share (N / live instances, rounded up) and takes free
 // partitions up to it.
-func (in *Ingest) share(ctx context.Context) error {
+func (in *Ingest) share(ctx context.Context) (failed error) {
 	n := in.cfg.IngestPartitions
 	ttl := in.cfg.LockTTL
 	now := time.Now().UnixMilli()
@@ -305,21 +307,28 @@ func (in *Ingest) share(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			var taken []int
 			for i, p := range free {
 				if !got[i] {
 					continue
 				}
+				// A partition that cannot be read (its key is not a stream)
+				// is left to the others, and reported; the rest go on.
 				if err := in.ensureGroup(ctx, p); err != nil {
 					in.releaseOne(ctx, p)
-					return err
+					failed = fmt.Errorf("partition %d: %w", p, err)
+					continue
 				}
 				in.owned[p] = &partition{p: p, pending: true}
-				in.log.Info("ingest: consuming partition", "partition", p)
+				taken = append(taken, p)
+			}
+			if len(taken) > 0 {
+				in.log.Info("ingest: consuming partitions", "partitions", taken, "share", share, "instances", live)
 			}
 		}
 	}
 	in.publishOwned()
-	return nil
+	return failed
 }
 
 // lease takes or renews the leases of ps, reporting which it holds.
