@@ -75,6 +75,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParsePageID -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzFilter -fuzztime 30s ./hub/inbox/
 	$(GO) test -run '^$$' -fuzz FuzzParseDeadCursor -fuzztime 30s ./hub/delivery/
+	$(GO) test -run '^$$' -fuzz FuzzParseDeadCursor -fuzztime 30s ./hub/ingest/
 
 # chaos runs two hub binaries, a Redis master with a replica and three
 # sentinels, resuming clients and a publisher through faults on a schedule
