@@ -1,47 +1,54 @@
--- Finish what one read of an ingest partition published: keep the dead
--- entries, acknowledge every finished entry, and drop what the stream no
--- longer needs.
--- KEYS[1]  the partition's stream (ingest:{p})
--- KEYS[2]  its dead entries (ingest:dead:{p})
+-- Finish what one read of ingest partitions published: keep the dead
+-- entries, acknowledge every finished entry, and drop what each stream no
+-- longer needs. One call serves several partitions on one Redis (one on a
+-- cluster, where partitions lie in different slots).
+-- KEYS     per partition: its stream (ingest:{p}), its dead entries (ingest:dead:{p})
 -- ARGV[1]  consumer group
--- ARGV[2]  trim the stream below this id ("" to keep it whole): the first
---          entry not finished, so the stream's length is what is left to do
--- ARGV[3]  dead entries older than this (ms) are dropped
--- ARGV[4]  at most this many dead entries are kept (approximately)
--- ARGV[5]  n: how many finished entry ids follow
--- ARGV[6..5+n]  the finished entry ids, in stream order
--- then five per dead entry: its id, the entry (its event field), code,
--- message, when (RFC 3339).
+-- ARGV[2]  dead entries older than this (ms) are dropped
+-- ARGV[3]  at most this many dead entries are kept per partition (approximately)
+-- then per partition, in the order of KEYS:
+--   trim the stream below this id ("" to keep it whole): the first entry not
+--   finished, so that the stream's length is what is left to do;
+--   n, the finished entry ids; d, the dead entries;
+--   the n finished entry ids, in stream order;
+--   five per dead entry: its id, the entry (its event field), code, message,
+--   when (RFC 3339).
 -- A dead entry is kept under its own id; an id at or below the dead
 -- stream's last one is an entry kept already (read twice) and is skipped.
 -- Returns the number of entries acknowledged.
-local n = tonumber(ARGV[5])
-local at = 6 + n
-local dead = 0
-while at + 4 <= #ARGV do
-  local ok = redis.pcall('XADD', KEYS[2], ARGV[at], 'entry', ARGV[at + 1], 'code', ARGV[at + 2],
-    'message', ARGV[at + 3], 'at', ARGV[at + 4])
-  if type(ok) ~= 'table' or not ok.err then
-    dead = dead + 1
-  end
-  at = at + 5
-end
-if dead > 0 then
-  redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[3])
-  redis.call('XTRIM', KEYS[2], 'MAXLEN', '~', ARGV[4])
-end
+local at = 4
 local acked = 0
-local i = 1
-while i <= n do
-  local last = math.min(i + 999, n)
-  local ids = {}
-  for j = i, last do
-    ids[#ids + 1] = ARGV[5 + j]
+for k = 1, #KEYS, 2 do
+  local stream, dead = KEYS[k], KEYS[k + 1]
+  local trim, n, d = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  local ids = at + 3
+  at = ids + n
+  local kept = 0
+  for j = 0, d - 1 do
+    local b = at + 5 * j
+    local ok = redis.pcall('XADD', dead, ARGV[b], 'entry', ARGV[b + 1], 'code', ARGV[b + 2],
+      'message', ARGV[b + 3], 'at', ARGV[b + 4])
+    if type(ok) ~= 'table' or not ok.err then
+      kept = kept + 1
+    end
   end
-  acked = acked + redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
-  i = last + 1
-end
-if ARGV[2] ~= '' then
-  redis.call('XTRIM', KEYS[1], 'MINID', ARGV[2])
+  at = at + 5 * d
+  if kept > 0 then
+    redis.call('XTRIM', dead, 'MINID', '~', ARGV[2])
+    redis.call('XTRIM', dead, 'MAXLEN', '~', ARGV[3])
+  end
+  local i = 0
+  while i < n do
+    local last = math.min(i + 1000, n)
+    local chunk = {}
+    for j = i, last - 1 do
+      chunk[#chunk + 1] = ARGV[ids + j]
+    end
+    acked = acked + redis.call('XACK', stream, ARGV[1], unpack(chunk))
+    i = last
+  end
+  if trim ~= '' then
+    redis.call('XTRIM', stream, 'MINID', trim)
+  end
 end
 return acked

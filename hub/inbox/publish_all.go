@@ -39,15 +39,31 @@ func (ib *Inbox) PublishAll(ctx context.Context, reqs []PublishRequest, inOrder 
 	}
 	var plain []PublishRequest
 	var plainAt []int
-	var g errgroup.Group
-	g.SetLimit(roomsAtOnce)
+	var others []int64
 	for _, room := range rooms {
-		if plainRoom[room] {
-			for _, i := range byRoom[room] {
-				plain, plainAt = append(plain, reqs[i]), append(plainAt, i)
-			}
+		if !plainRoom[room] {
+			others = append(others, room)
 			continue
 		}
+		for _, i := range byRoom[room] {
+			plain, plainAt = append(plain, reqs[i]), append(plainAt, i)
+		}
+	}
+	publishPlain := func() {
+		res, perrs := ib.PublishPlain(ctx, plain)
+		for j, i := range plainAt {
+			results[i], errs[i] = res[j], perrs[j]
+		}
+	}
+	if len(others) == 0 { // no goroutine for the common case: one pipeline
+		if len(plain) > 0 {
+			publishPlain()
+		}
+		return results, errs
+	}
+	var g errgroup.Group
+	g.SetLimit(roomsAtOnce)
+	for _, room := range others {
 		g.Go(func() error {
 			failed := false
 			for _, i := range byRoom[room] {
@@ -62,13 +78,7 @@ func (ib *Inbox) PublishAll(ctx context.Context, reqs []PublishRequest, inOrder 
 		})
 	}
 	if len(plain) > 0 {
-		g.Go(func() error {
-			res, perrs := ib.PublishPlain(ctx, plain)
-			for j, i := range plainAt {
-				results[i], errs[i] = res[j], perrs[j]
-			}
-			return nil
-		})
+		g.Go(func() error { publishPlain(); return nil })
 	}
 	_ = g.Wait() // each event's failure is in its place
 	return results, errs

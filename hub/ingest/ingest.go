@@ -53,6 +53,10 @@ const (
 	maxDeadKept = 100000                 // dead entries kept per partition (approximately)
 	releaseWait = 2 * time.Second        // leases are released on Close within this
 	firstBackof = 100 * time.Millisecond // the first wait after a failed read
+	// linger is the pause after a read that found entries but no backlog:
+	// the next read then takes more at once (fewer reads, pipelines and
+	// acknowledgements per event) for at most this much more latency.
+	linger = 5 * time.Millisecond
 )
 
 // Entry is one ingest entry on its way to be published.
@@ -226,8 +230,11 @@ func (in *Ingest) run(ctx context.Context) {
 		}
 		in.readFailing.Store(false)
 		backoff = 0
-		if n == 0 && in.rdb.Sharded() {
+		switch {
+		case n == 0 && in.rdb.Sharded():
 			sleep(ctx, min(idlePoll, wait))
+		case n > 0 && n < in.cfg.IngestBatch:
+			sleep(ctx, linger)
 		}
 	}
 }

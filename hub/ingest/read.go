@@ -118,11 +118,17 @@ func (in *Ingest) checkGroups(ctx context.Context, parts []int, err error) error
 func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from []int, outcomes []Outcome) error {
 	now := hub.NowTimestamp()
 	keepAfter := strconv.FormatInt(time.Now().Add(-in.cfg.DeliveryRecordTTL).UnixMilli(), 10)
-	var execs []rueidis.LuaExec
 	var counted [Dead + 1]int
+	// One call for every partition on one Redis; one each on a cluster.
+	var execs []rueidis.LuaExec
+	exec := func() *rueidis.LuaExec {
+		if len(execs) == 0 || in.rdb.Sharded() {
+			execs = append(execs, rueidis.LuaExec{Args: []string{hub.IngestGroup, keepAfter, strconv.Itoa(maxDeadKept)}})
+		}
+		return &execs[len(execs)-1]
+	}
 	for _, p := range parts {
-		var acked []string
-		var dead []string
+		var acked, dead []string
 		trimTo := ""
 		stopped := false
 		for i, e := range entries {
@@ -151,8 +157,10 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 		if len(acked) == 0 {
 			continue
 		}
-		args := append([]string{hub.IngestGroup, trimTo, keepAfter, strconv.Itoa(maxDeadKept), strconv.Itoa(len(acked))}, acked...)
-		execs = append(execs, rueidis.LuaExec{Keys: []string{hub.IngestKey(p), hub.IngestDeadKey(p)}, Args: append(args, dead...)})
+		e := exec()
+		e.Keys = append(e.Keys, hub.IngestKey(p), hub.IngestDeadKey(p))
+		e.Args = append(e.Args, trimTo, strconv.Itoa(len(acked)), strconv.Itoa(len(dead)/5))
+		e.Args = append(append(e.Args, acked...), dead...)
 	}
 	var firstErr error
 	for _, r := range hub.RunMany(in.rdb, ctx, doneScript, execs) {
