@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -102,18 +101,7 @@ func batchKeepsOrder(t *testing.T, th *testHub) {
 		t.Fatalf("batch: %d %d results", code, len(res))
 	}
 	for room := int64(10); room < 13; room++ {
-		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=500", room), th.token(t, 1))
-		if code != 200 {
-			t.Fatalf("events: %d", code)
-		}
-		var page hub.EventsPage
-		remarshal(t, env.Result, &page)
-		var got []int
-		for _, e := range page.Events {
-			var d struct{ N int }
-			_ = json.Unmarshal(e.Data, &d)
-			got = append(got, d.N)
-		}
+		got := th.historyNs(t, room)
 		for i := 1; i < len(got); i++ {
 			if got[i] != got[i-1]+3 {
 				t.Fatalf("room %d's history: %v, not the batch's order", room, got)

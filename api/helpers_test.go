@@ -247,6 +247,24 @@ func (th *testHub) publish(t testing.TB, room int64, typ string, data any) hub.P
 	return res
 }
 
+// historyNs is data.n of each event in room's history (at most 500), in order.
+func (th *testHub) historyNs(t testing.TB, room int64) []int {
+	t.Helper()
+	code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=500", room), th.token(t, 1))
+	if code != 200 {
+		t.Fatalf("room %d's events: %d %+v", room, code, env)
+	}
+	var page hub.EventsPage
+	remarshal(t, env.Result, &page)
+	got := []int{}
+	for _, e := range page.Events {
+		var d struct{ N int }
+		_ = json.Unmarshal(e.Data, &d)
+		got = append(got, d.N)
+	}
+	return got
+}
+
 func remarshal(t testing.TB, in, out any) {
 	t.Helper()
 	b, _ := json.Marshal(in)

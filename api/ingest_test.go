@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -101,18 +100,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 
 	// Published once each, in order.
 	for _, room := range []int{2, 3, 4} {
-		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=100", room), th.token(t, 1))
-		if code != 200 {
-			t.Fatalf("events: %d", code)
-		}
-		var page hub.EventsPage
-		remarshal(t, env.Result, &page)
-		var got []int
-		for _, e := range page.Events {
-			var d struct{ N int }
-			_ = json.Unmarshal(e.Data, &d)
-			got = append(got, d.N)
-		}
+		got := th.historyNs(t, int64(room))
 		var want []int
 		for i := room - 2; i < 30; i += 3 {
 			want = append(want, i)
@@ -287,17 +275,8 @@ func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 	}
 	waitIngested(t, rdb, 8)
 	for p := range 8 {
-		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", 8+p), th.token(t, 1))
-		var page hub.EventsPage
-		remarshal(t, env.Result, &page)
-		var got []int
-		for _, e := range page.Events {
-			var d struct{ N int }
-			_ = json.Unmarshal(e.Data, &d)
-			got = append(got, d.N)
-		}
-		if code != 200 || !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
-			t.Errorf("room %d: %d %v", 8+p, code, got)
+		if got := th.historyNs(t, int64(8+p)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("room %d's history: %v", 8+p, got)
 		}
 		if c := th.countsOf(t, int64(70+p)).Unread; c != 5 {
 			t.Errorf("user %d has %d unread, want 5", 70+p, c)
@@ -330,4 +309,35 @@ func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
 	xadd(t, rdb, 1, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 2)
 	eventually(t, 20*time.Second, "/health to say ingest is ok", func() bool { _, s := health(); return s == "ok" })
+}
+
+// A backlog (entries added before any hub ran) is read in big reads,
+// published a few partitions side by side, each room still in order.
+func TestIngest_ABacklogKeepsEachRoomsOrder(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	var cmds rueidis.Commands
+	for i := range 150 {
+		for p := range 4 {
+			cmds = append(cmds, rdb.B().Xadd().Key(hub.IngestKey(p)).Id("*").FieldValue().
+				FieldValue("event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 40+p, i)).Build())
+		}
+	}
+	for _, r := range rdb.DoMulti(context.Background(), cmds...) {
+		if err := r.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	th := startHubWith(t, rs.Addr(), withIngest(4), nil)
+	waitIngested(t, rdb, 4)
+	want := make([]int, 150)
+	for i := range want {
+		want[i] = i
+	}
+	for p := range 4 {
+		if got := th.historyNs(t, int64(40+p)); !slices.Equal(got, want) {
+			t.Errorf("room %d's history: %v", 40+p, got)
+		}
+	}
 }

@@ -2,9 +2,11 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -22,27 +24,68 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	total := 0
+	for _, p := range parts {
+		if in.owned[p].pending && len(read[p]) == 0 {
+			in.owned[p].pending = false // nothing left from before: new entries next
+		}
+		total += len(read[p])
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	start := time.Now()
+	defer in.batchSeconds.UpdateDuration(start)
+	// A big read goes in a few groups of partitions side by side, so that
+	// the hub decodes one group while Redis runs another's scripts; a
+	// room's entries are all in one partition, so each keeps its order.
+	groups := 1
+	if total >= bigRead {
+		groups = min(readGroups, len(parts))
+	}
+	errs := make([]error, groups)
+	var wg sync.WaitGroup
+	for g := range groups {
+		var mine []int
+		for i, p := range parts {
+			if i%groups == g {
+				mine = append(mine, p)
+			}
+		}
+		work := func() { errs[g] = in.publishRead(ctx, mine, read) }
+		if groups == 1 {
+			work()
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// Reads with at least bigRead entries are published in readGroups groups
+// of partitions at once.
+const (
+	bigRead    = 256
+	readGroups = 4
+)
+
+// publishRead publishes what a read found in parts and finishes it.
+func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]rueidis.XRangeEntry) error {
 	var entries []Entry
 	var from []int // each entry's partition
 	for _, p := range parts {
-		got := read[p]
-		if in.owned[p].pending && len(got) == 0 {
-			in.owned[p].pending = false // nothing left from before: new entries next
-		}
-		for _, e := range got {
+		for _, e := range read[p] {
 			body, ok := e.FieldValues["event"]
 			entries = append(entries, Entry{ID: e.ID, Body: []byte(body), Missing: !ok, Key: hub.IngestIdempotencyKey(e.ID)})
 			from = append(from, p)
 		}
 	}
 	if len(entries) == 0 {
-		return 0, nil
+		return nil
 	}
-	start := time.Now()
-	outcomes := in.publish(ctx, entries)
-	err = in.finish(ctx, parts, entries, from, outcomes)
-	in.batchSeconds.UpdateDuration(start)
-	return len(entries), err
+	return in.finish(ctx, parts, entries, from, in.publish(ctx, entries))
 }
 
 // read reads up to INGEST_BATCH entries of each partition: what is pending
