@@ -20,3 +20,12 @@ test('package.json exports the SDK and its types', async () => {
     assert.match(dts, new RegExp(`(class|interface|type) ${name}\\b`), `types declare ${name}`);
   }
 });
+
+test('package.json exports the inbox element and its types', async () => {
+  const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'));
+  const entry = pkg.exports['./inbox'];
+  for (const f of [entry.import, entry.types]) await access(new URL(f, root));
+  assert.ok(pkg.files.includes(entry.import.replace('./', '')), 'the element is in the package');
+  const dts = await readFile(new URL(entry.types, root), 'utf8');
+  assert.match(dts, /'roomhub-inbox': RoomhubInbox/, 'HTMLElementTagNameMap names the element');
+});

@@ -1,0 +1,79 @@
+// Drives headless Chromium on a page with <roomhub-inbox> for roomhub's Go
+// browser tests. Usage: node inbox.mjs <pageURL> <screenshot dir>
+// Prints READY once the element has its counts. Commands on stdin, one JSON
+// line answered each; selectors pierce the element's shadow root:
+// "TEXT <selector> | <text>" waits until an element matching the selector
+// holds text exactly; "COUNT <selector> | <n>" waits until n elements match;
+// "HIDDEN <selector>" / "SHOWN <selector>" wait for it; "CLICK <selector>";
+// "KEY <key>" presses a key where the focus is; "FOCUS" answers {"value":
+// the focused element's part or aria-label, inside the shadow root too};
+// "EVAL <expression>"; "SHOT <name> <width>"; "ERRORS"; "QUIT".
+import { launch } from './launch.mjs';
+import readline from 'node:readline';
+import path from 'node:path';
+
+const [url, dir] = process.argv.slice(2);
+const browser = await launch(url);
+const errors = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.locator('roomhub-inbox [part="bell"][aria-label]').waitFor({ timeout: 15000 });
+  await page.waitForFunction(() => !!document.querySelector('roomhub-inbox')?.counts, null, { timeout: 15000 });
+  console.log('READY');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, a, ...rest] = line.trim().split(' ');
+    const sel = [a, ...rest].join(' ');
+    try {
+      if (cmd === 'QUIT') break;
+      const [s, arg] = sel.split(' | ');
+      if (cmd === 'TEXT') {
+        const end = Date.now() + 15000;
+        let texts = [];
+        while (!(texts = (await page.locator(s).allTextContents()).map((t) => t.trim())).includes(arg)) {
+          if (Date.now() > end) throw new Error(`${s}: ${JSON.stringify(texts)}, want ${JSON.stringify(arg)}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } else if (cmd === 'COUNT') {
+        const want = Number(arg);
+        const end = Date.now() + 15000;
+        while ((await page.locator(s).count()) !== want) {
+          if (Date.now() > end) throw new Error(`${s}: ${await page.locator(s).count()} elements, want ${want}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } else if (cmd === 'HIDDEN' || cmd === 'SHOWN') {
+        await page.locator(sel).first().waitFor({ state: cmd === 'HIDDEN' ? 'hidden' : 'visible', timeout: 15000 });
+      } else if (cmd === 'CLICK') {
+        await page.locator(sel).first().click({ timeout: 15000 });
+      } else if (cmd === 'KEY') {
+        await page.keyboard.press(a);
+      } else if (cmd === 'FOCUS') {
+        const value = await page.evaluate(() => {
+          let e = document.activeElement;
+          while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+          return e ? (e.getAttribute('part') || e.getAttribute('aria-label') || e.textContent.trim()) : '';
+        });
+        console.log(JSON.stringify({ ok: true, value }));
+        continue;
+      } else if (cmd === 'EVAL') {
+        const value = await page.evaluate(sel);
+        console.log(JSON.stringify({ ok: true, value }));
+        continue;
+      } else if (cmd === 'SHOT') {
+        await page.setViewportSize({ width: Number(rest[0]), height: 800 });
+        await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
+      } else if (cmd === 'ERRORS') {
+        console.log(JSON.stringify({ ok: true, errors }));
+        continue;
+      }
+      console.log(JSON.stringify({ ok: true }));
+    } catch (e) {
+      console.log(JSON.stringify({ error: String(e) }));
+    }
+  }
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,72 @@
+// Types of <roomhub-inbox> (roomhub-inbox.js; the package's "roomhub-client/inbox").
+import type { Counts, Notification } from './roomhub.js';
+
+/** The texts the element shows; `messages` overrides any of them. */
+export interface InboxMessages {
+  bell: string;
+  bellCount: (n: number) => string;
+  title: string;
+  all: string;
+  unread: string;
+  archived: string;
+  markAllRead: string;
+  markRead: string;
+  archive: string;
+  unarchive: string;
+  snooze: string;
+  delete: string;
+  empty: string;
+  error: string;
+  retry: string;
+  newItems: (n: number) => string;
+  loadMore: string;
+  close: string;
+  actions: string;
+  others: (name: string, n: number) => string;
+  user: (id: string) => string;
+  newArrived: (n: number) => string;
+}
+
+/** Built-in messages: English and Korean. */
+export const MESSAGES: { en: InboxMessages; ko: InboxMessages };
+
+/** itemText is the default title and body of an item, from its event's data (title, text, content…). */
+export function itemText(n: Notification): { title: string; body: string };
+
+/** badgeText is the badge's display: the exact count up to 99, then "99+". */
+export function badgeText(n: number): string;
+
+/** What roomhub-error carries. */
+export interface InboxErrorDetail {
+  status?: number;
+  code?: string;
+  message: string;
+}
+
+/**
+ * <roomhub-inbox base-url="https://hub.example" badge="unread|unseen"
+ * mode="popover|inline" locale="en|ko">: a bell with the exact count and a
+ * feed. Events: roomhub-notification-click (cancelable; detail: the item),
+ * roomhub-counts (detail: the counts), roomhub-error.
+ */
+export class RoomhubInbox extends HTMLElement {
+  /** A fresh access token; the element connects once it has one. */
+  tokenProvider: (() => Promise<string> | string) | null;
+  /** Fills el (the item's clickable body) itself; return false to keep the default. */
+  renderItem: ((item: Notification, el: HTMLElement) => boolean | void) | null;
+  /** Overrides of the locale's texts. */
+  messages: Partial<InboxMessages>;
+  /** The latest counts (the highest version seen). */
+  readonly counts: Counts | null;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'roomhub-inbox': RoomhubInbox;
+  }
+  interface HTMLElementEventMap {
+    'roomhub-notification-click': CustomEvent<Notification>;
+    'roomhub-counts': CustomEvent<Counts>;
+    'roomhub-error': CustomEvent<InboxErrorDetail>;
+  }
+}

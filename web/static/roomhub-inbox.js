@@ -1,0 +1,576 @@
+// <roomhub-inbox>: a bell with the exact unread count and a feed, in any
+// web page, with two lines:
+//
+//   <script type="module" src="https://hub.example/static/roomhub-inbox.js"></script>
+//   <roomhub-inbox base-url="https://hub.example"></roomhub-inbox>
+//
+// and the token from el.tokenProvider = async () => token (or cookie auth).
+// A standard custom element (shadow DOM, no framework): it works the same in
+// React, Vue, Svelte, Angular and plain HTML. It listens on the shared page
+// stream (one connection per browser, see roomhub.js) and acts through the
+// SDK's inbox API. Styling hooks: ::part(bell), ::part(badge), ::part(item),
+// ::part(panel), and the --roomhub-* custom properties below.
+import { RoomHub, HubError } from './roomhub.js';
+
+/** Built-in messages; `messages` (a property) overrides any of them. */
+export const MESSAGES = {
+  en: {
+    bell: 'Notifications', bellCount: (n) => `Notifications, ${n} unread`, title: 'Notifications',
+    all: 'All', unread: 'Unread', archived: 'Archived', markAllRead: 'Mark all as read',
+    markRead: 'Mark as read', archive: 'Archive', unarchive: 'Move to inbox', snooze: 'Snooze for an hour',
+    delete: 'Delete', empty: 'Nothing here yet', error: 'Could not load notifications', retry: 'Try again',
+    newItems: (n) => `${n} new`, loadMore: 'Load more', close: 'Close', actions: 'Actions',
+    others: (name, n) => `${name} and ${n} other${n === 1 ? '' : 's'}`, user: (id) => `User ${id}`,
+    newArrived: (n) => `${n} new notification${n === 1 ? '' : 's'}`,
+  },
+  ko: {
+    bell: '알림', bellCount: (n) => `알림, 읽지 않음 ${n}개`, title: '알림',
+    all: '전체', unread: '읽지 않음', archived: '보관함', markAllRead: '모두 읽음으로 표시',
+    markRead: '읽음으로 표시', archive: '보관', unarchive: '받은 알림으로 이동', snooze: '1시간 뒤에 다시 알림',
+    delete: '삭제', empty: '아직 알림이 없습니다', error: '알림을 불러오지 못했습니다', retry: '다시 시도',
+    newItems: (n) => `새 알림 ${n}개`, loadMore: '더 보기', close: '닫기', actions: '작업',
+    others: (name, n) => `${name} 외 ${n}명`, user: (id) => `사용자 ${id}`,
+    newArrived: (n) => `새 알림 ${n}개`,
+  },
+};
+
+const TABS = [
+  { key: 'all', state: 'visible', count: 'visible' },
+  { key: 'unread', state: 'unread', count: 'unread' },
+  { key: 'archived', state: 'archived', count: 'archived' },
+];
+
+const PAGE = 20;
+
+const STYLE = `
+:host { --roomhub-accent: #2563eb; --roomhub-bg: #fff; --roomhub-fg: #111827; --roomhub-muted: #6b7280;
+  --roomhub-border: #e5e7eb; --roomhub-unread-bg: #eff6ff; --roomhub-badge-bg: #dc2626; --roomhub-badge-fg: #fff;
+  --roomhub-radius: 10px; --roomhub-width: 380px; --roomhub-font: system-ui, sans-serif;
+  display: inline-block; position: relative; font: 14px/1.4 var(--roomhub-font); color: var(--roomhub-fg); }
+@media (prefers-color-scheme: dark) {
+  :host { --roomhub-bg: #111827; --roomhub-fg: #f9fafb; --roomhub-muted: #9ca3af; --roomhub-border: #374151;
+    --roomhub-unread-bg: #1e293b; --roomhub-accent: #60a5fa; }
+}
+:host([mode="inline"]) { display: block; }
+button { font: inherit; color: inherit; background: none; border: 0; cursor: pointer; border-radius: 6px; }
+button:focus-visible, [tabindex]:focus-visible { outline: 2px solid var(--roomhub-accent); outline-offset: 2px; }
+.bell { position: relative; padding: 6px; line-height: 0; }
+.bell svg { width: 24px; height: 24px; fill: currentColor; }
+.badge { position: absolute; inset-block-start: 0; inset-inline-end: 0; min-width: 18px; height: 18px; padding: 0 5px;
+  box-sizing: border-box; border-radius: 9px; background: var(--roomhub-badge-bg); color: var(--roomhub-badge-fg);
+  font-size: 11px; font-weight: 600; line-height: 18px; text-align: center; }
+.badge[hidden] { display: none; }
+.panel { position: absolute; inset-block-start: calc(100% + 6px); inset-inline-end: 0; z-index: 1000;
+  width: min(var(--roomhub-width), calc(100vw - 16px)); max-height: min(560px, calc(100vh - 80px));
+  display: flex; flex-direction: column; background: var(--roomhub-bg); border: 1px solid var(--roomhub-border);
+  border-radius: var(--roomhub-radius); box-shadow: 0 10px 30px rgb(0 0 0 / .18); overflow: hidden;
+  animation: appear .12s ease-out; }
+.panel[hidden] { display: none; }
+:host([mode="inline"]) .panel { position: static; width: auto; max-height: none; box-shadow: none; animation: none; }
+@keyframes appear { from { opacity: 0; transform: translateY(-4px); } }
+@media (prefers-reduced-motion: reduce) { .panel { animation: none; } * { transition: none !important; } }
+header { display: flex; align-items: center; gap: 8px; padding: 10px 12px; border-block-end: 1px solid var(--roomhub-border); }
+header h2 { flex: 1; margin: 0; font-size: 15px; }
+header button { padding: 4px 8px; color: var(--roomhub-accent); font-size: 13px; }
+[role="tablist"] { display: flex; gap: 4px; padding: 6px 8px; border-block-end: 1px solid var(--roomhub-border); }
+[role="tab"] { padding: 4px 10px; color: var(--roomhub-muted); }
+[role="tab"][aria-selected="true"] { color: var(--roomhub-fg); background: var(--roomhub-unread-bg); font-weight: 600; }
+[role="tab"] .n { margin-inline-start: 4px; font-variant-numeric: tabular-nums; }
+.scroll { position: relative; overflow-y: auto; flex: 1; }
+ul { list-style: none; margin: 0; padding: 0; }
+li.item { display: flex; gap: 10px; padding: 10px 12px; border-block-end: 1px solid var(--roomhub-border);
+  border-inline-start: 3px solid transparent; }
+li.item.unread { background: var(--roomhub-unread-bg); }
+li.item[data-severity="high"] { border-inline-start-color: #f59e0b; }
+li.item[data-severity="critical"] { border-inline-start-color: #dc2626; }
+li.item[data-severity="low"] { opacity: .85; }
+.body { flex: 1; min-width: 0; }
+.open { display: block; width: 100%; text-align: start; padding: 0; }
+.item-title { font-weight: 600; overflow-wrap: anywhere; }
+.item-text { color: var(--roomhub-fg); overflow-wrap: anywhere; }
+.meta { color: var(--roomhub-muted); font-size: 12px; margin-block-start: 2px; }
+.tags { display: flex; flex-wrap: wrap; gap: 4px; margin-block-start: 4px; }
+.tag { padding: 0 6px; border: 1px solid var(--roomhub-border); border-radius: 999px; font-size: 11px; color: var(--roomhub-muted); }
+.acts { display: flex; align-items: flex-start; gap: 2px; }
+.acts button { padding: 3px; line-height: 0; color: var(--roomhub-muted); }
+.acts svg { width: 16px; height: 16px; fill: currentColor; }
+.state { padding: 32px 16px; text-align: center; color: var(--roomhub-muted); }
+.state button { margin-block-start: 8px; color: var(--roomhub-accent); padding: 4px 8px; }
+.more { display: block; margin: 8px auto; padding: 4px 10px; color: var(--roomhub-accent); }
+.pill { position: sticky; inset-block-start: 6px; display: block; margin: 6px auto 0; padding: 4px 12px; border-radius: 999px;
+  background: var(--roomhub-accent); color: #fff; font-size: 12px; z-index: 1; }
+.pill[hidden] { display: none; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+`;
+
+let shared = null;
+
+/** sheet is the element's style sheet, made once for every instance. */
+function sheet() {
+  if (!shared) {
+    shared = new CSSStyleSheet();
+    shared.replaceSync(STYLE);
+  }
+  return shared;
+}
+
+const ICONS = {
+  bell: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1Z"/></svg>',
+  read: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M9 16.2 4.8 12l-1.4 1.4L9 19 21 7l-1.4-1.4Z"/></svg>',
+  archive: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M20.5 5.2 19.1 3.5A1.5 1.5 0 0 0 18 3H6a1.5 1.5 0 0 0-1.1.5L3.5 5.2A2 2 0 0 0 3 6.5V19a2 2 0 0 0 2 2h14a2 2 0 0 0 2-2V6.5a2 2 0 0 0-.5-1.3ZM12 17.5 6.5 12H10v-2h4v2h3.5ZM5.1 5l.8-1h12l.9 1Z"/></svg>',
+  snooze: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 4a9 9 0 1 0 9 9 9 9 0 0 0-9-9Zm0 16a7 7 0 1 1 7-7 7 7 0 0 1-7 7Zm.5-11H11v5l4.2 2.5.8-1.2-3.5-2.1Z"/></svg>',
+  delete: '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 19a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2V7H6Zm13-15h-3.5l-1-1h-5l-1 1H5v2h14Z"/></svg>',
+};
+
+/** text is the default title and body of an item, from its event's data. */
+export function itemText(n) {
+  const d = (n && n.data) || {};
+  const pick = (...ks) => ks.map((k) => d[k]).find((v) => typeof v === 'string' && v.trim() !== '');
+  const title = pick('title', 'subject', 'heading') || humanType(n.eventType);
+  const body = pick('text', 'body', 'content', 'message', 'description') || '';
+  return { title, body };
+}
+
+function humanType(t) {
+  const s = String(t || '').replace(/[._-]+/g, ' ').trim();
+  return s ? s[0].toUpperCase() + s.slice(1) : '';
+}
+
+/** badgeText is the badge's display: the exact count up to 99, then 99+. */
+export function badgeText(n) { return n > 99 ? '99+' : String(n); }
+
+// Outside a browser (node's tests) there is no HTMLElement: the helpers
+// above still import.
+const Base = globalThis.HTMLElement ?? class {};
+
+export class RoomhubInbox extends Base {
+  static get observedAttributes() { return ['base-url', 'badge', 'locale', 'mode']; }
+
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'open' });
+    this.provider = null;
+    /** renderItem(item, el) may fill el (the item's body) itself; return false to keep the default. */
+    this.renderItem = null;
+    /** messages override the built-in texts of the locale. */
+    this.messages = {};
+    this.hub = null;
+    this.stream = null;
+    this.counts = null;
+    this.tab = 'all';
+    this.items = [];
+    this.next = null;
+    this.loading = false;
+    this.failed = false;
+    this.fresh = 0; // items that arrived while the list was scrolled down
+    this.timer = null;
+  }
+
+  /**
+   * tokenProvider returns a fresh access token (called for the stream and
+   * every request). The element connects once it has one.
+   * @type {(() => Promise<string>|string)|null}
+   */
+  get tokenProvider() { return this.provider; }
+
+  set tokenProvider(fn) {
+    this.provider = fn;
+    if (fn && this.isConnected && !this.stream) this.#connect();
+  }
+
+  get t() {
+    const lang = (this.getAttribute('locale') || navigator.language || 'en').toLowerCase().split('-')[0];
+    return { ...(MESSAGES[lang] || MESSAGES.en), ...this.messages };
+  }
+
+  get inline() { return this.getAttribute('mode') === 'inline'; }
+
+  connectedCallback() {
+    // A property set before the element was defined (a framework did it)
+    // shadows the accessors: take it over.
+    for (const k of ['tokenProvider', 'renderItem', 'messages']) {
+      if (Object.prototype.hasOwnProperty.call(this, k)) {
+        const v = this[k];
+        delete this[k];
+        this[k] = v;
+      }
+    }
+    if (!this.shadowRoot.firstChild) this.#render();
+    if (this.provider && !this.stream) this.#connect();
+    this.timer = setInterval(() => this.#refreshTimes(), 30_000);
+    if (this.inline) this.#open();
+  }
+
+  disconnectedCallback() {
+    clearInterval(this.timer);
+    this.stream?.close();
+    this.stream = null;
+    document.removeEventListener('pointerdown', this.outside, true);
+  }
+
+  attributeChangedCallback(name, old, now) {
+    if (old === now || !this.shadowRoot.firstChild) return;
+    if (name === 'base-url' && this.isConnected) {
+      this.stream?.close();
+      this.stream = null;
+      this.#connect();
+    } else {
+      this.#paintBadge();
+      this.#paintTabs();
+      this.#paintList();
+    }
+  }
+
+  #render() {
+    const t = this.t;
+    // A constructed style sheet: a page's CSP that refuses inline styles
+    // (style-src 'self') does not refuse it.
+    this.shadowRoot.adoptedStyleSheets = [sheet()];
+    this.shadowRoot.innerHTML = `<button class="bell" part="bell" type="button" aria-haspopup="dialog" aria-expanded="false" aria-controls="panel">${ICONS.bell}<span class="badge" part="badge" hidden></span></button>
+<div class="panel" id="panel" part="panel" role="dialog" aria-labelledby="title" hidden>
+  <header><h2 id="title"></h2><button type="button" class="all-read"></button></header>
+  <div role="tablist"></div>
+  <div class="scroll"><button type="button" class="pill" hidden></button><ul role="list"></ul><div class="foot"></div></div>
+</div>
+<div class="sr" role="status" aria-live="polite"></div>`;
+    const $ = (s) => this.shadowRoot.querySelector(s);
+    this.el = { bell: $('.bell'), badge: $('.badge'), panel: $('.panel'), title: $('#title'), allRead: $('.all-read'),
+      tabs: $('[role="tablist"]'), scroll: $('.scroll'), list: $('ul'), foot: $('.foot'), pill: $('.pill'), live: $('[role="status"]') };
+    this.el.title.textContent = t.title;
+    this.el.bell.addEventListener('click', () => (this.el.panel.hidden ? this.#open() : this.#close(true)));
+    this.el.allRead.addEventListener('click', () => this.#act(() => this.hub.markAllRead()));
+    this.el.panel.addEventListener('keydown', (e) => this.#keys(e));
+    this.el.pill.addEventListener('click', () => { this.el.scroll.scrollTop = 0; this.#reload(); });
+    this.el.scroll.addEventListener('scroll', () => {
+      if (this.el.scroll.scrollTop === 0 && this.fresh) this.#reload();
+      if (this.el.scroll.scrollTop + this.el.scroll.clientHeight >= this.el.scroll.scrollHeight - 40) this.#loadMore();
+    });
+    this.outside = (e) => { if (!this.inline && !e.composedPath().includes(this)) this.#close(false); };
+    this.#paintTabs();
+    this.#paintBadge();
+  }
+
+  #connect() {
+    const base = this.getAttribute('base-url') || '';
+    this.hub = new RoomHub({ baseUrl: base, getToken: async () => this.provider() });
+    this.stream = this.hub.page({
+      notifications: true,
+      onCounts: (c) => this.#setCounts(c),
+      onCount: () => this.#paintBadge(),
+      onCreated: (n) => this.#arrived(n),
+      onUpdated: () => this.#changed(),
+      onRead: () => this.#changed(),
+      onDeleted: () => this.#changed(),
+      onError: (e) => this.#error(e),
+    });
+    this.hub.counts().then((c) => this.#setCounts(c), (e) => this.#error(e));
+  }
+
+  #setCounts(c) {
+    if (!c || (this.counts && c.version < this.counts.version)) return;
+    this.counts = c;
+    this.#paintBadge();
+    this.#paintTabs();
+    this.dispatchEvent(new CustomEvent('roomhub-counts', { detail: c, bubbles: true, composed: true }));
+  }
+
+  #badgeCount() {
+    const c = this.counts;
+    if (!c) return this.stream?.count ?? 0;
+    return this.getAttribute('badge') === 'unseen' ? c.unseen : c.unread;
+  }
+
+  #paintBadge() {
+    const n = this.#badgeCount() || 0;
+    this.el.badge.hidden = n === 0;
+    this.el.badge.textContent = badgeText(n);
+    this.el.bell.setAttribute('aria-label', n ? this.t.bellCount(n) : this.t.bell);
+    this.el.allRead.textContent = this.t.markAllRead;
+    this.el.allRead.hidden = !this.counts || this.counts.unread === 0;
+  }
+
+  #paintTabs() {
+    const t = this.t;
+    this.el.tabs.replaceChildren(...TABS.map((tab) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.setAttribute('role', 'tab');
+      b.setAttribute('aria-selected', String(tab.key === this.tab));
+      b.tabIndex = tab.key === this.tab ? 0 : -1;
+      b.dataset.tab = tab.key;
+      b.textContent = t[tab.key];
+      const n = this.counts?.[tab.count];
+      if (typeof n === 'number') {
+        const s = document.createElement('span');
+        s.className = 'n';
+        s.textContent = String(n);
+        b.append(s);
+      }
+      b.addEventListener('click', () => this.#selectTab(tab.key));
+      return b;
+    }));
+  }
+
+  #selectTab(key) {
+    if (key === this.tab) return;
+    this.tab = key;
+    this.#paintTabs();
+    this.el.tabs.querySelector('[aria-selected="true"]')?.focus();
+    this.#reload();
+  }
+
+  #open() {
+    this.el.panel.hidden = false;
+    this.el.bell.setAttribute('aria-expanded', 'true');
+    if (!this.inline) document.addEventListener('pointerdown', this.outside, true);
+    this.#reload();
+    // Opening the bell is seeing what it holds.
+    if (this.counts?.unseen) this.hub.markAllSeen().catch((e) => this.#error(e));
+    if (!this.inline) this.el.tabs.querySelector('[aria-selected="true"]')?.focus();
+  }
+
+  #close(refocus) {
+    if (this.inline || this.el.panel.hidden) return;
+    this.el.panel.hidden = true;
+    this.el.bell.setAttribute('aria-expanded', 'false');
+    document.removeEventListener('pointerdown', this.outside, true);
+    if (refocus) this.el.bell.focus();
+  }
+
+  #keys(e) {
+    if (e.key === 'Escape') {
+      e.stopPropagation();
+      this.#close(true);
+      return;
+    }
+    const tabs = [...this.el.tabs.children];
+    const at = tabs.indexOf(this.shadowRoot.activeElement);
+    if (at >= 0 && (e.key === 'ArrowRight' || e.key === 'ArrowLeft')) {
+      const step = (e.key === 'ArrowRight') !== (getComputedStyle(this).direction === 'rtl') ? 1 : -1;
+      this.#selectTab(tabs[(at + step + tabs.length) % tabs.length].dataset.tab);
+      e.preventDefault();
+      return;
+    }
+    if (e.key === 'Tab' && !this.inline) { // the focus stays in the panel while it is open
+      const f = [...this.el.panel.querySelectorAll('button:not([hidden]), [tabindex="0"]')].filter((x) => !x.closest('[hidden]'));
+      if (!f.length) return;
+      const first = f[0];
+      const last = f[f.length - 1];
+      const cur = this.shadowRoot.activeElement;
+      if (e.shiftKey && cur === first) { last.focus(); e.preventDefault(); }
+      else if (!e.shiftKey && cur === last) { first.focus(); e.preventDefault(); }
+    }
+  }
+
+  async #reload() {
+    this.items = [];
+    this.next = null;
+    this.fresh = 0;
+    this.el.pill.hidden = true;
+    await this.#loadMore(true);
+  }
+
+  async #loadMore(first = false) {
+    if (this.loading || (!first && !this.next)) return;
+    this.loading = true;
+    const tab = TABS.find((x) => x.key === this.tab);
+    try {
+      const page = await this.hub.list({ limit: PAGE, state: tab.state, before: first ? undefined : this.next });
+      if (tab.key !== this.tab) return; // the tab changed meanwhile
+      this.items = first ? page.notifications : this.items.concat(page.notifications);
+      this.next = page.hasMore ? page.nextBefore : null;
+      this.failed = false;
+    } catch (e) {
+      this.failed = true;
+      this.#error(e);
+    } finally {
+      this.loading = false;
+    }
+    this.#paintList();
+  }
+
+  #paintList() {
+    const t = this.t;
+    if (this.failed && !this.items.length) {
+      const s = document.createElement('div');
+      s.className = 'state';
+      s.textContent = t.error;
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = t.retry;
+      b.addEventListener('click', () => this.#reload());
+      s.append(document.createElement('br'), b);
+      this.el.list.replaceChildren();
+      this.el.foot.replaceChildren(s);
+      return;
+    }
+    this.el.list.replaceChildren(...this.items.map((n) => this.#item(n)));
+    const foot = [];
+    if (!this.items.length && !this.loading) {
+      const s = document.createElement('div');
+      s.className = 'state';
+      s.textContent = t.empty;
+      foot.push(s);
+    } else if (this.next) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'more';
+      b.textContent = t.loadMore;
+      b.addEventListener('click', () => this.#loadMore());
+      foot.push(b);
+    }
+    this.el.foot.replaceChildren(...foot);
+  }
+
+  #item(n) {
+    const t = this.t;
+    const li = document.createElement('li');
+    li.className = 'item' + (n.readAt ? '' : ' unread');
+    li.setAttribute('part', 'item');
+    li.dataset.id = n.notificationId;
+    li.dataset.severity = n.severity || 'normal';
+    const body = document.createElement('div');
+    body.className = 'body';
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'open';
+    if (!(this.renderItem && this.renderItem(n, open) !== false)) {
+      const { title, body: text } = itemText(n);
+      const h = document.createElement('div');
+      h.className = 'item-title';
+      h.textContent = title;
+      open.append(h);
+      if (text) {
+        const p = document.createElement('div');
+        p.className = 'item-text';
+        p.textContent = text;
+        open.append(p);
+      }
+    }
+    open.addEventListener('click', () => this.#clicked(n));
+    const meta = document.createElement('div');
+    meta.className = 'meta';
+    meta.dataset.at = n.activityAt || n.timestamp;
+    meta.textContent = this.#meta(n);
+    body.append(open, meta);
+    if (n.tags && n.tags.length) {
+      const tags = document.createElement('div');
+      tags.className = 'tags';
+      for (const tag of n.tags) {
+        const s = document.createElement('span');
+        s.className = 'tag';
+        s.textContent = tag;
+        tags.append(s);
+      }
+      body.append(tags);
+    }
+    const acts = document.createElement('div');
+    acts.className = 'acts';
+    acts.setAttribute('role', 'group');
+    acts.setAttribute('aria-label', t.actions);
+    const act = (icon, label, fn) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.innerHTML = ICONS[icon];
+      b.setAttribute('aria-label', label);
+      b.title = label;
+      b.addEventListener('click', () => this.#act(fn));
+      acts.append(b);
+    };
+    const id = n.notificationId;
+    if (!n.readAt) act('read', t.markRead, () => this.hub.markRead(id));
+    if (n.archivedAt) act('archive', t.unarchive, () => this.hub.unarchive(id));
+    else {
+      act('archive', t.archive, () => this.hub.archive(id));
+      act('snooze', t.snooze, () => this.hub.snooze(id, new Date(Date.now() + 3600_000)));
+    }
+    act('delete', t.delete, () => this.hub.delete(id));
+    li.append(body, acts);
+    return li;
+  }
+
+  #meta(n) {
+    const t = this.t;
+    const g = n.group;
+    const who = (id) => (id ? t.user(id) : '');
+    let actor = who(n.publisherId);
+    if (g && g.count > 1 && g.actors && g.actors.length) actor = t.others(who(g.actors[0]), g.count - 1);
+    return [actor, this.#ago(n.activityAt || n.timestamp)].filter(Boolean).join(' · ');
+  }
+
+  #ago(ts) {
+    const ms = Date.parse(ts);
+    if (Number.isNaN(ms)) return '';
+    const lang = this.getAttribute('locale') || navigator.language || 'en';
+    const rtf = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' });
+    const s = Math.round((ms - Date.now()) / 1000);
+    const abs = Math.abs(s);
+    if (abs < 60) return rtf.format(s, 'second');
+    if (abs < 3600) return rtf.format(Math.round(s / 60), 'minute');
+    if (abs < 86400) return rtf.format(Math.round(s / 3600), 'hour');
+    return rtf.format(Math.round(s / 86400), 'day');
+  }
+
+  #refreshTimes() {
+    for (const li of this.el.list.children) {
+      const n = this.items.find((x) => x.notificationId === li.dataset.id);
+      const meta = li.querySelector('.meta');
+      if (n && meta) meta.textContent = this.#meta(n);
+    }
+  }
+
+  #arrived(n) {
+    this.el.live.textContent = this.t.newArrived(1);
+    if (this.el.panel.hidden) return;
+    if (this.el.scroll.scrollTop > 0) { // the reader is further down: say so, do not move the list
+      this.fresh++;
+      this.el.pill.textContent = this.t.newItems(this.fresh);
+      this.el.pill.hidden = false;
+      return;
+    }
+    this.#reload();
+  }
+
+  #changed() {
+    if (!this.el.panel.hidden && !this.loading) this.#reloadKeepingPlace();
+  }
+
+  async #reloadKeepingPlace() {
+    const top = this.el.scroll.scrollTop;
+    const shown = Math.max(this.items.length, PAGE);
+    const tab = TABS.find((x) => x.key === this.tab);
+    try {
+      const page = await this.hub.list({ limit: Math.min(shown, 100), state: tab.state });
+      if (tab.key !== this.tab) return;
+      this.items = page.notifications;
+      this.next = page.hasMore ? page.nextBefore : null;
+      this.#paintList();
+      this.el.scroll.scrollTop = top;
+    } catch (e) {
+      this.#error(e);
+    }
+  }
+
+  #clicked(n) {
+    const ev = new CustomEvent('roomhub-notification-click', { detail: n, bubbles: true, composed: true, cancelable: true });
+    if (!this.dispatchEvent(ev)) return;
+    const done = n.readAt ? Promise.resolve() : this.hub.markRead(n.notificationId).catch((e) => this.#error(e));
+    const url = n.data && typeof n.data.url === 'string' ? n.data.url : '';
+    if (url && /^(https?:|\/)/.test(url)) done.then(() => { location.href = url; });
+  }
+
+  async #act(fn) {
+    try {
+      await fn();
+    } catch (e) {
+      this.#error(e);
+    }
+  }
+
+  #error(e) {
+    const detail = e instanceof HubError ? { status: e.status, code: e.code, message: e.message } : { message: String(e && e.message || e) };
+    this.dispatchEvent(new CustomEvent('roomhub-error', { detail, bubbles: true, composed: true }));
+  }
+}
+
+if (globalThis.customElements && !customElements.get('roomhub-inbox')) customElements.define('roomhub-inbox', RoomhubInbox);
