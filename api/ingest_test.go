@@ -96,6 +96,8 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		}
 	}
 	xadd(t, rdb, 1, "not-event", "{}")
+	huge := `{"roomId":3,"eventType":"comment.created","data":{"x":"` + strings.Repeat("y", 300<<10) + `"}}`
+	xadd(t, rdb, 1, "event", huge)
 	waitIngested(t, rdb, 2)
 
 	// Published once each, in order.
@@ -115,10 +117,17 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 
 	// Each dead entry answered as the route answers its body.
 	_, all := th.ingestDead(t, "")
-	if len(all.Entries) != len(refused)+1 || all.NextAfter != nil {
-		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, len(refused)+1)
+	if len(all.Entries) != len(refused)+2 || all.NextAfter != nil {
+		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, len(refused)+2)
 	}
 	for _, d := range all.Entries {
+		if strings.Contains(d.Message, "bytes are kept") { // the huge one: its start, and its size said
+			if d.Code != "COMMON413" || len(d.Event) != 64<<10 || !strings.HasPrefix(huge, d.Event) ||
+				!strings.Contains(d.Message, fmt.Sprintf("of %d bytes", len(huge))) {
+				t.Errorf("the huge entry is dead as %s %q with %d bytes kept", d.Code, d.Message, len(d.Event))
+			}
+			continue
+		}
 		if d.Event == "" {
 			if d.Code != "COMMON400" || d.Partition != 1 || !strings.Contains(d.Message, "no event field") {
 				t.Errorf("the entry without an event field is dead as %+v", d)
@@ -157,8 +166,8 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 			t.Errorf("partition=1 lists %+v", d)
 		}
 	}
-	if len(one.Entries) != len(refused)/2+1 {
-		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), len(refused)/2+1)
+	if len(one.Entries) != len(refused)/2+2 {
+		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), len(refused)/2+2)
 	}
 	for _, q := range []string{"partition=2", "partition=x", "after=nope", "after=5:1-0", "limit=0"} {
 		if code, _ := th.ingestDead(t, q); code != 400 {
@@ -166,7 +175,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		}
 	}
 
-	if got := metricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+1) {
+	if got := metricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
 		t.Errorf("ingest_entries_total{dead} = %s", got)
 	}
 	if got := metricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {

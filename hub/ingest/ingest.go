@@ -46,13 +46,14 @@ const consumer = "roomhub"
 
 // Timings of the consuming loop.
 const (
-	maxBlock    = time.Second            // a read waits this long for entries at most
-	idlePoll    = 20 * time.Millisecond  // a cluster's reads (which cannot block across slots) look again after this
-	sampleEvery = 5 * time.Second        // the lag is sampled this often
-	maxBackoff  = 5 * time.Second        // after failed reads, the wait before the next grows to this
-	maxDeadKept = 100000                 // dead entries kept per partition (approximately)
-	releaseWait = 2 * time.Second        // leases are released on Close within this
-	firstBackof = 100 * time.Millisecond // the first wait after a failed read
+	maxBlock     = time.Second            // a read waits this long for entries at most
+	idlePoll     = 20 * time.Millisecond  // a cluster's reads (which cannot block across slots) look again after this
+	sampleEvery  = 5 * time.Second        // the lag is sampled this often
+	maxBackoff   = 5 * time.Second        // after failed reads, the wait before the next grows to this
+	maxDeadKept  = 10000                  // dead entries kept per partition (approximately)
+	maxDeadEntry = 64 << 10               // bytes of a dead entry's text kept
+	releaseWait  = 2 * time.Second        // leases are released on Close within this
+	firstBackof  = 100 * time.Millisecond // the first wait after a failed read
 	// linger is the pause after a read that found entries but no backlog:
 	// the next read then takes more at once (fewer reads, pipelines and
 	// acknowledgements per event) for at most this much more latency.

@@ -189,7 +189,12 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 			counted[o.Result]++
 			acked = append(acked, e.ID)
 			if o.Result == Dead {
-				dead = append(dead, e.ID, string(e.Body), o.Code, o.Message, now)
+				body, msg := e.Body, o.Message
+				if len(body) > maxDeadEntry {
+					body = body[:maxDeadEntry]
+					msg += fmt.Sprintf(" (the entry's first %d of %d bytes are kept)", maxDeadEntry, len(e.Body))
+				}
+				dead = append(dead, e.ID, string(body), o.Code, msg, now)
 			}
 		}
 		if stopped {
