@@ -11,7 +11,8 @@ run:
 	$(GO) run .
 
 # deps installs what the tests need and the machine may lack: redis-server and
-# redis-cli, Chromium and Node.js (Debian packages), playwright-core (npm, to
+# redis-cli, Chromium and Node.js (Debian packages), playwright-core and
+# axe-core (npm, to
 # drive Chromium) and staticcheck.
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
@@ -25,7 +26,7 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_MISSING) >/dev/null; \
 	fi
-	@test -d web/e2e/node_modules/playwright-core || npm ci --prefix web/e2e --no-audit --no-fund
+	@test -d web/e2e/node_modules/playwright-core -a -d web/e2e/node_modules/axe-core || npm ci --prefix web/e2e --no-audit --no-fund
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 vet:

@@ -91,3 +91,61 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		t.Fatalf("console errors: %v", errs)
 	}
 }
+
+// The element with the keyboard alone, and axe-core (WCAG 2 A and AA, and
+// best practices) in light and dark, the panel closed and open.
+func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	const user = 8
+	for i, extra := range []string{`"severity":"high","tags":["billing","urgent"]`, `"severity":"critical"`, ""} {
+		body := fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Comment %d","text":"Hello"},"publisherId":5,"recipientIds":[%d]`, i, user)
+		if extra != "" {
+			body += "," + extra
+		}
+		if code, env := th.publishRaw(t, body+"}"); code != 200 {
+			t.Fatalf("publish: %d %+v", code, env)
+		}
+	}
+	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=8", artifactsDir(t))
+	badge := `roomhub-inbox [part="badge"]`
+	d.Send(t, "TEXT "+badge+" | 3")
+	axe := func(when string) {
+		t.Helper()
+		if v := d.Send(t, "AXE")["value"].([]any); len(v) > 0 {
+			t.Fatalf("axe-core, %s: %v", when, v)
+		}
+	}
+	axe("light, closed")
+	focus := func(want string) { t.Helper(); d.Send(t, "FOCUSED | "+want) }
+	d.Send(t, "KEY Tab")
+	focus("bell")
+	d.Send(t, "KEY Enter") // opens; the focus goes to the selected tab
+	d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
+	focus("All3")
+	axe("light, open")
+	d.Send(t, "KEY ArrowRight") // the Unread tab
+	focus("Unread3")
+	d.Send(t, "KEY Tab") // the newest item
+	focus("Comment 2Hello")
+	d.Send(t, "KEY Enter") // opens it: read, no url to follow
+	d.Send(t, "TEXT "+badge+" | 2")
+	// The read item left the Unread list, which was drawn again: the focus
+	// is on the item that took its place, and goes on from there.
+	focus("Comment 1Hello")
+	d.Send(t, "KEY Tab")
+	focus("Mark as read")
+	d.Send(t, "KEY Enter")
+	d.Send(t, "TEXT "+badge+" | 1")
+	d.Send(t, "SCHEME dark")
+	axe("dark, open")
+	d.Send(t, "KEY Escape")
+	d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
+	focus("bell")
+	axe("dark, closed")
+	if c := th.countsOf(t, user); c.Unread != 1 || c.Unseen != 0 {
+		t.Fatalf("counts after the keyboard walk: %+v", c)
+	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}

@@ -6,11 +6,18 @@
 // holds text exactly; "COUNT <selector> | <n>" waits until n elements match;
 // "HIDDEN <selector>" / "SHOWN <selector>" wait for it; "CLICK <selector>";
 // "KEY <key>" presses a key where the focus is; "FOCUS" answers {"value":
-// the focused element's part or aria-label, inside the shadow root too};
-// "EVAL <expression>"; "SHOT <name> <width>"; "ERRORS"; "QUIT".
+// the focused element's part or aria-label (else its text), inside the
+// shadow root too}; "FOCUSED | <that>" waits until it is that;
+// "EVAL <expression>"; "SHOT <name> <width>"; "SCHEME light|dark" emulates
+// prefers-color-scheme; "AXE" runs axe-core (WCAG 2 A and AA) on the page,
+// shadow roots included, and answers {"value": [violations]}; "ERRORS"; "QUIT".
 import { launch } from './launch.mjs';
 import readline from 'node:readline';
 import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+
+const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const [url, dir] = process.argv.slice(2);
 const browser = await launch(url);
@@ -29,7 +36,9 @@ try {
     const sel = [a, ...rest].join(' ');
     try {
       if (cmd === 'QUIT') break;
-      const [s, arg] = sel.split(' | ');
+      const cut = line.indexOf(' | '); // "<cmd> <selector> | <argument>"
+      const s = cut < 0 ? sel : line.slice(line.indexOf(' ') + 1, cut).trim();
+      const arg = cut < 0 ? '' : line.slice(cut + 3).trim();
       if (cmd === 'TEXT') {
         const end = Date.now() + 15000;
         let texts = [];
@@ -50,12 +59,19 @@ try {
         await page.locator(sel).first().click({ timeout: 15000 });
       } else if (cmd === 'KEY') {
         await page.keyboard.press(a);
-      } else if (cmd === 'FOCUS') {
-        const value = await page.evaluate(() => {
+      } else if (cmd === 'FOCUS' || cmd === 'FOCUSED') {
+        const focused = () => page.evaluate(() => {
           let e = document.activeElement;
           while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
           return e ? (e.getAttribute('part') || e.getAttribute('aria-label') || e.textContent.trim()) : '';
         });
+        let value = await focused();
+        const end = Date.now() + 15000;
+        while (cmd === 'FOCUSED' && value !== arg) { // waits until the focus is there
+          if (Date.now() > end) throw new Error(`the focus is on ${JSON.stringify(value)}, want ${JSON.stringify(arg)}`);
+          await new Promise((r) => setTimeout(r, 50));
+          value = await focused();
+        }
         console.log(JSON.stringify({ ok: true, value }));
         continue;
       } else if (cmd === 'EVAL') {
@@ -65,6 +81,16 @@ try {
       } else if (cmd === 'SHOT') {
         await page.setViewportSize({ width: Number(rest[0]), height: 800 });
         await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
+      } else if (cmd === 'SCHEME') {
+        await page.emulateMedia({ colorScheme: a });
+      } else if (cmd === 'AXE') {
+        if (!(await page.evaluate('typeof window.axe'))?.includes('object')) await page.evaluate(axeSource);
+        const value = await page.evaluate(async () => {
+          const r = await window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] });
+          return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+        });
+        console.log(JSON.stringify({ ok: true, value }));
+        continue;
       } else if (cmd === 'ERRORS') {
         console.log(JSON.stringify({ ok: true, errors }));
         continue;

@@ -43,7 +43,7 @@ const TABS = [
 const PAGE = 20;
 
 const STYLE = `
-:host { --roomhub-accent: #2563eb; --roomhub-bg: #fff; --roomhub-fg: #111827; --roomhub-muted: #6b7280;
+:host { --roomhub-accent: #2563eb; --roomhub-bg: #fff; --roomhub-fg: #111827; --roomhub-muted: #4b5563;
   --roomhub-border: #e5e7eb; --roomhub-unread-bg: #eff6ff; --roomhub-badge-bg: #dc2626; --roomhub-badge-fg: #fff;
   --roomhub-radius: 10px; --roomhub-width: 380px; --roomhub-font: system-ui, sans-serif;
   display: inline-block; position: relative; font: 14px/1.4 var(--roomhub-font); color: var(--roomhub-fg); }
@@ -69,9 +69,9 @@ button:focus-visible, [tabindex]:focus-visible { outline: 2px solid var(--roomhu
 :host([mode="inline"]) .panel { position: static; width: auto; max-height: none; box-shadow: none; animation: none; }
 @keyframes appear { from { opacity: 0; transform: translateY(-4px); } }
 @media (prefers-reduced-motion: reduce) { .panel { animation: none; } * { transition: none !important; } }
-header { display: flex; align-items: center; gap: 8px; padding: 10px 12px; border-block-end: 1px solid var(--roomhub-border); }
-header h2 { flex: 1; margin: 0; font-size: 15px; }
-header button { padding: 4px 8px; color: var(--roomhub-accent); font-size: 13px; }
+.head { display: flex; align-items: center; gap: 8px; padding: 10px 12px; border-block-end: 1px solid var(--roomhub-border); }
+.head h2 { flex: 1; margin: 0; font-size: 15px; }
+.head button { padding: 4px 8px; color: var(--roomhub-accent); font-size: 13px; }
 [role="tablist"] { display: flex; gap: 4px; padding: 6px 8px; border-block-end: 1px solid var(--roomhub-border); }
 [role="tab"] { padding: 4px 10px; color: var(--roomhub-muted); }
 [role="tab"][aria-selected="true"] { color: var(--roomhub-fg); background: var(--roomhub-unread-bg); font-weight: 600; }
@@ -228,7 +228,7 @@ export class RoomhubInbox extends Base {
     this.shadowRoot.adoptedStyleSheets = [sheet()];
     this.shadowRoot.innerHTML = `<button class="bell" part="bell" type="button" aria-haspopup="dialog" aria-expanded="false" aria-controls="panel">${ICONS.bell}<span class="badge" part="badge" hidden></span></button>
 <div class="panel" id="panel" part="panel" role="dialog" aria-labelledby="title" hidden>
-  <header><h2 id="title"></h2><button type="button" class="all-read"></button></header>
+  <div class="head"><h2 id="title"></h2><button type="button" class="all-read"></button></div>
   <div role="tablist"></div>
   <div class="scroll"><button type="button" class="pill" hidden></button><ul role="list"></ul><div class="foot"></div></div>
 </div>
@@ -291,24 +291,29 @@ export class RoomhubInbox extends Base {
 
   #paintTabs() {
     const t = this.t;
-    this.el.tabs.replaceChildren(...TABS.map((tab) => {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.setAttribute('role', 'tab');
+    if (!this.el.tabs.children.length) { // made once: a tab keeps the focus while counts change
+      this.el.tabs.replaceChildren(...TABS.map((tab) => {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.setAttribute('role', 'tab');
+        b.dataset.tab = tab.key;
+        b.addEventListener('click', () => this.#selectTab(tab.key));
+        return b;
+      }));
+    }
+    for (const b of this.el.tabs.children) {
+      const tab = TABS.find((x) => x.key === b.dataset.tab);
       b.setAttribute('aria-selected', String(tab.key === this.tab));
       b.tabIndex = tab.key === this.tab ? 0 : -1;
-      b.dataset.tab = tab.key;
-      b.textContent = t[tab.key];
       const n = this.counts?.[tab.count];
+      b.textContent = t[tab.key];
       if (typeof n === 'number') {
-        const s = document.createElement('span');
-        s.className = 'n';
-        s.textContent = String(n);
-        b.append(s);
+        const c = document.createElement('span');
+        c.className = 'n';
+        c.textContent = String(n);
+        b.append(c);
       }
-      b.addEventListener('click', () => this.#selectTab(tab.key));
-      return b;
-    }));
+    }
   }
 
   #selectTab(key) {
@@ -404,7 +409,20 @@ export class RoomhubInbox extends Base {
       this.el.foot.replaceChildren(s);
       return;
     }
+    // A keyboard user keeps their place when the list is drawn again: the
+    // same control of the same item, or the item's main button, or the
+    // one after it.
+    const active = this.shadowRoot.activeElement;
+    const li = active?.closest('li.item');
+    const at = li ? [...this.el.list.children].indexOf(li) : -1;
+    const label = active?.getAttribute('aria-label');
     this.el.list.replaceChildren(...this.items.map((n) => this.#item(n)));
+    if (li) {
+      const same = this.el.list.querySelector(`li.item[data-id="${CSS.escape(li.dataset.id)}"]`);
+      const target = (same && label && same.querySelector(`[aria-label="${CSS.escape(label)}"]`)) || same?.querySelector('.open') ||
+        this.el.list.children[Math.min(at, this.el.list.children.length - 1)]?.querySelector('.open');
+      (target || this.el.tabs.querySelector('[aria-selected="true"]'))?.focus();
+    }
     const foot = [];
     if (!this.items.length && !this.loading) {
       const s = document.createElement('div');
