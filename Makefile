@@ -12,8 +12,7 @@ run:
 
 # deps installs what the tests need and the machine may lack: redis-server and
 # redis-cli, Chromium and Node.js (Debian packages), playwright-core and
-# axe-core (npm, to
-# drive Chromium) and staticcheck.
+# axe-core (npm, to drive Chromium and check accessibility) and staticcheck.
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
 	$(if $(shell command -v redis-cli),,redis-tools) \
