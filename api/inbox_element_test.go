@@ -2,10 +2,12 @@ package api
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"roomhub/hub"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
@@ -144,6 +146,51 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	axe("dark, closed")
 	if c := th.countsOf(t, user); c.Unread != 1 || c.Unseen != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
+	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// Snoozing from the element's presets, and its preferences view: a type
+// muted in the app, another on a delivery channel, quiet hours in a zone.
+func TestBrowser_InboxElementSnoozesAndSavesPreferences(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.DeliveryChannels, c.DeliverySinkURL = []string{"email"}, "http://127.0.0.1:1/"
+	})
+	const user = 9
+	th.notify(t, 42, "comment.created", user)
+	th.notify(t, 42, "like.toggled", user)
+	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=9", artifactsDir(t))
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 2`)
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `COUNT roomhub-inbox [part="item"] | 2`)
+	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
+	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
+	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
+	if c := th.countsOf(t, user); c.Snoozed != 1 || c.Visible != 1 {
+		t.Fatalf("after snoozing one: %+v", c)
+	}
+
+	d.Send(t, `CLICK roomhub-inbox .gear`)
+	d.Send(t, `CLICK roomhub-inbox input[aria-label="Comment created: In app"]`)
+	d.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: Email"]`)
+	d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
+	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
+	d.Send(t, `SHOWN roomhub-inbox .scroll`)
+	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	var st struct {
+		MutedEventTypes []string
+		Channels        map[string]struct {
+			Enabled         bool
+			MutedEventTypes []string
+		}
+		QuietHours *struct{ Start, End, TimeZone string }
+	}
+	remarshal(t, env.Result, &st)
+	if code != 200 || fmt.Sprint(st.MutedEventTypes) != "[comment.created]" || fmt.Sprint(st.Channels["email"].MutedEventTypes) != "[like.toggled]" ||
+		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
+		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)

@@ -14,6 +14,22 @@ export interface InboxMessages {
   archive: string;
   unarchive: string;
   snooze: string;
+  inHour: string;
+  tomorrow: string;
+  nextWeek: string;
+  until: string;
+  snoozeAt: string;
+  prefs: string;
+  back: string;
+  inApp: string;
+  type: string;
+  quiet: string;
+  from: string;
+  to: string;
+  zone: string;
+  save: string;
+  saved: string;
+  channel: (name: string) => string;
   delete: string;
   empty: string;
   error: string;
@@ -56,6 +72,8 @@ export class RoomhubInbox extends HTMLElement {
   renderItem: ((item: Notification, el: HTMLElement) => boolean | void) | null;
   /** Overrides of the locale's texts. */
   messages: Partial<InboxMessages>;
+  /** Event types the preferences list, besides those of the items shown and those muted. */
+  eventTypes: string[];
   /** The latest counts (the highest version seen). */
   readonly counts: Counts | null;
 }

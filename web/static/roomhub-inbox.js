@@ -17,7 +17,10 @@ export const MESSAGES = {
   en: {
     bell: 'Notifications', bellCount: (n) => `Notifications, ${n} unread`, title: 'Notifications',
     all: 'All', unread: 'Unread', archived: 'Archived', markAllRead: 'Mark all as read',
-    markRead: 'Mark as read', archive: 'Archive', unarchive: 'Move to inbox', snooze: 'Snooze for an hour',
+    markRead: 'Mark as read', archive: 'Archive', unarchive: 'Move to inbox', snooze: 'Snooze',
+    inHour: 'In an hour', tomorrow: 'Tomorrow morning', nextWeek: 'Next week', until: 'Until', snoozeAt: 'Snooze until then',
+    prefs: 'Preferences', back: 'Back', inApp: 'In app', type: 'Type', quiet: 'Quiet hours', from: 'From', to: 'To',
+    zone: 'Time zone', save: 'Save', saved: 'Saved', channel: (c) => c[0].toUpperCase() + c.slice(1),
     delete: 'Delete', empty: 'Nothing here yet', error: 'Could not load notifications', retry: 'Try again',
     newItems: (n) => `${n} new`, loadMore: 'Load more', close: 'Close', actions: 'Actions',
     others: (name, n) => `${name} and ${n} other${n === 1 ? '' : 's'}`, user: (id) => `User ${id}`,
@@ -26,7 +29,10 @@ export const MESSAGES = {
   ko: {
     bell: '알림', bellCount: (n) => `알림, 읽지 않음 ${n}개`, title: '알림',
     all: '전체', unread: '읽지 않음', archived: '보관함', markAllRead: '모두 읽음으로 표시',
-    markRead: '읽음으로 표시', archive: '보관', unarchive: '받은 알림으로 이동', snooze: '1시간 뒤에 다시 알림',
+    markRead: '읽음으로 표시', archive: '보관', unarchive: '받은 알림으로 이동', snooze: '다시 알림',
+    inHour: '1시간 뒤', tomorrow: '내일 아침', nextWeek: '다음 주', until: '날짜', snoozeAt: '이때 다시 알림',
+    prefs: '알림 설정', back: '뒤로', inApp: '앱 안', type: '종류', quiet: '방해 금지 시간', from: '시작', to: '끝',
+    zone: '시간대', save: '저장', saved: '저장했습니다', channel: (c) => ({ email: '이메일', push: '푸시', sms: '문자', webpush: '웹 푸시' })[c] || c,
     delete: '삭제', empty: '아직 알림이 없습니다', error: '알림을 불러오지 못했습니다', retry: '다시 시도',
     newItems: (n) => `새 알림 ${n}개`, loadMore: '더 보기', close: '닫기', actions: '작업',
     others: (name, n) => `${name} 외 ${n}명`, user: (id) => `사용자 ${id}`,
@@ -94,6 +100,15 @@ li.item[data-severity="low"] { opacity: .85; }
 .acts { display: flex; align-items: flex-start; gap: 2px; }
 .acts button { padding: 3px; line-height: 0; color: var(--roomhub-muted); }
 .acts svg { width: 16px; height: 16px; fill: currentColor; }
+.snooze { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin-block-start: 6px; }
+.snooze button, .prefs button { padding: 2px 8px; border: 1px solid var(--roomhub-border); }
+.snooze input, .prefs input, .prefs select { font: inherit; color: inherit; background: var(--roomhub-bg);
+  border: 1px solid var(--roomhub-border); border-radius: 6px; padding: 2px 4px; }
+.prefs { padding: 10px 12px; overflow-y: auto; }
+.prefs table { border-collapse: collapse; width: 100%; margin-block-end: 12px; }
+.prefs th, .prefs td { padding: 4px; text-align: start; border-block-end: 1px solid var(--roomhub-border); }
+.prefs fieldset { border: 1px solid var(--roomhub-border); border-radius: 6px; margin: 0 0 12px; display: grid; gap: 6px; }
+.prefs .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .state { padding: 32px 16px; text-align: center; color: var(--roomhub-muted); }
 .state button { margin-block-start: 8px; color: var(--roomhub-accent); padding: 4px 8px; }
 .more { display: block; margin: 8px auto; padding: 4px 10px; color: var(--roomhub-accent); }
@@ -154,6 +169,9 @@ export class RoomhubInbox extends Base {
     this.renderItem = null;
     /** messages override the built-in texts of the locale. */
     this.messages = {};
+    /** eventTypes the preferences list, besides those of the items listed and those muted. */
+    this.eventTypes = [];
+    this.typesSeen = new Set(); // every item's type this element listed: the preferences offer them
     this.hub = null;
     this.stream = null;
     this.counts = null;
@@ -188,7 +206,7 @@ export class RoomhubInbox extends Base {
   connectedCallback() {
     // A property set before the element was defined (a framework did it)
     // shadows the accessors: take it over.
-    for (const k of ['tokenProvider', 'renderItem', 'messages']) {
+    for (const k of ['tokenProvider', 'renderItem', 'messages', 'eventTypes']) {
       if (Object.prototype.hasOwnProperty.call(this, k)) {
         const v = this[k];
         delete this[k];
@@ -228,17 +246,20 @@ export class RoomhubInbox extends Base {
     this.shadowRoot.adoptedStyleSheets = [sheet()];
     this.shadowRoot.innerHTML = `<button class="bell" part="bell" type="button" aria-haspopup="dialog" aria-expanded="false" aria-controls="panel">${ICONS.bell}<span class="badge" part="badge" hidden></span></button>
 <div class="panel" id="panel" part="panel" role="dialog" aria-labelledby="title" hidden>
-  <div class="head"><h2 id="title"></h2><button type="button" class="all-read"></button></div>
+  <div class="head"><h2 id="title"></h2><button type="button" class="all-read"></button><button type="button" class="gear"></button></div>
   <div role="tablist"></div>
   <div class="scroll"><button type="button" class="pill" hidden></button><ul role="list"></ul><div class="foot"></div></div>
+  <form class="prefs" hidden></form>
 </div>
 <div class="sr" role="status" aria-live="polite"></div>`;
     const $ = (s) => this.shadowRoot.querySelector(s);
     this.el = { bell: $('.bell'), badge: $('.badge'), panel: $('.panel'), title: $('#title'), allRead: $('.all-read'),
-      tabs: $('[role="tablist"]'), scroll: $('.scroll'), list: $('ul'), foot: $('.foot'), pill: $('.pill'), live: $('[role="status"]') };
+      tabs: $('[role="tablist"]'), scroll: $('.scroll'), gear: $('.gear'), prefs: $('.prefs'), list: $('ul'), foot: $('.foot'), pill: $('.pill'), live: $('[role="status"]') };
     this.el.title.textContent = t.title;
     this.el.bell.addEventListener('click', () => (this.el.panel.hidden ? this.#open() : this.#close(true)));
     this.el.allRead.addEventListener('click', () => this.#act(() => this.hub.markAllRead()));
+    this.el.gear.addEventListener('click', () => (this.el.prefs.hidden ? this.#showPrefs() : this.#hidePrefs()));
+    this.el.prefs.addEventListener('submit', (e) => { e.preventDefault(); this.#savePrefs(); });
     this.el.panel.addEventListener('keydown', (e) => this.#keys(e));
     this.el.pill.addEventListener('click', () => { this.el.scroll.scrollTop = 0; this.#reload(); });
     this.el.scroll.addEventListener('scroll', () => {
@@ -286,6 +307,7 @@ export class RoomhubInbox extends Base {
     this.el.badge.textContent = badgeText(n);
     this.el.bell.setAttribute('aria-label', n ? this.t.bellCount(n) : this.t.bell);
     this.el.allRead.textContent = this.t.markAllRead;
+    this.el.gear.textContent = this.el.prefs.hidden ? this.t.prefs : this.t.back;
     this.el.allRead.hidden = !this.counts || this.counts.unread === 0;
   }
 
@@ -383,6 +405,7 @@ export class RoomhubInbox extends Base {
       const page = await this.hub.list({ limit: PAGE, state: tab.state, before: first ? undefined : this.next });
       if (tab.key !== this.tab) return; // the tab changed meanwhile
       this.items = first ? page.notifications : this.items.concat(page.notifications);
+      for (const n of page.notifications) this.typesSeen.add(n.eventType);
       this.next = page.hasMore ? page.nextBefore : null;
       this.failed = false;
     } catch (e) {
@@ -500,11 +523,172 @@ export class RoomhubInbox extends Base {
     if (n.archivedAt) act('archive', t.unarchive, () => this.hub.unarchive(id));
     else {
       act('archive', t.archive, () => this.hub.archive(id));
-      act('snooze', t.snooze, () => this.hub.snooze(id, new Date(Date.now() + 3600_000)));
+      act('snooze', t.snooze, () => this.#toggleSnooze(li, n));
     }
     act('delete', t.delete, () => this.hub.delete(id));
     li.append(body, acts);
     return li;
+  }
+
+  /** toggleSnooze shows or hides an item's snooze choices: presets and a date. */
+  #toggleSnooze(li, n) {
+    const open = li.querySelector('.snooze');
+    if (open) { open.remove(); return; }
+    const t = this.t;
+    const row = document.createElement('div');
+    row.className = 'snooze';
+    row.setAttribute('role', 'group');
+    row.setAttribute('aria-label', t.snooze);
+    const at = (d) => () => this.#act(() => this.hub.snooze(n.notificationId, d()));
+    const morning = (days) => { const d = new Date(); d.setDate(d.getDate() + days); d.setHours(9, 0, 0, 0); return d; };
+    const presets = [[t.inHour, () => new Date(Date.now() + 3600_000)], [t.tomorrow, () => morning(1)],
+      [t.nextWeek, () => morning(((8 - new Date().getDay()) % 7) || 7)]];
+    for (const [label, when] of presets) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = label;
+      b.addEventListener('click', at(when));
+      row.append(b);
+    }
+    const input = document.createElement('input');
+    input.type = 'datetime-local';
+    input.setAttribute('aria-label', t.until);
+    const go = document.createElement('button');
+    go.type = 'button';
+    go.textContent = t.snoozeAt;
+    go.addEventListener('click', () => { if (input.value) at(() => new Date(input.value))(); });
+    row.append(input, go);
+    row.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape') return;
+      e.stopPropagation(); // closes the choices, not the panel
+      row.remove();
+      li.querySelector(`[aria-label="${CSS.escape(t.snooze)}"]`)?.focus();
+    });
+    li.querySelector('.body').append(row);
+    row.querySelector('button').focus();
+  }
+
+  /** showPrefs shows the preferences: types × channels, and quiet hours. */
+  async #showPrefs() {
+    const t = this.t;
+    let st;
+    try {
+      st = await this.hub.settings();
+    } catch (e) {
+      this.#error(e);
+      return;
+    }
+    this.settings = st;
+    const channels = Object.keys(st.channels || {}).sort();
+    const types = [...new Set([...(this.eventTypes || []), ...this.typesSeen, ...st.mutedEventTypes,
+      ...channels.flatMap((c) => st.channels[c].mutedEventTypes || [])])].sort();
+    const f = this.el.prefs;
+    f.replaceChildren();
+    const table = document.createElement('table');
+    const head = table.createTHead().insertRow();
+    for (const h of [t.type, t.inApp, ...channels.map((c) => t.channel(c))]) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = h;
+      head.append(th);
+    }
+    const check = (name, on, label) => {
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.name = name;
+      c.checked = on;
+      c.setAttribute('aria-label', label);
+      return c;
+    };
+    const body = table.createTBody();
+    for (const type of types) {
+      const r = body.insertRow();
+      const th = document.createElement('th');
+      th.scope = 'row';
+      th.textContent = humanType(type);
+      r.append(th);
+      r.insertCell().append(check(`app|${type}`, !st.mutedEventTypes.includes(type), `${humanType(type)}: ${t.inApp}`));
+      for (const c of channels) {
+        r.insertCell().append(check(`${c}|${type}`, !(st.channels[c].mutedEventTypes || []).includes(type), `${humanType(type)}: ${t.channel(c)}`));
+      }
+    }
+    if (channels.length) {
+      const r = body.insertRow();
+      const th = document.createElement('th');
+      th.scope = 'row';
+      th.textContent = '';
+      r.append(th, document.createElement('td'));
+      for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
+    }
+    f.append(table);
+    if (channels.length) {
+      const q = st.quietHours;
+      const fs = document.createElement('fieldset');
+      const lg = document.createElement('legend');
+      lg.textContent = t.quiet;
+      const on = check('quiet', !!q, t.quiet);
+      const time = (name, label, v) => {
+        const i = document.createElement('input');
+        i.type = 'time';
+        i.name = name;
+        i.value = v;
+        i.setAttribute('aria-label', label);
+        return i;
+      };
+      const zone = document.createElement('select');
+      zone.name = 'zone';
+      zone.setAttribute('aria-label', t.zone);
+      const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [here];
+      for (const z of new Set([q?.timeZone || here, ...zones])) zone.add(new Option(z, z));
+      zone.value = q?.timeZone || here;
+      const row = document.createElement('div');
+      row.className = 'row';
+      row.append(on, time('start', t.from, q?.start || '22:00'), time('end', t.to, q?.end || '07:00'), zone);
+      fs.append(lg, row);
+      f.append(fs);
+    }
+    const save = document.createElement('button');
+    save.type = 'submit';
+    save.textContent = t.save;
+    f.append(save);
+    this.el.scroll.hidden = true;
+    this.el.tabs.hidden = true;
+    f.hidden = false;
+    this.#paintBadge();
+    f.querySelector('input')?.focus();
+  }
+
+  #hidePrefs() {
+    this.el.prefs.hidden = true;
+    this.el.scroll.hidden = false;
+    this.el.tabs.hidden = false;
+    this.#paintBadge();
+    this.el.gear.focus();
+  }
+
+  async #savePrefs() {
+    const f = this.el.prefs;
+    const st = this.settings;
+    const unchecked = (prefix) => [...f.querySelectorAll(`input[type="checkbox"][name^="${prefix}|"]`)]
+      .filter((c) => !c.checked).map((c) => c.name.slice(prefix.length + 1));
+    const change = { mutedEventTypes: unchecked('app') };
+    const channels = Object.keys(st.channels || {});
+    if (channels.length) {
+      change.channels = {};
+      for (const c of channels) {
+        change.channels[c] = { enabled: f.querySelector(`input[name="on|${CSS.escape(c)}"]`).checked, mutedEventTypes: unchecked(c) };
+      }
+      change.quietHours = f.elements.quiet.checked
+        ? { start: f.elements.start.value, end: f.elements.end.value, timeZone: f.elements.zone.value } : null;
+    }
+    try {
+      this.settings = await this.hub.settings(change);
+      this.el.live.textContent = this.t.saved;
+      this.#hidePrefs();
+    } catch (e) {
+      this.#error(e);
+    }
   }
 
   #meta(n) {
