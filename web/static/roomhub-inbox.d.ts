@@ -61,8 +61,10 @@ export interface InboxErrorDetail {
 
 /**
  * <roomhub-inbox base-url="https://hub.example" badge="unread|unseen"
- * mode="popover|inline" locale="en|ko">: a bell with the exact count and a
- * feed. Events: roomhub-notification-click (cancelable; detail: the item),
+ * mode="popover|inline" locale="en|ko" auth="cookie" user-id="7">: a bell
+ * with the exact count and a feed (auth="cookie": the hub's access_token
+ * cookie authenticates, no tokenProvider; user-id lets the user's tabs share
+ * one stream). Events: roomhub-notification-click (cancelable; detail: the item),
  * roomhub-counts (detail: the counts), roomhub-error.
  */
 export class RoomhubInbox extends HTMLElement {

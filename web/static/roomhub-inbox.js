@@ -159,7 +159,7 @@ export function badgeText(n) { return n > 99 ? '99+' : String(n); }
 const Base = globalThis.HTMLElement ?? class {};
 
 export class RoomhubInbox extends Base {
-  static get observedAttributes() { return ['base-url', 'badge', 'locale', 'mode']; }
+  static get observedAttributes() { return ['base-url', 'badge', 'locale', 'mode', 'auth']; }
 
   constructor() {
     super();
@@ -196,6 +196,9 @@ export class RoomhubInbox extends Base {
     if (fn && this.isConnected && !this.stream) this.#connect();
   }
 
+  /** byCookie: auth="cookie", the hub's access_token cookie authenticates (no tokenProvider). */
+  #byCookie() { return this.getAttribute('auth') === 'cookie'; }
+
   get t() {
     const lang = (this.getAttribute('locale') || navigator.language || 'en').toLowerCase().split('-')[0];
     return { ...(MESSAGES[lang] || MESSAGES.en), ...this.messages };
@@ -214,7 +217,7 @@ export class RoomhubInbox extends Base {
       }
     }
     if (!this.shadowRoot.firstChild) this.#render();
-    if (this.provider && !this.stream) this.#connect();
+    if ((this.provider || this.#byCookie()) && !this.stream) this.#connect();
     this.timer = setInterval(() => this.#refreshTimes(), 30_000);
     if (this.inline) this.#open();
   }
@@ -228,7 +231,7 @@ export class RoomhubInbox extends Base {
 
   attributeChangedCallback(name, old, now) {
     if (old === now || !this.shadowRoot.firstChild) return;
-    if (name === 'base-url' && this.isConnected) {
+    if ((name === 'base-url' || name === 'auth') && this.isConnected && (this.provider || this.#byCookie())) {
       this.stream?.close();
       this.stream = null;
       this.#connect();
@@ -273,9 +276,10 @@ export class RoomhubInbox extends Base {
 
   #connect() {
     const base = this.getAttribute('base-url') || '';
-    this.hub = new RoomHub({ baseUrl: base, getToken: async () => this.provider() });
+    this.hub = new RoomHub({ baseUrl: base, getToken: async () => (this.provider ? this.provider() : '') });
     this.stream = this.hub.page({
       notifications: true,
+      userId: this.getAttribute('user-id') || undefined, // cookie auth: the tabs of this user share
       onCounts: (c) => this.#setCounts(c),
       onCount: () => this.#paintBadge(),
       onCreated: (n) => this.#arrived(n),

@@ -73,7 +73,9 @@ export class RoomHub {
 
   /** api calls a JSON route and returns its result, or throws a HubError. */
   async api(method, path, body) {
-    const headers = { Authorization: `Bearer ${await this.getToken()}` };
+    const token = await this.getToken();
+    // No token: the hub's access_token cookie (sent with credentials) authenticates.
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const resp = await this.fetch(this.baseUrl + path, {
       method, headers, credentials: 'include', body: body === undefined ? undefined : JSON.stringify(body),
@@ -311,7 +313,7 @@ class Stream {
       return;
     }
     if (this.closed) return;
-    const q = new URLSearchParams({ token });
+    const q = new URLSearchParams(token ? { token } : {}); // none: the cookie
     if (this.lastEventId) q.set('lastEventId', this.lastEventId);
     const sep = this.path.includes('?') ? '&' : '?';
     const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}${sep}${q}`, { withCredentials: true });

@@ -450,3 +450,23 @@ test('the tabs share a channel named by the user: a shareKey only narrows it', a
     if (!hadNavigator) delete globalThis.navigator;
   }
 });
+
+test('with no token the cookie authenticates: no Authorization header, no token parameter', async () => {
+  FakeEventSource.all = [];
+  const headers = [];
+  const hub = new RoomHub({
+    baseUrl: 'http://hub.test',
+    getToken: () => '',
+    EventSource: FakeEventSource,
+    fetch: async (url, init) => {
+      headers.push(init.headers);
+      return { ok: true, status: 200, json: async () => ({ isSuccess: true, code: 'COMMON200', result: { count: 0 } }) };
+    },
+  });
+  await hub.unread();
+  assert.equal(headers[0].Authorization, undefined);
+  const room = hub.room(3);
+  await flush();
+  assert.equal(FakeEventSource.last().url.searchParams.has('token'), false);
+  room.close();
+});
