@@ -16,9 +16,14 @@ import (
 // Chromium: the badge follows publishes, a read in another tab and a mark
 // all exactly (99+ only as display, the exact count in its name); opening
 // the bell lists the items with their text and marks them seen; an item's
-// action reads it; Escape closes and gives the focus back to the bell.
+// action reads it; Escape closes and gives the focus back to the bell; a
+// snooze preset snoozes; the preferences view saves a muted type, a type
+// muted on a channel and quiet hours. (One browser for all: each costs
+// seconds.)
 func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // a channel, for the preferences
+		c.DeliveryChannels, c.DeliverySinkURL = []string{"email"}, "http://127.0.0.1:1/"
+	})
 	for _, path := range []string{"/static/roomhub-inbox.js", "/static/inbox.html", "/static/inbox-example.js"} {
 		resp, err := httpClient.Get(th.URL + path)
 		if err != nil {
@@ -89,6 +94,62 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 20`) // a page; more on scroll
 	d.Send(t, "SHOT inbox-desktop 1280")
 	d.Send(t, "SHOT inbox-phone 390")
+
+	// Snooze from a preset: the newest item leaves the list.
+	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)
+	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
+	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
+	eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.countsOf(t, user).Snoozed == 1 })
+
+	// The preferences: a type muted in the app, another on email, quiet hours.
+	d.Send(t, `CLICK roomhub-inbox .gear`)
+	d.Send(t, `CLICK roomhub-inbox input[aria-label="Comment created: In app"]`)
+	d.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: Email"]`)
+	d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
+	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
+	d.Send(t, `SHOWN roomhub-inbox .scroll`)
+	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	var st struct {
+		MutedEventTypes []string
+		Channels        map[string]struct {
+			Enabled         bool
+			MutedEventTypes []string
+		}
+		QuietHours *struct{ Start, End, TimeZone string }
+	}
+	remarshal(t, env.Result, &st)
+	if code != 200 || fmt.Sprint(st.MutedEventTypes) != "[comment.created]" || fmt.Sprint(st.Channels["email"].MutedEventTypes) != "[like.toggled]" ||
+		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
+		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
+	}
+
+	// A group: one line, expandable to how many and from whom.
+	for _, pub := range []int{6, 5, 6} {
+		body := fmt.Sprintf(`{"roomId":44,"eventType":"like.toggled","data":{},"publisherId":%d,"recipientIds":[%d],"groupKey":"likes"}`, pub, user)
+		if code, env := th.publishRaw(t, body); code != 200 {
+			t.Fatalf("publish: %d %+v", code, env)
+		}
+	}
+	d.Send(t, `TEXT roomhub-inbox [part="item"] .group | Show all 3`)
+	d.Send(t, `CLICK roomhub-inbox [part="item"] .group`)
+	d.Send(t, `TEXT roomhub-inbox [part="item"] .meta | 3 events, latest from User 6, User 5`)
+
+	// A burst of 500 with the list open: no count dropped (the element
+	// paints once a frame and draws the list once the burst has passed).
+	before := th.countsOf(t, user).Unread
+	d.Send(t, "EVAL window.__longtasks.length = 0")
+	var burst []string
+	for i := range 500 {
+		burst = append(burst, fmt.Sprintf(`{"roomId":45,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, i, user))
+	}
+	if code, res := th.batch(t, burst...); code != 200 || len(res) != 500 {
+		t.Fatalf("batch: %d", code)
+	}
+	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, %d unread"]`, before+500))
+	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Like toggled`)
+	// Measured, not asserted (a busy machine stretches any task): logged,
+	// and written down in web/README.md.
+	t.Logf("long tasks during the burst (ms): %v", d.Send(t, "EVAL window.__longtasks")["value"])
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
@@ -146,51 +207,6 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	axe("dark, closed")
 	if c := th.countsOf(t, user); c.Unread != 1 || c.Unseen != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
-	}
-	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
-		t.Fatalf("console errors: %v", errs)
-	}
-}
-
-// Snoozing from the element's presets, and its preferences view: a type
-// muted in the app, another on a delivery channel, quiet hours in a zone.
-func TestBrowser_InboxElementSnoozesAndSavesPreferences(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliverySinkURL = []string{"email"}, "http://127.0.0.1:1/"
-	})
-	const user = 9
-	th.notify(t, 42, "comment.created", user)
-	th.notify(t, 42, "like.toggled", user)
-	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=9", artifactsDir(t))
-	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 2`)
-	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
-	d.Send(t, `COUNT roomhub-inbox [part="item"] | 2`)
-	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
-	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
-	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
-	if c := th.countsOf(t, user); c.Snoozed != 1 || c.Visible != 1 {
-		t.Fatalf("after snoozing one: %+v", c)
-	}
-
-	d.Send(t, `CLICK roomhub-inbox .gear`)
-	d.Send(t, `CLICK roomhub-inbox input[aria-label="Comment created: In app"]`)
-	d.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: Email"]`)
-	d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
-	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	d.Send(t, `SHOWN roomhub-inbox .scroll`)
-	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
-	var st struct {
-		MutedEventTypes []string
-		Channels        map[string]struct {
-			Enabled         bool
-			MutedEventTypes []string
-		}
-		QuietHours *struct{ Start, End, TimeZone string }
-	}
-	remarshal(t, env.Result, &st)
-	if code != 200 || fmt.Sprint(st.MutedEventTypes) != "[comment.created]" || fmt.Sprint(st.Channels["email"].MutedEventTypes) != "[like.toggled]" ||
-		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
-		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)

@@ -8,7 +8,9 @@
 // "KEY <key>" presses a key where the focus is; "FOCUS" answers {"value":
 // the focused element's part or aria-label (else its text), inside the
 // shadow root too}; "FOCUSED | <that>" waits until it is that;
-// "EVAL <expression>"; "SHOT <name> <width>"; "SCHEME light|dark" emulates
+// "EVAL <expression>" (window.__longtasks: the long tasks' durations, ms);
+// "PROFILE start" / "PROFILE stop <file>" (a .cpuprofile in dir);
+// "SHOT <name> <width>"; "SCHEME light|dark" emulates
 // prefers-color-scheme; "AXE" runs axe-core (WCAG 2 A and AA) on the page,
 // shadow roots included, and answers {"value": [violations]}; "ERRORS"; "QUIT".
 import { launch } from './launch.mjs';
@@ -26,6 +28,12 @@ try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
+  // Long tasks (over 50 ms on the main thread), for "EVAL window.__longtasks".
+  await page.addInitScript(() => {
+    window.__longtasks = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push(Math.round(e.duration)); })
+      .observe({ type: 'longtask', buffered: true });
+  });
   await page.goto(url);
   await page.locator('roomhub-inbox [part="bell"][aria-label]').waitFor({ timeout: 15000 });
   await page.waitForFunction(() => !!document.querySelector('roomhub-inbox')?.counts, null, { timeout: 15000 });
@@ -91,6 +99,16 @@ try {
         });
         console.log(JSON.stringify({ ok: true, value }));
         continue;
+      } else if (cmd === 'PROFILE') { // PROFILE start | PROFILE stop <file>: a CPU profile (.cpuprofile) of the page
+        page.cdp ||= await page.context().newCDPSession(page);
+        if (a === 'start') {
+          await page.cdp.send('Profiler.enable');
+          await page.cdp.send('Profiler.start');
+        } else {
+          const { profile } = await page.cdp.send('Profiler.stop');
+          const { writeFile } = await import('node:fs/promises');
+          await writeFile(path.join(dir, rest[0] || 'page.cpuprofile'), JSON.stringify(profile));
+        }
       } else if (cmd === 'ERRORS') {
         console.log(JSON.stringify({ ok: true, errors }));
         continue;

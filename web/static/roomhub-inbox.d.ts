@@ -40,6 +40,9 @@ export interface InboxMessages {
   actions: string;
   others: (name: string, n: number) => string;
   user: (id: string) => string;
+  showGroup: (n: number) => string;
+  hideGroup: string;
+  groupOf: (n: number, who: string) => string;
   newArrived: (n: number) => string;
 }
 

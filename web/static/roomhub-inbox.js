@@ -24,6 +24,7 @@ export const MESSAGES = {
     delete: 'Delete', empty: 'Nothing here yet', error: 'Could not load notifications', retry: 'Try again',
     newItems: (n) => `${n} new`, loadMore: 'Load more', close: 'Close', actions: 'Actions',
     others: (name, n) => `${name} and ${n} other${n === 1 ? '' : 's'}`, user: (id) => `User ${id}`,
+    showGroup: (n) => `Show all ${n}`, hideGroup: 'Show less', groupOf: (n, who) => `${n} events, latest from ${who}`,
     newArrived: (n) => `${n} new notification${n === 1 ? '' : 's'}`,
   },
   ko: {
@@ -36,6 +37,7 @@ export const MESSAGES = {
     delete: '삭제', empty: '아직 알림이 없습니다', error: '알림을 불러오지 못했습니다', retry: '다시 시도',
     newItems: (n) => `새 알림 ${n}개`, loadMore: '더 보기', close: '닫기', actions: '작업',
     others: (name, n) => `${name} 외 ${n}명`, user: (id) => `사용자 ${id}`,
+    showGroup: (n) => `${n}개 모두 보기`, hideGroup: '접기', groupOf: (n, who) => `이벤트 ${n}개, 최근: ${who}`,
     newArrived: (n) => `새 알림 ${n}개`,
   },
 };
@@ -100,6 +102,7 @@ li.item[data-severity="low"] { opacity: .85; }
 .acts { display: flex; align-items: flex-start; gap: 2px; }
 .acts button { padding: 3px; line-height: 0; color: var(--roomhub-muted); }
 .acts svg { width: 16px; height: 16px; fill: currentColor; }
+.group { padding: 0; margin-block-start: 2px; color: var(--roomhub-accent); font-size: 12px; }
 .snooze { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin-block-start: 6px; }
 .snooze button, .prefs button { padding: 2px 8px; border: 1px solid var(--roomhub-border); }
 .snooze input, .prefs input, .prefs select { font: inherit; color: inherit; background: var(--roomhub-bg);
@@ -224,6 +227,10 @@ export class RoomhubInbox extends Base {
 
   disconnectedCallback() {
     clearInterval(this.timer);
+    clearTimeout(this.soonTimer);
+    this.soonTimer = null;
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
     this.stream?.close();
     this.stream = null;
     document.removeEventListener('pointerdown', this.outside, true);
@@ -265,7 +272,9 @@ export class RoomhubInbox extends Base {
     this.el.prefs.addEventListener('submit', (e) => { e.preventDefault(); this.#savePrefs(); });
     this.el.panel.addEventListener('keydown', (e) => this.#keys(e));
     this.el.pill.addEventListener('click', () => { this.el.scroll.scrollTop = 0; this.#reload(); });
+    this.atTop = true; // kept by the scroll listener: an event never reads the layout
     this.el.scroll.addEventListener('scroll', () => {
+      this.atTop = this.el.scroll.scrollTop === 0;
       if (this.el.scroll.scrollTop === 0 && this.fresh) this.#reload();
       if (this.el.scroll.scrollTop + this.el.scroll.clientHeight >= this.el.scroll.scrollHeight - 40) this.#loadMore();
     });
@@ -281,8 +290,8 @@ export class RoomhubInbox extends Base {
       notifications: true,
       userId: this.getAttribute('user-id') || undefined, // cookie auth: the tabs of this user share
       onCounts: (c) => this.#setCounts(c),
-      onCount: () => this.#paintBadge(),
-      onCreated: (n) => this.#arrived(n),
+      onCount: () => this.#paintSoon(),
+      onCreated: () => this.#arrived(),
       onUpdated: () => this.#changed(),
       onRead: () => this.#changed(),
       onDeleted: () => this.#changed(),
@@ -292,11 +301,28 @@ export class RoomhubInbox extends Base {
   }
 
   #setCounts(c) {
-    if (!c || (this.counts && c.version < this.counts.version)) return;
+    if (!c || (this.counts && c.version <= this.counts.version)) return;
     this.counts = c;
-    this.#paintBadge();
-    this.#paintTabs();
-    this.dispatchEvent(new CustomEvent('roomhub-counts', { detail: c, bubbles: true, composed: true }));
+    this.countsChanged = true;
+    this.#paintSoon();
+  }
+
+  /**
+   * paintSoon paints the badge and tabs once a frame: a burst of events
+   * (many in one task when they arrive together) changes the counts many
+   * times, the page once, and no event forces a layout.
+   */
+  #paintSoon() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.#paintBadge();
+      this.#paintTabs();
+      if (this.countsChanged) {
+        this.countsChanged = false;
+        this.dispatchEvent(new CustomEvent('roomhub-counts', { detail: this.counts, bubbles: true, composed: true }));
+      }
+    });
   }
 
   #badgeCount() {
@@ -498,6 +524,24 @@ export class RoomhubInbox extends Base {
     meta.dataset.at = n.activityAt || n.timestamp;
     meta.textContent = this.#meta(n);
     body.append(open, meta);
+    const g = n.group;
+    if (g && g.count > 1) { // a group: collapsed to one line, expandable to who and how many
+      const more = document.createElement('button');
+      more.type = 'button';
+      more.className = 'group';
+      more.setAttribute('aria-expanded', 'false');
+      more.textContent = t.showGroup(g.count);
+      const detail = document.createElement('div');
+      detail.className = 'meta';
+      detail.hidden = true;
+      detail.textContent = t.groupOf(g.count, (g.actors || []).map((a) => t.user(a)).join(', '));
+      more.addEventListener('click', () => {
+        detail.hidden = !detail.hidden;
+        more.setAttribute('aria-expanded', String(!detail.hidden));
+        more.textContent = detail.hidden ? t.showGroup(g.count) : t.hideGroup;
+      });
+      body.append(more, detail);
+    }
     if (n.tags && n.tags.length) {
       const tags = document.createElement('div');
       tags.className = 'tags';
@@ -708,7 +752,11 @@ export class RoomhubInbox extends Base {
     const ms = Date.parse(ts);
     if (Number.isNaN(ms)) return '';
     const lang = this.getAttribute('locale') || navigator.language || 'en';
-    const rtf = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' });
+    if (this.rtfLang !== lang) { // made once per locale: Intl formatters are slow to make
+      this.rtf = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' });
+      this.rtfLang = lang;
+    }
+    const rtf = this.rtf;
     const s = Math.round((ms - Date.now()) / 1000);
     const abs = Math.abs(s);
     if (abs < 60) return rtf.format(s, 'second');
@@ -725,20 +773,47 @@ export class RoomhubInbox extends Base {
     }
   }
 
-  #arrived(n) {
-    this.el.live.textContent = this.t.newArrived(1);
-    if (this.el.panel.hidden) return;
-    if (this.el.scroll.scrollTop > 0) { // the reader is further down: say so, do not move the list
+  #arrived() {
+    this.arrivedNow = (this.arrivedNow || 0) + 1;
+    if (this.el.panel.hidden) {
+      this.#soon(null);
+      return;
+    }
+    if (!this.atTop) { // the reader is further down: say so, do not move the list
       this.fresh++;
       this.el.pill.textContent = this.t.newItems(this.fresh);
       this.el.pill.hidden = false;
+      this.#soon(null);
       return;
     }
-    this.#reload();
+    this.#soon(() => this.#reloadKeepingPlace());
+  }
+
+  #announce() {
+    if (this.arrivedNow) this.el.live.textContent = this.t.newArrived(this.arrivedNow);
+    this.arrivedNow = 0;
   }
 
   #changed() {
-    if (!this.el.panel.hidden && !this.loading) this.#reloadKeepingPlace();
+    if (!this.el.panel.hidden) this.#soon(() => this.#reloadKeepingPlace());
+  }
+
+  /**
+   * soon announces what arrived and runs f (the list drawn again; null:
+   * nothing) once a burst of events has passed, 100 ms after its first:
+   * 500 notifications in a second draw the list a few times, not 500. A
+   * redraw asked for in the burst is kept.
+   */
+  #soon(f) {
+    if (f) this.soonRun = f;
+    if (this.soonTimer) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = null;
+      const run = this.soonRun;
+      this.soonRun = null;
+      this.#announce();
+      run?.();
+    }, 100);
   }
 
   async #reloadKeepingPlace() {
