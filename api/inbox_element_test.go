@@ -2,7 +2,9 @@ package api
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,37 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	if c := th.countsOf(t, user); c.Unread != 1 || c.Unseen != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
 	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// The issue's "done when": two lines in a blank page served from another
+// origin, which ALLOWED_ORIGINS lists, give a working bell and feed; the
+// token comes from the app's own route.
+func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
+	var th *testHub
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/token": // the app's backend mints the user's token
+			_, _ = io.WriteString(w, th.token(t, 11))
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
+<script type="module" src="%[1]s/static/roomhub-inbox.js"></script></head>
+<body><main><h1>App</h1><roomhub-inbox id="inbox" base-url="%[1]s"></roomhub-inbox></main>
+<script type="module">document.getElementById('inbox').tokenProvider = async () => (await fetch('/token')).text();</script></body></html>`, th.URL)
+		}
+	}))
+	defer app.Close()
+	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{app.URL} })
+	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
+	th.notify(t, 42, "comment.created", 11)
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
+	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
+	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}

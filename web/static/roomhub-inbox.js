@@ -74,6 +74,8 @@ button:focus-visible, [tabindex]:focus-visible { outline: 2px solid var(--roomhu
   border-radius: var(--roomhub-radius); box-shadow: 0 10px 30px rgb(0 0 0 / .18); overflow: hidden;
   animation: appear .12s ease-out; }
 .panel[hidden] { display: none; }
+.panel.from-left { inset-inline-end: auto; left: 0; right: auto; }
+.panel.from-right { inset-inline-start: auto; right: 0; left: auto; }
 :host([mode="inline"]) .panel { position: static; width: auto; max-height: none; box-shadow: none; animation: none; }
 @keyframes appear { from { opacity: 0; transform: translateY(-4px); } }
 @media (prefers-reduced-motion: reduce) { .panel { animation: none; } * { transition: none !important; } }
@@ -377,6 +379,12 @@ export class RoomhubInbox extends Base {
   }
 
   #open() {
+    // The panel opens toward the side with room: under a bell near the
+    // page's left edge it grows rightward, else leftward.
+    const r = this.getBoundingClientRect();
+    const roomRight = window.innerWidth - r.left;
+    this.el.panel.classList.toggle('from-left', roomRight >= Math.min(380, window.innerWidth - 16) && r.left < window.innerWidth / 2);
+    this.el.panel.classList.toggle('from-right', !this.el.panel.classList.contains('from-left'));
     this.el.panel.hidden = false;
     this.el.bell.setAttribute('aria-expanded', 'true');
     if (!this.inline) document.addEventListener('pointerdown', this.outside, true);
