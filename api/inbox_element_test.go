@@ -219,8 +219,10 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 // origin, which ALLOWED_ORIGINS lists, give a working bell and feed; the
 // token comes from the app's own route.
 func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
+	// The app's server is made first, for its origin, and started once the
+	// hub it names exists.
 	var th *testHub
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/token": // the app's backend mints the user's token
 			_, _ = io.WriteString(w, th.token(t, 11))
@@ -232,8 +234,10 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 <script type="module">document.getElementById('inbox').tokenProvider = async () => (await fetch('/token')).text();</script></body></html>`, th.URL)
 		}
 	}))
+	origin := "http://" + app.Listener.Addr().String()
+	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	app.Start()
 	defer app.Close()
-	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{app.URL} })
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
 	th.notify(t, 42, "comment.created", 11)
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
