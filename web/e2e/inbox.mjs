@@ -92,6 +92,12 @@ try {
       } else if (cmd === 'SCHEME') {
         await page.emulateMedia({ colorScheme: a });
       } else if (cmd === 'AXE') {
+        // After every animation (the panel fades in): axe reads colours
+        // as they are painted, and a half-faded text fails its contrast.
+        await page.evaluate(() => {
+          const roots = [document, ...[...document.querySelectorAll('*')].map((e) => e.shadowRoot).filter(Boolean)];
+          return Promise.all(roots.flatMap((r) => r.getAnimations()).map((a) => a.finished));
+        });
         if (!(await page.evaluate('typeof window.axe'))?.includes('object')) await page.evaluate(axeSource);
         const value = await page.evaluate(async () => {
           const r = await window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] });
