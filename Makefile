@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk bench fuzz loadtest loadtest-ingest chaos soak
+.PHONY: run test deps vet lint unit sdk screenshots bench fuzz loadtest loadtest-ingest chaos soak
 
 run:
 	$(GO) run .
@@ -48,6 +48,11 @@ sdk:
 	node --test web/test/
 
 test: deps vet lint sdk unit
+
+# screenshots regenerates the inbox element's images in docs/img (web/README.md)
+# from the browser test that takes them.
+screenshots: deps
+	ROOMHUB_ARTIFACTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser_InboxElementFollowsTheInboxExactly$$' ./api/
 
 # bench runs the fan-out benchmarks (results are written down in docs/).
 bench: deps
