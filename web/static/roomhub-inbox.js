@@ -641,28 +641,24 @@ export class RoomhubInbox extends Base {
     const f = this.el.prefs;
     f.replaceChildren();
     const table = document.createElement('table');
-    const head = table.createTHead().insertRow();
-    for (const h of [t.type, t.inApp, ...channels.map((c) => t.channel(c))]) {
+    const header = (scope, text) => {
       const th = document.createElement('th');
-      th.scope = 'col';
-      th.textContent = h;
-      head.append(th);
-    }
-    const check = (name, on, label) => {
-      const c = document.createElement('input');
-      c.type = 'checkbox';
-      c.name = name;
-      c.checked = on;
-      c.setAttribute('aria-label', label);
-      return c;
+      th.scope = scope;
+      th.textContent = text;
+      return th;
     };
+    const head = table.createTHead().insertRow();
+    for (const h of [t.type, t.inApp, ...channels.map((c) => t.channel(c))]) head.append(header('col', h));
+    const input = (type, name, label, props) => {
+      const i = Object.assign(document.createElement('input'), { type, name }, props);
+      i.setAttribute('aria-label', label);
+      return i;
+    };
+    const check = (name, on, label) => input('checkbox', name, label, { checked: on });
     const body = table.createTBody();
     for (const type of types) {
       const r = body.insertRow();
-      const th = document.createElement('th');
-      th.scope = 'row';
-      th.textContent = humanType(type);
-      r.append(th);
+      r.append(header('row', humanType(type)));
       r.insertCell().append(check(`app|${type}`, !st.mutedEventTypes.includes(type), `${humanType(type)}: ${t.inApp}`));
       for (const c of channels) {
         r.insertCell().append(check(`${c}|${type}`, !(st.channels[c].mutedEventTypes || []).includes(type), `${humanType(type)}: ${t.channel(c)}`));
@@ -670,10 +666,7 @@ export class RoomhubInbox extends Base {
     }
     if (channels.length) {
       const r = body.insertRow();
-      const th = document.createElement('th');
-      th.scope = 'row';
-      th.textContent = '';
-      r.append(th, document.createElement('td'));
+      r.append(header('row', ''), document.createElement('td'));
       for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
     }
     f.append(table);
@@ -683,14 +676,7 @@ export class RoomhubInbox extends Base {
       const lg = document.createElement('legend');
       lg.textContent = t.quiet;
       const on = check('quiet', !!q, t.quiet);
-      const time = (name, label, v) => {
-        const i = document.createElement('input');
-        i.type = 'time';
-        i.name = name;
-        i.value = v;
-        i.setAttribute('aria-label', label);
-        return i;
-      };
+      const time = (name, label, value) => input('time', name, label, { value });
       const zone = document.createElement('select');
       zone.name = 'zone';
       zone.setAttribute('aria-label', t.zone);
