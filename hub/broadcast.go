@@ -65,7 +65,7 @@ func (h *Hub) drainPresence(ctx context.Context, room int64) (progress bool, err
 		progress = true
 		switch {
 		case r.kind == "wait":
-			if !sleepCtx(ctx, r.wait) {
+			if !Sleep(ctx, r.wait) {
 				return true, nil
 			}
 		case r.kind == "empty" || r.more == 0:

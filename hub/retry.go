@@ -45,7 +45,7 @@ func (b *Backoff) Next() time.Duration {
 func (b *Backoff) Reset() { b.step = 0 }
 
 // Wait sleeps for Next and reports false if ctx ended first.
-func (b *Backoff) Wait(ctx context.Context) bool { return sleepCtx(ctx, b.Next()) }
+func (b *Backoff) Wait(ctx context.Context) bool { return Sleep(ctx, b.Next()) }
 
 // Retry calls attempt until it returns a nil error, with a Backoff's wait
 // between failures, and returns nil then. It gives up and returns the last
@@ -79,8 +79,8 @@ func Retry(ctx context.Context, limit time.Duration, attempt func(context.Contex
 	}
 }
 
-// sleepCtx sleeps for d and reports false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// Sleep sleeps for d (none when d <= 0) and reports false if ctx ended first.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

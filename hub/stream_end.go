@@ -58,7 +58,7 @@ func (s *Stream) endForShutdown() {
 	if spread := s.h.cfg.ShutdownSpread; spread > 0 {
 		wait := rand.N(spread)
 		if s.h.Go(func(ctx context.Context) {
-			if sleepCtx(ctx, wait) {
+			if Sleep(ctx, wait) {
 				s.finish(frame)
 			}
 		}) {

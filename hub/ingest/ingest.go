@@ -36,8 +36,9 @@ import (
 )
 
 var (
-	leaseScript = hub.NewScript(lua.Lease)
-	doneScript  = hub.NewScript(lua.IngestDone)
+	leaseScript   = hub.NewScript(lua.Lease)
+	releaseScript = hub.NewScript(lua.LockRelease)
+	doneScript    = hub.NewScript(lua.IngestDone)
 )
 
 // consumer is the one consumer name of group roomhub: the lease, not the
@@ -46,14 +47,12 @@ const consumer = "roomhub"
 
 // Timings of the consuming loop.
 const (
-	maxBlock     = time.Second            // a read waits this long for entries at most
-	idlePoll     = 20 * time.Millisecond  // a cluster's reads (which cannot block across slots) look again after this
-	sampleEvery  = 5 * time.Second        // the lag is sampled this often
-	maxBackoff   = 5 * time.Second        // after failed reads, the wait before the next grows to this
-	maxDeadKept  = 10000                  // dead entries kept per partition (approximately)
-	maxDeadEntry = 64 << 10               // bytes of a dead entry's text kept
-	releaseWait  = 2 * time.Second        // leases are released on Close within this
-	firstBackof  = 100 * time.Millisecond // the first wait after a failed read
+	maxBlock     = time.Second           // a read waits this long for entries at most
+	idlePoll     = 20 * time.Millisecond // a cluster's reads (which cannot block across slots) look again after this
+	sampleEvery  = 5 * time.Second       // the lag is sampled this often
+	maxDeadKept  = 10000                 // dead entries kept per partition (approximately)
+	maxDeadEntry = 64 << 10              // bytes of a dead entry's text kept
+	releaseWait  = 2 * time.Second       // leases are released on Close within this
 	// linger is the pause after a read that found entries but no backlog:
 	// the next read then takes more at once (fewer reads, pipelines and
 	// acknowledgements per event) for at most this much more latency.
@@ -196,7 +195,7 @@ func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Sec
 func (in *Ingest) run(ctx context.Context) {
 	defer in.releaseAll()
 	var nextLease, nextSample time.Time
-	backoff := time.Duration(0)
+	backoff := hub.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second} // after failed reads
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !now.Before(nextLease) {
@@ -215,7 +214,7 @@ func (in *Ingest) run(ctx context.Context) {
 		}
 		wait := min(time.Until(nextLease), maxBlock)
 		if len(in.owned) == 0 {
-			sleep(ctx, wait)
+			hub.Sleep(ctx, wait)
 			continue
 		}
 		n, err := in.round(ctx, wait)
@@ -224,31 +223,19 @@ func (in *Ingest) run(ctx context.Context) {
 				return
 			}
 			in.readFailing.Store(true)
-			backoff = min(max(2*backoff, firstBackof), maxBackoff)
-			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", backoff)
-			sleep(ctx, backoff)
+			d := backoff.Next()
+			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", d)
+			hub.Sleep(ctx, d)
 			continue
 		}
 		in.readFailing.Store(false)
-		backoff = 0
+		backoff.Reset()
 		switch {
 		case n == 0 && in.rdb.Sharded():
-			sleep(ctx, min(idlePoll, wait))
+			hub.Sleep(ctx, min(idlePoll, wait))
 		case n > 0 && n < in.cfg.IngestBatch:
-			sleep(ctx, linger)
+			hub.Sleep(ctx, linger)
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
@@ -286,12 +273,12 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 		}
 	}
 	// Give back what is over the share: another instance takes it.
-	held = in.ownedSorted()
-	for len(held) > share {
-		p := held[len(held)-1]
-		held = held[:len(held)-1]
-		delete(in.owned, p)
-		in.releaseOne(ctx, p)
+	if held = in.ownedSorted(); len(held) > share {
+		extra := held[share:]
+		for _, p := range extra {
+			delete(in.owned, p)
+		}
+		in.release(ctx, extra)
 	}
 	// Take free partitions up to the share, starting from a place of its
 	// own so that instances starting together do not race for the same.
@@ -323,7 +310,7 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 				// A partition that cannot be read (its key is not a stream)
 				// is left to the others, and reported; the rest go on.
 				if err := in.ensureGroup(ctx, p); err != nil {
-					in.releaseOne(ctx, p)
+					in.release(ctx, []int{p})
 					failed = fmt.Errorf("partition %d: %w", p, err)
 					continue
 				}
@@ -357,12 +344,17 @@ func (in *Ingest) lease(ctx context.Context, ps []int) ([]bool, error) {
 	return got, nil
 }
 
-// releaseOne gives partition p's lease back if this instance holds it.
-func (in *Ingest) releaseOne(ctx context.Context, p int) {
-	_, err := hub.Call(in.rdb, ctx, in.rdb.B().Eval().Script(lua.LockRelease).Numkeys(1).
-		Key(hub.IngestLeaseKey(p)).Arg(in.id).Build(), hub.NoReply)
-	if err != nil && ctx.Err() == nil {
-		in.log.Warn("ingest: giving a partition back", "partition", p, "err", err)
+// release gives the leases of ps back where this instance holds them, in
+// one pipeline.
+func (in *Ingest) release(ctx context.Context, ps []int) {
+	execs := make([]rueidis.LuaExec, len(ps))
+	for i, p := range ps {
+		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)}, Args: []string{in.id}}
+	}
+	for i, r := range hub.RunMany(in.rdb, ctx, releaseScript, execs) {
+		if err := r.Error(); err != nil && ctx.Err() == nil {
+			in.log.Warn("ingest: giving a partition back", "partition", ps[i], "err", err)
+		}
 	}
 }
 
@@ -371,9 +363,9 @@ func (in *Ingest) releaseOne(ctx context.Context, p int) {
 func (in *Ingest) releaseAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
 	defer cancel()
-	for _, p := range in.ownedSorted() {
-		in.releaseOne(ctx, p)
-		delete(in.owned, p)
+	if held := in.ownedSorted(); len(held) > 0 {
+		in.release(ctx, held)
+		clear(in.owned)
 	}
 	_, _ = hub.Call(in.rdb, ctx, in.rdb.B().Zrem().Key(hub.IngestInstancesKey).Member(in.id).Build(), hub.NoReply)
 	in.publishOwned()

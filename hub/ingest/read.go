@@ -39,9 +39,9 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	// A big read goes in a few groups of partitions side by side, so that
 	// the hub decodes one group while Redis runs another's scripts; a
 	// room's entries are all in one partition, so each keeps its order.
-	groups := 1
-	if total >= bigRead {
-		groups = min(readGroups, len(parts))
+	groups := min(readGroups, len(parts))
+	if total < bigRead || groups == 1 {
+		return total, in.publishRead(ctx, parts, read)
 	}
 	errs := make([]error, groups)
 	var wg sync.WaitGroup
@@ -52,13 +52,8 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 				mine = append(mine, p)
 			}
 		}
-		work := func() { errs[g] = in.publishRead(ctx, mine, read) }
-		if groups == 1 {
-			work()
-			break
-		}
 		wg.Add(1)
-		go func() { defer wg.Done(); work() }()
+		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read) }()
 	}
 	wg.Wait()
 	return total, errors.Join(errs...)
@@ -162,6 +157,7 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 	now := hub.NowTimestamp()
 	keepAfter := strconv.FormatInt(time.Now().Add(-in.cfg.DeliveryRecordTTL).UnixMilli(), 10)
 	var counted [Dead + 1]int
+	retried := false // some partition stopped at an entry to read again
 	// One call for every partition on one Redis; one each on a cluster.
 	var execs []rueidis.LuaExec
 	exec := func() *rueidis.LuaExec {
@@ -199,6 +195,7 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 		}
 		if stopped {
 			in.owned[p].pending = true
+			retried = true
 		} else if len(acked) > 0 {
 			trimTo = nextID(acked[len(acked)-1])
 		}
@@ -226,17 +223,8 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 	for r := Published; r <= Dead; r++ {
 		in.entries[r].Add(counted[r])
 	}
-	if anyRetry(outcomes) {
+	if retried {
 		return fmt.Errorf("%w: some entries could not be published and will be read again", hub.ErrRedis)
 	}
 	return nil
-}
-
-func anyRetry(outcomes []Outcome) bool {
-	for _, o := range outcomes {
-		if o.Result == Retry {
-			return true
-		}
-	}
-	return false
 }

@@ -760,11 +760,12 @@ export class RoomhubInbox extends Base {
   }
 
   #refreshTimes() {
-    for (const li of this.el.list.children) {
-      const n = this.items.find((x) => x.notificationId === li.dataset.id);
+    // The list is drawn from items, in their order: the i-th item is the i-th row.
+    [...this.el.list.children].forEach((li, i) => {
+      const n = this.items[i];
       const meta = li.querySelector('.meta');
-      if (n && meta) meta.textContent = this.#meta(n);
-    }
+      if (n && meta && n.notificationId === li.dataset.id) meta.textContent = this.#meta(n);
+    });
   }
 
   #arrived() {
