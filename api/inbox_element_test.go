@@ -93,7 +93,8 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		t.Fatalf("the bell is named %q, want the exact count 150 in it", label)
 	}
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
-	d.Send(t, `COUNT roomhub-inbox [part="item"] | 20`) // a page; more on scroll
+	// The first rows of 150 (the list says how many it has in all).
+	d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"][aria-setsize="150"] | 1`)
 	d.Send(t, "SHOT inbox-desktop 1280")
 	d.Send(t, "SHOT inbox-phone 390")
 
@@ -139,7 +140,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	// A burst of 500 with the list open: no count dropped (the element
 	// paints once a frame and draws the list once the burst has passed).
 	before := th.countsOf(t, user).Unread
-	d.Send(t, "EVAL window.__longtasks.length = 0")
+	d.Send(t, "EVAL window.__longtasks.length = 0; window.__loaf.length = 0")
 	var burst []string
 	for i := range 500 {
 		burst = append(burst, fmt.Sprintf(`{"roomId":45,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, i, user))
@@ -151,7 +152,8 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Like toggled`)
 	// Measured, not asserted (a busy machine stretches any task): logged,
 	// and written down in web/README.md.
-	t.Logf("long tasks during the burst (ms): %v", d.Send(t, "EVAL window.__longtasks")["value"])
+	t.Logf("long tasks during the burst (ms): %v; the longest script in them (ms): %v", d.Send(t, "EVAL window.__longtasks")["value"],
+		d.Send(t, "EVAL Math.max(0, ...window.__loaf.flatMap((f) => f.scripts.map((s) => Math.round(s.duration))))")["value"])
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
@@ -245,6 +247,82 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
 	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
 	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// 5,000 items in the list: scrolled to the end, the element holds a few
+// dozen rows, not 5,000, and the last is the oldest item; halfway and back
+// at the top the rows are those of the view. While the reader is down the
+// list, a read of an item far down reaches its row, and a new item waits
+// behind the "1 new" pill without moving the list.
+func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 6000 })
+	const user, n = 12, 5000
+	ids := th.fillInbox(t, user, n) // newest first
+	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=12", artifactsDir(t))
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 99+`)
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"] | 1`)
+
+	type view struct {
+		Rows, Nodes, First, Last int
+		FirstID, LastID, Pill    string
+		Top                      float64
+	}
+	// scroll moves the list (to: a fraction of its height, or -1 for the
+	// end), waits for the page being loaded and two frames, and says what
+	// the page holds.
+	scroll := func(to float64) view {
+		t.Helper()
+		v := d.Send(t, strings.ReplaceAll(fmt.Sprintf(`EVAL (async () => {
+  const el = document.querySelector('roomhub-inbox'), sc = el.shadowRoot.querySelector('.scroll');
+  sc.scrollTop = %[1]v < 0 ? sc.scrollHeight : sc.scrollHeight * %[1]v;
+  for (let i = 0; i < 200 && el.loading; i++) await new Promise((r) => setTimeout(r, 25));
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const rows = [...el.shadowRoot.querySelectorAll('li.item')], at = (li) => Number(li?.getAttribute('aria-posinset') || 0);
+  return { rows: rows.length, nodes: el.shadowRoot.querySelectorAll('*').length, first: at(rows[0]), last: at(rows.at(-1)),
+    firstID: rows[0]?.dataset.id || '', lastID: rows.at(-1)?.dataset.id || '', pill: el.shadowRoot.querySelector('.pill').hidden ? '' : el.shadowRoot.querySelector('.pill').textContent,
+    top: sc.scrollTop };
+})()`, to), "\n", " "))["value"]
+		var out view
+		remarshal(t, v, &out)
+		return out
+	}
+	var end view
+	for i := 0; ; i++ { // each scroll to the end loads a page of 50
+		if end = scroll(-1); end.Last == n {
+			break
+		}
+		if i > 2*n/50 {
+			t.Fatalf("after %d scrolls to the end the last row is item %d of %d", i, end.Last, n)
+		}
+	}
+	const maxRows, maxNodes = 60, 2000
+	t.Logf("at the end: %+v", end)
+	if end.Rows > maxRows || end.Nodes > maxNodes || end.LastID != ids[n-1] {
+		t.Fatalf("at the end of %d items: %+v, want at most %d rows and %d nodes, the last %s", n, end, maxRows, maxNodes, ids[n-1])
+	}
+	// A read far down reaches its row (the list is patched from the event).
+	th.markRead(t, user, ids[n-1])
+	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox li.item[data-id="%s"]:not(.unread)`, ids[n-1]))
+	// A new item while the reader is down there: the pill, the list stays.
+	th.notify(t, 901, "comment.created", user)
+	d.Send(t, `TEXT roomhub-inbox .pill | 1 new`)
+	if v := scroll(-1); v.LastID != ids[n-1] || v.Last != n {
+		t.Fatalf("the list moved under the reader: %+v", v)
+	}
+
+	mid := scroll(0.5)
+	if mid.Rows > maxRows || mid.First < n/2-maxRows || mid.Last > n/2+maxRows || mid.FirstID != ids[mid.First-1] {
+		t.Fatalf("halfway: %+v, want rows around item %d", mid, n/2)
+	}
+	scroll(0) // at the top the pill's new item is listed first
+	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox li.item[aria-posinset="2"][data-id="%s"]`, ids[0]))
+	if top := scroll(0); top.Rows > maxRows || top.First != 1 || top.Pill != "" {
+		t.Fatalf("at the top: %+v", top)
+	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}

@@ -8,7 +8,8 @@
 // "KEY <key>" presses a key where the focus is; "FOCUS" answers {"value":
 // the focused element's part or aria-label (else its text), inside the
 // shadow root too}; "FOCUSED | <that>" waits until it is that;
-// "EVAL <expression>" (window.__longtasks: the long tasks' durations, ms);
+// "EVAL <expression>" (window.__longtasks: the long tasks' durations, ms;
+// window.__loaf: the long animation frames, with the scripts that ran);
 // "PROFILE start" / "PROFILE stop <file>" (a .cpuprofile in dir);
 // "SHOT <name> <width>"; "SCHEME light|dark" emulates
 // prefers-color-scheme; "AXE" runs axe-core (WCAG 2 A and AA) on the page,
@@ -33,6 +34,9 @@ try {
     window.__longtasks = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push(Math.round(e.duration)); })
       .observe({ type: 'longtask', buffered: true });
+    window.__loaf = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__loaf.push(e.toJSON()); })
+      .observe({ type: 'long-animation-frame', buffered: true });
   });
   await page.goto(url);
   await page.locator('roomhub-inbox [part="bell"][aria-label]').waitFor({ timeout: 15000 });

@@ -48,7 +48,8 @@ const TABS = [
   { key: 'archived', state: 'archived', count: 'archived' },
 ];
 
-const PAGE = 20;
+const PAGE = 20; // the first page of a list
+const MORE = 50; // each page after it, as the list scrolls
 
 const STYLE = `
 :host { --roomhub-accent: #2563eb; --roomhub-bg: #fff; --roomhub-fg: #111827; --roomhub-muted: #4b5563;
@@ -116,6 +117,7 @@ li.item[data-severity="low"] { opacity: .85; }
 .prefs .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .state { padding: 32px 16px; text-align: center; color: var(--roomhub-muted); }
 .state button { margin-block-start: 8px; color: var(--roomhub-accent); padding: 4px 8px; }
+li.spacer { padding: 0; border: 0; }
 .more { display: block; margin: 8px auto; padding: 4px 10px; color: var(--roomhub-accent); }
 .pill { position: sticky; inset-block-start: 6px; display: block; margin: 6px auto 0; padding: 4px 12px; border-radius: 999px;
   background: var(--roomhub-accent); color: #fff; font-size: 12px; z-index: 1; }
@@ -159,6 +161,51 @@ function humanType(t) {
 /** badgeText is the badge's display: the exact count up to 99, then 99+. */
 export function badgeText(n) { return n > 99 ? '99+' : String(n); }
 
+/** inTab says whether an item belongs in a tab's list: all (visible), unread or archived. */
+export function inTab(tab, n, now = Date.now()) {
+  if (tab === 'archived') return !!n.archivedAt;
+  const later = (ts) => !!ts && Date.parse(ts) > now;
+  const visible = !n.archivedAt && !later(n.snoozedUntil) && !(n.expiresAt && !later(n.expiresAt));
+  return visible && (tab !== 'unread' || !n.readAt);
+}
+
+/** newer says whether a comes before b in a list: newer activity first, ties by id. */
+export function newer(a, b) {
+  const x = Date.parse(a.activityAt || a.timestamp);
+  const y = Date.parse(b.activityAt || b.timestamp);
+  return x !== y ? x > y : a.notificationId > b.notificationId;
+}
+
+/**
+ * placeOf is the index at which item n goes in the sorted items, or -1 when
+ * it goes after all of them and more are yet to be loaded (the page that
+ * has it will bring it).
+ */
+export function placeOf(items, n, complete) {
+  let i = 0;
+  while (i < items.length && newer(items[i], n)) i++;
+  return i === items.length && !complete ? -1 : i;
+}
+
+/**
+ * windowOf chooses which rows of a long list exist in the page: those within
+ * `over` pixels of the view (top and height in pixels), at most max of them.
+ * height(item) is a row's measured or estimated height. It answers the rows
+ * [from, to) and the heights that stand in for the rows before and after.
+ */
+export function windowOf(items, height, top, view, over = 600, max = 60) {
+  let i = 0;
+  let y = 0;
+  while (i < items.length && y + height(items[i]) <= top - over) y += height(items[i++]);
+  const from = i;
+  const before = y;
+  while (i < items.length && y < top + view + over && i - from < max) y += height(items[i++]);
+  const to = i;
+  let after = 0;
+  for (; i < items.length; i++) after += height(items[i]);
+  return { from, to, before, after };
+}
+
 // Outside a browser (node's tests) there is no HTMLElement: the helpers
 // above still import.
 const Base = globalThis.HTMLElement ?? class {};
@@ -187,6 +234,18 @@ export class RoomhubInbox extends Base {
     this.failed = false;
     this.fresh = 0; // items that arrived while the list was scrolled down
     this.timer = null;
+    // The list's rows exist only near the view (5,000 items listed are a
+    // few dozen rows): each row's measured height, the rows made, and the
+    // window of items they show.
+    this.heights = new Map();
+    this.heightSum = 0;
+    this.rowH = 72;
+    // Rows are measured as the browser lays them out, never by forcing a layout.
+    this.sizes = typeof ResizeObserver === 'function' ? new ResizeObserver((es) => {
+      for (const e of es) if (e.target.isConnected) this.#measured(e.target.dataset.id, e.borderBoxSize?.[0]?.blockSize ?? e.target.offsetHeight);
+    }) : null;
+    this.rows = new Map();
+    this.win = { from: 0, to: 0 };
   }
 
   /**
@@ -232,9 +291,13 @@ export class RoomhubInbox extends Base {
     clearTimeout(this.soonTimer);
     this.soonTimer = null;
     cancelAnimationFrame(this.frame);
+    cancelAnimationFrame(this.scrolled);
     this.frame = 0;
+    this.scrolled = 0;
     this.stream?.close();
     this.stream = null;
+    this.sizes?.disconnect(); // the rows are observed again as they are made
+    this.rows.clear();
     document.removeEventListener('pointerdown', this.outside, true);
   }
 
@@ -273,12 +336,15 @@ export class RoomhubInbox extends Base {
     this.el.gear.addEventListener('click', () => (this.el.prefs.hidden ? this.#showPrefs() : this.#hidePrefs()));
     this.el.prefs.addEventListener('submit', (e) => { e.preventDefault(); this.#savePrefs(); });
     this.el.panel.addEventListener('keydown', (e) => this.#keys(e));
-    this.el.pill.addEventListener('click', () => { this.el.scroll.scrollTop = 0; this.#reload(); });
+    this.el.pill.addEventListener('click', () => { this.el.scroll.scrollTop = 0; this.#reload(true); });
     this.atTop = true; // kept by the scroll listener: an event never reads the layout
     this.el.scroll.addEventListener('scroll', () => {
       this.atTop = this.el.scroll.scrollTop === 0;
-      if (this.el.scroll.scrollTop === 0 && this.fresh) this.#reload();
+      if (this.el.scroll.scrollTop === 0 && this.fresh) this.#reload(true);
       if (this.el.scroll.scrollTop + this.el.scroll.clientHeight >= this.el.scroll.scrollHeight - 40) this.#loadMore();
+      if (!this.scrolled) { // the rows near the view, once a frame
+        this.scrolled = requestAnimationFrame(() => { this.scrolled = 0; this.#paintWindow(false); });
+      }
     });
     this.outside = (e) => { if (!this.inline && !e.composedPath().includes(this)) this.#close(false); };
     this.#paintTabs();
@@ -293,10 +359,11 @@ export class RoomhubInbox extends Base {
       userId: this.getAttribute('user-id') || undefined, // cookie auth: the tabs of this user share
       onCounts: (c) => this.#setCounts(c),
       onCount: () => this.#paintSoon(),
-      onCreated: () => this.#arrived(),
-      onUpdated: () => this.#changed(),
-      onRead: () => this.#changed(),
-      onDeleted: () => this.#changed(),
+      onCreated: (d) => this.#arrived(d),
+      onUpdated: (d) => this.#updated(d),
+      onRead: (d) => this.#read(d),
+      onDeleted: (d) => this.#deleted(d),
+      onGap: (g) => { if (g.notifications) this.#changed(); }, // events were missed: list again
       onError: (e) => this.#error(e),
     });
     this.hub.counts().then((c) => this.#setCounts(c), (e) => this.#error(e));
@@ -427,8 +494,11 @@ export class RoomhubInbox extends Base {
     }
   }
 
-  async #reload() {
-    this.items = [];
+  /** reload lists the tab from its top (keep: show the old rows until the new ones come). */
+  async #reload(keep = false) {
+    if (!keep) this.items = [];
+    this.heights.clear();
+    this.heightSum = 0;
     this.next = null;
     this.fresh = 0;
     this.el.pill.hidden = true;
@@ -440,9 +510,13 @@ export class RoomhubInbox extends Base {
     this.loading = true;
     const tab = TABS.find((x) => x.key === this.tab);
     try {
-      const page = await this.hub.list({ limit: PAGE, state: tab.state, before: first ? undefined : this.next });
+      const page = await this.hub.list({ limit: first ? PAGE : MORE, state: tab.state, before: first ? undefined : this.next });
       if (tab.key !== this.tab) return; // the tab changed meanwhile
-      this.items = first ? page.notifications : this.items.concat(page.notifications);
+      if (first) this.items = page.notifications;
+      else { // an item placed from an event meanwhile is not listed twice
+        const have = new Set(this.items.map((n) => n.notificationId));
+        this.items = this.items.concat(page.notifications.filter((n) => !have.has(n.notificationId)));
+      }
       for (const n of page.notifications) this.typesSeen.add(n.eventType);
       this.next = page.hasMore ? page.nextBefore : null;
       this.failed = false;
@@ -470,20 +544,7 @@ export class RoomhubInbox extends Base {
       this.el.foot.replaceChildren(s);
       return;
     }
-    // A keyboard user keeps their place when the list is drawn again: the
-    // same control of the same item, or the item's main button, or the
-    // one after it.
-    const active = this.shadowRoot.activeElement;
-    const li = active?.closest('li.item');
-    const at = li ? [...this.el.list.children].indexOf(li) : -1;
-    const label = active?.getAttribute('aria-label');
-    this.el.list.replaceChildren(...this.items.map((n) => this.#item(n)));
-    if (li) {
-      const same = this.el.list.querySelector(`li.item[data-id="${CSS.escape(li.dataset.id)}"]`);
-      const target = (same && label && same.querySelector(`[aria-label="${CSS.escape(label)}"]`)) || same?.querySelector('.open') ||
-        this.el.list.children[Math.min(at, this.el.list.children.length - 1)]?.querySelector('.open');
-      (target || this.el.tabs.querySelector('[aria-selected="true"]'))?.focus();
-    }
+    this.#paintWindow(true);
     const foot = [];
     if (!this.items.length && !this.loading) {
       const s = document.createElement('div');
@@ -501,9 +562,91 @@ export class RoomhubInbox extends Base {
     this.el.foot.replaceChildren(...foot);
   }
 
+  /**
+   * paintWindow makes the rows near the view and no others (force: the
+   * items changed, make them again). A row kept stays in the page, so the
+   * focus stays in it; a keyboard user whose row went keeps their place:
+   * the same control of the same item, or the item's main button, or the
+   * one that took its place.
+   */
+  #paintWindow(force) {
+    const sc = this.el.scroll;
+    const items = this.items;
+    const est = this.rowH;
+    const w = windowOf(items, (n) => this.heights.get(n.notificationId) ?? est, sc.scrollTop, sc.clientHeight || 560);
+    if (!force && w.from === this.win.from && w.to === this.win.to) return;
+    this.win = w;
+    const active = this.shadowRoot.activeElement;
+    const gone = active?.closest('li.item');
+    const at = gone ? Number(gone.getAttribute('aria-posinset')) - 1 : -1;
+    const label = active?.getAttribute('aria-label');
+    const size = this.next ? (this.counts?.[TABS.find((x) => x.key === this.tab).count] ?? -1) : items.length;
+    const rows = new Map();
+    const want = [this.#spacer('before', w.before)];
+    for (let i = w.from; i < w.to; i++) {
+      const n = items[i];
+      let li = this.rows.get(n.notificationId);
+      if (!li || li.item !== n) li = this.#item(n);
+      li.setAttribute('aria-posinset', String(i + 1));
+      li.setAttribute('aria-setsize', String(size));
+      rows.set(n.notificationId, li);
+      want.push(li);
+    }
+    want.push(this.#spacer('after', w.after));
+    this.rows = rows;
+    // Rows that go are taken out first, so those kept never move (a moved
+    // node loses the focus); the new ones go in around them.
+    const keep = new Set(want);
+    for (const node of [...this.el.list.children]) {
+      if (keep.has(node)) continue;
+      node.remove();
+      this.sizes?.unobserve(node);
+    }
+    let cur = this.el.list.firstChild;
+    for (const node of want) {
+      if (cur === node) cur = cur.nextSibling;
+      else {
+        this.el.list.insertBefore(node, cur);
+        if (node.dataset.id) this.sizes?.observe(node);
+      }
+    }
+    if (gone && !gone.isConnected) {
+      const same = rows.get(gone.dataset.id);
+      const near = this.el.list.querySelectorAll('li.item')[Math.max(0, Math.min(at - w.from, rows.size - 1))];
+      const target = (same && label && same.querySelector(`[aria-label="${CSS.escape(label)}"]`)) || same?.querySelector('.open') ||
+        near?.querySelector('.open');
+      (target || this.el.tabs.querySelector('[aria-selected="true"]'))?.focus();
+    }
+    // The rows reach the end of what is loaded: load more before the reader gets there.
+    if (w.to === items.length && this.next && !this.failed && !this.el.panel.hidden) this.#loadMore();
+  }
+
+  /** measured keeps a row's height; rows not yet made are estimated at the mean of those measured. */
+  #measured(id, h) {
+    if (!h) return;
+    this.heightSum += h - (this.heights.get(id) ?? 0);
+    this.heights.set(id, h);
+    this.rowH = this.heightSum / this.heights.size;
+  }
+
+  /** spacer is the stand-in for the rows before or after the window. */
+  #spacer(which, px) {
+    this.spacers ??= {};
+    let li = this.spacers[which];
+    if (!li) {
+      li = document.createElement('li');
+      li.className = 'spacer';
+      li.setAttribute('aria-hidden', 'true');
+      this.spacers[which] = li;
+    }
+    li.style.height = `${px}px`; // through the CSSOM: a CSP without 'unsafe-inline' allows it
+    return li;
+  }
+
   #item(n) {
     const t = this.t;
     const li = document.createElement('li');
+    li.item = n;
     li.className = 'item' + (n.readAt ? '' : ' unread');
     li.setAttribute('part', 'item');
     li.dataset.id = n.notificationId;
@@ -760,28 +903,77 @@ export class RoomhubInbox extends Base {
   }
 
   #refreshTimes() {
-    // The list is drawn from items, in their order: the i-th item is the i-th row.
-    [...this.el.list.children].forEach((li, i) => {
-      const n = this.items[i];
+    for (const li of this.rows.values()) {
       const meta = li.querySelector('.meta');
-      if (n && meta && n.notificationId === li.dataset.id) meta.textContent = this.#meta(n);
-    });
+      if (meta) meta.textContent = this.#meta(li.item);
+    }
   }
 
-  #arrived() {
+  /** arrived takes a new item (notification.created) into the open list. */
+  #arrived(d) {
     this.arrivedNow = (this.arrivedNow || 0) + 1;
-    if (this.el.panel.hidden) {
+    if (this.el.panel.hidden || !d) {
       this.#soon(null);
       return;
     }
-    if (!this.atTop) { // the reader is further down: say so, do not move the list
-      this.fresh++;
-      this.el.pill.textContent = this.t.newItems(this.fresh);
-      this.el.pill.hidden = false;
-      this.#soon(null);
+    const { unread, counts, ...n } = d;
+    this.typesSeen.add(n.eventType);
+    this.#place(n);
+  }
+
+  /**
+   * place puts an item, new or changed, where it belongs in the open list:
+   * out of it if its tab no longer has it; at the top only while the reader
+   * is there (further down, the "N new" pill says so and the list does not
+   * move); nowhere when it belongs after what is loaded.
+   */
+  #place(n) {
+    const at = this.items.findIndex((x) => x.notificationId === n.notificationId);
+    const was = at >= 0 ? this.items[at] : null;
+    if (at >= 0) this.items.splice(at, 1);
+    if (inTab(this.tab, n)) {
+      const to = placeOf(this.items, n, !this.next);
+      const moved = !was || (was.activityAt || was.timestamp) !== (n.activityAt || n.timestamp);
+      if (to === 0 && moved && !this.atTop) {
+        this.fresh++;
+        this.el.pill.textContent = this.t.newItems(this.fresh);
+        this.el.pill.hidden = false;
+      } else if (to >= 0) {
+        this.items.splice(to, 0, n);
+      }
+    }
+    this.#soon('paint');
+  }
+
+  /** updated applies notification.updated: items changed, or a filter's many (list again). */
+  #updated(d) {
+    if (this.el.panel.hidden || !d) return;
+    if (!Array.isArray(d.notifications)) {
+      this.#changed();
       return;
     }
-    this.#soon(() => this.#reloadKeepingPlace());
+    for (const n of d.notifications) this.#place(n);
+  }
+
+  /** read applies notification.read: the items read (and so seen). */
+  #read(d) {
+    if (this.el.panel.hidden || !d || !Array.isArray(d.notificationIds)) return;
+    const ids = new Set(d.notificationIds);
+    const now = d.readAt || new Date().toISOString();
+    this.items = this.items.flatMap((n) => {
+      if (!ids.has(n.notificationId) || n.readAt) return [n];
+      const r = { ...n, readAt: now, seenAt: n.seenAt || now };
+      return inTab(this.tab, r) ? [r] : [];
+    });
+    this.#soon('paint');
+  }
+
+  /** deleted applies notification.deleted: deleted, expired or past retention. */
+  #deleted(d) {
+    if (this.el.panel.hidden || !d || !Array.isArray(d.notificationIds)) return;
+    const ids = new Set(d.notificationIds);
+    this.items = this.items.filter((n) => !ids.has(n.notificationId));
+    this.#soon('paint');
   }
 
   #announce() {
@@ -789,25 +981,28 @@ export class RoomhubInbox extends Base {
     this.arrivedNow = 0;
   }
 
+  /** changed lists the open list's first items again (what changed is not known). */
   #changed() {
-    if (!this.el.panel.hidden) this.#soon(() => this.#reloadKeepingPlace());
+    if (!this.el.panel.hidden) this.#soon('reload');
   }
 
   /**
-   * soon announces what arrived and runs f (the list drawn again; null:
-   * nothing) once a burst of events has passed, 100 ms after its first:
-   * 500 notifications in a second draw the list a few times, not 500. A
-   * redraw asked for in the burst is kept.
+   * soon announces what arrived and does what the list needs ('paint': its
+   * rows drawn again; 'reload': its first items listed again, then drawn;
+   * null: nothing) once a burst of events has passed, 100 ms after its
+   * first: 500 notifications in a second draw the list a few times, not
+   * 500. The most asked for in the burst is done.
    */
-  #soon(f) {
-    if (f) this.soonRun = f;
+  #soon(need) {
+    if (need === 'reload' || (need === 'paint' && !this.soonNeed)) this.soonNeed = need;
     if (this.soonTimer) return;
     this.soonTimer = setTimeout(() => {
       this.soonTimer = null;
-      const run = this.soonRun;
-      this.soonRun = null;
+      const run = this.soonNeed;
+      this.soonNeed = null;
       this.#announce();
-      run?.();
+      if (run === 'reload') this.#reloadKeepingPlace();
+      else if (run === 'paint') this.#paintList();
     }, 100);
   }
 

@@ -247,6 +247,66 @@ export class RoomHub {
   }
 }
 
+// A slice is how long event handling may hold the page in one task.
+const SLICE_MS = 8;
+
+/**
+ * Slicer runs callbacks in order, at most SLICE_MS of them in one task, the
+ * rest in the next (a MessageChannel's task, which the browser does not
+ * throttle in a background tab as it does timers). The browser hands over
+ * all the events of one network read in one task: 500 notifications at
+ * once would otherwise hold the page for a long task.
+ */
+class Slicer {
+  constructor() {
+    this.queue = [];
+    this.spent = 0; // ms run in this task
+    this.kicked = false;
+    this.chan = null;
+  }
+
+  take(fn) {
+    if (!this.queue.length && this.spent < SLICE_MS) this.#run(fn);
+    else {
+      this.queue.push(fn);
+      this.#kick();
+    }
+  }
+
+  #run(fn) {
+    const t0 = performance.now();
+    try {
+      fn();
+    } finally {
+      this.spent += performance.now() - t0;
+      this.#kick(); // the next task starts a new slice
+    }
+  }
+
+  #kick() {
+    if (this.kicked || typeof MessageChannel !== 'function') return;
+    if (!this.chan) {
+      this.chan = new MessageChannel();
+      this.chan.port1.onmessage = () => this.#next();
+      this.chan.port1.unref?.(); // node: the tests end without closing it
+    }
+    this.kicked = true;
+    this.chan.port2.postMessage(0);
+  }
+
+  #next() {
+    this.kicked = false;
+    this.spent = 0;
+    while (this.queue.length && this.spent < SLICE_MS) this.#run(this.queue.shift());
+  }
+
+  close() {
+    this.queue = [];
+    this.chan?.port1.close();
+    this.chan = null;
+  }
+}
+
 /** Stream is what RoomStream and NotificationStream share. */
 class Stream {
   constructor(hub, path, probePath, types, opts) {
@@ -268,6 +328,7 @@ class Stream {
     this.es = null;
     this.closed = false;
     this.refused = 0; // refusals in a row, each after a fresh token
+    this.slicer = new Slicer(); // events are handled in order, a slice a task
     hub.streams?.add(this);
     queueMicrotask(() => this.#connect());
   }
@@ -292,6 +353,7 @@ class Stream {
     if (this.es) this.es.close();
     this.es = null;
     this.listeners.clear();
+    this.slicer.close();
     this.#setStatus(Status.CLOSED);
   }
 
@@ -336,7 +398,11 @@ class Stream {
       this.#diagnose();
     };
     for (const t of this.types) this.#listen(es, t);
-    for (const t of SYSTEM) es.addEventListener(t, (e) => this.#system(t, e));
+    for (const t of SYSTEM) {
+      es.addEventListener(t, (e) => {
+        if (this.es === e.target || e.target === undefined) this.slicer.take(() => { if (!this.closed) this.#system(t, e); });
+      });
+    }
   }
 
   // diagnose asks the hub why a stream could not open: a refusal (401, 403)
@@ -379,16 +445,19 @@ class Stream {
   #listen(es, type) {
     es.addEventListener(type, (e) => {
       if (this.es !== es) return;
-      if (e.lastEventId) this.lastEventId = e.lastEventId;
-      let data;
-      try { data = JSON.parse(e.data); } catch { data = e.data; }
-      this.handle(type, data, e.lastEventId);
-      this.#emit(type, data, e.lastEventId);
+      const id = e.lastEventId;
+      if (id) this.lastEventId = id; // a reconnect resumes after it, handled or not yet
+      this.slicer.take(() => {
+        if (this.closed) return;
+        let data;
+        try { data = JSON.parse(e.data); } catch { data = e.data; }
+        this.handle(type, data, id);
+        this.#emit(type, data, id);
+      });
     });
   }
 
   #system(type, e) {
-    if (this.es !== e.target && e.target !== undefined) return;
     let data = {};
     try { data = JSON.parse(e.data); } catch { /* keep {} */ }
     this.#emit(type, data, '');
@@ -636,6 +705,8 @@ export class SharedPageStream {
     this.known = new Map(); // member → the newest stream id any relayed event carried
     this.tabs = new Map(); // tab → {rooms, notifications, types, visible, seen}
     this.last = {}; // what catchUp sends a tab that arrives later
+    this.outbox = []; // relayed events not yet posted (see #queue)
+    this.slicer = new Slicer(); // relayed events are handled in order, a slice a task
     this.closed = false;
     this.leading = false;
     this.stream = null;
@@ -691,6 +762,8 @@ export class SharedPageStream {
     this.#stopLeading();
     clearInterval(this.beat);
     this.bc?.close();
+    this.kick?.port1.close();
+    this.slicer.close();
     this.hub.streams?.delete(this);
     this.listeners.clear();
     this.#setStatus(Status.CLOSED);
@@ -707,7 +780,10 @@ export class SharedPageStream {
     }
     // The user always names the channel: a shareKey only narrows it, so no
     // key can relay one user's stream to another's tabs.
-    const name = `roomhub:${this.hub.baseUrl || location.origin}:${user}:${this.opts.shareKey || ''}`;
+    // The name carries the relay's version ("2": events go in batches), so
+    // tabs of an older SDK, still open across a deploy, share among
+    // themselves and never miss what they cannot read.
+    const name = `roomhub/2:${this.hub.baseUrl || location.origin}:${user}:${this.opts.shareKey || ''}`;
     this.bc = new BroadcastChannel(name);
     this.bc.onmessage = (e) => this.#receive(e.data);
     this.hub.streams?.add(this);
@@ -899,8 +975,33 @@ export class SharedPageStream {
     } else if (type === 'notification.unread' && !this.last.counts) {
       this.last.unread = msg;
     }
-    this.#post(msg);
+    this.#queue(msg);
     this.#deliver(msg);
+  }
+
+  // queue hands relayed events to the other tabs in one message per task: a
+  // burst the stream parsed in one task (500 notifications) is one message,
+  // not 500. The task after it is a MessageChannel's, which the browser
+  // does not throttle in a background tab, unlike a timer.
+  #queue(msg) {
+    if (!this.bc || this.closed) return;
+    this.outbox.push(msg);
+    if (this.outbox.length > 1) return;
+    if (!this.kick) {
+      this.kick = new MessageChannel();
+      this.kick.port1.onmessage = () => this.#flush();
+      this.kick.port1.unref?.();
+    }
+    this.kick.port2.postMessage(0);
+  }
+
+  #flush() {
+    if (!this.outbox.length) return;
+    const list = this.outbox;
+    this.outbox = [];
+    if (this.bc && !this.closed) {
+      try { this.bc.postMessage({ k: 'evs', list }); } catch { /* closing */ }
+    }
   }
 
   #receive(m) {
@@ -908,11 +1009,12 @@ export class SharedPageStream {
     if (m.k === 'alive' || m.k === 'leader') {
       this.leaderSeen = Date.now();
       this.leaderTab = m.tab;
-    } else if (m.k === 'ev' || m.k === 'status') {
+    } else if (m.k === 'ev' || m.k === 'evs' || m.k === 'status') {
       this.leaderSeen = Date.now();
     }
     switch (m.k) {
-      case 'ev': this.#deliver(m); break;
+      case 'ev': this.slicer.take(() => this.#deliver(m)); break;
+      case 'evs': for (const e of m.list || []) this.slicer.take(() => this.#deliver(e)); break;
       case 'status': this.#setStatus(m.s); break;
       case 'hello': {
         const before = this.tabs.get(m.tab);
@@ -963,6 +1065,7 @@ export class SharedPageStream {
 
   #post(msg) {
     if (!this.bc || this.closed) return;
+    this.#flush(); // what was relayed goes first
     try { this.bc.postMessage(msg); } catch { /* closing */ }
   }
 

@@ -2,7 +2,7 @@
 // api/inbox_element_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { itemText, badgeText, MESSAGES } from '../static/roomhub-inbox.js';
+import { itemText, badgeText, MESSAGES, inTab, placeOf, windowOf } from '../static/roomhub-inbox.js';
 
 test('an item shows data.title and data.text, else its event type', () => {
   assert.deepEqual(itemText({ eventType: 'comment.created', data: { title: 'Hi', text: 'there' } }), { title: 'Hi', body: 'there' });
@@ -19,4 +19,44 @@ test('the badge is exact up to 99, then 99+', () => {
 test('English and Korean name every text', () => {
   assert.deepEqual(Object.keys(MESSAGES.ko).sort(), Object.keys(MESSAGES.en).sort());
   assert.equal(MESSAGES.ko.bellCount(3), '알림, 읽지 않음 3개');
+});
+
+test('a tab has the items its list would have', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const n = { readAt: null, archivedAt: null, snoozedUntil: null, expiresAt: null };
+  assert.equal(inTab('all', n, now), true);
+  assert.equal(inTab('unread', n, now), true);
+  assert.equal(inTab('archived', n, now), false);
+  assert.equal(inTab('unread', { ...n, readAt: '2025-12-31T00:00:00Z' }, now), false);
+  assert.equal(inTab('all', { ...n, readAt: '2025-12-31T00:00:00Z' }, now), true);
+  assert.equal(inTab('all', { ...n, archivedAt: '2025-12-31T00:00:00Z' }, now), false);
+  assert.equal(inTab('archived', { ...n, archivedAt: '2025-12-31T00:00:00Z' }, now), true);
+  assert.equal(inTab('all', { ...n, snoozedUntil: '2026-01-02T00:00:00Z' }, now), false);
+  assert.equal(inTab('all', { ...n, snoozedUntil: '2025-12-31T00:00:00Z' }, now), true); // woken
+  assert.equal(inTab('all', { ...n, expiresAt: '2025-12-31T00:00:00Z' }, now), false);
+});
+
+test('an item goes where the list has it: newest activity first, or after what is loaded', () => {
+  const at = (id, ts) => ({ notificationId: id, activityAt: ts });
+  const items = [at('1:3', '2026-01-03T00:00:00Z'), at('1:2', '2026-01-02T00:00:00Z')];
+  assert.equal(placeOf(items, at('1:9', '2026-01-04T00:00:00Z'), false), 0);
+  assert.equal(placeOf(items, at('1:5', '2026-01-02T12:00:00Z'), false), 1);
+  assert.equal(placeOf(items, at('1:1', '2026-01-01T00:00:00Z'), false), -1); // a later page has it
+  assert.equal(placeOf(items, at('1:1', '2026-01-01T00:00:00Z'), true), 2); // nothing more to load
+  assert.equal(placeOf([], at('1:1', '2026-01-01T00:00:00Z'), true), 0);
+});
+
+test('only the rows near the view exist, however long the list', () => {
+  const items = Array.from({ length: 5000 }, (_, i) => ({ notificationId: String(i) }));
+  const h = () => 70;
+  let w = windowOf(items, h, 0, 560, 600, 60);
+  assert.deepEqual(w, { from: 0, to: 17, before: 0, after: (5000 - 17) * 70 });
+  w = windowOf(items, h, 70 * 2500, 560, 600, 60);
+  assert.equal(w.from, 2491); // the rows wholly more than 600 px above the view are not made
+  assert.equal(w.before, w.from * 70);
+  assert.ok(w.to - w.from <= 60 && w.to > 2508);
+  assert.equal(w.before + (w.to - w.from) * 70 + w.after, 5000 * 70);
+  w = windowOf(items, () => 1, 0, 560, 600, 60); // tiny rows: still at most max
+  assert.equal(w.to, 60);
+  assert.deepEqual(windowOf([], h, 0, 560), { from: 0, to: 0, before: 0, after: 0 });
 });

@@ -443,7 +443,7 @@ test('the tabs share a channel named by the user: a shareKey only narrows it', a
     await open(() => jwt('8'), { shareKey: 'app' });
     await open(() => '', { shareKey: 'app' }); // cookie auth, no user named: not shared
     await open(() => '', { userId: 9 });
-    assert.deepEqual(names, ['roomhub:http://hub.test:7:app', 'roomhub:http://hub.test:8:app', 'roomhub:http://hub.test:9:']);
+    assert.deepEqual(names, ['roomhub/2:http://hub.test:7:app', 'roomhub/2:http://hub.test:8:app', 'roomhub/2:http://hub.test:9:']);
   } finally {
     delete globalThis.BroadcastChannel;
     delete globalThis.document;
