@@ -304,11 +304,13 @@ func mustPublish(t *testing.T, url string) *http.Request {
 	return req
 }
 
-// TestBinary_DevModeDemoTwoTabsSeeEachOther: what a newcomer does first —
-// `go run .`, then the demo page in two tabs as two users of one room, in
-// real Chromium, on the embedded Redis: each lists the other online, and the
-// leave shows when one closes.
-func TestBinary_DevModeDemoTwoTabsSeeEachOther(t *testing.T) {
+// TestBinary_DevModeDemoTwoTabsSeeAndNotifyEachOther: what a newcomer does
+// first — `go run .`, then the demo page in two tabs as two users of one
+// room, in real Chromium, on the embedded Redis: each lists the other
+// online; a publish from one tab's form that notifies everyone online rings
+// both bells (<roomhub-inbox>), the other opens it, finds the item by its
+// title and reads it; the leave shows when one closes.
+func TestBinary_DevModeDemoTwoTabsSeeAndNotifyEachOther(t *testing.T) {
 	bin := testbin.Build(t)
 	url, _, logs := testbin.Start(t, bin, "REDIS_URL=")
 	testbin.WaitHealth(t, url, 200, 15*time.Second)
@@ -316,6 +318,19 @@ func TestBinary_DevModeDemoTwoTabsSeeEachOther(t *testing.T) {
 	bob := testbrowser.Start(t, "demo.mjs", url+"/?user=32&rooms=78", t.TempDir())
 	ann.Send(t, "TEXT #online 32 in 78")
 	bob.Send(t, "TEXT #online 31 in 78")
+
+	ann.Send(t, "EVAL document.getElementById('pub-title').value = 'Ann says hi'")
+	ann.Send(t, "CLICK #pub-notify")
+	ann.Send(t, "CLICK #publish button")
+	for _, tab := range []*testbrowser.Driver{ann, bob} {
+		tab.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+	}
+	bob.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	bob.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Ann says hi`)
+	bob.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
+	bob.Send(t, "WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part=\"badge\"]').hidden")
+	ann.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`) // ann's own is still unread
+
 	bob.Quit()
 	ann.Send(t, "GONE #online 32 in 78")
 	if errs := ann.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {

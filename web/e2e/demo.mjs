@@ -1,8 +1,9 @@
 // Drives headless Chromium on the demo page for roomhub's Go browser tests.
 // Usage: node demo.mjs <pageURL> <screenshot dir>
 // Prints READY once the page's stream is open. Commands on stdin, one JSON
-// line answered each: "TEXT <selector> <text>" waits until the element's text
-// contains text; "GONE <selector> <text>" waits until it no longer does;
+// line answered each: "TEXT <selector> <text>" (or "TEXT <selector> | <text>"
+// when the selector has spaces; selectors pierce shadow roots) waits until
+// the first match's text contains text; "GONE …" waits until it does not;
 // "WAIT <expression>" waits until the expression is truthy in the page;
 // "SHOT <name> <width>" writes <dir>/<name>.png at that width;
 // "CLICK <selector>" clicks the element (the selector may hold spaces); "KEY <key>" presses a key
@@ -35,8 +36,20 @@ try {
     try {
       if (cmd === 'QUIT') break;
       if (cmd === 'TEXT' || cmd === 'GONE') {
-        await page.waitForFunction(([sel, t, present]) => !!document.querySelector(sel)?.textContent.includes(t) === present,
-          [a, rest.join(' '), cmd === 'TEXT'], { timeout: 15000 });
+        // "<selector> <text>", or "<selector with spaces> | <text>"; the
+        // selector pierces shadow roots (the inbox element's).
+        const cut = line.indexOf(' | ');
+        const sel = cut < 0 ? a : line.slice(line.indexOf(' ') + 1, cut).trim();
+        const want = cut < 0 ? rest.join(' ') : line.slice(cut + 3).trim();
+        const has = async () => {
+          const all = await page.locator(sel).allTextContents();
+          return all.length > 0 && all[0].includes(want);
+        };
+        const end = Date.now() + 15000;
+        while ((await has()) !== (cmd === 'TEXT')) {
+          if (Date.now() > end) throw new Error(`${sel}: ${JSON.stringify(await page.locator(sel).allTextContents())}, want ${cmd === 'GONE' ? 'no ' : ''}${JSON.stringify(want)}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'WAIT') {
         // Polled from here: waitForFunction with a string evaluates it in the

@@ -77,6 +77,7 @@ button:focus-visible, [tabindex]:focus-visible { outline: 2px solid var(--roomhu
 .panel[hidden] { display: none; }
 .panel.from-left { inset-inline-end: auto; left: 0; right: auto; }
 .panel.from-right { inset-inline-start: auto; right: 0; left: auto; }
+.panel.sheet { position: fixed; left: 8px; right: 8px; width: auto; max-height: calc(100vh - 80px); }
 :host([mode="inline"]) .panel { position: static; width: auto; max-height: none; box-shadow: none; animation: none; }
 @keyframes appear { from { opacity: 0; transform: translateY(-4px); } }
 @media (prefers-reduced-motion: reduce) { .panel { animation: none; } * { transition: none !important; } }
@@ -299,6 +300,7 @@ export class RoomhubInbox extends Base {
     this.sizes?.disconnect(); // the rows are observed again as they are made
     this.rows.clear();
     document.removeEventListener('pointerdown', this.outside, true);
+    window.removeEventListener('resize', this.resized);
   }
 
   attributeChangedCallback(name, old, now) {
@@ -347,6 +349,7 @@ export class RoomhubInbox extends Base {
       }
     });
     this.outside = (e) => { if (!this.inline && !e.composedPath().includes(this)) this.#close(false); };
+    this.resized = () => this.#position();
     this.#paintTabs();
     this.#paintBadge();
   }
@@ -445,16 +448,31 @@ export class RoomhubInbox extends Base {
     this.#reload();
   }
 
-  #open() {
-    // The panel opens toward the side with room: under a bell near the
-    // page's left edge it grows rightward, else leftward.
+  /**
+   * position places the popover: toward the side with room (under a bell
+   * near the page's left edge it grows rightward, else leftward), or, on a
+   * phone, across the width of the screen under the bell. Again whenever
+   * the window changes size while it is open.
+   */
+  #position() {
+    const p = this.el.panel;
     const r = this.getBoundingClientRect();
-    const roomRight = window.innerWidth - r.left;
-    this.el.panel.classList.toggle('from-left', roomRight >= Math.min(380, window.innerWidth - 16) && r.left < window.innerWidth / 2);
-    this.el.panel.classList.toggle('from-right', !this.el.panel.classList.contains('from-left'));
+    const w = window.innerWidth;
+    const sheet = w < 480;
+    p.classList.toggle('sheet', sheet);
+    p.style.top = sheet ? `${Math.round(r.bottom + 6)}px` : '';
+    p.classList.toggle('from-left', !sheet && w - r.left >= Math.min(380, w - 16) && r.left < w / 2);
+    p.classList.toggle('from-right', !sheet && !p.classList.contains('from-left'));
+  }
+
+  #open() {
+    if (!this.inline) {
+      this.#position();
+      document.addEventListener('pointerdown', this.outside, true);
+      window.addEventListener('resize', this.resized);
+    }
     this.el.panel.hidden = false;
     this.el.bell.setAttribute('aria-expanded', 'true');
-    if (!this.inline) document.addEventListener('pointerdown', this.outside, true);
     this.#reload();
     // Opening the bell is seeing what it holds.
     if (this.counts?.unseen) this.hub.markAllSeen().catch((e) => this.#error(e));
@@ -466,6 +484,7 @@ export class RoomhubInbox extends Base {
     this.el.panel.hidden = true;
     this.el.bell.setAttribute('aria-expanded', 'false');
     document.removeEventListener('pointerdown', this.outside, true);
+    window.removeEventListener('resize', this.resized);
     if (refocus) this.el.bell.focus();
   }
 
