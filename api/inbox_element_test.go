@@ -327,3 +327,40 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 		t.Fatalf("console errors: %v", errs)
 	}
 }
+
+// Cookie auth: the app sets the hub's access_token cookie (HttpOnly: the
+// page's script never sees it, and the page has no other credential) and
+// the element, auth="cookie" with the user's id, needs no tokenProvider: its
+// stream, counts, list, seen on opening and a read all go with the cookie,
+// from another origin that ALLOWED_ORIGINS lists.
+func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
+	var th *testHub
+	const user = 13
+	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" { // signed in: the app's backend sets the cookie (cookies name a host, not a port)
+			http.SetCookie(w, &http.Cookie{Name: "access_token", Value: th.token(t, user), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
+<script type="module" src="%[1]s/static/roomhub-inbox.js"></script></head>
+<body><main><h1>App</h1><roomhub-inbox auth="cookie" user-id="%[2]d" base-url="%[1]s"></roomhub-inbox></main></body></html>`, th.URL, user)
+	}))
+	origin := "http://" + app.Listener.Addr().String()
+	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	app.Start()
+	defer app.Close()
+	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
+	th.notify(t, 42, "comment.created", user)
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
+	eventually(t, 15*time.Second, "the opened bell to mark the item seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
+	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
+	if c := th.countsOf(t, user); c.Unread != 0 {
+		t.Fatalf("unread %d after the read by cookie", c.Unread)
+	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
