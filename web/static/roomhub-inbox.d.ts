@@ -55,6 +55,19 @@ export function itemText(n: Notification): { title: string; body: string };
 /** badgeText is the badge's display: the exact count up to 99, then "99+". */
 export function badgeText(n: number): string;
 
+/** inTab says whether an item belongs in a tab's list: all (visible), unread or archived. */
+export function inTab(tab: 'all' | 'unread' | 'archived', n: Notification, now?: number): boolean;
+
+/** newer says whether a comes before b in a list: newer activity first, ties by id. */
+export function newer(a: Notification, b: Notification): boolean;
+
+/** placeOf is where n goes in the sorted items, or -1 after them when more are to be loaded. */
+export function placeOf(items: Notification[], n: Notification, complete: boolean): number;
+
+/** windowOf chooses the rows of a long list near the view: [from, to) and the heights around them. */
+export function windowOf<T>(items: T[], height: (item: T) => number, top: number, view: number, over?: number, max?: number):
+  { from: number; to: number; before: number; after: number };
+
 /** What roomhub-error carries. */
 export interface InboxErrorDetail {
   status?: number;
