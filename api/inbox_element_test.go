@@ -192,6 +192,8 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	axe("light, open")
 	d.Send(t, "KEY ArrowRight") // the Unread tab
 	focus("Unread3")
+	items := func(n int) { t.Helper(); d.Send(t, fmt.Sprintf(`COUNT roomhub-inbox [part="item"] | %d`, n)) } // the tab's list came
+	items(3)
 	d.Send(t, "KEY Tab") // the newest item
 	focus("Comment 2Hello")
 	d.Send(t, "KEY Enter") // opens it: read, no url to follow
@@ -203,13 +205,53 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	focus("Mark as read")
 	d.Send(t, "KEY Enter")
 	d.Send(t, "TEXT "+badge+" | 1")
+	focus("Comment 0Hello") // the last unread item took its place
+
+	// Every other action, by keyboard alone. keys presses each key and
+	// waits for the focus to be where the next one says.
+	keys := func(steps ...string) {
+		t.Helper()
+		for i := 0; i < len(steps); i += 2 {
+			d.Send(t, "KEY "+steps[i])
+			focus(steps[i+1])
+		}
+	}
+	// Archive: the Unread list is left empty, the focus on its tab.
+	keys("Tab", "Mark as read", "Tab", "Archive", "Enter", "Unread0")
+	d.Send(t, "HIDDEN "+badge)
+	// Back to the inbox, from the Archived tab.
+	keys("ArrowRight", "Archived1")
+	items(1)
+	keys("Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Move to inbox", "Enter", "Archived0")
+	d.Send(t, "TEXT "+badge+" | 1")
+	// Snooze, from a preset the choices open on.
+	keys("ArrowLeft", "Unread1")
+	items(1)
+	keys("Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Archive", "Tab", "Snooze", "Enter", "In an hour", "Enter", "Unread0")
+	d.Send(t, "HIDDEN "+badge)
+	// Delete, in the All tab: the focus goes on to the next item.
+	keys("ArrowLeft", "All2")
+	items(2)
+	keys("Tab", "Comment 2Hello", "Tab", "Archive", "Tab", "Snooze", "Tab", "Delete", "Enter", "Comment 1Hello")
+	// The preferences: a type muted in the app, saved; the focus comes back to the gear.
+	keys("Shift+Tab", "All1", "Shift+Tab", "Preferences", "Enter", "Comment created: In app", "Space", "Comment created: In app", "Tab", "Save", "Enter", "Preferences")
+	eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
+		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+		return strings.Contains(fmt.Sprint(env.Result), "comment.created")
+	})
+	// Mark all read, once something is unread again.
+	th.notify(t, 42, "like.toggled", user)
+	d.Send(t, "TEXT "+badge+" | 1")
+	keys("Shift+Tab", "Mark all as read", "Enter", "All2") // done, it hides: the focus goes to the tab
+	d.Send(t, "HIDDEN "+badge)
+
 	d.Send(t, "SCHEME dark")
 	axe("dark, open")
 	d.Send(t, "KEY Escape")
 	d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
 	focus("bell")
 	axe("dark, closed")
-	if c := th.countsOf(t, user); c.Unread != 1 || c.Unseen != 0 {
+	if c := th.countsOf(t, user); c.Unread != 0 || c.Unseen != 0 || c.Snoozed != 1 || c.Visible != 2 || c.Archived != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
@@ -270,6 +312,10 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 		Rows, Nodes, First, Last int
 		FirstID, LastID, Pill    string
 		Top                      float64
+		Loading, Failed          bool
+		Next                     string
+		Gen, Items               int
+		Errors                   []any
 	}
 	// scroll moves the list (to: a fraction of its height, or -1 for the
 	// end), waits for the page being loaded and two frames, and says what
@@ -284,7 +330,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
   const rows = [...el.shadowRoot.querySelectorAll('li.item')], at = (li) => Number(li?.getAttribute('aria-posinset') || 0);
   return { rows: rows.length, nodes: el.shadowRoot.querySelectorAll('*').length, first: at(rows[0]), last: at(rows.at(-1)),
     firstID: rows[0]?.dataset.id || '', lastID: rows.at(-1)?.dataset.id || '', pill: el.shadowRoot.querySelector('.pill').hidden ? '' : el.shadowRoot.querySelector('.pill').textContent,
-    top: sc.scrollTop };
+    top: sc.scrollTop, loading: el.loading, failed: el.failed, next: String(el.next), gen: el.gen, items: el.items.length, errors: window.__hubErrors };
 })()`, to), "\n", " "))["value"]
 		var out view
 		remarshal(t, v, &out)
@@ -296,7 +342,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 			break
 		}
 		if i > 2*n/50 {
-			t.Fatalf("after %d scrolls to the end the last row is item %d of %d", i, end.Last, n)
+			t.Fatalf("after %d scrolls to the end the last row is item %d of %d: %+v", i, end.Last, n, end)
 		}
 	}
 	const maxRows, maxNodes = 60, 2000

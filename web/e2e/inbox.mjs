@@ -34,6 +34,8 @@ try {
     window.__longtasks = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push(Math.round(e.duration)); })
       .observe({ type: 'longtask', buffered: true });
+    window.__hubErrors = []; // roomhub-error details, for a test's failure message
+    document.addEventListener('roomhub-error', (e) => window.__hubErrors.push(e.detail));
     window.__loaf = [];
     new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__loaf.push(e.toJSON()); })
       .observe({ type: 'long-animation-frame', buffered: true });

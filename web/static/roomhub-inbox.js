@@ -247,6 +247,8 @@ export class RoomhubInbox extends Base {
     }) : null;
     this.rows = new Map();
     this.win = { from: 0, to: 0 };
+    this.gen = 0; // the list asked for last: answers to older asks are dropped
+    this.replay = []; // the events' changes while a list is on its way, made again on it
   }
 
   /**
@@ -410,7 +412,13 @@ export class RoomhubInbox extends Base {
     this.el.bell.setAttribute('aria-label', n ? this.t.bellCount(n) : this.t.bell);
     this.el.allRead.textContent = this.t.markAllRead;
     this.el.gear.textContent = this.el.prefs.hidden ? this.t.prefs : this.t.back;
-    this.el.allRead.hidden = !this.counts || this.counts.unread === 0;
+    const hide = !this.counts || this.counts.unread === 0;
+    // The focus never goes down with a control that hides: from "mark all
+    // read", once done, it moves to the selected tab.
+    if (hide && !this.el.allRead.hidden && this.shadowRoot.activeElement === this.el.allRead) {
+      this.el.tabs.querySelector('[aria-selected="true"]')?.focus();
+    }
+    this.el.allRead.hidden = hide;
   }
 
   #paintTabs() {
@@ -513,37 +521,49 @@ export class RoomhubInbox extends Base {
     }
   }
 
-  /** reload lists the tab from its top (keep: show the old rows until the new ones come). */
+  /**
+   * reload lists the tab from its top (keep: show the old rows until the
+   * new ones come; else none, so the keyboard cannot wander into the last
+   * tab's rows meanwhile). A list asked for later wins over one still on
+   * its way (gen).
+   */
   async #reload(keep = false) {
+    this.gen++;
     if (!keep) this.items = [];
     this.heights.clear();
     this.heightSum = 0;
     this.next = null;
     this.fresh = 0;
     this.el.pill.hidden = true;
-    await this.#loadMore(true);
+    const done = this.#loadMore(true);
+    if (!keep) this.#paintList();
+    await done;
   }
 
   async #loadMore(first = false) {
-    if (this.loading || (!first && !this.next)) return;
+    if (!first && (this.loading || !this.next)) return;
+    const gen = this.gen;
     this.loading = true;
+    this.replay = [];
     const tab = TABS.find((x) => x.key === this.tab);
     try {
       const page = await this.hub.list({ limit: first ? PAGE : MORE, state: tab.state, before: first ? undefined : this.next });
-      if (tab.key !== this.tab) return; // the tab changed meanwhile
+      if (gen !== this.gen) return;
       if (first) this.items = page.notifications;
       else { // an item placed from an event meanwhile is not listed twice
         const have = new Set(this.items.map((n) => n.notificationId));
         this.items = this.items.concat(page.notifications.filter((n) => !have.has(n.notificationId)));
       }
+      this.#replay();
       for (const n of page.notifications) this.typesSeen.add(n.eventType);
       this.next = page.hasMore ? page.nextBefore : null;
       this.failed = false;
     } catch (e) {
+      if (gen !== this.gen) return;
       this.failed = true;
       this.#error(e);
     } finally {
-      this.loading = false;
+      if (gen === this.gen) this.loading = false;
     }
     this.#paintList();
   }
@@ -937,31 +957,47 @@ export class RoomhubInbox extends Base {
     }
     const { unread, counts, ...n } = d;
     this.typesSeen.add(n.eventType);
-    this.#place(n);
+    this.#patch((again) => this.#place(n, again));
+  }
+
+  /**
+   * patch makes an event's change to the open list, and again on the list
+   * that arrives if one is on its way: the hub may have answered it before
+   * the change.
+   */
+  #patch(fn) {
+    fn(false);
+    if (this.loading) this.replay.push(fn);
+    this.#soon('paint');
+  }
+
+  #replay() {
+    for (const fn of this.replay) fn(true);
+    this.replay = [];
   }
 
   /**
    * place puts an item, new or changed, where it belongs in the open list:
    * out of it if its tab no longer has it; at the top only while the reader
    * is there (further down, the "N new" pill says so and the list does not
-   * move); nowhere when it belongs after what is loaded.
+   * move); nowhere when it belongs after what is loaded. again: the change
+   * is made once more, on a list that came meanwhile (the pill counted it).
    */
-  #place(n) {
+  #place(n, again) {
     const at = this.items.findIndex((x) => x.notificationId === n.notificationId);
     const was = at >= 0 ? this.items[at] : null;
     if (at >= 0) this.items.splice(at, 1);
-    if (inTab(this.tab, n)) {
-      const to = placeOf(this.items, n, !this.next);
-      const moved = !was || (was.activityAt || was.timestamp) !== (n.activityAt || n.timestamp);
-      if (to === 0 && moved && !this.atTop) {
-        this.fresh++;
-        this.el.pill.textContent = this.t.newItems(this.fresh);
-        this.el.pill.hidden = false;
-      } else if (to >= 0) {
-        this.items.splice(to, 0, n);
-      }
+    if (!inTab(this.tab, n)) return;
+    const to = placeOf(this.items, n, !this.next);
+    const moved = !was || (was.activityAt || was.timestamp) !== (n.activityAt || n.timestamp);
+    if (to === 0 && moved && !this.atTop) {
+      if (again) return;
+      this.fresh++;
+      this.el.pill.textContent = this.t.newItems(this.fresh);
+      this.el.pill.hidden = false;
+    } else if (to >= 0) {
+      this.items.splice(to, 0, n);
     }
-    this.#soon('paint');
   }
 
   /** updated applies notification.updated: items changed, or a filter's many (list again). */
@@ -971,7 +1007,7 @@ export class RoomhubInbox extends Base {
       this.#changed();
       return;
     }
-    for (const n of d.notifications) this.#place(n);
+    this.#patch((again) => { for (const n of d.notifications) this.#place(n, again); });
   }
 
   /** read applies notification.read: the items read (and so seen). */
@@ -979,20 +1015,20 @@ export class RoomhubInbox extends Base {
     if (this.el.panel.hidden || !d || !Array.isArray(d.notificationIds)) return;
     const ids = new Set(d.notificationIds);
     const now = d.readAt || new Date().toISOString();
-    this.items = this.items.flatMap((n) => {
-      if (!ids.has(n.notificationId) || n.readAt) return [n];
-      const r = { ...n, readAt: now, seenAt: n.seenAt || now };
-      return inTab(this.tab, r) ? [r] : [];
+    this.#patch(() => {
+      this.items = this.items.flatMap((n) => {
+        if (!ids.has(n.notificationId) || n.readAt) return [n];
+        const r = { ...n, readAt: now, seenAt: n.seenAt || now };
+        return inTab(this.tab, r) ? [r] : [];
+      });
     });
-    this.#soon('paint');
   }
 
   /** deleted applies notification.deleted: deleted, expired or past retention. */
   #deleted(d) {
     if (this.el.panel.hidden || !d || !Array.isArray(d.notificationIds)) return;
     const ids = new Set(d.notificationIds);
-    this.items = this.items.filter((n) => !ids.has(n.notificationId));
-    this.#soon('paint');
+    this.#patch(() => { this.items = this.items.filter((n) => !ids.has(n.notificationId)); });
   }
 
   #announce() {
@@ -1026,18 +1062,25 @@ export class RoomhubInbox extends Base {
   }
 
   async #reloadKeepingPlace() {
+    const gen = ++this.gen;
     const top = this.el.scroll.scrollTop;
     const shown = Math.max(this.items.length, PAGE);
     const tab = TABS.find((x) => x.key === this.tab);
+    this.loading = true;
+    this.replay = [];
     try {
       const page = await this.hub.list({ limit: Math.min(shown, 100), state: tab.state });
-      if (tab.key !== this.tab) return;
+      if (gen !== this.gen) return;
       this.items = page.notifications;
+      this.#replay();
       this.next = page.hasMore ? page.nextBefore : null;
+      this.loading = false; // before painting: rows that reach the end load the next page
       this.#paintList();
       this.el.scroll.scrollTop = top;
     } catch (e) {
-      this.#error(e);
+      if (gen === this.gen) this.#error(e);
+    } finally {
+      if (gen === this.gen) this.loading = false;
     }
   }
 
