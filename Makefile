@@ -11,13 +11,17 @@ run:
 	$(GO) run .
 
 # deps installs what the tests need and the machine may lack: redis-server and
-# redis-cli, Chromium and Node.js (Debian packages), playwright-core and
-# axe-core (npm, to drive Chromium and check accessibility) and staticcheck.
+# redis-cli, Chromium and Node.js (Debian packages), playwright-core,
+# axe-core and React (npm: to drive Chromium, check accessibility, and run
+# the element's React example) and staticcheck.
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
 	$(if $(shell command -v redis-cli),,redis-tools) \
 	$(if $(wildcard /usr/bin/chromium),,chromium) \
 	$(if $(shell command -v npm),,nodejs npm))
+
+# E2E_PACKAGES are web/e2e's npm packages (package.json): any missing, npm ci.
+E2E_PACKAGES = playwright-core axe-core react react-dom
 
 deps:
 	@if [ -n "$(APT_MISSING)" ]; then \
@@ -25,7 +29,7 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_MISSING) >/dev/null; \
 	fi
-	@test -d web/e2e/node_modules/playwright-core -a -d web/e2e/node_modules/axe-core || npm ci --prefix web/e2e --no-audit --no-fund
+	@for p in $(E2E_PACKAGES); do test -d web/e2e/node_modules/$$p || { npm ci --prefix web/e2e --no-audit --no-fund; break; }; done
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 vet:

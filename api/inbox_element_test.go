@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -406,6 +407,72 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 	if c := th.countsOf(t, user); c.Unread != 0 {
 		t.Fatalf("unread %d after the read by cookie", c.Unread)
 	}
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// The React example of web/README.md, as written there (without JSX: React
+// 18's browser build, no build step), in a page of another origin: the
+// element rings under React, its click event reaches the component (which
+// cancels the element's default and routes itself), and its actions work.
+func TestBrowser_InboxElementInReact(t *testing.T) {
+	var th *testHub
+	const user = 14
+	e2e := filepath.Join("..", "web", "e2e", "node_modules")
+	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/token":
+			_, _ = io.WriteString(w, th.token(t, user))
+		case "/react.js":
+			http.ServeFile(w, r, filepath.Join(e2e, "react", "umd", "react.production.min.js"))
+		case "/react-dom.js":
+			http.ServeFile(w, r, filepath.Join(e2e, "react-dom", "umd", "react-dom.production.min.js"))
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>React app</title><link rel="icon" href="data:,">
+<script src="/react.js"></script><script src="/react-dom.js"></script>
+<script type="module" src="%[1]s/static/roomhub-inbox.js"></script></head>
+<body><div id="root"></div>
+<script type="module">
+const { useRef, useEffect, useState, createElement: h } = React;
+const getToken = async () => (await fetch('/token')).text();
+function Bell({ getToken, navigate }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    ref.current.tokenProvider = getToken;
+    const open = (e) => { e.preventDefault(); navigate(e.detail.data.url); };
+    ref.current.addEventListener('roomhub-notification-click', open);
+    return () => ref.current?.removeEventListener('roomhub-notification-click', open);
+  }, [getToken]);
+  return h('roomhub-inbox', { ref, 'base-url': '%[1]s' });
+}
+function App() {
+  const [route, setRoute] = useState('/');
+  return h('main', null, h('header', null, h('h1', null, 'React app'), h(Bell, { getToken, navigate: setRoute })), h('p', { id: 'route' }, route));
+}
+ReactDOM.createRoot(document.getElementById('root')).render(h(App));
+</script></body></html>`, th.URL)
+		}
+	}))
+	origin := "http://" + app.Listener.Addr().String()
+	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	app.Start()
+	defer app.Close()
+	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
+	if code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","url":"/orders/1"},"recipientIds":[%d]}`, user)); code != 200 {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Order shipped`)
+	d.Send(t, `CLICK roomhub-inbox [part="item"] .open`)
+	d.Send(t, `TEXT #route | /orders/1`) // the component routed; the element did not navigate
+	if c := th.countsOf(t, user); c.Unread != 1 {
+		t.Fatalf("unread %d: a canceled click must not read the item", c.Unread)
+	}
+	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
+	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
