@@ -98,6 +98,24 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"][aria-setsize="150"] | 1`)
 	d.Send(t, "SHOT inbox-desktop 1280")
 	d.Send(t, "SHOT inbox-phone 390")
+	// The open panel fits a 360 px phone, and a right-to-left page (the
+	// bell then on the left: the panel grows rightward) at 1280 px.
+	fits := func(width int) {
+		t.Helper()
+		js := fmt.Sprintf(`EVAL (() => { const r = document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="panel"]').getBoundingClientRect();
+  return r.width > 200 && r.left >= 0 && r.right <= %[1]d && document.documentElement.scrollWidth <= %[1]d; })()`, width)
+		if v := d.Send(t, strings.ReplaceAll(js, "\n", " "))["value"]; v != true {
+			t.Fatalf("the open panel does not fit %d px (dir %v)", width, d.Send(t, "EVAL document.documentElement.dir")["value"])
+		}
+	}
+	d.Send(t, "SIZE 360")
+	fits(360)
+	d.Send(t, "SIZE 1280")
+	d.Send(t, "EVAL document.documentElement.dir = 'rtl'")
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // closes
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // opens, placed for this page
+	fits(1280)
+	d.Send(t, "EVAL document.documentElement.dir = ''")
 
 	// Snooze from a preset: the newest item leaves the list.
 	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)

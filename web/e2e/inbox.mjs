@@ -11,7 +11,8 @@
 // "EVAL <expression>" (window.__longtasks: the long tasks' durations, ms;
 // window.__loaf: the long animation frames, with the scripts that ran);
 // "PROFILE start" / "PROFILE stop <file>" (a .cpuprofile in dir);
-// "SHOT <name> <width>"; "SCHEME light|dark" emulates
+// "SHOT <name> <width>"; "SIZE <width>" sets the viewport's width;
+// "SCHEME light|dark" emulates
 // prefers-color-scheme; "AXE" runs axe-core (WCAG 2 A and AA) on the page,
 // shadow roots included, and answers {"value": [violations]}; "ERRORS"; "QUIT".
 import { launch } from './launch.mjs';
@@ -95,6 +96,8 @@ try {
       } else if (cmd === 'SHOT') {
         await page.setViewportSize({ width: Number(rest[0]), height: 800 });
         await page.screenshot({ path: path.join(dir, `${a}.png`), fullPage: true });
+      } else if (cmd === 'SIZE') {
+        await page.setViewportSize({ width: Number(a), height: 800 });
       } else if (cmd === 'SCHEME') {
         await page.emulateMedia({ colorScheme: a });
       } else if (cmd === 'AXE') {
