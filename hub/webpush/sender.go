@@ -1,0 +1,127 @@
+package webpush
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Sender sends pushes signed with the hub's VAPID keys.
+type Sender struct {
+	keys    Keys
+	subject string
+	client  *http.Client
+	now     func() time.Time
+}
+
+// NewSender is a Sender whose connections go only to public addresses
+// (unless allowPrivate), follow no redirect and end within timeout. tlsConf
+// (nil: the system's roots) is for tests that stand up a push service.
+func NewSender(keys Keys, subject string, allowPrivate bool, timeout time.Duration, tlsConf *tls.Config) *Sender {
+	d := &net.Dialer{Timeout: timeout}
+	if !allowPrivate {
+		d.Control = func(_, address string, _ syscall.RawConn) error { return guard(address) }
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // a push goes straight to the push service: no proxy may stand between the guard and it
+		DialContext:         d.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: timeout,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &Sender{keys: keys, subject: subject, now: time.Now, client: &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Close lets the idle connections go.
+func (s *Sender) Close() { s.client.CloseIdleConnections() }
+
+// Push is one message: its plaintext and how the push service keeps it.
+type Push struct {
+	Payload []byte
+	TTL     time.Duration // how long the push service keeps it for an offline device
+	Urgency string        // very-low, low, normal or high
+	Topic   string        // a newer push with the same topic replaces this one ("" none)
+}
+
+// Result is a push service's answer: its status (0 when none came), its
+// Retry-After, and the error when there was no answer.
+type Result struct {
+	Status     int
+	RetryAfter string
+	Err        error
+	Timeout    bool
+}
+
+// Send encrypts p for sub and posts it to the subscription's endpoint.
+func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
+	keys, err := sub.Decode()
+	if err != nil {
+		return Result{Err: err}
+	}
+	body, err := Encrypt(p.Payload, keys.P256dh, keys.Auth)
+	if err != nil {
+		return Result{Err: err}
+	}
+	auth, err := s.keys.Authorization(sub.Endpoint, s.subject, s.now())
+	if err != nil {
+		return Result{Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Result{Err: err}
+	}
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Content-Encoding", "aes128gcm")
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("TTL", strconv.Itoa(int(p.TTL.Seconds())))
+	if p.Urgency != "" {
+		req.Header.Set("Urgency", p.Urgency)
+	}
+	if p.Topic != "" {
+		req.Header.Set("Topic", p.Topic)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		var ne net.Error
+		return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+}
+
+// Topic is a push Topic for a group key: at most 32 characters of base64url
+// (RFC 8030 §5.4), the same for the same key.
+func Topic(groupKey string) string {
+	if groupKey == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(groupKey))
+	return b64.EncodeToString(sum[:])[:32]
+}
+
+// Urgency is a severity's push urgency: critical is high, low is low, the
+// rest normal.
+func Urgency(severity string) string {
+	switch severity {
+	case "critical":
+		return "high"
+	case "low":
+		return "low"
+	}
+	return "normal"
+}

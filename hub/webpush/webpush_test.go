@@ -1,0 +1,244 @@
+package webpush
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// A key pair printed and read back is the same pair; a public key that is
+// not the private key's is refused.
+func TestKeys_ParseWhatWasMade(t *testing.T) {
+	k, err := NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseKeys(k.Public, k.Private())
+	if err != nil || back.Public != k.Public || back.Private() != k.Private() {
+		t.Fatalf("parse: %v", err)
+	}
+	other, _ := NewKeys()
+	for _, c := range [][2]string{{other.Public, k.Private()}, {k.Public, "short"}, {"", k.Private()}, {k.Public, k.Public}} {
+		if _, err := ParseKeys(c[0], c[1]); err == nil {
+			t.Errorf("ParseKeys(%q, %q) took a bad pair", c[0], c[1])
+		}
+	}
+}
+
+// verifyVAPID checks an Authorization header as a push service does, and
+// returns its claims.
+func verifyVAPID(t *testing.T, header string) jwt.MapClaims {
+	t.Helper()
+	rest, ok := strings.CutPrefix(header, "vapid t=")
+	tok, k, ok2 := strings.Cut(rest, ", k=")
+	if !ok || !ok2 {
+		t.Fatalf("Authorization %q", header)
+	}
+	raw, err := decodeB64(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return pub, nil }, jwt.WithValidMethods([]string{"ES256"})); err != nil {
+		t.Fatalf("the VAPID token: %v", err)
+	}
+	return claims
+}
+
+// The VAPID header: an ES256 token the public key verifies, for the
+// endpoint's origin, with the subject, expiring within 12 hours.
+func TestKeys_AuthorizationIsAVAPIDToken(t *testing.T) {
+	k, _ := NewKeys()
+	now := time.Now()
+	h, err := k.Authorization("https://push.example.net:8443/wpush/v2/abc?x=1", "mailto:ops@example.com", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := verifyVAPID(t, h)
+	exp, _ := c.GetExpirationTime()
+	if c["aud"] != "https://push.example.net:8443" || c["sub"] != "mailto:ops@example.com" || exp == nil ||
+		exp.Sub(now) > 12*time.Hour || exp.Sub(now) < 11*time.Hour {
+		t.Fatalf("claims %v", c)
+	}
+}
+
+func sub(endpoint string) Subscription {
+	ua, _ := ecdh.P256().GenerateKey(nil)
+	var s Subscription
+	s.Endpoint = endpoint
+	s.Keys.P256dh = b64.EncodeToString(ua.PublicKey().Bytes())
+	s.Keys.Auth = b64.EncodeToString([]byte("0123456789abcdef"))
+	return s
+}
+
+// resolveTo is a resolver that answers every name with addrs.
+func resolveTo(addrs ...string) Resolver {
+	return func(context.Context, string) ([]netip.Addr, error) {
+		var out []netip.Addr
+		for _, a := range addrs {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out, nil
+	}
+}
+
+// The SSRF rule and the keys' shape: what is refused, and why.
+func TestSubscription_Check(t *testing.T) {
+	ctx := context.Background()
+	public := resolveTo("203.0.113.9") // TEST-NET-3: public as far as the check goes
+	for _, c := range []struct {
+		endpoint string
+		resolve  Resolver
+		ok       bool
+	}{
+		{"https://fcm.googleapis.com/fcm/send/abc", public, true},
+		{"https://203.0.113.9/push", public, true},
+		{"http://fcm.googleapis.com/fcm/send/abc", public, false},
+		{"https://127.0.0.1/push", public, false},
+		{"https://[::1]/push", public, false},
+		{"https://169.254.169.254/latest/meta-data", public, false},
+		{"https://10.1.2.3/push", public, false},
+		{"https://[fd00::1]/push", public, false},
+		{"https://100.64.0.1/push", public, false},
+		{"https://0.0.0.0/push", public, false},
+		{"https://[::ffff:127.0.0.1]/push", public, false},
+		{"https://localhost/push", public, false},
+		{"https://intranet.example/push", resolveTo("203.0.113.9", "192.168.1.5"), false},
+		{"https://user:pw@push.example/x", public, false},
+		{"ftp://push.example/x", public, false},
+		{"https:///nohost", public, false},
+		{"https://push.example/" + strings.Repeat("a", 2100), public, false},
+	} {
+		err := sub(c.endpoint).Check(ctx, false, c.resolve)
+		if (err == nil) != c.ok {
+			t.Errorf("%.60s: %v, want ok=%v", c.endpoint, err, c.ok)
+		}
+	}
+	if err := sub("https://127.0.0.1/push").Check(ctx, true, public); err != nil {
+		t.Errorf("allowPrivate: %v", err)
+	}
+	bad := sub("https://push.example/x")
+	bad.Keys.Auth = b64.EncodeToString([]byte("short"))
+	if bad.Check(ctx, false, public) == nil {
+		t.Error("a 5-byte auth was taken")
+	}
+	bad = sub("https://push.example/x")
+	bad.Keys.P256dh = b64.EncodeToString(make([]byte, 65))
+	if bad.Check(ctx, false, public) == nil {
+		t.Error("a p256dh off the curve was taken")
+	}
+}
+
+// A push, through a stand-in push service: signed, encrypted for the
+// subscription, with the headers the push asked for; the answer comes back
+// as it was given. Without allowPrivate the same push never leaves: the
+// service is on loopback.
+func TestSender_PostsAnEncryptedSignedPush(t *testing.T) {
+	ua, _ := ecdh.P256().GenerateKey(nil)
+	auth := []byte("0123456789abcdef")
+	var got struct {
+		plain   string
+		headers http.Header
+		claims  jwt.MapClaims
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		plain, err := Decrypt(body, auth, ua)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		got.plain, got.headers, got.claims = string(plain), r.Header.Clone(), verifyVAPID(t, r.Header.Get("Authorization"))
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	k, _ := NewKeys()
+	s := Subscription{Endpoint: srv.URL + "/push/1"}
+	s.Keys.P256dh = b64.EncodeToString(ua.PublicKey().Bytes())
+	s.Keys.Auth = b64.EncodeToString(auth)
+	tlsConf := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	payload, _ := json.Marshal(map[string]string{"title": "Hi"})
+	p := Push{Payload: payload, TTL: time.Hour, Urgency: Urgency("critical"), Topic: Topic("likes")}
+
+	res := NewSender(k, "mailto:ops@example.com", true, 5*time.Second, tlsConf).Send(context.Background(), s, p)
+	if res.Status != http.StatusTooManyRequests || res.RetryAfter != "7" || res.Err != nil {
+		t.Fatalf("result %+v", res)
+	}
+	if got.plain != `{"title":"Hi"}` || got.headers.Get("TTL") != "3600" || got.headers.Get("Urgency") != "high" ||
+		got.headers.Get("Content-Encoding") != "aes128gcm" || len(got.headers.Get("Topic")) != 32 || got.claims["aud"] != srv.URL {
+		t.Fatalf("the push service got %q, headers %v, claims %v", got.plain, got.headers, got.claims)
+	}
+	res = NewSender(k, "mailto:ops@example.com", false, 5*time.Second, tlsConf).Send(context.Background(), s, p)
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "private address") {
+		t.Fatalf("a push to loopback without allowPrivate: %+v", res)
+	}
+}
+
+// A redirect is an answer, not followed.
+func TestSender_FollowsNoRedirect(t *testing.T) {
+	followed := false
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			followed = true
+			return
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	k, _ := NewKeys()
+	res := NewSender(k, "mailto:a@b.c", true, 5*time.Second, srv.Client().Transport.(*http.Transport).TLSClientConfig).
+		Send(context.Background(), sub(srv.URL+"/push"), Push{Payload: []byte("{}"), TTL: time.Minute})
+	if res.Status != http.StatusTemporaryRedirect || followed {
+		t.Fatalf("status %d, followed %v", res.Status, followed)
+	}
+}
+
+func TestTopicAndUrgency(t *testing.T) {
+	if a := Topic("a"); Topic("") != "" || a == Topic("b") || a != Topic("a") || len(Topic(strings.Repeat("k", 64))) != 32 {
+		t.Fatal("Topic")
+	}
+	for sev, want := range map[string]string{"critical": "high", "low": "low", "high": "normal", "normal": "normal", "": "normal"} {
+		if Urgency(sev) != want {
+			t.Errorf("Urgency(%q) = %q", sev, Urgency(sev))
+		}
+	}
+}
+
+// The subscription's checks face the network (a browser's JSON): nothing
+// panics, and what passes can be sealed for.
+func FuzzSubscriptionCheck(f *testing.F) {
+	f.Add(`{"endpoint":"https://push.example/x","expirationTime":null,"keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}`)
+	f.Add(`{"endpoint":"https://[::1]:0/x","keys":{"p256dh":"","auth":""}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var sub Subscription
+		if json.Unmarshal([]byte(s), &sub) != nil {
+			return
+		}
+		if sub.Check(context.Background(), false, resolveTo("203.0.113.9")) != nil {
+			return
+		}
+		k, err := sub.Decode()
+		if err != nil {
+			t.Fatalf("checked but not decodable: %v", err)
+		}
+		if _, err := Encrypt([]byte("x"), k.P256dh, k.Auth); err != nil {
+			t.Fatalf("checked but not sealable: %v", err)
+		}
+	})
+}
