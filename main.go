@@ -24,6 +24,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/webpush"
 	"roomhub/internal/devredis"
 	"roomhub/web"
 )
@@ -34,6 +35,9 @@ const shutdownTimeout = 15 * time.Second
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck())
+	}
+	if len(os.Args) > 1 && os.Args[1] == "webpush-keys" {
+		os.Exit(printWebPushKeys())
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "roomhub:", err)
@@ -107,10 +111,19 @@ func run() error {
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
 	in := ingest.New(h, log)
+	var push *webpush.Service
+	if cfg.WebPush() {
+		if push, err = webpush.New(ctx, h, log, nil); err != nil {
+			return err
+		}
+		defer push.Close()
+		d.Pusher = push
+	}
 	h.Start()
 	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
 	defer apiSrv.Close()
 	apiSrv.UseIngest(in)
+	apiSrv.UsePush(push)
 	if httpCfg.MetricsAddr != "" {
 		defer serveApart(httpCfg.MetricsAddr, apiSrv.MetricsHandler(), log, "metrics")()
 		log.Info("metrics are served apart", "addr", httpCfg.MetricsAddr)
@@ -214,5 +227,16 @@ func healthcheck() int {
 		fmt.Fprintln(os.Stderr, "healthcheck: status", resp.StatusCode)
 		return 1
 	}
+	return 0
+}
+
+// printWebPushKeys prints a fresh VAPID key pair for WEBPUSH_VAPID_*.
+func printWebPushKeys() int {
+	k, err := webpush.NewKeys()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "roomhub:", err)
+		return 1
+	}
+	fmt.Printf("WEBPUSH_VAPID_PUBLIC_KEY=%s\nWEBPUSH_VAPID_PRIVATE_KEY=%s\n", k.Public, k.Private())
 	return 0
 }

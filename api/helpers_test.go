@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/webpush"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
@@ -67,6 +69,13 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 // startHubWith is startHub whose HTTP side's config mutateHTTP adjusts too.
 func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config)) *testHub {
 	t.Helper()
+	return startHubFull(t, addr, mutate, mutateHTTP, nil)
+}
+
+// startHubFull is startHubWith whose webpush channel (when listed) trusts
+// pushTLS: a stand-in push service's certificate.
+func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config), pushTLS *tls.Config) *testHub {
+	t.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.RedisURL = "redis://" + addr
 	cfg.ShutdownSpread = 0   // each test's teardown ends its streams at once
@@ -97,10 +106,19 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
+	var push *webpush.Service
+	if cfg.WebPush() {
+		if push, err = webpush.New(context.Background(), h, log, pushTLS); err != nil {
+			t.Fatal(err)
+		}
+		d.Pusher = push
+		t.Cleanup(push.Close)
+	}
 	h.Start()
 	apiSrv := New(httpCfg, h, ib, log, web.FS())
 	in := ingest.New(h, log)
 	apiSrv.UseIngest(in)
+	apiSrv.UsePush(push)
 	srv := httptest.NewUnstartedServer(apiSrv)
 	conns := &connTracker{m: map[net.Conn]bool{}}
 	srv.Config.ConnState = conns.track

@@ -17,6 +17,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/webpush"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
@@ -36,7 +37,8 @@ type Server struct {
 	// userRequests is every user route's budget per user; a bulk action
 	// spends from it by the items it looked at (see chargeItems).
 	userRequests *userLimiter
-	ingest       *ingest.Ingest // nil: the ingest streams are not consumed here (UseIngest)
+	ingest       *ingest.Ingest   // nil: the ingest streams are not consumed here (UseIngest)
+	push         *webpush.Service // nil: the webpush channel is off (UsePush)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -142,6 +144,9 @@ func (s *Server) routes() {
 	v1.POST("/notifications/read-all", s.markAllRead, user)
 	v1.GET("/notifications/settings", s.settings, user)
 	v1.PUT("/notifications/settings", s.putSettings, user)
+	v1.GET("/push/vapid-public-key", s.vapidPublicKey)
+	v1.POST("/push/subscriptions", s.subscribePush, user)
+	v1.DELETE("/push/subscriptions", s.unsubscribePush, user)
 
 	// Dev routes mint tokens with the configured secret: only the dev default
 	// one, so that what they mint is worthless anywhere else.

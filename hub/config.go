@@ -82,7 +82,11 @@ type Config struct {
 	DeliveryChannels      []string      // DELIVERY_CHANNELS, comma list; none: nothing leaves the hub
 	DeliveryRules         string        // DELIVERY_RULES, JSON text or @path (package delivery reads it)
 	DeliveryCaps          string        // DELIVERY_CAPS, JSON (package delivery reads it)
-	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with channels
+	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with a channel other than webpush
+	WebPushPublicKey      string        // WEBPUSH_VAPID_PUBLIC_KEY, base64url P-256 point (package webpush reads it)
+	WebPushPrivateKey     string        // WEBPUSH_VAPID_PRIVATE_KEY, base64url P-256 scalar
+	WebPushSubject        string        // WEBPUSH_SUBJECT, mailto: or https:, the push services' contact
+	WebPushAllowPrivate   bool          // WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, false: tests and dev only
 	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
 	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
 	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
@@ -104,6 +108,42 @@ const (
 
 // Publishable reports whether a backend may publish events of type t.
 func (c Config) Publishable(t string) bool { return slices.Contains(c.EventTypes, t) }
+
+// WebPushChannel is the built-in channel the hub sends itself (Web Push).
+const WebPushChannel = "webpush"
+
+// WebPush reports whether the webpush channel is on.
+func (c Config) WebPush() bool { return c.DeliveryChannel(WebPushChannel) }
+
+// WebPushKeysSet reports whether the VAPID keys come from the environment
+// (else, outside production, the hub makes a pair and keeps it in Redis).
+func (c Config) WebPushKeysSet() bool { return c.WebPushPublicKey != "" }
+
+// checkWebPush: the three WEBPUSH_ variables all set or none (none only
+// outside production), and a subject that is mailto: or https:.
+func (c Config) checkWebPush() error {
+	vars := [][2]string{{"WEBPUSH_VAPID_PUBLIC_KEY", c.WebPushPublicKey}, {"WEBPUSH_VAPID_PRIVATE_KEY", c.WebPushPrivateKey}, {"WEBPUSH_SUBJECT", c.WebPushSubject}}
+	set := 0
+	for _, v := range vars {
+		if v[1] != "" {
+			set++
+		}
+	}
+	if set > 0 && set < len(vars) {
+		for _, v := range vars {
+			if v[1] == "" {
+				return &ConfigError{Var: v[0], Value: "", Reason: "the WEBPUSH_ variables go together: set all three or none"}
+			}
+		}
+	}
+	if set == 0 && c.WebPush() && c.Production() {
+		return &ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel in production needs WEBPUSH_VAPID_PUBLIC_KEY, WEBPUSH_VAPID_PRIVATE_KEY and WEBPUSH_SUBJECT (go run . webpush-keys prints a pair)"}
+	}
+	if c.WebPushSubject != "" && !strings.HasPrefix(c.WebPushSubject, "mailto:") && !strings.HasPrefix(c.WebPushSubject, "https://") {
+		return &ConfigError{Var: "WEBPUSH_SUBJECT", Value: c.WebPushSubject, Reason: "must be a mailto: or https:// URL"}
+	}
+	return nil
+}
 
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
@@ -155,6 +195,10 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		DeliveryRules:         l.Str("DELIVERY_RULES", ""),
 		DeliveryCaps:          l.Str("DELIVERY_CAPS", ""),
 		DeliverySinkURL:       l.Str("DELIVERY_SINK_URL", ""),
+		WebPushPublicKey:      l.Str("WEBPUSH_VAPID_PUBLIC_KEY", ""),
+		WebPushPrivateKey:     l.Str("WEBPUSH_VAPID_PRIVATE_KEY", ""),
+		WebPushSubject:        l.Str("WEBPUSH_SUBJECT", ""),
+		WebPushAllowPrivate:   l.Bool("WEBPUSH_ALLOW_PRIVATE_ENDPOINTS", false),
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,
@@ -226,8 +270,11 @@ func (c Config) validate() error {
 			return &ConfigError{Var: "DELIVERY_CHANNELS", Value: ch, Reason: "a channel is [a-z0-9_], 1 to 32 bytes, and not in_app (the inbox itself)"}
 		}
 	}
-	if len(c.DeliveryChannels) > 0 && c.DeliverySinkURL == "" {
-		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "DELIVERY_CHANNELS needs the gateway's http:// or https:// URL"}
+	if slices.ContainsFunc(c.DeliveryChannels, func(ch string) bool { return ch != WebPushChannel }) && c.DeliverySinkURL == "" {
+		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "a channel other than webpush needs the gateway's http:// or https:// URL"}
+	}
+	if err := c.checkWebPush(); err != nil {
+		return err
 	}
 	if c.DeliverySinkURL != "" && !strings.HasPrefix(c.DeliverySinkURL, "http://") && !strings.HasPrefix(c.DeliverySinkURL, "https://") {
 		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: c.DeliverySinkURL, Reason: "must be an http:// or https:// URL"}

@@ -269,3 +269,17 @@ const IngestGroup = "roomhub"
 // IngestIdempotencyKey is the idempotency key of an ingest entry that names
 // none: "ingest:<entry id>".
 func IngestIdempotencyKey(entryID string) string { return "ingest:" + entryID }
+
+// PushSubscriptionsKey is a user's Web Push subscriptions: a hash, endpoint
+// → {"sub": the browser's PushSubscription, "at": when it was last sent to
+// the hub (ms)}; at most webpush.MaxPerUser.
+func PushSubscriptionsKey(user int64) string { return "push:subs:" + userTag(user) }
+
+// PushSubscriptionsCountKey counts every user's subscriptions, for the
+// webpush_subscriptions gauge (kept beside the writes, not with them: on a
+// cluster it lives in another slot).
+const PushSubscriptionsCountKey = "push:subs:count"
+
+// PushVAPIDKey holds the VAPID key pair the hub made outside production
+// ("<public> <private>"), so that every instance signs with one key.
+const PushVAPIDKey = "push:vapid"

@@ -5,9 +5,10 @@
 -- instance took over) is left alone.
 -- KEYS[1] delivery:{u}  KEYS[2] delivery:due:{u}  KEYS[3] delivery:done:{u}
 -- ARGV[1] lease token
--- ARGV[2] outcome: sent, retry, dead or requeue
+-- ARGV[2] outcome: sent, retry, dead, skipped (not handed off: webpush with
+--         no subscription) or requeue
 -- ARGV[3] retry, requeue: when it is due again (ms)
--- ARGV[4] retry, dead: the error code
+-- ARGV[4] retry, dead: the error code; skipped: the reason
 -- ARGV[5] the sent prefix, delivery:sent:{u}:
 -- ARGV[6] the dedupe prefix, delivery:dedupe:{u}:
 -- ARGV[7] how long the delivery keys live after a write, in ms
@@ -34,9 +35,10 @@ for i = 8, #ARGV do
       local dk = dedupe_prefix .. ch .. ':' .. rec.dk
       if redis.call('GET', dk) == rid then redis.call('DEL', dk) end
     end
-    if outcome == 'sent' or outcome == 'dead' then
+    if outcome == 'sent' or outcome == 'dead' or outcome == 'skipped' then
       rec.s, rec.due = outcome, nil
       if outcome == 'dead' then rec.e = code end
+      if outcome == 'skipped' then rec.r = code end
       redis.call('ZREM', K_DDUE, rid)
       redis.call('ZADD', K_DONE, NOW, rid)
     elseif outcome == 'retry' then

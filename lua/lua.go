@@ -128,3 +128,8 @@ var Lease string
 //
 //go:embed ingest_done.lua
 var IngestDone string
+
+// PushSubscribe keeps a user's Web Push subscription (see the file).
+//
+//go:embed push_subscribe.lua
+var PushSubscribe string

@@ -40,6 +40,9 @@ type Delivery struct {
 	mu       sync.Mutex
 	inFlight map[int64]bool // users this instance is claiming or handing off for
 
+	// Pusher sends the webpush channel's hand-offs (nil: not listed).
+	Pusher Pusher
+
 	// Concurrency bounds the users one instance hands off for at once.
 	Concurrency int
 	// ItemMaxBytes is the largest event data a hand-off may carry per item
@@ -116,7 +119,8 @@ var stateReasons = [][2]string{
 	{"scheduled", ""}, {"scheduled", "redrive"}, {"sent", ""}, {"retrying", ""}, {"dead", ""},
 	{"canceled", "seen"}, {"canceled", "read"}, {"canceled", "archived"}, {"canceled", "deleted"},
 	{"canceled", "disabled"}, {"canceled", "muted"},
-	{"skipped", "online"}, {"skipped", "rate_limited"}, {"skipped", "deduplicated"}, {"deferred", "quiet_hours"},
+	{"skipped", "online"}, {"skipped", "rate_limited"}, {"skipped", "deduplicated"}, {"skipped", "unsubscribed"},
+	{"deferred", "quiet_hours"},
 }
 
 // abbreviate keeps an error message's copy of a long value short.

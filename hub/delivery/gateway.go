@@ -37,6 +37,7 @@ type answer struct {
 	retryable  bool
 	code       string        // the error code when not sent
 	retryAfter time.Duration // the gateway's Retry-After, 0 when none
+	skipped    string        // not handed off, and why (webpush: unsubscribed)
 }
 
 // Error codes the gateway may answer with: retried, or permanent.

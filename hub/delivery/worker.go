@@ -262,6 +262,8 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 				failedAt[h.channel] = again
 			case a.sent:
 				outcome = "sent"
+			case a.skipped != "":
+				outcome, code = "skipped", a.skipped
 			case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:
 				outcome, code = "retry", a.code
 				again = time.Now().Add(backoff(d.cfg.DeliveryBackoff, h.attempt, a.retryAfter)).UnixMilli()
@@ -295,12 +297,16 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 
 // countOutcome counts n records that ended a hand-off as outcome.
 func (d *Delivery) countOutcome(ch, outcome, code string, n int) {
-	state := map[string]string{"sent": "sent", "retry": "retrying", "dead": "dead"}[outcome]
+	state := map[string]string{"sent": "sent", "retry": "retrying", "dead": "dead", "skipped": "skipped"}[outcome]
 	if state == "" {
 		return // requeued: back as it was
 	}
+	reason := ""
+	if outcome == "skipped" {
+		reason = code
+	}
 	for range n {
-		d.count(ch, state, "")
+		d.count(ch, state, reason)
 	}
 }
 
@@ -398,7 +404,12 @@ func (d *Delivery) send(ctx context.Context, user int64, token string, h handoff
 			}
 		}
 	}()
-	a := d.handOff(ctx, nid+"/"+itoa(user)+"/"+h.channel, handoffBody{Channel: h.channel, UserID: user, Notifications: h.items, Attempt: h.attempt})
+	var a answer
+	if h.channel == hub.WebPushChannel && d.Pusher != nil {
+		a = d.pushOff(ctx, user, h)
+	} else {
+		a = d.handOff(ctx, nid+"/"+itoa(user)+"/"+h.channel, handoffBody{Channel: h.channel, UserID: user, Notifications: h.items, Attempt: h.attempt})
+	}
 	close(done)
 	<-renewed
 	return a

@@ -49,6 +49,9 @@ func NewSender(keys Keys, subject string, allowPrivate bool, timeout time.Durati
 // Close lets the idle connections go.
 func (s *Sender) Close() { s.client.CloseIdleConnections() }
 
+// defaultTTL is how long a push service keeps a push for an offline device.
+const defaultTTL = 24 * time.Hour
+
 // Push is one message: its plaintext and how the push service keeps it.
 type Push struct {
 	Payload []byte

@@ -65,6 +65,22 @@ func (l *Loader) Str(name, def string) string {
 	return def
 }
 
+// Bool reads name: true or false (also 1 or 0); def when unset.
+func (l *Loader) Bool(name string, def bool) bool {
+	v, ok := l.get(name)
+	if !ok {
+		return def
+	}
+	switch strings.ToLower(v) {
+	case "true", "1":
+		return true
+	case "false", "0":
+		return false
+	}
+	l.Fail(name, v, "must be true or false")
+	return def
+}
+
 // Int reads a whole number between lo and hi.
 func (l *Loader) Int(name string, def, lo, hi int) int {
 	v, ok := l.get(name)

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub/webpush"
+)
+
+// UsePush serves Web Push's routes with svc (nil: the webpush channel is
+// off, and they answer 404).
+func (s *Server) UsePush(svc *webpush.Service) { s.push = svc }
+
+// errPushOff answers the push routes while the webpush channel is off.
+func errPushOff() error {
+	return errNotFound("web push is off: webpush is not in DELIVERY_CHANNELS")
+}
+
+// vapidPublicKey serves GET /push/vapid-public-key.
+func (s *Server) vapidPublicKey(c echo.Context) error {
+	if s.push == nil {
+		return errPushOff()
+	}
+	return ok(c, map[string]string{"publicKey": s.push.PublicKey()})
+}
+
+// subscribePush serves POST /push/subscriptions: a browser's
+// PushSubscription.toJSON(), checked (the SSRF rule, the keys) and kept.
+func (s *Server) subscribePush(c echo.Context) error {
+	if s.push == nil {
+		return errPushOff()
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var sub webpush.Subscription
+	if err := decodeStrict(body, &sub); err != nil {
+		return err
+	}
+	if err := s.push.Subscribe(c.Request().Context(), userOf(c).ID, sub); err != nil {
+		var bad *webpush.BadSubscription
+		if errors.As(err, &bad) {
+			return errBadRequest(bad.Reason)
+		}
+		return err
+	}
+	return ok(c, map[string]bool{"subscribed": true})
+}
+
+// unsubscribePush serves DELETE /push/subscriptions {"endpoint"}.
+func (s *Server) unsubscribePush(c echo.Context) error {
+	if s.push == nil {
+		return errPushOff()
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Endpoint string `json:"endpoint"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if req.Endpoint == "" {
+		return errBadRequest("endpoint is required")
+	}
+	gone, err := s.push.Unsubscribe(c.Request().Context(), userOf(c).ID, req.Endpoint)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]bool{"unsubscribed": gone})
+}

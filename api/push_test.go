@@ -1,0 +1,340 @@
+package api
+
+import (
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"roomhub/hub"
+	"roomhub/hub/webpush"
+	"roomhub/internal/testredis"
+)
+
+// pushService is a stand-in push service: it checks each push's VAPID
+// token against the hub's public key (ES256, aud its own origin, exp
+// within 12 hours), opens it with the subscription's keys, keeps it, and
+// answers as the subscription's mode says.
+type pushService struct {
+	*httptest.Server
+	t         *testing.T
+	publicKey string // the hub's VAPID key, set once the hub runs
+
+	mu    sync.Mutex
+	subs  map[string]*device // by path
+	got   []pushed
+	modes map[string][]int // path → the statuses to answer, in turn (the last repeats)
+}
+
+type device struct {
+	priv *ecdh.PrivateKey
+	auth []byte
+}
+
+// pushed is one push as the service saw it.
+type pushed struct {
+	Path    string
+	Message webpush.Message
+	Header  http.Header
+}
+
+func newPushService(t *testing.T) *pushService {
+	ps := &pushService{t: t, subs: map[string]*device{}, modes: map[string][]int{}}
+	ps.Server = httptest.NewTLSServer(http.HandlerFunc(ps.serve))
+	t.Cleanup(ps.Close)
+	return ps
+}
+
+func (ps *pushService) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	ps.mu.Lock()
+	dev, modes := ps.subs[r.URL.Path], ps.modes[r.URL.Path]
+	status := http.StatusCreated
+	if len(modes) > 0 {
+		status = modes[0]
+		if len(modes) > 1 {
+			ps.modes[r.URL.Path] = modes[1:]
+		}
+	}
+	ps.mu.Unlock()
+	if err := ps.checkVAPID(r.Header.Get("Authorization")); err != nil {
+		ps.t.Errorf("push to %s: VAPID: %v", r.URL.Path, err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	if dev == nil {
+		http.Error(w, "no such subscription", http.StatusNotFound)
+		return
+	}
+	plain, err := webpush.Decrypt(body, dev.auth, dev.priv)
+	if err != nil || r.Header.Get("Content-Encoding") != "aes128gcm" {
+		ps.t.Errorf("push to %s: not sealed for the subscription: %v", r.URL.Path, err)
+		http.Error(w, "bad encryption", http.StatusBadRequest)
+		return
+	}
+	var m webpush.Message
+	if err := json.Unmarshal(plain, &m); err != nil {
+		ps.t.Errorf("push to %s: %q is not a message", r.URL.Path, plain)
+	}
+	switch status {
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+	case http.StatusFound:
+		w.Header().Set("Location", "/elsewhere")
+	}
+	ps.mu.Lock()
+	if status/100 == 2 {
+		ps.got = append(ps.got, pushed{Path: r.URL.Path, Message: m, Header: r.Header.Clone()})
+	}
+	ps.mu.Unlock()
+	if r.URL.Path == "/elsewhere" {
+		ps.t.Error("a redirect was followed")
+	}
+	w.WriteHeader(status)
+}
+
+func (ps *pushService) checkVAPID(h string) error {
+	rest, ok := strings.CutPrefix(h, "vapid t=")
+	tok, k, ok2 := strings.Cut(rest, ", k=")
+	if !ok || !ok2 || k != ps.publicKey {
+		return fmt.Errorf("header %q, want the hub's key %s", h, ps.publicKey)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(k)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		return err
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return pub, nil },
+		jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(ps.URL), jwt.WithExpirationRequired()); err != nil {
+		return err
+	}
+	if exp, _ := claims.GetExpirationTime(); exp == nil || time.Until(exp.Time) > 12*time.Hour+time.Minute {
+		return fmt.Errorf("exp %v: more than 12 hours ahead", exp)
+	}
+	return nil
+}
+
+// subscription makes a device at path answering statuses in turn, and the
+// PushSubscription JSON a browser would send for it.
+func (ps *pushService) subscription(path string, statuses ...int) string {
+	priv, _ := ecdh.P256().GenerateKey(rand.Reader)
+	auth := make([]byte, 16)
+	_, _ = rand.Read(auth)
+	ps.mu.Lock()
+	ps.subs[path] = &device{priv: priv, auth: auth}
+	ps.modes[path] = statuses
+	ps.mu.Unlock()
+	b64 := base64.RawURLEncoding.EncodeToString
+	return fmt.Sprintf(`{"endpoint":%q,"expirationTime":null,"keys":{"p256dh":%q,"auth":%q}}`, ps.URL+path, b64(priv.PublicKey().Bytes()), b64(auth))
+}
+
+func (ps *pushService) pushes() []pushed {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return append([]pushed(nil), ps.got...)
+}
+
+// pushRules: webpush as DESIGN's example has it, nobody looking or nothing.
+const pushRules = `{"comment.created":{"webpush":{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}}}`
+
+// startPushHub is a hub with the webpush channel on, its endpoints allowed
+// on loopback (the stand-in), trusting the stand-in's certificate.
+func startPushHub(t *testing.T, addr string, ps *pushService, more func(*hub.Config)) *testHub {
+	t.Helper()
+	th := startHubFull(t, addr, func(c *hub.Config) {
+		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
+		c.WebPushAllowPrivate = true
+		c.DeliveryBackoff = 100 * time.Millisecond
+		if more != nil {
+			more(c)
+		}
+	}, nil, ps.Client().Transport.(*http.Transport).TLSClientConfig)
+	code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
+	if code != 200 {
+		t.Fatalf("vapid-public-key: %d %+v", code, env)
+	}
+	ps.publicKey = env.Result.(map[string]any)["publicKey"].(string)
+	return th
+}
+
+func (th *testHub) subscribe(t *testing.T, user int64, sub string) {
+	t.Helper()
+	if code, env := th.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", user, sub); code != 200 {
+		t.Fatalf("subscribe: %d %+v", code, env)
+	}
+}
+
+// The issue's "done when", on the API: a user with no stream open gets
+// exactly one push for a notification, sealed for their browser and signed
+// with the hub's key, that opens to the item (title, body, url, severity,
+// tag), with Urgency from the severity and Topic from the group key; once
+// the user has a stream open, a publish pushes nothing (skipped, online).
+func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
+	ps := newPushService(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	const user = 7
+	th.subscribe(t, user, ps.subscription("/push/ann"))
+
+	body := `{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","text":"It leaves today","url":"/orders/1"},"recipientIds":[7],"severity":"critical","groupKey":"orders"}`
+	code, env := th.publishRaw(t, body)
+	if code != 200 {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	nid := "42:" + env.Result.(map[string]any)["streamId"].(string)
+	th.waitDelivery(t, nid, user, "webpush", "sent")
+	got := ps.pushes()
+	if len(got) != 1 {
+		t.Fatalf("%d pushes, want 1: %+v", len(got), got)
+	}
+	want := webpush.Message{NotificationID: nid, Title: "Order shipped", Body: "It leaves today", URL: "/orders/1", Severity: "critical", Tag: "group:orders"}
+	if got[0].Message != want || got[0].Header.Get("Urgency") != "high" || got[0].Header.Get("Topic") != webpush.Topic("orders") || got[0].Header.Get("TTL") != "86400" {
+		t.Fatalf("push %+v, headers %v\nwant %+v", got[0].Message, got[0].Header, want)
+	}
+
+	// Someone is looking: the live event, no push.
+	s := th.openStream(t, 42, user, "")
+	defer s.Close()
+	nid = th.notifyWith(t, 42, "", user)
+	r := th.waitDelivery(t, nid, user, "webpush", "skipped")
+	if str(r.Reason) != "online" || len(ps.pushes()) != 1 {
+		t.Fatalf("with a stream open: %+v, %d pushes", r, len(ps.pushes()))
+	}
+	if v := metricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
+		t.Fatalf("deliveries_total sent = %s", v)
+	}
+	if v := metricValue(t, th, `webpush_subscriptions`); v != "1" {
+		t.Fatalf("webpush_subscriptions = %s", v)
+	}
+}
+
+// Each answer of a push service, each user with their own device(s): gone
+// (410) forgets the subscription and is dead UNREGISTERED; 413 is dead
+// PAYLOAD_TOO_LARGE; 429 with Retry-After and 500 are retried, then sent; a
+// redirect is retried (REDIRECT), never followed; a user with no
+// subscription is skipped (unsubscribed); two devices, one gone and one
+// taking it: sent, and the gone one forgotten.
+func TestWebPush_AnswersOfThePushService(t *testing.T) {
+	ps := newPushService(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
+	th.subscribe(t, 10, ps.subscription("/push/gone", http.StatusGone))
+	th.subscribe(t, 11, ps.subscription("/push/big", http.StatusRequestEntityTooLarge))
+	th.subscribe(t, 12, ps.subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
+	th.subscribe(t, 13, ps.subscription("/push/moved", http.StatusFound))
+	th.subscribe(t, 15, ps.subscription("/push/old", http.StatusNotFound))
+	th.subscribe(t, 15, ps.subscription("/push/new", http.StatusCreated))
+	nid := th.notifyWith(t, 42, "", 10, 11, 12, 13, 14, 15)
+
+	r := th.waitDelivery(t, nid, 10, "webpush", "dead")
+	if str(r.LastErrorCode) != "UNREGISTERED" {
+		t.Errorf("410: %+v", r)
+	}
+	if r := th.waitDelivery(t, nid, 11, "webpush", "dead"); str(r.LastErrorCode) != "PAYLOAD_TOO_LARGE" {
+		t.Errorf("413: %+v", r)
+	}
+	if r := th.waitDelivery(t, nid, 12, "webpush", "sent"); r.Attempts != 3 {
+		t.Errorf("429, 500, then 201: %+v, want sent at the third attempt", r)
+	}
+	if r := th.waitDelivery(t, nid, 13, "webpush", "dead"); str(r.LastErrorCode) != "REDIRECT" || r.Attempts != 3 {
+		t.Errorf("302: %+v, want retried as REDIRECT until the attempts ran out", r)
+	}
+	if r := th.waitDelivery(t, nid, 14, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
+		t.Errorf("no subscription: %+v", r)
+	}
+	th.waitDelivery(t, nid, 15, "webpush", "sent")
+	for user, want := range map[int64]int{10: 0, 11: 1, 15: 1} {
+		subs, err := th.subsOf(t, user)
+		if err != nil || len(subs) != want {
+			t.Errorf("user %d keeps %d subscriptions (%v), want %d", user, len(subs), err, want)
+		}
+	}
+	var paths []string
+	for _, p := range ps.pushes() {
+		paths = append(paths, p.Path)
+	}
+	if fmt.Sprint(paths) != "[/push/busy /push/new]" && fmt.Sprint(paths) != "[/push/new /push/busy]" {
+		t.Errorf("pushes taken: %v", paths)
+	}
+}
+
+// subsOf reads a user's kept subscriptions straight from Redis.
+func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
+	t.Helper()
+	return th.rdb.Do(t.Context(), th.rdb.B().Hgetall().Key(hub.PushSubscriptionsKey(user)).Build()).AsStrMap()
+}
+
+// The routes: the SSRF rule and the keys' shape refused with 400; at most
+// 10 subscriptions a user, the one sent longest ago replaced; DELETE by
+// endpoint; unknown fields refused. Without keys set, two instances on one
+// Redis sign with one dev key pair, kept there.
+func TestWebPush_SubscriptionRoutes(t *testing.T) {
+	rs := testredis.Start(t)
+	on := func(c *hub.Config) { c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules }
+	a, b := startHub(t, rs.Addr(), on), startHub(t, rs.Addr(), on)
+	keyOf := func(th *testHub) string {
+		code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
+		if code != 200 {
+			t.Fatalf("vapid-public-key: %d", code)
+		}
+		return env.Result.(map[string]any)["publicKey"].(string)
+	}
+	if ka, kb := keyOf(a), keyOf(b); ka != kb || len(ka) != 87 {
+		t.Fatalf("two instances' keys: %q, %q", ka, kb)
+	}
+	ps := newPushService(t) // only for well-formed keys: nothing is sent
+	good := ps.subscription("/x")
+	with := func(endpoint string) string {
+		return strings.Replace(good, ps.URL+"/x", endpoint, 1)
+	}
+	for _, body := range []string{
+		with("https://127.0.0.1/push"), with("https://[::1]/push"), with("https://169.254.169.254/latest"),
+		with("https://localhost./push"), // a name that resolves to loopback
+		with("http://push.example.com/x"), with("https://10.0.0.8/x"),
+		strings.Replace(good, `"auth":"`, `"auth":"AAAA`, 1),
+		strings.Replace(good, `"keys"`, `"extra":1,"keys"`, 1),
+		`{"endpoint":"https://push.example.com/x"}`,
+	} {
+		code, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body)
+		if code != 400 || env.Code != "COMMON400" {
+			t.Errorf("%.90s: %d %+v, want 400", body, code, env)
+		}
+	}
+	// A public endpoint is kept (nothing is sent to it here); eleven: ten kept.
+	var endpoints []string
+	for i := range 11 {
+		ep := fmt.Sprintf("https://203.0.113.9/push/%d", i)
+		endpoints = append(endpoints, ep)
+		a.subscribe(t, 7, with(ep))
+	}
+	subs, _ := a.subsOf(t, 7)
+	if _, first := subs[endpoints[0]]; len(subs) != webpush.MaxPerUser || first {
+		t.Fatalf("%d kept (the first among them: %v), want %d without the first", len(subs), first, webpush.MaxPerUser)
+	}
+	code, env := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5]))
+	if code != 200 || env.Result.(map[string]any)["unsubscribed"] != true {
+		t.Fatalf("delete: %d %+v", code, env)
+	}
+	if code, env := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5])); code != 200 || env.Result.(map[string]any)["unsubscribed"] != false {
+		t.Fatalf("delete again: %d %+v", code, env)
+	}
+	if code, _ := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, `{"endpoint":"x","more":1}`); code != 400 {
+		t.Fatalf("an unknown field: %d", code)
+	}
+	// Off: the routes say so.
+	off := startHub(t, rs.Addr(), nil)
+	if code, _ := off.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, ""); code != 404 {
+		t.Fatalf("vapid-public-key with webpush off: %d", code)
+	}
+}

@@ -1,0 +1,122 @@
+package webpush
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+)
+
+// Service is the webpush channel: the hub's keys, its users'
+// subscriptions and the sender. It is the delivery worker's Pusher.
+type Service struct {
+	keys         Keys
+	store        *Store
+	sender       *Sender
+	allowPrivate bool
+	resolve      Resolver
+}
+
+// sendTimeout bounds one push, as a gateway hand-off is bounded.
+const sendTimeout = 10 * time.Second
+
+// New is the webpush channel of core's configuration: the keys from
+// WEBPUSH_VAPID_* (a bad pair is a *hub.ConfigError naming the variable),
+// or, outside production with none set, the pair kept in Redis (made by
+// the first instance that needs one). tlsConf is nil but in tests that
+// stand up their own push service.
+func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Config) (*Service, error) {
+	cfg := core.Config()
+	var keys Keys
+	var err error
+	subject := cfg.WebPushSubject
+	if cfg.WebPushKeysSet() {
+		if keys, err = ParseKeys(cfg.WebPushPublicKey, cfg.WebPushPrivateKey); err != nil {
+			v := "WEBPUSH_VAPID_PRIVATE_KEY"
+			if strings.Contains(err.Error(), "public") {
+				v = "WEBPUSH_VAPID_PUBLIC_KEY"
+			}
+			return nil, &hub.ConfigError{Var: v, Value: "(hidden)", Reason: err.Error()}
+		}
+	} else {
+		if keys, err = devKeys(ctx, core.Redis()); err != nil {
+			return nil, err
+		}
+		subject = "mailto:dev@roomhub.invalid"
+		log.Warn("webpush: no WEBPUSH_VAPID_* keys: using the dev key pair kept in Redis at "+hub.PushVAPIDKey+" (shared by every instance); set your own in production",
+			"publicKey", keys.Public)
+	}
+	return &Service{
+		keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate,
+		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, sendTimeout, tlsConf),
+		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+	}, nil
+}
+
+// devKeys is the key pair kept in Redis: this instance's, or the one
+// another instance made first.
+func devKeys(ctx context.Context, rdb *hub.Redis) (Keys, error) {
+	made, err := NewKeys()
+	if err != nil {
+		return Keys{}, err
+	}
+	setnx := rdb.B().Setnx().Key(hub.PushVAPIDKey).Value(made.Public + " " + made.Private()).Build()
+	if _, err := hub.Call(rdb, ctx, setnx, rueidis.RedisResult.AsInt64); err != nil { // 0: another instance's is there
+		return Keys{}, err
+	}
+	v, err := hub.Call(rdb, ctx, rdb.B().Get().Key(hub.PushVAPIDKey).Build(), rueidis.RedisResult.ToString)
+	if err != nil {
+		return Keys{}, err
+	}
+	pub, priv, _ := strings.Cut(v, " ")
+	return ParseKeys(pub, priv)
+}
+
+// PublicKey is the key browsers subscribe with (applicationServerKey).
+func (s *Service) PublicKey() string { return s.keys.Public }
+
+// BadSubscription is a subscription the hub refuses, and why.
+type BadSubscription struct{ Reason string }
+
+func (e *BadSubscription) Error() string { return "webpush: " + e.Reason }
+
+// Subscribe checks sub (a *BadSubscription when refused) and keeps it.
+func (s *Service) Subscribe(ctx context.Context, user int64, sub Subscription) error {
+	if err := sub.Check(ctx, s.allowPrivate, s.resolve); err != nil {
+		return &BadSubscription{Reason: err.Error()}
+	}
+	return s.store.Add(ctx, user, sub, time.Now())
+}
+
+// Unsubscribe forgets user's subscription at endpoint; false when none was kept.
+func (s *Service) Unsubscribe(ctx context.Context, user int64, endpoint string) (bool, error) {
+	return s.store.Remove(ctx, user, endpoint)
+}
+
+// Subscriptions is user's live subscriptions.
+func (s *Service) Subscriptions(ctx context.Context, user int64) ([]Subscription, error) {
+	return s.store.List(ctx, user, time.Now())
+}
+
+// Send sends one push.
+func (s *Service) Send(ctx context.Context, sub Subscription, p Push) Result {
+	return s.sender.Send(ctx, sub, p)
+}
+
+// Forget drops a subscription the push service says is gone.
+func (s *Service) Forget(ctx context.Context, user int64, endpoint string) error {
+	_, err := s.store.Remove(ctx, user, endpoint)
+	return err
+}
+
+// Close lets the sender's idle connections go.
+func (s *Service) Close() { s.sender.Close() }

@@ -1,0 +1,145 @@
+package webpush
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/lua"
+)
+
+// MaxPerUser is how many subscriptions (browsers, devices) a user keeps:
+// one more replaces the one sent to the hub longest ago.
+const MaxPerUser = 10
+
+// unseenFor is how long a subscription the browser never sends again is
+// kept (the SDK sends it again whenever a page asks for the push state).
+const unseenFor = 90 * 24 * time.Hour
+
+var subscribeScript = rueidis.NewLuaScript(lua.PushSubscribe)
+
+// Store keeps users' subscriptions in Redis, under each user's hash tag.
+type Store struct {
+	rdb   *hub.Redis
+	count atomic.Int64 // every user's subscriptions, as last read
+}
+
+// NewStore is the subscriptions of core's Redis; it registers the
+// webpush_subscriptions gauge and, once core starts, reads the count every
+// 15 s.
+func NewStore(core *hub.Hub) *Store {
+	s := &Store{rdb: core.Redis()}
+	core.Metrics().Set.NewGauge("webpush_subscriptions", func() float64 { return float64(s.count.Load()) })
+	core.OnStart(func() { core.Go(s.refreshCount) })
+	return s
+}
+
+// entry is what the hash holds for one endpoint.
+type entry struct {
+	Sub Subscription `json:"sub"`
+	At  int64        `json:"at"`            // when the browser last sent it (ms)
+	Exp int64        `json:"exp,omitempty"` // when it expires (ms): expirationTime, else 90 days unseen
+}
+
+// Add keeps sub for user (checked by the caller), or refreshes it.
+func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.Time) error {
+	exp := now.Add(unseenFor).UnixMilli()
+	if sub.ExpirationTime != nil && *sub.ExpirationTime > 0 && *sub.ExpirationTime < exp {
+		exp = *sub.ExpirationTime
+	}
+	e, _ := json.Marshal(entry{Sub: sub, At: now.UnixMilli(), Exp: exp})
+	gained, err := hub.Run(s.rdb, ctx, subscribeScript, []string{hub.PushSubscriptionsKey(user)},
+		[]string{sub.Endpoint, string(e), strconv.FormatInt(now.UnixMilli(), 10), strconv.Itoa(MaxPerUser), strconv.FormatInt(unseenFor.Milliseconds(), 10)},
+		rueidis.RedisResult.AsInt64)
+	if err != nil {
+		return err
+	}
+	return s.counted(ctx, gained)
+}
+
+// Remove forgets user's subscription at endpoint; false when there was none.
+func (s *Store) Remove(ctx context.Context, user int64, endpoint string) (bool, error) {
+	n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(), rueidis.RedisResult.AsInt64)
+	if err != nil {
+		return false, err
+	}
+	return n > 0, s.counted(ctx, -n)
+}
+
+// List returns user's live subscriptions, oldest sent first; it forgets the
+// expired ones.
+func (s *Store) List(ctx context.Context, user int64, now time.Time) ([]Subscription, error) {
+	m, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(hub.PushSubscriptionsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	if err != nil {
+		return nil, err
+	}
+	var live []entry
+	var gone []string
+	for ep, raw := range m {
+		var e entry
+		if json.Unmarshal([]byte(raw), &e) != nil || e.Sub.Endpoint != ep || (e.Exp > 0 && e.Exp <= now.UnixMilli()) {
+			gone = append(gone, ep)
+			continue
+		}
+		live = append(live, e)
+	}
+	if len(gone) > 0 {
+		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(), rueidis.RedisResult.AsInt64)
+		if err == nil {
+			err = s.counted(ctx, -n)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	subs := make([]Subscription, 0, len(live))
+	for _, e := range sortByAt(live) {
+		subs = append(subs, e.Sub)
+	}
+	return subs, nil
+}
+
+func sortByAt(es []entry) []entry {
+	for i := 1; i < len(es); i++ { // at most MaxPerUser: insertion sort
+		for j := i; j > 0 && (es[j].At < es[j-1].At || (es[j].At == es[j-1].At && strings.Compare(es[j].Sub.Endpoint, es[j-1].Sub.Endpoint) < 0)); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+	return es
+}
+
+// counted moves the count of every user's subscriptions by n.
+func (s *Store) counted(ctx context.Context, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	total, err := hub.Call(s.rdb, ctx, s.rdb.B().Incrby().Key(hub.PushSubscriptionsCountKey).Increment(n).Build(), rueidis.RedisResult.AsInt64)
+	if err == nil {
+		s.count.Store(max(total, 0))
+	}
+	return err
+}
+
+// refreshCount reads the count every 15 s (the other instances move it too).
+func (s *Store) refreshCount(ctx context.Context) {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Get().Key(hub.PushSubscriptionsCountKey).Build(), rueidis.RedisResult.AsInt64)
+		if err == nil || errors.Is(err, rueidis.Nil) { // nil: none yet
+			s.count.Store(max(n, 0))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,30 @@
+-- Keep a user's Web Push subscription: added, or refreshed when the
+-- browser sends it again. Past the most a user may hold, the one sent
+-- longest ago goes. Entries past their expiry go too.
+-- KEYS[1] push:subs:{u}
+-- ARGV[1] the endpoint
+-- ARGV[2] the entry: {"sub":…,"at":ms,"exp":ms}
+-- ARGV[3] now (ms)
+-- ARGV[4] the most a user may hold
+-- ARGV[5] how long the key lives after a write (ms)
+-- Returns how many subscriptions the user gained (-n..1).
+local key, endpoint, entry = KEYS[1], ARGV[1], ARGV[2]
+local now, most, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local before = redis.call('HLEN', key)
+redis.call('HSET', key, endpoint, entry)
+local all = redis.call('HGETALL', key)
+local live = {}
+for i = 1, #all, 2 do
+  local e = cjson.decode(all[i + 1])
+  if e.exp and e.exp <= now then
+    redis.call('HDEL', key, all[i])
+  else
+    live[#live + 1] = {all[i], e.at or 0}
+  end
+end
+table.sort(live, function(a, b) return a[2] < b[2] end)
+for i = 1, #live - most do
+  redis.call('HDEL', key, live[i][1])
+end
+redis.call('PEXPIRE', key, ttl)
+return redis.call('HLEN', key) - before
