@@ -54,6 +54,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	cfg = cfg.WithDevPush(os.LookupEnv)               // the embedded dev mode: closed demo tabs ring
 	if err := delivery.CheckConfig(cfg); err != nil { // before waiting for Redis
 		return err
 	}

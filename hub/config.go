@@ -145,6 +145,29 @@ func (c Config) checkWebPush() error {
 	return nil
 }
 
+// DevPushRule is the webpush rule of the embedded dev mode and README's
+// example: at once, only to someone with no stream open, not once seen.
+const DevPushRule = `{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}`
+
+// WithDevPush is c for the embedded dev mode (go run . without REDIS_URL):
+// with DELIVERY_CHANNELS unset, the webpush channel is on, and with
+// DELIVERY_RULES unset every event type has DevPushRule, so that a closed
+// demo tab rings.
+func (c Config) WithDevPush(lookup func(string) (string, bool)) Config {
+	if _, set := lookup("DELIVERY_CHANNELS"); set || c.RedisURL != "" || c.Production() {
+		return c
+	}
+	c.DeliveryChannels = []string{WebPushChannel}
+	if _, set := lookup("DELIVERY_RULES"); !set {
+		rules := make([]string, 0, len(c.EventTypes))
+		for _, t := range c.EventTypes {
+			rules = append(rules, strconv.Quote(t)+`:{"webpush":`+DevPushRule+`}`)
+		}
+		c.DeliveryRules = "{" + strings.Join(rules, ",") + "}"
+	}
+	return c
+}
+
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
 

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,54 @@ func TestLoadConfig_ErrorsRedactURLCredentials(t *testing.T) {
 		if strings.Contains(err.Error(), "hunter2secret") || !strings.Contains(err.Error(), "ftp://(redacted)@example.com") {
 			t.Fatalf("%s: the message %q shows the credentials", name, err)
 		}
+	}
+}
+
+// The WEBPUSH_ variables: all three or none; a subject that is mailto: or
+// https:; production with webpush listed needs them; DELIVERY_SINK_URL only
+// with another channel. The dev mode turns webpush on by itself.
+func TestConfig_WebPush(t *testing.T) {
+	load := func(vars map[string]string) (Config, error) {
+		return LoadConfig(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	}
+	keys := map[string]string{"DELIVERY_CHANNELS": "webpush", "WEBPUSH_VAPID_PUBLIC_KEY": "pub", "WEBPUSH_VAPID_PRIVATE_KEY": "priv", "WEBPUSH_SUBJECT": "mailto:ops@example.com"}
+	if c, err := load(keys); err != nil || !c.WebPush() || !c.WebPushKeysSet() {
+		t.Fatalf("all three set, webpush alone (no gateway): %v", err)
+	}
+	for _, missing := range []string{"WEBPUSH_VAPID_PUBLIC_KEY", "WEBPUSH_VAPID_PRIVATE_KEY", "WEBPUSH_SUBJECT"} {
+		vars := maps.Clone(keys)
+		delete(vars, missing)
+		var ce *ConfigError
+		if _, err := load(vars); !errors.As(err, &ce) || ce.Var != missing {
+			t.Errorf("without %s: %v", missing, err)
+		}
+	}
+	bad := maps.Clone(keys)
+	bad["WEBPUSH_SUBJECT"] = "ops@example.com"
+	if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "WEBPUSH_SUBJECT") {
+		t.Errorf("a subject without mailto: %v", err)
+	}
+	prod := map[string]string{"DELIVERY_CHANNELS": "webpush", "HUB_ENV": "production", "JWT_SECRET": strings.Repeat("s", 40), "INTERNAL_API_KEY": strings.Repeat("k", 40), "ROOM_AUTH": "open"}
+	if _, err := load(prod); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
+		t.Errorf("production without keys: %v", err)
+	}
+	if _, err := load(map[string]string{"DELIVERY_CHANNELS": "webpush,email"}); err == nil || !strings.Contains(err.Error(), "DELIVERY_SINK_URL") {
+		t.Errorf("email without a gateway: %v", err)
+	}
+
+	lookup := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	}
+	dev := DefaultConfig().WithDevPush(lookup(nil))
+	if !dev.WebPush() || !strings.Contains(dev.DeliveryRules, `"comment.created":{"webpush":`+DevPushRule+`}`) {
+		t.Errorf("dev mode: channels %v, rules %s", dev.DeliveryChannels, dev.DeliveryRules)
+	}
+	if c := DefaultConfig().WithDevPush(lookup(map[string]string{"DELIVERY_CHANNELS": ""})); c.WebPush() {
+		t.Error("DELIVERY_CHANNELS set (even empty) is the operator's choice")
+	}
+	withRedis := DefaultConfig()
+	withRedis.RedisURL = "redis://localhost:6379"
+	if withRedis.WithDevPush(lookup(nil)).WebPush() {
+		t.Error("with REDIS_URL it is not the dev mode")
 	}
 }
