@@ -20,6 +20,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/webpush"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
 
@@ -336,5 +337,65 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	off := startHub(t, rs.Addr(), nil)
 	if code, _ := off.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, ""); code != 404 {
 		t.Fatalf("vapid-public-key with webpush off: %d", code)
+	}
+}
+
+// The issue's "done when" in real Chromium, on the demo page. The hub
+// serves the service worker; the page registers it. While the page is open
+// a publish reaches it live and pushes nothing; a push delivered to the
+// worker (as a push service would: DevTools' deliverPushMessage) shows a
+// notification with the item's title and body; opening the item as a click
+// does tells the page, which marks it read. Once the browser is gone, a
+// publish reaches the push service exactly once, and opens to the item.
+// (The subscription is made through the API, pointing at the stand-in: a
+// headless browser cannot subscribe to a real push service offline.)
+func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
+	ps := newPushService(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	const user = 21
+	th.subscribe(t, user, ps.subscription("/push/laptop"))
+	page := th.URL + "/?user=21&rooms=42"
+	d := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
+	d.Send(t, "GRANT notifications")
+	d.Send(t, "EVAL navigator.serviceWorker.register('/static/roomhub-sw.js').then((r) => r.active ? true : new Promise((ok) => { "+
+		"const w = r.installing || r.waiting; w.addEventListener('statechange', () => w.state === 'activated' && ok(true)); }))")
+
+	publish := func(title string) string {
+		t.Helper()
+		code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":%q,"text":"Hello"},"recipientIds":[%d],"severity":"high"}`, title, user))
+		if code != 200 {
+			t.Fatalf("publish: %d %+v", code, env)
+		}
+		return "42:" + env.Result.(map[string]any)["streamId"].(string)
+	}
+	nid := publish("While you look")
+	if r := th.waitDelivery(t, nid, user, "webpush", "skipped"); str(r.Reason) != "online" {
+		t.Fatalf("with the page open: %+v", r)
+	}
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+
+	msg, _ := json.Marshal(webpush.Message{NotificationID: nid, Title: "While you look", Body: "Hello", URL: "/?user=21&rooms=42", Severity: "high", Tag: nid})
+	d.Send(t, "SWPUSH /static/ "+string(msg))
+	d.Send(t, `WAIT navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => r.getNotifications()).then((ns) => ns.some((n) => n.title === 'While you look' && n.body === 'Hello' && n.tag === '`+nid+`'))`)
+	d.Send(t, fmt.Sprintf(`EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => { r.active.postMessage({ type: 'roomhub-open', notificationId: %q, url: '/?user=21&rooms=42' }); return true; })`, nid))
+	eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.countsOf(t, user).Unread == 0 })
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="badge"]').hidden`)
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+	if got := ps.pushes(); len(got) != 0 {
+		t.Fatalf("pushed while the page was open: %+v", got)
+	}
+
+	d.Quit() // every tab closed
+	eventually(t, 15*time.Second, "the user offline", func() bool {
+		code, env := th.do(t, http.MethodGet, "/api/v1/rooms/42/presence", map[string]string{"Authorization": "Bearer " + th.token(t, 99)}, "")
+		return code == 200 && !strings.Contains(fmt.Sprint(env.Result), "21")
+	})
+	nid = publish("While you are away")
+	th.waitDelivery(t, nid, user, "webpush", "sent")
+	got := ps.pushes()
+	if len(got) != 1 || got[0].Message.NotificationID != nid || got[0].Message.Title != "While you are away" {
+		t.Fatalf("pushes %+v, want exactly one of %s", got, nid)
 	}
 }

@@ -8,7 +8,10 @@
 // "SHOT <name> <width>" writes <dir>/<name>.png at that width;
 // "CLICK <selector>" clicks the element (the selector may hold spaces); "KEY <key>" presses a key
 // (Enter, Tab, ArrowRight…) where the focus is; "EVAL <expression>" answers
-// {"value": …} (a promise is awaited); "PROTOCOLS" answers {"value":
+// {"value": …} (a promise is awaited); "GRANT notifications" grants the
+// page's origin that permission; "SWPUSH <scope> <data>" delivers a push to
+// the service worker registered for scope (DevTools' deliverPushMessage);
+// "PROTOCOLS" answers {"value":
 // {path: protocol}} for every response the page received (h2, http/1.1);
 // "ERRORS" lists console errors and page errors; "QUIT" ends.
 import { launch } from './launch.mjs';
@@ -23,6 +26,10 @@ try {
   const protocols = {};
   const cdp = await page.context().newCDPSession(page);
   cdp.on('Network.responseReceived', (e) => { protocols[new URL(e.response.url).pathname] = e.response.protocol; });
+  const registrations = new Map(); // service worker scope → registration id (SWPUSH)
+  cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
+    for (const r of e.registrations) if (!r.isDeleted) registrations.set(r.scopeURL, r.registrationId);
+  });
   await cdp.send('Network.enable');
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -76,6 +83,19 @@ try {
       } else if (cmd === 'EVAL') {
         const value = await page.evaluate([a, ...rest].join(' '));
         console.log(JSON.stringify({ ok: true, value }));
+      } else if (cmd === 'GRANT') { // GRANT notifications: the page's origin may show them
+        await page.context().grantPermissions([a], { origin: new URL(url).origin });
+        console.log(JSON.stringify({ ok: true }));
+      } else if (cmd === 'SWPUSH') { // SWPUSH <scope> <data>: a push to the worker of that scope, as a push service would
+        await cdp.send('ServiceWorker.enable');
+        const scope = new URL(a, url).href;
+        const end = Date.now() + 15000;
+        while (!registrations.has(scope)) {
+          if (Date.now() > end) throw new Error(`no service worker registration for ${scope}: ${[...registrations.keys()]}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await cdp.send('ServiceWorker.deliverPushMessage', { origin: new URL(url).origin, registrationId: registrations.get(scope), data: rest.join(' ') });
+        console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'ERRORS') {
         console.log(JSON.stringify({ ok: true, errors }));
       }

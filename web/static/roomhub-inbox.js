@@ -20,7 +20,9 @@ export const MESSAGES = {
     markRead: 'Mark as read', archive: 'Archive', unarchive: 'Move to inbox', snooze: 'Snooze',
     inHour: 'In an hour', tomorrow: 'Tomorrow morning', nextWeek: 'Next week', until: 'Until', snoozeAt: 'Snooze until then',
     prefs: 'Preferences', back: 'Back', inApp: 'In app', type: 'Type', quiet: 'Quiet hours', from: 'From', to: 'To',
-    zone: 'Time zone', save: 'Save', saved: 'Saved', channel: (c) => c[0].toUpperCase() + c.slice(1),
+    zone: 'Time zone', save: 'Save', saved: 'Saved', channel: (c) => ({ webpush: 'Browser' })[c] || c[0].toUpperCase() + c.slice(1),
+    thisBrowser: 'This browser', pushOn: 'Turn on notifications here', pushOff: 'Turn off notifications here',
+    pushDenied: 'Notifications are blocked in this browser\'s settings',
     delete: 'Delete', empty: 'Nothing here yet', error: 'Could not load notifications', retry: 'Try again',
     newItems: (n) => `${n} new`, loadMore: 'Load more', close: 'Close', actions: 'Actions',
     others: (name, n) => `${name} and ${n} other${n === 1 ? '' : 's'}`, user: (id) => `User ${id}`,
@@ -33,7 +35,9 @@ export const MESSAGES = {
     markRead: '읽음으로 표시', archive: '보관', unarchive: '받은 알림으로 이동', snooze: '다시 알림',
     inHour: '1시간 뒤', tomorrow: '내일 아침', nextWeek: '다음 주', until: '날짜', snoozeAt: '이때 다시 알림',
     prefs: '알림 설정', back: '뒤로', inApp: '앱 안', type: '종류', quiet: '방해 금지 시간', from: '시작', to: '끝',
-    zone: '시간대', save: '저장', saved: '저장했습니다', channel: (c) => ({ email: '이메일', push: '푸시', sms: '문자', webpush: '웹 푸시' })[c] || c,
+    zone: '시간대', save: '저장', saved: '저장했습니다', channel: (c) => ({ email: '이메일', push: '푸시', sms: '문자', webpush: '브라우저' })[c] || c,
+    thisBrowser: '이 브라우저', pushOn: '이 브라우저에서 알림 받기', pushOff: '이 브라우저에서 알림 끄기',
+    pushDenied: '브라우저 설정에서 알림이 차단되어 있습니다',
     delete: '삭제', empty: '아직 알림이 없습니다', error: '알림을 불러오지 못했습니다', retry: '다시 시도',
     newItems: (n) => `새 알림 ${n}개`, loadMore: '더 보기', close: '닫기', actions: '작업',
     others: (name, n) => `${name} 외 ${n}명`, user: (id) => `사용자 ${id}`,
@@ -212,7 +216,7 @@ export function windowOf(items, height, top, view, over = 600, max = 60) {
 const Base = globalThis.HTMLElement ?? class {};
 
 export class RoomhubInbox extends Base {
-  static get observedAttributes() { return ['base-url', 'badge', 'locale', 'mode', 'auth']; }
+  static get observedAttributes() { return ['base-url', 'badge', 'locale', 'mode', 'auth', 'service-worker']; }
 
   constructor() {
     super();
@@ -372,6 +376,12 @@ export class RoomhubInbox extends Base {
       onError: (e) => this.#error(e),
     });
     this.hub.counts().then((c) => this.#setCounts(c), (e) => this.#error(e));
+    // Web Push: the worker on this page's origin (service-worker="…", else
+    // the hub's own when the page is the hub's). Asking its state listens
+    // for the worker's clicks (the item is then read) and keeps this
+    // browser's subscription fresh at the hub.
+    if (this.getAttribute('service-worker')) this.hub.push.serviceWorkerUrl = this.getAttribute('service-worker');
+    this.hub.push.state().catch(() => {});
   }
 
   #setCounts(c) {
@@ -852,6 +862,7 @@ export class RoomhubInbox extends Base {
       for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
     }
     f.append(table);
+    if (channels.includes('webpush')) f.append(await this.#pushRow());
     if (channels.length) {
       const q = st.quietHours;
       const fs = document.createElement('fieldset');
@@ -881,6 +892,35 @@ export class RoomhubInbox extends Base {
     f.hidden = false;
     this.#paintBadge();
     f.querySelector('input')?.focus();
+  }
+
+  /** pushRow is this browser's Web Push: on or off here (the channel above is the user's, everywhere). */
+  async #pushRow() {
+    const t = this.t;
+    const row = document.createElement('div');
+    row.className = 'row push';
+    const label = document.createElement('span');
+    label.textContent = t.thisBrowser;
+    const b = document.createElement('button');
+    b.type = 'button';
+    const show = (state) => {
+      row.hidden = state === 'unsupported';
+      b.hidden = state === 'denied';
+      b.dataset.state = state;
+      b.textContent = state === 'on' ? t.pushOff : t.pushOn;
+      note.textContent = state === 'denied' ? t.pushDenied : '';
+    };
+    const note = document.createElement('span');
+    b.addEventListener('click', async () => { // a click: the browser may ask for the permission
+      try {
+        show(b.dataset.state === 'on' ? await this.hub.push.disable() : await this.hub.push.enable());
+      } catch (e) {
+        this.#error(e);
+      }
+    });
+    row.append(label, b, note);
+    show(await this.hub.push.state().catch(() => 'unsupported'));
+    return row;
   }
 
   #hidePrefs() {

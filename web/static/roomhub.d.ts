@@ -231,6 +231,25 @@ export interface HistoryEvent {
   timestamp: string;
 }
 
+/** What a browser's Web Push is with the hub. */
+export type PushState = 'unsupported' | 'denied' | 'off' | 'on';
+
+/**
+ * This browser's Web Push subscription with the hub: a closed tab rings.
+ * The service worker (roomhub-sw.js) must be on the page's own origin.
+ */
+export declare class WebPush {
+  static supported(): boolean;
+  /** Where the service worker is; the hub's /static/roomhub-sw.js by default. */
+  serviceWorkerUrl: string;
+  /** The state; when on, the subscription is sent to the hub again (kept 90 more days). */
+  state(): Promise<PushState>;
+  /** Asks the permission (call it from a click), subscribes, hands the subscription to the hub. */
+  enable(): Promise<PushState>;
+  /** Forgets this browser's subscription, at the hub and here. */
+  disable(): Promise<PushState>;
+}
+
 export declare class RoomHub {
   constructor(options: {
     /** The hub's origin; '' (the default) is the page's own. */
@@ -240,6 +259,8 @@ export declare class RoomHub {
     EventSource?: typeof EventSource;
     fetch?: typeof fetch;
   });
+  /** This browser's Web Push with the hub. */
+  readonly push: WebPush;
   room(roomId: number | string, options?: RoomStreamOptions): RoomStream;
   notifications(options?: NotificationStreamOptions): NotificationStream;
   /** One stream for several rooms and, with notifications: true, the user's notifications; shared between the user's tabs. */

@@ -55,6 +55,13 @@ export class RoomHub {
     this.streams = new Set(); // the streams this hub made and not closed: keepPresent asks them
   }
 
+  /**
+   * push is this browser's Web Push with the hub: enable() (from a click:
+   * it asks the permission), disable(), state(). See WebPush.
+   * @type {WebPush}
+   */
+  get push() { return (this.webPush ??= new WebPush(this)); }
+
   /** room opens the stream of one room. */
   room(roomId, opts = {}) { return new RoomStream(this, roomId, opts); }
 
@@ -305,6 +312,117 @@ class Slicer {
     this.chan?.port1.close();
     this.chan = null;
   }
+}
+
+/**
+ * WebPush subscribes this browser to the hub's pushes: a closed tab rings
+ * (the hub pushes only when the user has no stream open, by default). The
+ * service worker (roomhub-sw.js) must be served from the page's own origin:
+ * the hub's /static/roomhub-sw.js when the page is the hub's, else a copy
+ * on the app's origin, named by serviceWorkerUrl. A click on a
+ * notification opens its url (or focuses a tab) and that page's SDK marks
+ * the item read.
+ */
+export class WebPush {
+  constructor(hub) {
+    this.hub = hub;
+    /** where the service worker is (same origin as the page); set before enable() */
+    this.serviceWorkerUrl = `${hub.baseUrl}/static/roomhub-sw.js`;
+    this.listening = false;
+  }
+
+  /** supported says whether this browser has service workers, push and notifications. */
+  static supported() {
+    return typeof navigator !== 'undefined' && 'serviceWorker' in navigator &&
+      typeof PushManager !== 'undefined' && typeof Notification !== 'undefined';
+  }
+
+  #listen() {
+    if (this.listening || !WebPush.supported()) return;
+    this.listening = true;
+    // The worker tells the page it opened (or focused) after a click, and
+    // hands over a subscription the browser renewed: this page has a token.
+    navigator.serviceWorker.addEventListener('message', (e) => {
+      const m = e.data || {};
+      if (m.type === 'roomhub-notification-click' && m.notificationId) this.hub.markRead(m.notificationId).catch(() => {});
+      if (m.type === 'roomhub-push-renewed' && m.subscription) this.#send(m.subscription).catch(() => {});
+    });
+  }
+
+  async #registration() {
+    const reg = await navigator.serviceWorker.getRegistration(new URL(this.serviceWorkerUrl, location.href).href);
+    return reg || null;
+  }
+
+  #send(json) { return this.hub.api('POST', '/api/v1/push/subscriptions', json); }
+
+  /**
+   * state is 'unsupported', 'denied' (the user blocked notifications), 'off'
+   * or 'on'. When on, it sends the subscription to the hub again, which
+   * keeps it another 90 days.
+   */
+  async state() {
+    if (!WebPush.supported()) return 'unsupported';
+    this.#listen();
+    if (Notification.permission === 'denied') return 'denied';
+    const sub = await (await this.#registration())?.pushManager.getSubscription();
+    if (!sub || Notification.permission !== 'granted') return 'off';
+    await this.#send(sub.toJSON());
+    return 'on';
+  }
+
+  /**
+   * enable asks the permission (call it from a click), registers the
+   * service worker, subscribes with the hub's key and hands the
+   * subscription to the hub: 'on', or 'denied'.
+   */
+  async enable() {
+    if (!WebPush.supported()) return 'unsupported';
+    this.#listen();
+    if ((await Notification.requestPermission()) !== 'granted') return 'denied';
+    const { publicKey } = await this.hub.api('GET', '/api/v1/push/vapid-public-key');
+    const reg = await activated(await navigator.serviceWorker.register(this.serviceWorkerUrl));
+    let sub = await reg.pushManager.getSubscription();
+    if (sub && b64url(sub.options.applicationServerKey) !== publicKey) { // the hub's key changed
+      await sub.unsubscribe();
+      sub = null;
+    }
+    sub ||= await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromB64url(publicKey) });
+    await this.#send(sub.toJSON());
+    return 'on';
+  }
+
+  /** disable forgets this browser's subscription, at the hub and here: 'off'. */
+  async disable() {
+    if (!WebPush.supported()) return 'unsupported';
+    const sub = await (await this.#registration())?.pushManager.getSubscription();
+    if (sub) {
+      await this.hub.api('DELETE', '/api/v1/push/subscriptions', { endpoint: sub.endpoint });
+      await sub.unsubscribe();
+    }
+    return 'off';
+  }
+}
+
+// activated resolves with reg once its worker is active (serviceWorker.ready
+// would wait for a worker whose scope holds this page: /static/'s does not
+// hold the page at /).
+function activated(reg) {
+  const w = reg.installing || reg.waiting;
+  if (reg.active || !w) return Promise.resolve(reg);
+  return new Promise((resolve) => {
+    w.addEventListener('statechange', () => { if (w.state === 'activated' || w.state === 'redundant') resolve(reg); });
+  });
+}
+
+function b64url(buf) {
+  if (!buf) return '';
+  return btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromB64url(s) {
+  const b = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(b, (c) => c.charCodeAt(0));
 }
 
 /** Stream is what RoomStream and NotificationStream share. */
