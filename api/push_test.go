@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,10 @@ func (ps *pushService) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/elsewhere" {
 		ps.t.Error("a redirect was followed")
 	}
+	if status == hang { // no answer until the hub gives up
+		<-r.Context().Done()
+		return
+	}
 	w.WriteHeader(status)
 }
 
@@ -148,6 +153,9 @@ func (ps *pushService) pushes() []pushed {
 	return append([]pushed(nil), ps.got...)
 }
 
+// hang is a stand-in's mode: it never answers.
+const hang = 999
+
 // pushRules: webpush as DESIGN's example has it, nobody looking or nothing.
 const pushRules = `{"comment.created":{"webpush":{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}}}`
 
@@ -159,6 +167,7 @@ func startPushHub(t *testing.T, addr string, ps *pushService, more func(*hub.Con
 		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
 		c.WebPushAllowPrivate = true
 		c.DeliveryBackoff = 100 * time.Millisecond
+		c.DeliveryTimeout = time.Second
 		if more != nil {
 			more(c)
 		}
@@ -224,7 +233,8 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 // Each answer of a push service, each user with their own device(s): gone
 // (410) forgets the subscription and is dead UNREGISTERED; 413 is dead
 // PAYLOAD_TOO_LARGE; 429 with Retry-After and 500 are retried, then sent; a
-// redirect is retried (REDIRECT), never followed; a user with no
+// redirect is retried (REDIRECT), never followed; no answer within the
+// time limit is retried (TIMEOUT); a user with no
 // subscription is skipped (unsubscribed); two devices, one gone and one
 // taking it: sent, and the gone one forgotten.
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
@@ -236,7 +246,8 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	th.subscribe(t, 13, ps.subscription("/push/moved", http.StatusFound))
 	th.subscribe(t, 15, ps.subscription("/push/old", http.StatusNotFound))
 	th.subscribe(t, 15, ps.subscription("/push/new", http.StatusCreated))
-	nid := th.notifyWith(t, 42, "", 10, 11, 12, 13, 14, 15)
+	th.subscribe(t, 16, ps.subscription("/push/slow", hang, http.StatusCreated))
+	nid := th.notifyWith(t, 42, "", 10, 11, 12, 13, 14, 15, 16)
 
 	r := th.waitDelivery(t, nid, 10, "webpush", "dead")
 	if str(r.LastErrorCode) != "UNREGISTERED" {
@@ -255,6 +266,9 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 		t.Errorf("no subscription: %+v", r)
 	}
 	th.waitDelivery(t, nid, 15, "webpush", "sent")
+	if r := th.waitDelivery(t, nid, 16, "webpush", "sent"); r.Attempts != 2 {
+		t.Errorf("no answer, then 201: %+v, want sent at the second attempt", r)
+	}
 	for user, want := range map[int64]int{10: 0, 11: 1, 15: 1} {
 		subs, err := th.subsOf(t, user)
 		if err != nil || len(subs) != want {
@@ -265,7 +279,8 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	for _, p := range ps.pushes() {
 		paths = append(paths, p.Path)
 	}
-	if fmt.Sprint(paths) != "[/push/busy /push/new]" && fmt.Sprint(paths) != "[/push/new /push/busy]" {
+	sort.Strings(paths)
+	if fmt.Sprint(paths) != "[/push/busy /push/new /push/slow]" {
 		t.Errorf("pushes taken: %v", paths)
 	}
 }

@@ -24,9 +24,6 @@ type Service struct {
 	resolve      Resolver
 }
 
-// sendTimeout bounds one push, as a gateway hand-off is bounded.
-const sendTimeout = 10 * time.Second
-
 // New is the webpush channel of core's configuration: the keys from
 // WEBPUSH_VAPID_* (a bad pair is a *hub.ConfigError naming the variable),
 // or, outside production with none set, the pair kept in Redis (made by
@@ -55,7 +52,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 	}
 	return &Service{
 		keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate,
-		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, sendTimeout, tlsConf),
+		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
 		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},

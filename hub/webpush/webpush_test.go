@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -241,4 +242,30 @@ func FuzzSubscriptionCheck(f *testing.F) {
 			t.Fatalf("checked but not sealable: %v", err)
 		}
 	})
+}
+
+// The push of an inbox item: its face, read as the element reads it; a
+// digest says how many more; a body or title too long for 4 KB is cut, in
+// whole characters, and the whole still seals.
+func TestOf_TheItemsFaceFitsAPush(t *testing.T) {
+	item := func(data string) json.RawMessage {
+		return json.RawMessage(`{"notificationId":"42:1-0","eventType":"comment.created","data":` + data + `,"severity":"low","group":{"key":"likes"}}`)
+	}
+	p, m, ok := Of([]json.RawMessage{item(`{"content":"body","url":"javascript:alert(1)"}`), item(`{}`)})
+	want := Message{NotificationID: "42:1-0", Title: "Comment created", Body: "body (+1 more)", Severity: "low", Tag: "group:likes"}
+	if !ok || m != want || p.Urgency != "low" || p.Topic != Topic("likes") || p.TTL != 24*time.Hour {
+		t.Fatalf("Of: %+v %+v", m, p)
+	}
+	long := strings.Repeat("가", 3000) // 9,000 bytes of UTF-8
+	p, m, _ = Of([]json.RawMessage{item(`{"title":"` + long + `","text":"` + long + `"}`)})
+	if len(p.Payload) > MaxPayload || m.Body != "" || !utf8.ValidString(m.Title) || !strings.HasSuffix(m.Title, "…") {
+		t.Fatalf("a long item: %d bytes, body %d bytes, title valid %v", len(p.Payload), len(m.Body), utf8.ValidString(m.Title))
+	}
+	ua, _ := ecdh.P256().GenerateKey(nil)
+	if _, err := Encrypt(p.Payload, ua.PublicKey().Bytes(), make([]byte, 16)); err != nil {
+		t.Fatalf("the cut push does not seal: %v", err)
+	}
+	if _, _, ok := Of([]json.RawMessage{json.RawMessage(`{}`)}); ok {
+		t.Fatal("an item without an id made a push")
+	}
 }
