@@ -1,167 +1,27 @@
 package api
 
 import (
-	"crypto/ecdh"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 
 	"roomhub/hub"
 	"roomhub/hub/webpush"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
-
-// pushService is a stand-in push service: it checks each push's VAPID
-// token against the hub's public key (ES256, aud its own origin, exp
-// within 12 hours), opens it with the subscription's keys, keeps it, and
-// answers as the subscription's mode says.
-type pushService struct {
-	*httptest.Server
-	t         *testing.T
-	publicKey string // the hub's VAPID key, set once the hub runs
-
-	mu    sync.Mutex
-	subs  map[string]*device // by path
-	got   []pushed
-	modes map[string][]int // path → the statuses to answer, in turn (the last repeats)
-}
-
-type device struct {
-	priv *ecdh.PrivateKey
-	auth []byte
-}
-
-// pushed is one push as the service saw it.
-type pushed struct {
-	Path    string
-	Message webpush.Message
-	Header  http.Header
-}
-
-func newPushService(t *testing.T) *pushService {
-	ps := &pushService{t: t, subs: map[string]*device{}, modes: map[string][]int{}}
-	ps.Server = httptest.NewTLSServer(http.HandlerFunc(ps.serve))
-	t.Cleanup(ps.Close)
-	return ps
-}
-
-func (ps *pushService) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	ps.mu.Lock()
-	dev, modes := ps.subs[r.URL.Path], ps.modes[r.URL.Path]
-	status := http.StatusCreated
-	if len(modes) > 0 {
-		status = modes[0]
-		if len(modes) > 1 {
-			ps.modes[r.URL.Path] = modes[1:]
-		}
-	}
-	ps.mu.Unlock()
-	if err := ps.checkVAPID(r.Header.Get("Authorization")); err != nil {
-		ps.t.Errorf("push to %s: VAPID: %v", r.URL.Path, err)
-		http.Error(w, err.Error(), http.StatusForbidden)
-		return
-	}
-	if dev == nil {
-		http.Error(w, "no such subscription", http.StatusNotFound)
-		return
-	}
-	plain, err := webpush.Decrypt(body, dev.auth, dev.priv)
-	if err != nil || r.Header.Get("Content-Encoding") != "aes128gcm" {
-		ps.t.Errorf("push to %s: not sealed for the subscription: %v", r.URL.Path, err)
-		http.Error(w, "bad encryption", http.StatusBadRequest)
-		return
-	}
-	var m webpush.Message
-	if err := json.Unmarshal(plain, &m); err != nil {
-		ps.t.Errorf("push to %s: %q is not a message", r.URL.Path, plain)
-	}
-	switch status {
-	case http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", "1")
-	case http.StatusFound:
-		w.Header().Set("Location", "/elsewhere")
-	}
-	ps.mu.Lock()
-	if status/100 == 2 {
-		ps.got = append(ps.got, pushed{Path: r.URL.Path, Message: m, Header: r.Header.Clone()})
-	}
-	ps.mu.Unlock()
-	if r.URL.Path == "/elsewhere" {
-		ps.t.Error("a redirect was followed")
-	}
-	if status == hang { // no answer until the hub gives up
-		<-r.Context().Done()
-		return
-	}
-	w.WriteHeader(status)
-}
-
-func (ps *pushService) checkVAPID(h string) error {
-	rest, ok := strings.CutPrefix(h, "vapid t=")
-	tok, k, ok2 := strings.Cut(rest, ", k=")
-	if !ok || !ok2 || k != ps.publicKey {
-		return fmt.Errorf("header %q, want the hub's key %s", h, ps.publicKey)
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(k)
-	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
-	if err != nil {
-		return err
-	}
-	claims := jwt.MapClaims{}
-	if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return pub, nil },
-		jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(ps.URL), jwt.WithExpirationRequired()); err != nil {
-		return err
-	}
-	if exp, _ := claims.GetExpirationTime(); exp == nil || time.Until(exp.Time) > 12*time.Hour+time.Minute {
-		return fmt.Errorf("exp %v: more than 12 hours ahead", exp)
-	}
-	return nil
-}
-
-// subscription makes a device at path answering statuses in turn, and the
-// PushSubscription JSON a browser would send for it.
-func (ps *pushService) subscription(path string, statuses ...int) string {
-	priv, _ := ecdh.P256().GenerateKey(rand.Reader)
-	auth := make([]byte, 16)
-	_, _ = rand.Read(auth)
-	ps.mu.Lock()
-	ps.subs[path] = &device{priv: priv, auth: auth}
-	ps.modes[path] = statuses
-	ps.mu.Unlock()
-	b64 := base64.RawURLEncoding.EncodeToString
-	return fmt.Sprintf(`{"endpoint":%q,"expirationTime":null,"keys":{"p256dh":%q,"auth":%q}}`, ps.URL+path, b64(priv.PublicKey().Bytes()), b64(auth))
-}
-
-func (ps *pushService) pushes() []pushed {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return append([]pushed(nil), ps.got...)
-}
-
-// hang is a stand-in's mode: it never answers.
-const hang = 999
 
 // pushRules: webpush as DESIGN's example has it, nobody looking or nothing.
 const pushRules = `{"comment.created":{"webpush":{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}}}`
 
 // startPushHub is a hub with the webpush channel on, its endpoints allowed
 // on loopback (the stand-in), trusting the stand-in's certificate.
-func startPushHub(t *testing.T, addr string, ps *pushService, more func(*hub.Config)) *testHub {
+func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*hub.Config)) *testHub {
 	t.Helper()
 	th := startHubFull(t, addr, func(c *hub.Config) {
 		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
@@ -176,7 +36,7 @@ func startPushHub(t *testing.T, addr string, ps *pushService, more func(*hub.Con
 	if code != 200 {
 		t.Fatalf("vapid-public-key: %d %+v", code, env)
 	}
-	ps.publicKey = env.Result.(map[string]any)["publicKey"].(string)
+	ps.SetPublicKey(env.Result.(map[string]any)["publicKey"].(string))
 	return th
 }
 
@@ -193,10 +53,10 @@ func (th *testHub) subscribe(t *testing.T, user int64, sub string) {
 // tag), with Urgency from the severity and Topic from the group key; once
 // the user has a stream open, a publish pushes nothing (skipped, online).
 func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
-	ps := newPushService(t)
+	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	const user = 7
-	th.subscribe(t, user, ps.subscription("/push/ann"))
+	th.subscribe(t, user, ps.Subscription("/push/ann"))
 
 	body := `{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","text":"It leaves today","url":"/orders/1"},"recipientIds":[7],"severity":"critical","groupKey":"orders"}`
 	code, env := th.publishRaw(t, body)
@@ -205,7 +65,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	}
 	nid := "42:" + env.Result.(map[string]any)["streamId"].(string)
 	th.waitDelivery(t, nid, user, "webpush", "sent")
-	got := ps.pushes()
+	got := ps.Pushes()
 	if len(got) != 1 {
 		t.Fatalf("%d pushes, want 1: %+v", len(got), got)
 	}
@@ -219,8 +79,8 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	defer s.Close()
 	nid = th.notifyWith(t, 42, "", user)
 	r := th.waitDelivery(t, nid, user, "webpush", "skipped")
-	if str(r.Reason) != "online" || len(ps.pushes()) != 1 {
-		t.Fatalf("with a stream open: %+v, %d pushes", r, len(ps.pushes()))
+	if str(r.Reason) != "online" || len(ps.Pushes()) != 1 {
+		t.Fatalf("with a stream open: %+v, %d pushes", r, len(ps.Pushes()))
 	}
 	if v := metricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
 		t.Fatalf("deliveries_total sent = %s", v)
@@ -238,15 +98,15 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 // subscription is skipped (unsubscribed); two devices, one gone and one
 // taking it: sent, and the gone one forgotten.
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
-	ps := newPushService(t)
+	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
-	th.subscribe(t, 10, ps.subscription("/push/gone", http.StatusGone))
-	th.subscribe(t, 11, ps.subscription("/push/big", http.StatusRequestEntityTooLarge))
-	th.subscribe(t, 12, ps.subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
-	th.subscribe(t, 13, ps.subscription("/push/moved", http.StatusFound))
-	th.subscribe(t, 15, ps.subscription("/push/old", http.StatusNotFound))
-	th.subscribe(t, 15, ps.subscription("/push/new", http.StatusCreated))
-	th.subscribe(t, 16, ps.subscription("/push/slow", hang, http.StatusCreated))
+	th.subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))
+	th.subscribe(t, 11, ps.Subscription("/push/big", http.StatusRequestEntityTooLarge))
+	th.subscribe(t, 12, ps.Subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
+	th.subscribe(t, 13, ps.Subscription("/push/moved", http.StatusFound))
+	th.subscribe(t, 15, ps.Subscription("/push/old", http.StatusNotFound))
+	th.subscribe(t, 15, ps.Subscription("/push/new", http.StatusCreated))
+	th.subscribe(t, 16, ps.Subscription("/push/slow", testpush.Hang, http.StatusCreated))
 	nid := th.notifyWith(t, 42, "", 10, 11, 12, 13, 14, 15, 16)
 
 	r := th.waitDelivery(t, nid, 10, "webpush", "dead")
@@ -276,7 +136,7 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 		}
 	}
 	var paths []string
-	for _, p := range ps.pushes() {
+	for _, p := range ps.Pushes() {
 		paths = append(paths, p.Path)
 	}
 	sort.Strings(paths)
@@ -309,8 +169,8 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	if ka, kb := keyOf(a), keyOf(b); ka != kb || len(ka) != 87 {
 		t.Fatalf("two instances' keys: %q, %q", ka, kb)
 	}
-	ps := newPushService(t) // only for well-formed keys: nothing is sent
-	good := ps.subscription("/x")
+	ps := testpush.Start(t) // only for well-formed keys: nothing is sent
+	good := ps.Subscription("/x")
 	with := func(endpoint string) string {
 		return strings.Replace(good, ps.URL+"/x", endpoint, 1)
 	}
@@ -365,10 +225,10 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 // (The subscription is made through the API, pointing at the stand-in: a
 // headless browser cannot subscribe to a real push service offline.)
 func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
-	ps := newPushService(t)
+	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	const user = 21
-	th.subscribe(t, user, ps.subscription("/push/laptop"))
+	th.subscribe(t, user, ps.Subscription("/push/laptop"))
 	page := th.URL + "/?user=21&rooms=42"
 	d := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
 	d.Send(t, "GRANT notifications")
@@ -398,7 +258,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
-	if got := ps.pushes(); len(got) != 0 {
+	if got := ps.Pushes(); len(got) != 0 {
 		t.Fatalf("pushed while the page was open: %+v", got)
 	}
 
@@ -409,7 +269,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	})
 	nid = publish("While you are away")
 	th.waitDelivery(t, nid, user, "webpush", "sent")
-	got := ps.pushes()
+	got := ps.Pushes()
 	if len(got) != 1 || got[0].Message.NotificationID != nid || got[0].Message.Title != "While you are away" {
 		t.Fatalf("pushes %+v, want exactly one of %s", got, nid)
 	}

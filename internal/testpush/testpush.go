@@ -1,0 +1,185 @@
+// Package testpush is a stand-in push service for tests: an HTTPS server
+// that checks each push's VAPID token against the hub's public key (ES256,
+// aud its own origin, exp within 12 hours), opens it with the
+// subscription's keys, keeps it, and answers as the subscription's script
+// says.
+package testpush
+
+import (
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"roomhub/hub/webpush"
+)
+
+// Hang is a status in a script: no answer until the hub gives up.
+const Hang = 999
+
+// Service is the stand-in.
+type Service struct {
+	*httptest.Server
+	t *testing.T
+
+	mu        sync.Mutex
+	publicKey string // the hub's VAPID key (SetPublicKey)
+	devices   map[string]*device
+	scripts   map[string][]int // path → the statuses to answer, in turn (the last repeats)
+	got       []Push
+	arrived   chan string // every push's path as it arrives, before it is answered
+}
+
+type device struct {
+	priv *ecdh.PrivateKey
+	auth []byte
+}
+
+// Push is one push as the service took it (a 2xx).
+type Push struct {
+	Path    string
+	Message webpush.Message
+	Header  http.Header
+}
+
+// Start starts the stand-in; it stops with the test.
+func Start(t *testing.T) *Service {
+	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrived: make(chan string, 1024)}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	t.Cleanup(s.CloseClientConnections)
+	return s
+}
+
+// SetPublicKey names the key the pushes must be signed with.
+func (s *Service) SetPublicKey(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publicKey = k
+}
+
+// Arrived gives the path of each push as it arrives.
+func (s *Service) Arrived() <-chan string { return s.arrived }
+
+// CertFile writes the service's certificate to a PEM file, for a hub
+// process's SSL_CERT_FILE.
+func (s *Service) CertFile(t *testing.T) string {
+	f := filepath.Join(t.TempDir(), "push-service.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// Subscription makes a device at path answering statuses in turn (none:
+// 201), and returns the PushSubscription JSON a browser would send for it.
+func (s *Service) Subscription(path string, statuses ...int) string {
+	priv, _ := ecdh.P256().GenerateKey(rand.Reader)
+	auth := make([]byte, 16)
+	_, _ = rand.Read(auth)
+	s.mu.Lock()
+	s.devices[path] = &device{priv: priv, auth: auth}
+	s.scripts[path] = statuses
+	s.mu.Unlock()
+	b64 := base64.RawURLEncoding.EncodeToString
+	return fmt.Sprintf(`{"endpoint":%q,"expirationTime":null,"keys":{"p256dh":%q,"auth":%q}}`, s.URL+path, b64(priv.PublicKey().Bytes()), b64(auth))
+}
+
+// Pushes is what the service took, in order.
+func (s *Service) Pushes() []Push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Push(nil), s.got...)
+}
+
+func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	select {
+	case s.arrived <- r.URL.Path:
+	default:
+	}
+	s.mu.Lock()
+	dev, script, key := s.devices[r.URL.Path], s.scripts[r.URL.Path], s.publicKey
+	status := http.StatusCreated
+	if len(script) > 0 {
+		status = script[0]
+		if len(script) > 1 {
+			s.scripts[r.URL.Path] = script[1:]
+		}
+	}
+	s.mu.Unlock()
+	if err := s.checkVAPID(r.Header.Get("Authorization"), key); err != nil {
+		s.t.Errorf("push to %s: VAPID: %v", r.URL.Path, err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	if dev == nil {
+		if r.URL.Path == "/elsewhere" {
+			s.t.Error("a redirect was followed")
+		}
+		http.Error(w, "no such subscription", http.StatusNotFound)
+		return
+	}
+	plain, err := webpush.Decrypt(body, dev.auth, dev.priv)
+	if err != nil || r.Header.Get("Content-Encoding") != "aes128gcm" {
+		s.t.Errorf("push to %s: not sealed for the subscription: %v", r.URL.Path, err)
+		http.Error(w, "bad encryption", http.StatusBadRequest)
+		return
+	}
+	var m webpush.Message
+	if err := json.Unmarshal(plain, &m); err != nil {
+		s.t.Errorf("push to %s: %q is not a message", r.URL.Path, plain)
+	}
+	switch status {
+	case Hang:
+		<-r.Context().Done()
+		return
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+	case http.StatusFound:
+		w.Header().Set("Location", "/elsewhere")
+	}
+	if status/100 == 2 {
+		s.mu.Lock()
+		s.got = append(s.got, Push{Path: r.URL.Path, Message: m, Header: r.Header.Clone()})
+		s.mu.Unlock()
+	}
+	w.WriteHeader(status)
+}
+
+func (s *Service) checkVAPID(h, want string) error {
+	rest, ok := strings.CutPrefix(h, "vapid t=")
+	tok, k, ok2 := strings.Cut(rest, ", k=")
+	if !ok || !ok2 || k != want {
+		return fmt.Errorf("header %q, want the hub's key %s", h, want)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(k)
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		return err
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return pub, nil },
+		jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(s.URL), jwt.WithExpirationRequired()); err != nil {
+		return err
+	}
+	if exp, _ := claims.GetExpirationTime(); exp == nil || time.Until(exp.Time) > 12*time.Hour+time.Minute {
+		return fmt.Errorf("exp %v: more than 12 hours ahead", exp)
+	}
+	return nil
+}
