@@ -29,8 +29,11 @@ import (
 	"roomhub/hub/webpush"
 )
 
-// Hang is a status in a script: no answer until the hub gives up.
-const Hang = 999
+// Statuses a script may hold besides real ones.
+const (
+	Hang         = 999 // no answer until the hub gives up
+	HangAfter2xx = 998 // 201 and the headers, then a body that never ends: taken, but the hub never hears the end
+)
 
 // Service is the stand-in.
 type Service struct {
@@ -147,6 +150,16 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch status {
 	case Hang:
+		<-r.Context().Done()
+		return
+	case HangAfter2xx:
+		s.mu.Lock()
+		s.got = append(s.got, Push{Path: r.URL.Path, Message: m, Header: r.Header.Clone()})
+		s.mu.Unlock()
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, "{")
+		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 		return
 	case http.StatusTooManyRequests:
