@@ -129,10 +129,7 @@ func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
 			}
 			<-procA.Exited()
 			killed := time.Now()
-			var rec struct {
-				State    string
-				Attempts int
-			}
+			var rec deliveryRec
 			// The promise is LOCK_TTL_SECS + 5 s (7 s here); the wait allows
 			// four times that, so a busy machine does not fail it, and the
 			// time taken is logged.
@@ -141,24 +138,10 @@ func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("not sent within 4 × (LOCK_TTL_SECS + 5 s) of the kill: %+v; B's log:\n%s", rec, logsB)
 				}
-				req, _ := http.NewRequest(http.MethodGet, b+"/api/v1/internal/notifications/"+nid+"/deliveries", nil)
-				req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					var env struct {
-						Result struct {
-							Deliveries []struct {
-								State    string
-								Attempts int
-							}
-						}
-					}
-					_ = json.NewDecoder(resp.Body).Decode(&env)
-					resp.Body.Close()
-					if len(env.Result.Deliveries) == 1 {
-						rec = env.Result.Deliveries[0]
-						if rec.State == "sent" {
-							break
-						}
+				if recs := deliveriesAt(b, nid); len(recs) == 1 {
+					rec = recs[0]
+					if rec.State == "sent" {
+						break
 					}
 				}
 				time.Sleep(50 * time.Millisecond)
@@ -195,21 +178,8 @@ func TestBinary_DevModeDeliversBeyondTheTab(t *testing.T) {
 	first := testbin.Publish(t, nil, a, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[9]}`)
 	second := testbin.Publish(t, nil, a, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[9],"dedupeKey":"k"}`)
 	states := func(id string) map[string]string {
-		req, _ := http.NewRequest(http.MethodGet, a+"/api/v1/internal/notifications/7:"+id+"/deliveries", nil)
-		req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil
-		}
-		defer resp.Body.Close()
-		var env struct {
-			Result struct {
-				Deliveries []struct{ Channel, State, Reason string }
-			}
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&env)
 		out := map[string]string{}
-		for _, d := range env.Result.Deliveries {
+		for _, d := range deliveriesAt(a, "7:"+id) {
 			out[d.Channel] = d.State + " " + d.Reason
 		}
 		return out
@@ -223,4 +193,27 @@ func TestBinary_DevModeDeliversBeyondTheTab(t *testing.T) {
 	if len(g.keys) != 2 {
 		t.Fatalf("hand-offs %v, want a push and a digest; log:\n%s", g.keys, logs)
 	}
+}
+
+// deliveryRec is what the kill tests read of a delivery record.
+type deliveryRec struct {
+	Channel, State, Reason string
+	Attempts               int
+}
+
+// deliveriesAt reads a notification's deliveries from the hub at base (nil
+// when it does not answer).
+func deliveriesAt(base, nid string) []deliveryRec {
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/internal/notifications/"+nid+"/deliveries", nil)
+	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Result struct{ Deliveries []deliveryRec }
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	return env.Result.Deliveries
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -81,31 +80,11 @@ func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 			}
 			<-procA.Exited()
 			killed := time.Now()
-			var rec struct {
-				State    string
-				Attempts int
-			}
+			var rec deliveryRec
 			testbin.Eventually(t, 4*(2*time.Second+5*time.Second+10*time.Second), "the push sent by B", func() bool {
-				req, _ := http.NewRequest(http.MethodGet, b+"/api/v1/internal/notifications/"+nid+"/deliveries", nil)
-				req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return false
+				if recs := deliveriesAt(b, nid); len(recs) == 1 {
+					rec = recs[0]
 				}
-				defer resp.Body.Close()
-				raw, _ := io.ReadAll(resp.Body)
-				var env struct {
-					Result struct {
-						Deliveries []struct {
-							State    string
-							Attempts int
-						}
-					}
-				}
-				if json.Unmarshal(raw, &env) != nil || len(env.Result.Deliveries) != 1 {
-					return false
-				}
-				rec = env.Result.Deliveries[0]
 				return rec.State == "sent"
 			})
 			t.Logf("sent by B %v after the kill", time.Since(killed).Round(100*time.Millisecond))

@@ -55,31 +55,7 @@ func encrypt(plaintext, p256dh, auth []byte, as *ecdh.PrivateKey, salt []byte) (
 		return nil, err
 	}
 	asPub := as.PublicKey().Bytes()
-	// RFC 8291 §3.4: the input keying material from the ECDH secret, keyed
-	// by the auth secret and bound to both public keys.
-	info := append(append([]byte("WebPush: info\x00"), p256dh...), asPub...)
-	ikm, err := hkdf.Key(sha256.New, secret, auth, string(info), 32)
-	if err != nil {
-		return nil, err
-	}
-	// RFC 8188 §2.2 and §2.3: the content key and nonce from the salt.
-	prk, err := hkdf.Extract(sha256.New, ikm, salt)
-	if err != nil {
-		return nil, err
-	}
-	cek, err := hkdf.Expand(sha256.New, prk, "Content-Encoding: aes128gcm\x00", 16)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := hkdf.Expand(sha256.New, prk, "Content-Encoding: nonce\x00", 12)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, nonce, err := keysOf(secret, auth, p256dh, asPub, salt)
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +84,7 @@ func Decrypt(msg, auth []byte, ua *ecdh.PrivateKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := append(append([]byte("WebPush: info\x00"), ua.PublicKey().Bytes()...), as.Bytes()...)
-	ikm, err := hkdf.Key(sha256.New, secret, auth, string(info), 32)
-	if err != nil {
-		return nil, err
-	}
-	prk, err := hkdf.Extract(sha256.New, ikm, salt)
-	if err != nil {
-		return nil, err
-	}
-	cek, _ := hkdf.Expand(sha256.New, prk, "Content-Encoding: aes128gcm\x00", 16)
-	nonce, _ := hkdf.Expand(sha256.New, prk, "Content-Encoding: nonce\x00", 12)
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, nonce, err := keysOf(secret, auth, ua.PublicKey().Bytes(), as.Bytes(), salt)
 	if err != nil {
 		return nil, err
 	}
@@ -138,4 +99,36 @@ func Decrypt(msg, auth []byte, ua *ecdh.PrivateKey) ([]byte, error) {
 		return nil, errors.New("webpush: no last-record delimiter")
 	}
 	return plain[:len(plain)-1], nil
+}
+
+// keysOf derives the record's cipher and nonce from the ECDH secret, the
+// auth secret, both public keys (the user agent's, the sender's) and the
+// salt.
+func keysOf(secret, auth, uaPub, asPub, salt []byte) (cipher.AEAD, []byte, error) {
+	// RFC 8291 §3.4: the input keying material from the ECDH secret, keyed
+	// by the auth secret and bound to both public keys.
+	info := append(append([]byte("WebPush: info\x00"), uaPub...), asPub...)
+	ikm, err := hkdf.Key(sha256.New, secret, auth, string(info), 32)
+	if err != nil {
+		return nil, nil, err
+	}
+	// RFC 8188 §2.2 and §2.3: the content key and nonce from the salt.
+	prk, err := hkdf.Extract(sha256.New, ikm, salt)
+	if err != nil {
+		return nil, nil, err
+	}
+	cek, err := hkdf.Expand(sha256.New, prk, "Content-Encoding: aes128gcm\x00", 16)
+	if err != nil {
+		return nil, nil, err
+	}
+	nonce, err := hkdf.Expand(sha256.New, prk, "Content-Encoding: nonce\x00", 12)
+	if err != nil {
+		return nil, nil, err
+	}
+	block, err := aes.NewCipher(cek)
+	if err != nil {
+		return nil, nil, err
+	}
+	gcm, err := cipher.NewGCM(block)
+	return gcm, nonce, err
 }
