@@ -58,6 +58,9 @@ func run() error {
 	if err := delivery.CheckConfig(cfg); err != nil { // before waiting for Redis
 		return err
 	}
+	if err := webpush.CheckConfig(cfg); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	var opt rueidis.ClientOption

@@ -131,6 +131,15 @@ func TestBinary_DevModePresenceBetweenTwoTabs(t *testing.T) {
 	waitFor(tab31, "32's leave, seen by 31", func(u update) bool { return has(u.LeftUsers, 32) })
 }
 
+// A VAPID key pair for the configuration tests (RFC 8291 Appendix A's user
+// agent pair: any P-256 pair will do).
+const (
+	webPushPublic  = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
+	webPushPrivate = "q1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI-JWgLcM94"
+)
+
+// A bad variable stops start-up with a message naming it, before Redis is
+// waited for.
 func TestBinary_BadConfigStops(t *testing.T) {
 	bin := testbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -157,6 +166,9 @@ func TestBinary_BadConfigStops(t *testing.T) {
 		"DELIVERY_RULES":    {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", `DELIVERY_RULES={"comment.created":{"fax":{}}}`},
 		"DELIVERY_SINK_URL": {"DELIVERY_CHANNELS=push"},
 		"DELIVERY_CAPS":     {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", "DELIVERY_CAPS=10"},
+		"WEBPUSH_SUBJECT":   {"DELIVERY_CHANNELS=webpush", "WEBPUSH_VAPID_PUBLIC_KEY=" + webPushPublic, "WEBPUSH_VAPID_PRIVATE_KEY=" + webPushPrivate},
+		"WEBPUSH_VAPID_PUBLIC_KEY": {"DELIVERY_CHANNELS=webpush", "WEBPUSH_SUBJECT=mailto:ops@example.com",
+			"WEBPUSH_VAPID_PUBLIC_KEY=BEsAkevF0dtcA3qxKqT8CKmJWE9-FG-r-XGuQgNMVSdZ59mMmjQ2GGFF_zsQa7-T0oUenb_HNAbAPFzDsDs2LKg", "WEBPUSH_VAPID_PRIVATE_KEY=" + webPushPrivate},
 	} {
 		cmd = exec.CommandContext(ctx, bin)
 		cmd.Env = append(append(os.Environ(), "REDIS_URL=redis://127.0.0.1:1"), env...)

@@ -18,7 +18,7 @@ import (
 // rules parse and name only metrics that exist.
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // every metric, delivery's too
-		c.DeliveryChannels, c.DeliverySinkURL = []string{"push"}, "http://127.0.0.1:1/"
+		c.DeliveryChannels, c.DeliverySinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
 		c.IngestPartitions = 1
 	})
 	resp, err := httpClient.Get(th.URL + "/metrics")

@@ -35,12 +35,8 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 	var err error
 	subject := cfg.WebPushSubject
 	if cfg.WebPushKeysSet() {
-		if keys, err = ParseKeys(cfg.WebPushPublicKey, cfg.WebPushPrivateKey); err != nil {
-			v := "WEBPUSH_VAPID_PRIVATE_KEY"
-			if strings.Contains(err.Error(), "public") {
-				v = "WEBPUSH_VAPID_PUBLIC_KEY"
-			}
-			return nil, &hub.ConfigError{Var: v, Value: "(hidden)", Reason: err.Error()}
+		if keys, err = configKeys(cfg); err != nil {
+			return nil, err
 		}
 	} else {
 		if keys, err = devKeys(ctx, core.Redis()); err != nil {
@@ -57,6 +53,29 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
 	}, nil
+}
+
+// CheckConfig reads the WEBPUSH_VAPID_* key pair, as New would, before
+// anything waits for Redis: a pair that is not one is a *hub.ConfigError
+// naming the key at fault.
+func CheckConfig(cfg hub.Config) error {
+	if !cfg.WebPush() || !cfg.WebPushKeysSet() {
+		return nil
+	}
+	_, err := configKeys(cfg)
+	return err
+}
+
+func configKeys(cfg hub.Config) (Keys, error) {
+	keys, err := ParseKeys(cfg.WebPushPublicKey, cfg.WebPushPrivateKey)
+	if err != nil {
+		v := "WEBPUSH_VAPID_PRIVATE_KEY"
+		if strings.Contains(err.Error(), "public") {
+			v = "WEBPUSH_VAPID_PUBLIC_KEY"
+		}
+		return Keys{}, &hub.ConfigError{Var: v, Value: "(hidden)", Reason: err.Error()}
+	}
+	return keys, nil
 }
 
 // devKeys is the key pair kept in Redis: this instance's, or the one
