@@ -251,6 +251,18 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		return err == nil && len(subs) == 1
 	})
 	d.Send(t, "WAIT navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => !!(r && r.active))")
+	// Off and on again: the hub forgets it, then has it back.
+	d.Send(t, `CLICK roomhub-inbox .push button >> text=Turn off notifications here`)
+	d.Send(t, `TEXT roomhub-inbox .push button | Turn on notifications here`)
+	if subs, err := th.subsOf(t, user); err != nil || len(subs) != 0 {
+		t.Fatalf("after turning it off the hub keeps %d subscriptions (%v)", len(subs), err)
+	}
+	d.Send(t, `CLICK roomhub-inbox .push button >> text=Turn on notifications here`)
+	d.Send(t, `TEXT roomhub-inbox .push button | Turn off notifications here`)
+	eventually(t, 15*time.Second, "the subscription back at the hub", func() bool {
+		subs, err := th.subsOf(t, user)
+		return err == nil && len(subs) == 1
+	})
 	d.Send(t, "KEY Escape")
 
 	publish := func(title string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"roomhub/hub/webpush"
@@ -37,12 +38,19 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 	if !ok {
 		return answer{code: "INVALID_ARGUMENT"}
 	}
+	// Every device at once: a slow push service does not hold the others
+	// (each push is bounded by the hand-off's time limit).
+	start := time.Now()
+	answers := make([]answer, len(subs))
+	var wg sync.WaitGroup
+	for i, sub := range subs {
+		wg.Go(func() { answers[i] = classifyPush(d.Pusher.Send(ctx, sub, p), time.Now()) })
+	}
+	wg.Wait()
 	var retry, permanent answer
 	sent := false
-	start := time.Now()
-	for _, sub := range subs {
-		res := d.Pusher.Send(ctx, sub, p)
-		a := classifyPush(res, time.Now())
+	for i, a := range answers {
+		sub := subs[i]
 		switch {
 		case a.sent:
 			sent = true

@@ -397,8 +397,11 @@ export class WebPush {
     if (!WebPush.supported()) return 'unsupported';
     const sub = await (await this.#registration())?.pushManager.getSubscription();
     if (sub) {
-      await this.hub.api('DELETE', '/api/v1/push/subscriptions', { endpoint: sub.endpoint });
-      await sub.unsubscribe();
+      try {
+        await this.hub.api('DELETE', '/api/v1/push/subscriptions', { endpoint: sub.endpoint });
+      } finally {
+        await sub.unsubscribe(); // off here whatever the hub said: it forgets the endpoint at the next push
+      }
     }
     return 'off';
   }
