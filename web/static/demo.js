@@ -63,11 +63,9 @@ inbox.tokenProvider = getToken;
 inbox.addEventListener('roomhub-error', (e) => card('error', { text: e.detail.message }, true));
 
 // notifications: true though the element shows them: the tab's two page
-// streams (this one and the element's) then ask the shared connection for
-// the same bell, and a union that changes only adds rooms the connection
-// never had. (A room the connection had but that has delivered nothing yet
-// starts live again when the union changes: an event in between would be
-// missed. Known; see web/README.md.)
+// streams (this one and the element's) ask the shared connection for the
+// same things, so the element's joining changes nothing (see web/README.md,
+// "One connection per browser").
 const page = hub.page({
   rooms, notifications: true,
   onStatus: (s) => { $('status').textContent = s; $('status').className = `status ${s}`; },

@@ -827,6 +827,7 @@ export class SharedPageStream {
     this.tabs = new Map(); // tab → {rooms, notifications, types, visible, seen}
     this.last = {}; // what catchUp sends a tab that arrives later
     this.outbox = []; // relayed events not yet posted (see #queue)
+    this.presenceSeen = new Map(); // room → presence updates relayed (snapshotPresence)
     this.slicer = new Slicer(); // relayed events are handled in order, a slice a task
     this.closed = false;
     this.leading = false;
@@ -1057,6 +1058,7 @@ export class SharedPageStream {
         if (this.stream !== stream) return;
         this.#setStatus(st);
         this.#post({ k: 'status', s: st });
+        if (st === Status.OPEN) this.#snapshotPresence(stream);
       },
       onCount: undefined, onCounts: undefined, onCreated: undefined, onUpdated: undefined, onRead: undefined,
       onDeleted: undefined, onPresence: undefined,
@@ -1070,6 +1072,25 @@ export class SharedPageStream {
     });
     this.stream = stream;
     stream.on('*', (data, id, type) => { if (!type.startsWith('system.')) this.#relay(type, data, id); });
+  }
+
+  // snapshotPresence reads who is online in the rooms the stream has no
+  // position for: such a room starts live when the stream (re)connects, so
+  // a presence update published meanwhile (a join, when the leader changed
+  // or the union grew) would be missed. The snapshot stands in for it,
+  // unless a real update of the room came first.
+  #snapshotPresence(stream) {
+    for (const r of stream.rooms) {
+      const room = String(r);
+      if (this.known.has(room)) continue;
+      const seen = this.presenceSeen.get(room) || 0;
+      this.hub.api('GET', `/api/v1/rooms/${encodeURIComponent(room)}/presence`).then((p) => {
+        if (this.stream !== stream || this.closed || (this.presenceSeen.get(room) || 0) !== seen) return;
+        const onlineUsers = (p.onlineUsers || []).map((u) => u.userId);
+        this.#relay('presence.update', { roomId: r, onlineUsers, count: p.count ?? onlineUsers.length,
+          joined: null, left: null, joinedUsers: [], leftUsers: [] }, '');
+      }, () => {});
+    }
   }
 
   // listenTo makes the leader's stream listen to event types some tab wants.
@@ -1087,7 +1108,10 @@ export class SharedPageStream {
     const msg = { k: 'ev', type, data, id };
     // What a tab arriving later is sent at once (catchUp): each room's last
     // presence, the bell's newest counts.
-    if (type === 'presence.update' && data) this.last[`p${data.roomId}`] = msg;
+    if (type === 'presence.update' && data) {
+      this.last[`p${data.roomId}`] = msg;
+      if (id) this.presenceSeen.set(String(data.roomId), (this.presenceSeen.get(String(data.roomId)) || 0) + 1);
+    }
     const counts = type === 'notification.counts' ? data : data && data.counts;
     if (counts && typeof counts.version === 'number' &&
         (!this.last.counts || counts.version >= this.last.counts.data.version)) {

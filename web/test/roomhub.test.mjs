@@ -470,3 +470,49 @@ test('with no token the cookie authenticates: no Authorization header, no token 
   assert.equal(FakeEventSource.last().url.searchParams.has('token'), false);
   room.close();
 });
+
+test('the leader reads who is online in a room it has no position for, unless an update came first', async () => {
+  const posted = [];
+  globalThis.BroadcastChannel = class { constructor() {} postMessage(m) { posted.push(m); } close() {} };
+  const hadNavigator = 'navigator' in globalThis;
+  const locks = { request: (_name, _opts, fn) => { fn(); return new Promise(() => {}); } }; // granted: this tab leads
+  Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true });
+  globalThis.addEventListener ??= () => {};
+  globalThis.document = { visibilityState: 'visible' };
+  const jwt = `x.${Buffer.from(JSON.stringify({ sub: '32' })).toString('base64url')}.y`;
+  let answer = () => {};
+  const asked = [];
+  const fetch = async (url) => {
+    asked.push(new URL(url).pathname);
+    await new Promise((r) => { answer = r; });
+    return { ok: true, status: 200, json: async () => ({ isSuccess: true, result: { onlineUsers: [{ userId: 31 }, { userId: 32 }], count: 2 } }) };
+  };
+  try {
+    for (const updateFirst of [false, true]) {
+      FakeEventSource.all = [];
+      asked.length = 0;
+      const seen = [];
+      const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken: () => jwt, EventSource: FakeEventSource, fetch });
+      const page = hub.page({ rooms: [78], onPresence: (room, d) => seen.push([room, d.onlineUsers]) });
+      try {
+        for (let i = 0; i < 5 && !FakeEventSource.all.length; i++) await flush();
+        const es = FakeEventSource.last();
+        es.open(); // no event yet: room 78 has no position
+        await flush();
+        assert.deepEqual(asked, ['/api/v1/rooms/78/presence']);
+        if (updateFirst) es.emit('presence.update', { roomId: 78, onlineUsers: [32], count: 1 }, 'p1,78:5-0');
+        answer();
+        for (let i = 0; i < 5; i++) await flush();
+        // The snapshot stands in for a missed update; a real one that came
+        // first wins (the snapshot may be older than it).
+        assert.deepEqual(seen, updateFirst ? [[78, [32]]] : [[78, [31, 32]]], `update first: ${updateFirst}`);
+      } finally {
+        page.close();
+      }
+    }
+  } finally {
+    delete globalThis.BroadcastChannel;
+    delete globalThis.document;
+    if (!hadNavigator) delete globalThis.navigator;
+  }
+});
