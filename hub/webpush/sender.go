@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -20,7 +22,20 @@ type Sender struct {
 	subject string
 	client  *http.Client
 	now     func() time.Time
+
+	mu     sync.Mutex
+	tokens map[string]token // by push service origin: one signature serves many pushes
 }
+
+// token is a signed Authorization header and when it was made.
+type token struct {
+	header string
+	made   time.Time
+}
+
+// tokenReuse is how long a token serves pushes to one origin: well within
+// its 12 hours, so a push service never sees one about to expire.
+const tokenReuse = time.Hour
 
 // NewSender is a Sender whose connections go only to public addresses
 // (unless allowPrivate), follow no redirect and end within timeout. tlsConf
@@ -39,7 +54,7 @@ func NewSender(keys Keys, subject string, allowPrivate bool, timeout time.Durati
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Sender{keys: keys, subject: subject, now: time.Now, client: &http.Client{
+	return &Sender{keys: keys, subject: subject, now: time.Now, tokens: map[string]token{}, client: &http.Client{
 		Transport:     tr,
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -79,7 +94,7 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	if err != nil {
 		return Result{Err: err}
 	}
-	auth, err := s.keys.Authorization(sub.Endpoint, s.subject, s.now())
+	auth, err := s.authorization(sub.Endpoint)
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -105,6 +120,34 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+}
+
+// authorization is the header for a push to endpoint: the origin's token
+// while it is younger than tokenReuse, else a new one. The cache holds one
+// entry per push service origin (a handful: FCM, Mozilla's, Apple's…), and
+// entries past their use are dropped as new ones are made.
+func (s *Sender) authorization(endpoint string) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", errors.New("webpush: an endpoint without an origin")
+	}
+	origin, now := u.Scheme+"://"+u.Host, s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tokens[origin]; ok && now.Sub(t.made) < tokenReuse {
+		return t.header, nil
+	}
+	h, err := s.keys.Authorization(endpoint, s.subject, now)
+	if err != nil {
+		return "", err
+	}
+	for o, t := range s.tokens {
+		if now.Sub(t.made) >= tokenReuse {
+			delete(s.tokens, o)
+		}
+	}
+	s.tokens[origin] = token{header: h, made: now}
+	return h, nil
 }
 
 // Topic is a push Topic for a group key: at most 32 characters of base64url

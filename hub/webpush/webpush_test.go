@@ -269,3 +269,28 @@ func TestOf_TheItemsFaceFitsAPush(t *testing.T) {
 		t.Fatal("an item without an id made a push")
 	}
 }
+
+// One signature serves many pushes to one push service for an hour; another
+// origin, or an hour later, gets a new one.
+func TestSender_ReusesATokenPerOrigin(t *testing.T) {
+	k, _ := NewKeys()
+	s := NewSender(k, "mailto:a@b.c", false, time.Second, nil)
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	a1, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1")
+	a2, _ := s.authorization("https://fcm.googleapis.com/fcm/send/2")
+	b, _ := s.authorization("https://updates.push.services.mozilla.com/wpush/v2/x")
+	if a1 != a2 || a1 == b {
+		t.Fatal("one token per origin: the same for two endpoints of one, another for another")
+	}
+	if c := verifyVAPID(t, b); c["aud"] != "https://updates.push.services.mozilla.com" {
+		t.Fatalf("aud %v", c["aud"])
+	}
+	now = now.Add(tokenReuse)
+	if a3, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1"); a3 == a1 {
+		t.Fatal("a token older than tokenReuse was used again")
+	}
+	if len(s.tokens) != 1 {
+		t.Fatalf("%d tokens kept, want the one just made", len(s.tokens))
+	}
+}
