@@ -12,25 +12,25 @@ import (
 // off, and they answer 404).
 func (s *Server) UsePush(svc *webpush.Service) { s.push = svc }
 
-// errPushOff answers the push routes while the webpush channel is off.
-func errPushOff() error {
-	return errNotFound("web push is off: webpush is not in DELIVERY_CHANNELS")
+// pushOn lets a push route through only while the webpush channel is on:
+// else 404.
+func (s *Server) pushOn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.push == nil {
+			return errNotFound("web push is off: webpush is not in DELIVERY_CHANNELS")
+		}
+		return next(c)
+	}
 }
 
 // vapidPublicKey serves GET /push/vapid-public-key.
 func (s *Server) vapidPublicKey(c echo.Context) error {
-	if s.push == nil {
-		return errPushOff()
-	}
 	return ok(c, map[string]string{"publicKey": s.push.PublicKey()})
 }
 
 // subscribePush serves POST /push/subscriptions: a browser's
 // PushSubscription.toJSON(), checked (the SSRF rule, the keys) and kept.
 func (s *Server) subscribePush(c echo.Context) error {
-	if s.push == nil {
-		return errPushOff()
-	}
 	body, err := readBody(c)
 	if err != nil {
 		return err
@@ -51,9 +51,6 @@ func (s *Server) subscribePush(c echo.Context) error {
 
 // unsubscribePush serves DELETE /push/subscriptions {"endpoint"}.
 func (s *Server) unsubscribePush(c echo.Context) error {
-	if s.push == nil {
-		return errPushOff()
-	}
 	body, err := readBody(c)
 	if err != nil {
 		return err

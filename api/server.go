@@ -144,9 +144,9 @@ func (s *Server) routes() {
 	v1.POST("/notifications/read-all", s.markAllRead, user)
 	v1.GET("/notifications/settings", s.settings, user)
 	v1.PUT("/notifications/settings", s.putSettings, user)
-	v1.GET("/push/vapid-public-key", s.vapidPublicKey)
-	v1.POST("/push/subscriptions", s.subscribePush, user)
-	v1.DELETE("/push/subscriptions", s.unsubscribePush, user)
+	v1.GET("/push/vapid-public-key", s.vapidPublicKey, s.pushOn)
+	v1.POST("/push/subscriptions", s.subscribePush, s.pushOn, user)
+	v1.DELETE("/push/subscriptions", s.unsubscribePush, s.pushOn, user)
 
 	// Dev routes mint tokens with the configured secret: only the dev default
 	// one, so that what they mint is worthless anywhere else.

@@ -1,9 +1,11 @@
 package webpush
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -100,19 +102,13 @@ func (s *Store) List(ctx context.Context, user int64, now time.Time) ([]Subscrip
 		}
 	}
 	subs := make([]Subscription, 0, len(live))
-	for _, e := range sortByAt(live) {
+	slices.SortFunc(live, func(a, b entry) int { // oldest sent first, ties by endpoint
+		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Sub.Endpoint, b.Sub.Endpoint))
+	})
+	for _, e := range live {
 		subs = append(subs, e.Sub)
 	}
 	return subs, nil
-}
-
-func sortByAt(es []entry) []entry {
-	for i := 1; i < len(es); i++ { // at most MaxPerUser: insertion sort
-		for j := i; j > 0 && (es[j].At < es[j-1].At || (es[j].At == es[j-1].At && strings.Compare(es[j].Sub.Endpoint, es[j-1].Sub.Endpoint) < 0)); j-- {
-			es[j], es[j-1] = es[j-1], es[j]
-		}
-	}
-	return es
 }
 
 // counted moves the count of every user's subscriptions by n.

@@ -423,14 +423,27 @@ test('without Web Locks, page() is a stream of its own', () => {
   p.close();
 });
 
-test('the tabs share a channel named by the user: a shareKey only narrows it', async () => {
-  const names = [];
-  globalThis.BroadcastChannel = class { constructor(n) { names.push(n); } postMessage() {} close() {} };
+// withTabs runs fn with what sharing between tabs needs of a browser: a
+// BroadcastChannel class, Web Locks (locks) and a visible document.
+async function withTabs(Channel, locks, fn) {
+  globalThis.BroadcastChannel = Channel;
   const hadNavigator = 'navigator' in globalThis;
-  const locks = { request: () => new Promise(() => {}) }; // never granted: this tab follows
   Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true });
   globalThis.addEventListener ??= () => {};
   globalThis.document = { visibilityState: 'visible' };
+  try {
+    await fn();
+  } finally {
+    delete globalThis.BroadcastChannel;
+    delete globalThis.document;
+    if (!hadNavigator) delete globalThis.navigator;
+  }
+}
+
+test('the tabs share a channel named by the user: a shareKey only narrows it', async () => {
+  const names = [];
+  const Channel = class { constructor(n) { names.push(n); } postMessage() {} close() {} };
+  const locks = { request: () => new Promise(() => {}) }; // never granted: this tab follows
   const jwt = (sub) => `x.${Buffer.from(JSON.stringify({ sub })).toString('base64url')}.y`;
   const open = async (getToken, opts) => {
     const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken, EventSource: FakeEventSource, fetch: async () => ({}) });
@@ -438,17 +451,13 @@ test('the tabs share a channel named by the user: a shareKey only narrows it', a
     await flush();
     p.close();
   };
-  try {
+  await withTabs(Channel, locks, async () => {
     await open(() => jwt('7'), { shareKey: 'app' });
     await open(() => jwt('8'), { shareKey: 'app' });
     await open(() => '', { shareKey: 'app' }); // cookie auth, no user named: not shared
     await open(() => '', { userId: 9 });
     assert.deepEqual(names, ['roomhub/2:http://hub.test:7:app', 'roomhub/2:http://hub.test:8:app', 'roomhub/2:http://hub.test:9:']);
-  } finally {
-    delete globalThis.BroadcastChannel;
-    delete globalThis.document;
-    if (!hadNavigator) delete globalThis.navigator;
-  }
+  });
 });
 
 test('with no token the cookie authenticates: no Authorization header, no token parameter', async () => {
@@ -472,13 +481,8 @@ test('with no token the cookie authenticates: no Authorization header, no token 
 });
 
 test('the leader reads who is online in a room it has no position for, unless an update came first', async () => {
-  const posted = [];
-  globalThis.BroadcastChannel = class { constructor() {} postMessage(m) { posted.push(m); } close() {} };
-  const hadNavigator = 'navigator' in globalThis;
+  const Channel = class { postMessage() {} close() {} };
   const locks = { request: (_name, _opts, fn) => { fn(); return new Promise(() => {}); } }; // granted: this tab leads
-  Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true });
-  globalThis.addEventListener ??= () => {};
-  globalThis.document = { visibilityState: 'visible' };
   const jwt = `x.${Buffer.from(JSON.stringify({ sub: '32' })).toString('base64url')}.y`;
   let answer = () => {};
   const asked = [];
@@ -487,7 +491,7 @@ test('the leader reads who is online in a room it has no position for, unless an
     await new Promise((r) => { answer = r; });
     return { ok: true, status: 200, json: async () => ({ isSuccess: true, result: { onlineUsers: [{ userId: 31 }, { userId: 32 }], count: 2 } }) };
   };
-  try {
+  await withTabs(Channel, locks, async () => {
     for (const updateFirst of [false, true]) {
       FakeEventSource.all = [];
       asked.length = 0;
@@ -510,9 +514,5 @@ test('the leader reads who is online in a room it has no position for, unless an
         page.close();
       }
     }
-  } finally {
-    delete globalThis.BroadcastChannel;
-    delete globalThis.document;
-    if (!hadNavigator) delete globalThis.navigator;
-  }
+  });
 });
