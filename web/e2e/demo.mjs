@@ -33,7 +33,12 @@ try {
   await cdp.send('Network.enable');
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('requestfailed', (r) => errors.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
+  page.on('requestfailed', (r) => {
+    // A stream the page closed itself (the SDK reconnecting with other
+    // members, or a new token) is aborted by design, not a failure.
+    if (r.failure()?.errorText === 'net::ERR_ABORTED' && new URL(r.url()).pathname.endsWith('/stream')) return;
+    errors.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('status')?.textContent === 'open', null, { timeout: 15000 });
   console.log('READY');
