@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"roomhub/hub/ingest"
 	"roomhub/hub/webpush"
 	"roomhub/internal/devredis"
+	"roomhub/internal/telemetry"
 	"roomhub/web"
 )
 
@@ -61,7 +63,21 @@ func run() error {
 	if err := webpush.CheckConfig(cfg); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	tracing, err := telemetry.Start(context.Background(), os.LookupEnv, version())
+	if err != nil {
+		return err
+	}
+	if tracing != nil {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(ctx); err != nil {
+				log.Warn("exporting the last spans", "err", err)
+			}
+		}()
+		log.Info("tracing on", "endpoint", tracing.Endpoint, "protocol", tracing.Protocol)
+	}
 
 	var opt rueidis.ClientOption
 	if cfg.RedisURL == "" {
@@ -107,6 +123,9 @@ func run() error {
 	defer rdb.Close()
 	m := hub.NewMetrics(cfg.EventTypes)
 	h := hub.New(cfg, rdb, log, m)
+	if tracing != nil {
+		h.UseTracing(tracing.Provider)
+	}
 	d, err := delivery.New(h, log)
 	if err != nil {
 		return err
@@ -243,4 +262,29 @@ func printWebPushKeys() int {
 	}
 	fmt.Printf("WEBPUSH_VAPID_PUBLIC_KEY=%s\nWEBPUSH_VAPID_PRIVATE_KEY=%s\n", k.Public, k.Private())
 	return 0
+}
+
+// version is the build's VCS revision (12 digits, "+dirty" when the tree
+// was), or "dev": the service.version of its spans.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
 }

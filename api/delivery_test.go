@@ -19,6 +19,7 @@ import (
 // gatewayCall is one hand-off a test gateway received.
 type gatewayCall struct {
 	IdemKey, InternalKey string
+	TraceParent          string // the hub's trace context, when its trace is sampled
 	Body                 struct {
 		Channel       string            `json:"channel"`
 		UserID        int64             `json:"userId"`
@@ -54,6 +55,7 @@ func startGateway(t testing.TB, answer func(c gatewayCall) gatewayAnswer) *testG
 	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var c gatewayCall
 		c.IdemKey, c.InternalKey, c.At = r.Header.Get("Idempotency-Key"), r.Header.Get("X-Internal-Key"), time.Now()
+		c.TraceParent = r.Header.Get("traceparent")
 		b, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(b, &c.Body); err != nil {
 			w.WriteHeader(http.StatusBadRequest)

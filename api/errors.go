@@ -110,7 +110,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		e := toError(err)
 		if e.Status >= 500 {
-			log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
+			log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", c.Request().URL.Path,
 				"code", e.Code, "err", err)
 		}
 		if e.Status == http.StatusMethodNotAllowed {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
@@ -145,10 +146,12 @@ type batchResult struct {
 }
 
 // publishBody is one publish body as received, with the idempotency key it
-// gets when it names none ("": none).
+// gets when it names none ("": none) and the span it belongs to (an ingest
+// entry's; nil: the context's).
 type publishBody struct {
 	raw        []byte
 	defaultKey string
+	span       trace.Span
 }
 
 // publishBodies is the one path of every publish (POST /notifications/publish,
@@ -168,6 +171,7 @@ func (s *Server) publishBodies(ctx context.Context, bodies []publishBody, inOrde
 		if r.IdempotencyKey == "" {
 			r.IdempotencyKey = b.defaultKey
 		}
+		r.Span = b.span
 		reqs, at = append(reqs, r), append(at, i)
 	}
 	results, errs := s.inbox.PublishAll(ctx, reqs, inOrder)
@@ -189,10 +193,10 @@ func failed(err error) batchResult {
 
 // logFailures logs the answers that failed for want of Redis (what=where
 // the bodies came from); a refused body is the sender's to see.
-func (s *Server) logFailures(what string, answers []batchResult) {
+func (s *Server) logFailures(ctx context.Context, what string, answers []batchResult) {
 	for i, a := range answers {
 		if a.err != nil && a.err.Status >= 500 {
-			s.log.Error(what+" event failed", "index", i, "code", a.Code, "err", a.err.Cause)
+			s.log.ErrorContext(ctx, what+" event failed", "index", i, "code", a.Code, "err", a.err.Cause)
 		}
 	}
 }
@@ -233,7 +237,7 @@ func (s *Server) publishBatch(c echo.Context) error {
 		bodies[i] = publishBody{raw: raw}
 	}
 	answers := s.publishBodies(c.Request().Context(), bodies, false)
-	s.logFailures("batch publish", answers)
+	s.logFailures(c.Request().Context(), "batch publish", answers)
 	return ok(c, map[string]any{"results": answers})
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
@@ -69,12 +70,17 @@ func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
 // startHubWith is startHub whose HTTP side's config mutateHTTP adjusts too.
 func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config)) *testHub {
 	t.Helper()
-	return startHubFull(t, addr, mutate, mutateHTTP, nil)
+	return startHubFull(t, addr, mutate, mutateHTTP, hubExtras{})
 }
 
-// startHubFull is startHubWith whose webpush channel (when listed) trusts
-// pushTLS: a stand-in push service's certificate.
-func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config), pushTLS *tls.Config) *testHub {
+// hubExtras are what startHubFull adds to startHubWith's hub.
+type hubExtras struct {
+	pushTLS *tls.Config          // the webpush channel (when listed) trusts it: a stand-in push service's certificate
+	tracing trace.TracerProvider // the hub records spans through it (nil: none)
+}
+
+// startHubFull is startHubWith with extras.
+func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config), extras hubExtras) *testHub {
 	t.Helper()
 	cfg := hub.DefaultConfig()
 	cfg.RedisURL = "redis://" + addr
@@ -100,6 +106,9 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	log := testLog()
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
+	if extras.tracing != nil {
+		h.UseTracing(extras.tracing)
+	}
 	d, err := delivery.New(h, log)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +117,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	ib.UseDelivery(d)
 	var push *webpush.Service
 	if cfg.WebPush() {
-		if push, err = webpush.New(context.Background(), h, log, pushTLS); err != nil {
+		if push, err = webpush.New(context.Background(), h, log, extras.pushTLS); err != nil {
 			t.Fatal(err)
 		}
 		d.Pusher = push

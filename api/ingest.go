@@ -36,11 +36,11 @@ func (s *Server) publishEntries(ctx context.Context, entries []ingest.Entry) []i
 			out[i] = ingest.Outcome{Result: ingest.Dead, Code: "COMMON413",
 				Message: "event is larger than " + strconv.FormatInt(limit, 10) + " bytes"}
 		default:
-			bodies, at = append(bodies, publishBody{raw: e.Body, defaultKey: e.Key}), append(at, i)
+			bodies, at = append(bodies, publishBody{raw: e.Body, defaultKey: e.Key, span: e.Span}), append(at, i)
 		}
 	}
 	answers := s.publishBodies(ctx, bodies, true)
-	s.logFailures("ingest", answers)
+	s.logFailures(ctx, "ingest", answers)
 	for j, a := range answers {
 		o := &out[at[j]]
 		switch {

@@ -3,31 +3,62 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 )
 
 // observe counts and times every request by route and status and logs it. The
 // path is logged without its query, so a ?token= never reaches the logs.
+// A request to a traced route (see traced) is one server span, continuing
+// the caller's traceparent.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		route := routeLabel(c)
+		var span trace.Span
+		if traced(route) {
+			r := c.Request()
+			ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+			ctx, span = s.hub.Tracer().Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+				trace.WithAttributes(attribute.String("http.request.method", methodLabel(r.Method)), attribute.String("http.route", route)))
+			c.SetRequest(r.WithContext(ctx))
+		}
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		route := routeLabel(c)
 		status := c.Response().Status
+		if span != nil {
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			if status >= http.StatusInternalServerError {
+				span.SetStatus(codes.Error, http.StatusText(status))
+			}
+			span.End()
+		}
 		set := s.hub.Metrics().Set
 		set.GetOrCreateCounter(fmt.Sprintf(`http_requests_total{method=%q,route=%q,status="%d"}`,
 			methodLabel(c.Request().Method), route, status)).Inc()
 		set.GetOrCreateHistogram(fmt.Sprintf(`http_request_duration_seconds{route=%q}`, route)).UpdateDuration(start)
-		s.log.Debug("http", "method", c.Request().Method, "route", route, "path", c.Request().URL.Path,
+		s.log.DebugContext(c.Request().Context(), "http", "method", c.Request().Method, "route", route, "path", c.Request().URL.Path,
 			"status", status, "duration", time.Since(start))
 		return nil
 	}
+}
+
+// traced reports whether requests to route get a span: the API's, except
+// the streams (a span as long as a stream tells nothing).
+func traced(route string) bool {
+	if route == "/dev/publish" {
+		return true
+	}
+	return strings.HasPrefix(route, "/api/v1/") && !strings.HasSuffix(route, "/stream")
 }
 
 // methodLabel is the request method when it is a standard one, else "other":

@@ -31,7 +31,7 @@ func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*hu
 		if more != nil {
 			more(c)
 		}
-	}, nil, ps.Client().Transport.(*http.Transport).TLSClientConfig)
+	}, nil, hubExtras{pushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
 	code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
 	if code != 200 {
 		t.Fatalf("vapid-public-key: %d %+v", code, env)

@@ -25,6 +25,7 @@ func PostInternal(ctx context.Context, client *http.Client, url, key string, bod
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Internal-Key", key)
+	InjectTrace(ctx, req.Header)
 	noRedirects := *client
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := noRedirects.Do(req)

@@ -32,6 +32,8 @@ type Event struct {
 
 	frame []byte // the SSE bytes, built once for every subscriber
 
+	traceparent string // the publish's trace context, when it was sampled (see tracing.go)
+
 	pageOnce sync.Once
 	page     []byte // the page streams' frame, built on first use
 }

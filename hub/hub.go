@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Hub ties the domain together: it owns the Redis client's use, the local rooms,
@@ -51,6 +52,8 @@ type Hub struct {
 	misplaced  chan struct{}                    // a publish reached no listener: ours is on another node
 	lastMoved  atomic.Int64                     // unix ns of the last reconnect misplaced caused
 
+	tracer trace.Tracer // see tracing.go
+
 	pingMu sync.Mutex // Health's last Redis ping, kept healthPingEvery
 	pingAt time.Time
 	pingOK bool
@@ -60,7 +63,7 @@ type Hub struct {
 func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, rdb: newRedis(rdb, m), log: log, metrics: m, started: time.Now(), ctx: ctx, cancel: cancel,
-		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1), idle: make(chan struct{})}
+		streamsDone: make(chan struct{}), misplaced: make(chan struct{}, 1), idle: make(chan struct{}), tracer: noTracer}
 	h.sharded = h.rdb.Sharded()
 	if !h.sharded && cfg.PubSubMode == PubSubChannels {
 		h.channels = newChannelSet()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // runListener owns the pub/sub connection: it subscribes, hands messages to the
@@ -256,6 +258,7 @@ type wireMessage struct {
 	PublisherID json.RawMessage `json:"publisherId"`
 	Timestamp   json.RawMessage `json:"timestamp"`
 	Data        json.RawMessage `json:"data"`
+	TraceParent string          `json:"traceparent"` // the publish's, when its trace is sampled
 }
 
 // onMessage delivers one pub/sub message. Invalid messages are counted and
@@ -277,7 +280,25 @@ func (h *Hub) onMessage(channel, payload string) {
 		h.invalidMessage(channel, reason)
 		return
 	}
+	if ev.traceparent != "" {
+		h.deliverTraced(t, ev)
+		return
+	}
 	h.deliverLive(t, ev)
+}
+
+// deliverTraced is deliverLive for an event whose publish was traced: one
+// span, this instance's fan-out of it, joins the publish's trace.
+func (h *Hub) deliverTraced(t *topic, ev *Event) {
+	ctx := context.Background()
+	if sc, ok := ParseTraceParent(ev.traceparent); ok {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+	}
+	_, span := h.tracer.Start(ctx, "fanout", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+		AttrRoom.Int64(t.id), AttrStreamID.String(ev.ID.String()), AttrEventType.String(ev.Type)))
+	streams := h.deliverLive(t, ev)
+	span.SetAttributes(attribute.Int("roomhub.streams", streams))
+	span.End()
 }
 
 func (h *Hub) invalidMessage(channel, reason string) {
@@ -369,5 +390,7 @@ func parseWireMessage(topic int64, payload []byte, own bool) (*Event, string) {
 		}
 		publisher = string(p)
 	}
-	return newEvent(topic, id, m.Seq, m.EventType, data, publisher, ts), ""
+	ev := newEvent(topic, id, m.Seq, m.EventType, data, publisher, ts)
+	ev.traceparent = m.TraceParent
+	return ev, ""
 }

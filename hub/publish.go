@@ -10,6 +10,9 @@ import (
 	"unicode"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/lua"
 )
@@ -39,6 +42,9 @@ type PublishRequest struct {
 	// for its owner (the inbox's options of a notification), never sent to
 	// streams.
 	Extra string
+	// Span, when not nil, is the span the publish belongs to instead of its
+	// context's (an ingest entry's: entries of one read share a context).
+	Span trace.Span
 }
 
 // PublishResult is the answer to a publish. A duplicate (same idempotency key,
@@ -106,9 +112,11 @@ func (h *Hub) PublishChecked(ctx context.Context, req PublishRequest) (PublishRe
 }
 
 // publish runs the publish script for an already valid request.
-func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, error) {
+func (h *Hub) publish(ctx context.Context, req PublishRequest) (res PublishResult, err error) {
+	ctx, span := h.publishSpan(ctx, req)
+	defer func() { endPublishSpan(span, res, err) }()
 	ts := NowTimestamp()
-	keys, args := h.publishExec(req, ts)
+	keys, args := h.publishExec(req, ts, TraceParent(span.SpanContext()))
 	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts, args...)
 	if err != nil {
 		return PublishResult{}, err
@@ -116,9 +124,31 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (PublishResult, e
 	return h.publishResult(req, ts, reply)
 }
 
+// publishSpan starts the span of req's publish script (see Child).
+func (h *Hub) publishSpan(ctx context.Context, req PublishRequest) (context.Context, trace.Span) {
+	return h.Child(WithSpan(ctx, req.Span), "lua publish_event", trace.SpanKindClient,
+		AttrRoom.Int64(req.Room), AttrEventType.String(req.EventType))
+}
+
+// endPublishSpan records how a publish ended on its span and ends it.
+func endPublishSpan(span trace.Span, res PublishResult, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	} else {
+		span.SetAttributes(AttrStreamID.String(res.StreamID), attribute.Int64("roomhub.delivered_to", res.DeliveredTo),
+			attribute.Bool("roomhub.duplicate", res.Duplicate))
+	}
+	span.End()
+}
+
 // publishExec is the event script's keys and its own arguments (after
-// publish_lib.lua's) for req at ts.
-func (h *Hub) publishExec(req PublishRequest, ts string) (keys, args []string) {
+// publish_lib.lua's) for req at ts; traceparent ("" for none) goes with the
+// event to the instances that deliver it.
+func (h *Hub) publishExec(req PublishRequest, ts, traceparent string) (keys, args []string) {
 	keys = []string{EventsKey(req.Room), RoomSeqKey(req.Room),
 		IdempotencyKey(req.Room, req.IdempotencyKey), OutboxKey(req.Room)}
 	publisher := ""
@@ -126,7 +156,7 @@ func (h *Hub) publishExec(req PublishRequest, ts string) (keys, args []string) {
 		publisher = strconv.FormatInt(req.PublisherID, 10)
 	}
 	return keys, []string{string(req.Data), publisher, bodyHash(req), boolArg(req.IdempotencyKey != ""),
-		itoa(int64(h.cfg.IdempotencyTTL / time.Second)), req.Note, boolArg(h.waitsForReplicas()), req.Extra}
+		itoa(int64(h.cfg.IdempotencyTTL / time.Second)), req.Note, boolArg(h.waitsForReplicas()), req.Extra, traceparent}
 }
 
 // PublishMany publishes many valid requests (CheckPublish's) in one
@@ -144,21 +174,24 @@ func (h *Hub) PublishMany(ctx context.Context, reqs []PublishRequest) ([]Publish
 	}
 	ts := NowTimestamp()
 	execs := make([]rueidis.LuaExec, len(reqs))
+	spans := make([]trace.Span, len(reqs))
 	for i, req := range reqs {
-		keys, rest := h.publishExec(req, ts)
+		_, spans[i] = h.publishSpan(ctx, req)
+		keys, rest := h.publishExec(req, ts, TraceParent(spans[i].SpanContext()))
 		execs[i] = rueidis.LuaExec{Keys: keys, Args: append(h.publishArgs(req.Room, req.EventType, ts), rest...)}
 	}
 	for i, r := range RunMany(h.rdb, ctx, publishEventScript, execs) {
 		arr, err := r.ToArray()
 		if err != nil {
 			errs[i] = RedisErr(err)
-			continue
+		} else {
+			var reply publishReply
+			if reply, err = h.parsePublish(reqs[i].Room, arr); err == nil {
+				results[i], err = h.publishResult(reqs[i], ts, reply)
+			}
+			errs[i] = err
 		}
-		reply, err := h.parsePublish(reqs[i].Room, arr)
-		if err == nil {
-			results[i], err = h.publishResult(reqs[i], ts, reply)
-		}
-		errs[i] = err
+		endPublishSpan(spans[i], results[i], errs[i])
 	}
 	return results, errs
 }

@@ -145,22 +145,24 @@ func (h *Hub) topic(id int64) *topic {
 	return t
 }
 
-// deliverLive hands one live event from the listener to its local topic t.
-func (h *Hub) deliverLive(t *topic, ev *Event) {
+// deliverLive hands one live event from the listener to its local topic t
+// and returns how many local streams follow t.
+func (h *Hub) deliverLive(t *topic, ev *Event) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return
+		return 0
 	}
 	if t.repairing {
 		t.queue(ev)
-		return
+		return len(t.subs)
 	}
 	if h.applyLocked(t, ev, false) {
 		t.repairing = true
 		t.pending = append(t.pending[:0], ev)
 		h.Go(func(ctx context.Context) { h.repairTopic(ctx, t) })
 	}
+	return len(t.subs)
 }
 
 // applyLocked delivers ev unless it is a duplicate. It reports true, delivering

@@ -15,7 +15,7 @@
 --   and window (s), it the event's own item when not in the inbox,
 --   ls the lease token while sending, ps the state before sending, hk the
 --   hand-off's head record id once claimed (its Idempotency-Key, kept for
---   every attempt).
+--   every attempt), tp the publish's traceparent when its trace was sampled.
 --
 -- KEYS[1..15] the user's inbox keys (inbox_lib.lua)
 -- KEYS[16] delivery:{u}  KEYS[17] delivery:due:{u}  KEYS[18] delivery:done:{u}
@@ -32,7 +32,7 @@
 -- ARGV[15] how long the delivery keys live after a write, in ms
 -- Returns {next due (ms) or "", {channel, state, reason, …}, hand-off, …}:
 -- each hand-off {channel, attempt, head record id (hk), record ids (comma
--- separated), item JSON, …}.
+-- separated), their traceparents (comma separated, "" for none), item JSON, …}.
 local K_DREC, K_DDUE, K_DONE, K_SETCH, K_ONLINE = KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
 local limit, lease, token, quiet_end = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], ARGV[10]
 local caps = cjson.decode(ARGV[11])
@@ -230,7 +230,7 @@ for _, key in ipairs(order) do
     redis.call('ZADD', sent_key, NOW, head)
     redis.call('PEXPIRE', sent_key, 86400000)
     local ho = {ch, 0, head}
-    local ids, items = {}, {}
+    local ids, tps, items = {}, {}, {}
     for _, m in ipairs(going) do
       local rec = m.rec
       if rec.s ~= 'sending' then rec.ps = rec.s end
@@ -241,12 +241,14 @@ for _, key in ipairs(order) do
       put(m.rid, rec)
       redis.call('ZADD', K_DDUE, rec.due, m.rid)
       ids[#ids + 1] = m.rid
+      tps[#tps + 1] = rec.tp or ''
       local item
       if rec.tg ~= '' then item = item_json(rec.tg) end
       items[#items + 1] = item or rec.it or ('{"notificationId":"' .. string.match(m.rid, '^(.*)|') .. '"}')
     end
     ho[2] = string.format('%d', ho[2])
     ho[4] = table.concat(ids, ',')
+    ho[5] = table.concat(tps, ',')
     for _, it in ipairs(items) do ho[#ho + 1] = it end
     handoffs[#handoffs + 1] = ho
   end

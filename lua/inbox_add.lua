@@ -29,7 +29,9 @@
 -- ARGV[19] dedupeKey, or ""
 -- ARGV[20] dedupeWindowSecs
 -- ARGV[21] how long the delivery keys live after a write, in ms
--- ARGV[22..] each recipient's channel, user:{u}, in the order of KEYS
+-- ARGV[22] traceparent, or "": kept in the delivery records (tp), so that
+--          their hand-offs join the publish's trace
+-- ARGV[23..] each recipient's channel, user:{u}, in the order of KEYS
 -- Returns one of "muted", "dup", "old" (older than the retention), "new" or
 -- "joined" per recipient; with deliveries, then per recipient the earliest
 -- due time (ms) of this notification's deliveries, or "" when none is due.
@@ -133,7 +135,7 @@ if ARGV[18] ~= '' then
   plan = cjson.decode(ARGV[18])
   STRIDE = 17
 end
-local dkey, dwin, keys_ttl = ARGV[19], tonumber(ARGV[20]), ARGV[21]
+local dkey, dwin, keys_ttl, traceparent = ARGV[19], tonumber(ARGV[20]), ARGV[21], ARGV[22]
 local critical = 0
 if sev == 'critical' then critical = 1 end
 
@@ -167,6 +169,7 @@ local function schedule(kind, target)
       end
       if dkey ~= '' then rec.dk, rec.dw = dkey, dwin end
       if target == '' then rec.it = own end
+      if traceparent ~= '' then rec.tp = traceparent end
       rec.due = due
       redis.call('HSET', K_DREC, rid, cjson.encode(rec))
       redis.call('ZADD', K_DDUE, due, rid)
@@ -181,7 +184,7 @@ end
 
 local out, dues = {}, {}
 for i = 0, #KEYS / STRIDE - 1 do
-  use(i, ARGV[22 + i])
+  use(i, ARGV[23 + i])
   local kind, target = add()
   flush_counts() -- a recount on a duplicate
   out[#out + 1] = kind

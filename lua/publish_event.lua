@@ -16,6 +16,7 @@
 --          this connection's writes) also covers the first publish, older
 --          in the replication stream
 -- ARGV[15] extra, or "": kept with the event in history (see publish)
+-- ARGV[16] traceparent, or "": sent with the live message (see publish)
 -- Returns {"new", id, delivered, seq}, {"dup", id, delivered, seq, pending}
 -- (pending: 1 while the outbox still holds it) or {"conflict"}.
 
@@ -39,7 +40,7 @@ if idempotent then
   end
 end
 
-local id, seq, delivered = publish(data, publisher, ARGV[15])
+local id, seq, delivered = publish(data, publisher, ARGV[15], nil, ARGV[16])
 
 if note ~= '' then
   local ms = string.match(id, '^(%d+)')

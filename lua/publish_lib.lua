@@ -34,8 +34,10 @@ end
 -- publish numbers, stores and publishes one event with this data (a JSON
 -- object) and publisher ('' for none); extra, when not '', is kept with it
 -- in history (field x) for the package that published it, and not sent
--- live. It returns the id, the seq and how many hubs the message reached.
-local function publish(data, publisher, extra, history_ttl)
+-- live; traceparent, when not nil or '', goes with the live message only
+-- (the publish's trace, which the delivering hubs join). It returns the id,
+-- the seq and how many hubs the message reached.
+local function publish(data, publisher, extra, history_ttl, traceparent)
   local seq = redis.call('INCR', seq_key)
   local id
   if extra and extra ~= '' then
@@ -54,7 +56,11 @@ local function publish(data, publisher, extra, history_ttl)
   end
   local msg = '{"id":"' .. id .. '","seq":' .. seq .. ',"roomId":' .. room_id ..
     ',"eventType":"' .. event_type .. '","publisherId":' .. pub ..
-    ',"timestamp":"' .. timestamp .. '","data":' .. data .. '}'
+    ',"timestamp":"' .. timestamp .. '",'
+  if traceparent and traceparent ~= '' then
+    msg = msg .. '"traceparent":"' .. traceparent .. '",'
+  end
+  msg = msg .. '"data":' .. data .. '}'
   local delivered
   if sharded then
     delivered = redis.call('SPUBLISH', channel, msg)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"roomhub/hub"
 )
 
 // gatewayClient posts hand-offs: each within timeout, redirects not
@@ -56,6 +58,7 @@ func (d *Delivery) handOff(ctx context.Context, idemKey string, body handoffBody
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Internal-Key", d.cfg.InternalAPIKey)
 	req.Header.Set("Idempotency-Key", idemKey)
+	hub.InjectTrace(ctx, req.Header)
 	start := time.Now()
 	resp, err := d.client.Do(req)
 	d.set.GetOrCreateHistogram(`delivery_sink_duration_seconds{channel="` + body.Channel + `"}`).UpdateDuration(start)

@@ -189,6 +189,7 @@ type handoff struct {
 	attempt int
 	head    string   // the first record id: "<notificationId>|<channel>"
 	ids     []string // every record id
+	traces  []string // each record's publish traceparent, "" for none
 	items   []json.RawMessage
 }
 
@@ -253,7 +254,9 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 		if at, ok := failedAt[h.channel]; ok {
 			outcome, again = "requeue", at
 		} else {
-			a := d.send(ctx, user, token, h)
+			sctx, span := d.attemptSpan(ctx, user, h)
+			a := d.send(sctx, user, token, h)
+			endAttemptSpan(span, a)
 			switch {
 			case !a.sent && ctx.Err() != nil:
 				// This instance is closing: the call was cut off, not
@@ -367,12 +370,13 @@ func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string
 	}
 	for _, m := range arr[2:] {
 		parts, err := m.AsStrSlice()
-		if err != nil || len(parts) < 5 {
+		if err != nil || len(parts) < 6 {
 			return claimed{}, fmt.Errorf("%w: a claimed hand-off", hub.ErrRedisReply)
 		}
 		attempt, _ := strconv.Atoi(parts[1])
-		h := handoff{channel: parts[0], attempt: attempt, head: parts[2], ids: strings.Split(parts[3], ",")}
-		for _, it := range parts[4:] {
+		h := handoff{channel: parts[0], attempt: attempt, head: parts[2], ids: strings.Split(parts[3], ","),
+			traces: strings.Split(parts[4], ",")}
+		for _, it := range parts[5:] {
 			h.items = append(h.items, json.RawMessage(it))
 		}
 		c.handoffs = append(c.handoffs, h)

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 	"roomhub/lua"
@@ -81,14 +84,27 @@ func (ib *Inbox) finalFlush(ctx context.Context) {
 // the sink accepted and did not change meanwhile. A temporary sink failure
 // ends the flush (Failed); the reads stay for the next one. The caller holds
 // the write-behind lock (or is a test).
-func (ib *Inbox) FlushReads(ctx context.Context) (FlushStats, error) {
-	var st FlushStats
+// A flush that finds reads has a span of its own (a trace per flush).
+func (ib *Inbox) FlushReads(ctx context.Context) (st FlushStats, err error) {
+	var span trace.Span
+	defer func() {
+		if span != nil {
+			span.SetAttributes(attribute.Int("roomhub.flushed", st.Flushed), attribute.Int("roomhub.dead", st.Dead))
+			if err != nil || st.Failed {
+				span.SetStatus(codes.Error, "the flush stopped early")
+			}
+			span.End()
+		}
+	}()
 	for shard := 0; shard < hub.ReadPendingShards; shard++ {
 		key := hub.ReadPendingKey(shard)
 		users, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build(),
 			rueidis.RedisResult.AsZScores)
 		if err != nil {
 			return st, err
+		}
+		if len(users) > 0 && span == nil {
+			ctx, span = ib.core.Tracer().Start(ctx, "write-behind flush")
 		}
 		for _, z := range users {
 			user, ok := hub.ParseID(z.Member)

@@ -7,6 +7,9 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
@@ -26,6 +29,7 @@ type PublishRequest struct {
 // instance left undone are finished by a retry (same idempotency key) or by
 // the outbox sweep.
 func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishResult, error) {
+	ctx = hub.WithSpan(ctx, req.Span)
 	p, recipients, opts, err := ib.prepare(req)
 	if err != nil || len(recipients) == 0 {
 		if err != nil {
@@ -200,11 +204,21 @@ const addBatch = 20
 // fanoutPipeline calls; on a cluster each user's call goes to that user's
 // master), then clears its outbox entry. Each inbox write is idempotent, so
 // doing this twice is safe.
-func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) error {
+func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) (err error) {
 	// Not abandoned when the caller goes (see hub.Detach), and not bounded as
 	// a whole: each of its calls has Redis' time limit, and a big fan-out is
 	// many bounded calls.
 	ctx = context.WithoutCancel(ctx)
+	ctx, span := ib.core.Child(ctx, "lua inbox_add", trace.SpanKindClient, hub.AttrRoom.Int64(n.room),
+		hub.AttrStreamID.String(n.id.String()), attribute.Int("roomhub.recipients", len(recipients)))
+	written := 0
+	defer func() {
+		span.SetAttributes(attribute.Int("roomhub.inbox_writes", written))
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	plan, err := ib.plan(n.typ, n.opts)
 	if err != nil {
 		return err
@@ -222,7 +236,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			return err
 		}
 	}
-	execs := ib.addExecs(n, recipients, plan, keysPer, ttl)
+	execs := ib.addExecs(n, recipients, plan, keysPer, ttl, hub.TraceParent(span.SpanContext()))
 	dues := make([]int64, 0, len(recipients))
 	scheduled := 0 // recipients whose deliveries this run wrote
 	for i, r := range hub.RunChunked(ib.rdb, ctx, inboxAddScript, execs, fanoutPipeline) {
@@ -239,6 +253,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			case "new", "joined":
 				ib.metrics.inboxWrites.Inc()
 				scheduled++
+				written++
 			case "muted":
 				scheduled++
 			}
@@ -265,8 +280,9 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 // addExecs are the inbox_add.lua calls that put n into recipients' inboxes:
 // addBatch recipients a call on one Redis, one on a cluster (their keys
 // share no slot); keysPer keys each, the delivery keys too when plan has
-// deliveries (whose keys expire after ttl).
-func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, ttl string) []rueidis.LuaExec {
+// deliveries (whose keys expire after ttl) and traceparent ("" for none)
+// for their records.
+func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, ttl, traceparent string) []rueidis.LuaExec {
 	batch := addBatch
 	if ib.rdb.Sharded() {
 		batch = 1
@@ -282,7 +298,7 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keys
 	}
 	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher,
-		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl)
+		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl, traceparent)
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]

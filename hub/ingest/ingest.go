@@ -30,6 +30,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 	"roomhub/lua"
@@ -68,6 +69,9 @@ type Entry struct {
 	// Key is the idempotency key it is published under when its body names
 	// none (ingest:<entry id>).
 	Key string
+	// Span is the entry's span when its read is traced (else nil): its
+	// publish belongs to it.
+	Span trace.Span
 }
 
 // Result is what became of an entry.

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
 )
@@ -67,20 +70,58 @@ const (
 )
 
 // publishRead publishes what a read found in parts and finishes it.
+// A read is traced as one span, with a span per entry under it, linked to
+// the trace context the backend put in the entry (field traceparent).
 func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]rueidis.XRangeEntry) error {
 	var entries []Entry
-	var from []int // each entry's partition
+	var from []int   // each entry's partition
+	var tps []string // each entry's traceparent field
 	for _, p := range parts {
 		for _, e := range read[p] {
 			body, ok := e.FieldValues["event"]
 			entries = append(entries, Entry{ID: e.ID, Body: []byte(body), Missing: !ok, Key: hub.IngestIdempotencyKey(e.ID)})
-			from = append(from, p)
+			from, tps = append(from, p), append(tps, e.FieldValues["traceparent"])
 		}
 	}
 	if len(entries) == 0 {
 		return nil
 	}
-	return in.finish(ctx, parts, entries, from, in.publish(ctx, entries))
+	ctx, span := in.h.Tracer().Start(ctx, "ingest read", trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.Int("roomhub.entries", len(entries)), attribute.IntSlice("roomhub.partitions", parts)))
+	defer span.End()
+	if span.IsRecording() {
+		for i := range entries {
+			entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], tps[i])
+		}
+	}
+	outcomes := in.publish(ctx, entries)
+	for i, e := range entries {
+		if e.Span != nil {
+			endEntrySpan(e.Span, outcomes[i])
+		}
+	}
+	return in.finish(ctx, parts, entries, from, outcomes)
+}
+
+// entrySpan starts the span of entry id of partition p, linked to the
+// trace context of its traceparent field tp, if it names one.
+func (in *Ingest) entrySpan(ctx context.Context, id string, p int, tp string) trace.Span {
+	var links []trace.Link
+	if sc, ok := hub.ParseTraceParent(tp); ok {
+		links = append(links, trace.Link{SpanContext: sc})
+	}
+	_, span := in.h.Tracer().Start(ctx, "ingest entry", trace.WithLinks(links...),
+		trace.WithAttributes(attribute.String("roomhub.entry_id", id), attribute.Int("roomhub.partition", p)))
+	return span
+}
+
+// endEntrySpan records an entry's outcome on its span and ends it.
+func endEntrySpan(span trace.Span, o Outcome) {
+	span.SetAttributes(attribute.String("roomhub.outcome", [...]string{"published", "duplicate", "dead", "retry"}[o.Result]))
+	if o.Result == Dead || o.Result == Retry {
+		span.SetStatus(codes.Error, o.Code)
+	}
+	span.End()
 }
 
 // read reads up to INGEST_BATCH entries of each partition: what is pending

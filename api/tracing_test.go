@@ -1,0 +1,304 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// recorded is a tracer provider for a test hub and what it recorded: every
+// span, kept in memory when it ends.
+type recorded struct {
+	*tracetest.SpanRecorder
+	tp *sdktrace.TracerProvider
+}
+
+func recordSpans(t testing.TB, sampler sdktrace.Sampler) *recorded {
+	r := &recorded{SpanRecorder: tracetest.NewSpanRecorder()}
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.SpanRecorder), sdktrace.WithSampler(sampler))
+	t.Cleanup(func() { _ = r.tp.Shutdown(context.Background()) })
+	return r
+}
+
+// spans are the ended spans of every recorder named name that match.
+func spans(name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*recorded) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, r := range recs {
+		for _, s := range r.Ended() {
+			if s.Name() == name && (match == nil || match(s)) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// waitSpans waits until the recorders hold n spans named name that match.
+func waitSpans(t *testing.T, n int, name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*recorded) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	var got []sdktrace.ReadOnlySpan
+	eventually(t, 15*time.Second, fmt.Sprintf("%d %q spans", n, name), func() bool {
+		got = spans(name, match, recs...)
+		return len(got) >= n
+	})
+	return got
+}
+
+// attr is span s's attribute k, as text ("" when it has none).
+func attr(s sdktrace.ReadOnlySpan, k string) string {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == k {
+			return a.Value.String()
+		}
+	}
+	return ""
+}
+
+func inTrace(id trace.TraceID) func(sdktrace.ReadOnlySpan) bool {
+	return func(s sdktrace.ReadOnlySpan) bool { return s.SpanContext().TraceID() == id }
+}
+
+// childOf checks that s is a child of parent, in its trace.
+func childOf(t *testing.T, s sdktrace.ReadOnlySpan, parent trace.SpanContext) {
+	t.Helper()
+	if s.Parent().TraceID() != parent.TraceID() || s.Parent().SpanID() != parent.SpanID() {
+		t.Fatalf("%s: parent %s/%s, want %s/%s", s.Name(), s.Parent().TraceID(), s.Parent().SpanID(), parent.TraceID(), parent.SpanID())
+	}
+}
+
+const callerTrace = "0af7651916cd43dd8448eb211c80319c"
+
+// One notification, published on instance a with the caller's traceparent,
+// followed through both instances: the request, its script and its inbox
+// writes continue the caller's trace; b's fan-out to its two streams is one
+// span in it; each attempt at the hand-off is a span in it, and the gateway
+// is called with the attempt's traceparent. The write-behind flush of the
+// read has a span of its own.
+func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
+	rs := testredis.Start(t)
+	var calls atomic.Int32
+	g := startGateway(t, func(gatewayCall) gatewayAnswer {
+		if calls.Add(1) == 1 {
+			return gatewayAnswer{status: http.StatusServiceUnavailable}
+		}
+		return gatewayAnswer{status: http.StatusOK}
+	})
+	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+		c.ReadSinkURL, c.WriteBehindInterval = sink.URL, 0
+	})
+	recA, recB := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+	a := startHubFull(t, rs.Addr(), cfg, nil, hubExtras{tracing: recA.tp})
+	b := startHubFull(t, rs.Addr(), cfg, nil, hubExtras{tracing: recB.tp})
+	s1, s2 := b.openStream(t, 7, 3, ""), b.openStream(t, 7, 4, "")
+	s1.presenceUpdate(t, wait) // b's listener follows room 7
+	s2.presenceUpdate(t, wait)
+
+	code, env := a.do(t, http.MethodPost, "/api/v1/notifications/publish", map[string]string{
+		"X-Internal-Key": a.Cfg.InternalAPIKey, "Content-Type": "application/json",
+		"traceparent": "00-" + callerTrace + "-b7ad6b7169203331-01",
+	}, `{"roomId":7,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
+	if code != 200 {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	var res hub.PublishResult
+	remarshal(t, env.Result, &res)
+	for _, s := range []*sseClient{s1, s2} {
+		if f := s.next(t, wait); f.ID != res.StreamID {
+			t.Fatalf("stream got %+v, want %s", f, res.StreamID)
+		}
+	}
+	tid, _ := trace.TraceIDFromHex(callerTrace)
+	caller, _ := trace.SpanIDFromHex("b7ad6b7169203331")
+	in := inTrace(tid)
+
+	req := waitSpans(t, 1, "POST /api/v1/notifications/publish", in, recA)[0]
+	if req.Parent().SpanID() != caller || req.SpanKind() != trace.SpanKindServer || attr(req, "http.response.status_code") != "200" {
+		t.Fatalf("request span: parent %s, kind %s, status %q", req.Parent().SpanID(), req.SpanKind(), attr(req, "http.response.status_code"))
+	}
+	script := waitSpans(t, 1, "lua publish_event", in, recA)[0]
+	childOf(t, script, req.SpanContext())
+	if attr(script, "roomhub.stream_id") != res.StreamID || attr(script, "roomhub.room_id") != "7" {
+		t.Fatalf("script span attributes %v", script.Attributes())
+	}
+	writes := waitSpans(t, 1, "lua inbox_add", in, recA)[0]
+	childOf(t, writes, req.SpanContext())
+	if attr(writes, "roomhub.inbox_writes") != "1" {
+		t.Fatalf("inbox span attributes %v", writes.Attributes())
+	}
+
+	// b: one fan-out span for its two streams, under the publish script.
+	fan := waitSpans(t, 1, "fanout", in, recB)
+	if len(fan) != 1 || attr(fan[0], "roomhub.streams") != "2" || attr(fan[0], "roomhub.stream_id") != res.StreamID {
+		t.Fatalf("b's fan-out spans: %d, first %v", len(fan), fan[0].Attributes())
+	}
+	childOf(t, fan[0], script.SpanContext())
+
+	// Two attempts (503, then 200), each a span under the inbox writes,
+	// whichever instance made it.
+	attempts := waitSpans(t, 2, "delivery push", func(s sdktrace.ReadOnlySpan) bool { return in(s) && attr(s, "roomhub.outcome") != "" }, recA, recB)
+	byAttempt := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range attempts {
+		childOf(t, s, writes.SpanContext())
+		byAttempt[attr(s, "roomhub.attempt")] = s
+	}
+	if o := attr(byAttempt["1"], "roomhub.outcome") + "/" + attr(byAttempt["1"], "roomhub.error_code"); o != "failed/HTTP_503" {
+		t.Fatalf("attempt 1 ended %s", o)
+	}
+	if o := attr(byAttempt["2"], "roomhub.outcome"); o != "sent" {
+		t.Fatalf("attempt 2 ended %s", o)
+	}
+	if tps := recordTraceParents(t, a, 5); len(tps) != 1 || tps[0] != hub.TraceParent(writes.SpanContext()) {
+		t.Fatalf("the delivery record keeps traceparents %q, want the inbox writes'", tps)
+	}
+	first, second := g.next(t, wait), g.next(t, wait)
+	for i, c := range []gatewayCall{first, second} {
+		want := hub.TraceParent(byAttempt[fmt.Sprint(i+1)].SpanContext())
+		if c.TraceParent != want {
+			t.Fatalf("gateway call %d: traceparent %q, want %q", i+1, c.TraceParent, want)
+		}
+	}
+
+	// The write-behind flush of user 5's read.
+	nid := fmt.Sprintf("7:%s", res.StreamID)
+	a.markRead(t, 5, nid)
+	if st, err := a.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 1 {
+		t.Fatalf("flush: %+v %v", st, err)
+	}
+	flush := waitSpans(t, 1, "write-behind flush", nil, recA)[0]
+	if attr(flush, "roomhub.flushed") != "1" {
+		t.Fatalf("flush span attributes %v", flush.Attributes())
+	}
+}
+
+// Sampling off: nothing is recorded on either instance, the event goes
+// through Redis without a traceparent, and the gateway gets none.
+func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
+	rs := testredis.Start(t)
+	g := startGateway(t, nil)
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`)
+	recA, recB := recordSpans(t, sdktrace.NeverSample()), recordSpans(t, sdktrace.NeverSample())
+	a := startHubFull(t, rs.Addr(), cfg, nil, hubExtras{tracing: recA.tp})
+	b := startHubFull(t, rs.Addr(), cfg, nil, hubExtras{tracing: recB.tp})
+	s := b.openStream(t, 7, 3, "")
+	s.presenceUpdate(t, wait)
+	watch := testredis.Client(t, rs.Addr())
+	msgs := make(chan string, 4)
+	go func() {
+		_ = watch.Receive(context.Background(), watch.B().Subscribe().Channel(hub.RoomChannel(7)).Build(), func(m rueidis.PubSubMessage) { msgs <- m.Message })
+	}()
+	eventually(t, 5*time.Second, "the watcher subscribed", func() bool {
+		n, _ := testredis.Do(t, watch, "PUBSUB", "NUMSUB", hub.RoomChannel(7)).ToArray()
+		c, _ := n[1].AsInt64()
+		return c >= 2 // b's listener and the watcher
+	})
+
+	code, _ := a.do(t, http.MethodPost, "/api/v1/notifications/publish", map[string]string{
+		"X-Internal-Key": a.Cfg.InternalAPIKey, "Content-Type": "application/json",
+		"traceparent": "00-" + callerTrace + "-b7ad6b7169203331-01",
+	}, `{"roomId":7,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
+	if code != 200 {
+		t.Fatalf("publish: %d", code)
+	}
+	s.next(t, wait)
+	c := g.next(t, wait)
+	if c.TraceParent != "" {
+		t.Fatalf("the gateway got traceparent %q", c.TraceParent)
+	}
+	var m map[string]json.RawMessage
+	select {
+	case raw := <-msgs:
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the watcher got no message")
+	}
+	if _, ok := m["traceparent"]; ok || m["id"] == nil {
+		t.Fatalf("the pub/sub message: %v", m)
+	}
+	if tps := recordTraceParents(t, a, 5); len(tps) != 1 || tps[0] != "" {
+		t.Fatalf("the delivery record keeps traceparents %q", tps)
+	}
+	if n := len(recA.Ended()) + len(recB.Ended()); n != 0 {
+		t.Fatalf("%d spans recorded with sampling off", n)
+	}
+}
+
+// recordTraceParents are the traceparents (tp) user's delivery records keep
+// in Redis, "" for a record without one.
+func recordTraceParents(t *testing.T, th *testHub, user int64) []string {
+	t.Helper()
+	recs, err := testredis.Do(t, th.rdb, "HGETALL", hub.DeliveryKey(user)).AsStrMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, raw := range recs {
+		var r struct{ TP string }
+		if json.Unmarshal([]byte(raw), &r) == nil {
+			out = append(out, r.TP)
+		}
+	}
+	return out
+}
+
+// An ingest read is a span; each entry's span is under it, linked to the
+// trace the backend put in the entry (when it put a valid one), and the
+// entry's publish is under the entry's span.
+func TestTracing_IngestEntriesLinkToTheBackendsTrace(t *testing.T) {
+	rs := testredis.Start(t)
+	rec := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+	rdb := testredis.Client(t, rs.Addr())
+	backend := "00-" + callerTrace + "-b7ad6b7169203331-01"
+	withLink := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1},"recipientIds":[9]}`, "traceparent", backend)
+	without := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":2}}`)
+	bad := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":3}}`, "traceparent", "00-not-a-trace")
+	startHubFull(t, rs.Addr(), withIngest(1), nil, hubExtras{tracing: rec.tp})
+	waitIngested(t, rdb, 1)
+
+	entries := waitSpans(t, 3, "ingest entry", nil, rec)
+	read := waitSpans(t, 1, "ingest read", nil, rec)
+	if len(read) != 1 || attr(read[0], "roomhub.entries") != "3" {
+		t.Fatalf("%d read spans, first %v", len(read), read)
+	}
+	byID := map[string]sdktrace.ReadOnlySpan{}
+	for _, e := range entries {
+		childOf(t, e, read[0].SpanContext())
+		if attr(e, "roomhub.outcome") != "published" {
+			t.Fatalf("entry %s: outcome %q", attr(e, "roomhub.entry_id"), attr(e, "roomhub.outcome"))
+		}
+		byID[attr(e, "roomhub.entry_id")] = e
+	}
+	links := byID[withLink].Links()
+	if len(links) != 1 || links[0].SpanContext.TraceID().String() != callerTrace || links[0].SpanContext.SpanID().String() != "b7ad6b7169203331" {
+		t.Fatalf("the entry with a traceparent links to %+v", links)
+	}
+	if n := len(byID[without].Links()) + len(byID[bad].Links()); n != 0 {
+		t.Fatalf("entries without a valid traceparent have %d links", n)
+	}
+	for _, id := range []string{withLink, without, bad} {
+		e := byID[id]
+		pubs := spans("lua publish_event", func(s sdktrace.ReadOnlySpan) bool { return s.Parent().SpanID() == e.SpanContext().SpanID() }, rec)
+		if len(pubs) != 1 {
+			t.Fatalf("entry %s has %d publish spans under it", id, len(pubs))
+		}
+	}
+	inbox := spans("lua inbox_add", nil, rec)
+	if len(inbox) != 1 {
+		t.Fatalf("%d inbox spans", len(inbox))
+	}
+	childOf(t, inbox[0], byID[withLink].SpanContext())
+}
