@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk screenshots bench fuzz loadtest loadtest-ingest chaos soak
+.PHONY: run test deps vet lint unit sdk chart screenshots bench fuzz loadtest loadtest-ingest chaos soak
 
 run:
 	$(GO) run .
@@ -51,7 +51,14 @@ unit:
 sdk:
 	node --test web/test/
 
-test: deps vet lint sdk unit
+# chart lints and renders the Helm chart (deploy/helm/roomhub) with Helm's own
+# packages and decodes every object strictly into the Kubernetes API types.
+# deploy/ is a module of its own: Helm and client-go stay out of the hub's
+# build, and its tests need no -race (they run no goroutines of the hub).
+chart:
+	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
+
+test: deps vet lint sdk unit chart
 
 # screenshots regenerates the inbox element's images in docs/img (web/README.md)
 # from the browser test that takes them.

@@ -31,9 +31,6 @@ import (
 	"roomhub/web"
 )
 
-// shutdownTimeout bounds a graceful shutdown.
-const shutdownTimeout = 15 * time.Second
-
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
 		os.Exit(healthcheck())
@@ -161,7 +158,7 @@ func run() error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), hub.ShutdownTimeout)
 	defer cancel()
 	if err := h.EndStreams(sctx); err != nil {
 		log.Warn("ending streams", "err", err)

@@ -59,6 +59,11 @@ type Hub struct {
 	pingOK bool
 }
 
+// ShutdownTimeout bounds a graceful shutdown after SIGTERM: the streams
+// ending (Config.ShutdownSpread), the HTTP server draining, the final work.
+// A deployment's grace period must cover it.
+const ShutdownTimeout = 15 * time.Second
+
 // New returns a hub on rdb. It starts nothing; call Start.
 func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
