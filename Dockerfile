@@ -5,7 +5,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/roomhub .
+# grpcnotrace: the OTLP exporters import gRPC, whose golang.org/x/net/trace
+# (debug pages roomhub never serves) keeps every exported method of every
+# type alive through html/template; without it the binary is 2.4x larger.
+RUN CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags="-s -w" -o /out/roomhub .
 
 # Run: distroless static, non-root. The HEALTHCHECK uses the binary itself
 # (`roomhub healthcheck`), as the image has no shell or curl.

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,6 +185,67 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 	if attr(flush, "roomhub.flushed") != "1" {
 		t.Fatalf("flush span attributes %v", flush.Attributes())
 	}
+
+	// The dashboard's trace links ask for spans the hub records.
+	names := map[string]bool{}
+	for _, s := range append(recA.Ended(), recB.Ended()...) {
+		names[s.Name()] = true
+	}
+	for _, q := range dashboardTraceQueries(t) {
+		m := regexp.MustCompile(`(?:^|[\s{(])name\s*(=~?)\s*"([^"]+)"`).FindStringSubmatch(q)
+		if m == nil {
+			t.Fatalf("a trace link names no span: %s", q)
+		}
+		found := false
+		for n := range names {
+			found = found || n == m[2] || (m[1] == "=~" && regexp.MustCompile("^(?:"+m[2]+")$").MatchString(n))
+		}
+		if !found {
+			t.Errorf("the dashboard's trace link asks for %q, which no span is named", m[2])
+		}
+	}
+}
+
+// dashboardTraceQueries are the TraceQL queries of the dashboard's links.
+func dashboardTraceQueries(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/grafana/roomhub.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			FieldConfig struct {
+				Defaults struct {
+					Links []struct{ URL string } `json:"links"`
+				} `json:"defaults"`
+			} `json:"fieldConfig"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range dash.Panels {
+		for _, l := range p.FieldConfig.Defaults.Links {
+			_, panes, _ := strings.Cut(l.URL, "panes=")
+			dec, err := url.QueryUnescape(panes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]struct {
+				Queries []struct{ Query string } `json:"queries"`
+			}
+			if err := json.Unmarshal([]byte(dec), &v); err != nil || len(v["a"].Queries) != 1 {
+				t.Fatalf("a trace link's panes: %s (%v)", dec, err)
+			}
+			out = append(out, v["a"].Queries[0].Query)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the dashboard has no trace links")
+	}
+	return out
 }
 
 // Sampling off: nothing is recorded on either instance, the event goes

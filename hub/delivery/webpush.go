@@ -56,7 +56,7 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 			sent = true
 		case a.code == "UNREGISTERED":
 			if err := d.Pusher.Forget(ctx, user, sub.Endpoint); err != nil {
-				d.log.Warn("forgetting a gone push subscription", "user", user, "err", err)
+				d.log.WarnContext(ctx, "forgetting a gone push subscription", "user", user, "err", err)
 			}
 		case a.retryable:
 			if retry.code == "" || a.retryAfter > retry.retryAfter {

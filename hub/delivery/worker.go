@@ -403,7 +403,7 @@ func (d *Delivery) send(ctx context.Context, user int64, token string, h handoff
 			case <-t.C:
 				until := itoa(time.Now().Add(d.lease()).UnixMilli())
 				if _, err := hub.Run(d.rdb, ctx, renewScript, userKeys(user)[:2], append([]string{token, until}, h.ids...), hub.NoReply); err != nil {
-					d.log.Warn("renewing a hand-off's lease", "user", user, "err", err)
+					d.log.WarnContext(ctx, "renewing a hand-off's lease", "user", user, "err", err)
 				}
 			}
 		}

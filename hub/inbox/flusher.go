@@ -154,11 +154,11 @@ func (ib *Inbox) flushUser(ctx context.Context, user int64, st *FlushStats) (int
 			ib.metrics.flushes.Inc()
 		case errors.Is(serr, ErrSinkRefused):
 			ib.metrics.flushFailures["permanent"].Inc()
-			ib.log.Warn("the read sink refused reads for good; keeping them as dead letters", "user", user, "reads", n, "err", serr)
+			ib.log.WarnContext(ctx, "the read sink refused reads for good; keeping them as dead letters", "user", user, "reads", n, "err", serr)
 			mode, reason = "dead", strconv.Quote(serr.Error())
 		default:
 			ib.metrics.flushFailures["temporary"].Inc()
-			ib.log.Warn("the read sink failed; retrying later", "user", user, "reads", n, "err", serr)
+			ib.log.WarnContext(ctx, "the read sink failed; retrying later", "user", user, "reads", n, "err", serr)
 			st.Failed = true
 			return left, nil
 		}
