@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -33,15 +34,16 @@ const chartDir = "helm/roomhub"
 // supports (Chart.yaml's kubeVersion; preStop's sleep action).
 var kubeVersion = chartutil.KubeVersion{Version: "v1.30.0", Major: "1", Minor: "30"}
 
-// objects is one rendering of the chart, each object decoded into its type.
+// objects is one rendering of the chart, each object decoded into the type
+// of the field whose tag names its apiVersion and kind.
 type objects struct {
-	Deployment     *appsv1.Deployment
-	Service        *corev1.Service
-	Secret         *corev1.Secret
-	PDB            *policyv1.PodDisruptionBudget
-	HPA            *autoscalingv2.HorizontalPodAutoscaler
-	Ingress        *networkingv1.Ingress
-	ServiceMonitor *monitoringv1.ServiceMonitor
+	Deployment     *appsv1.Deployment                     `kind:"apps/v1 Deployment"`
+	Service        *corev1.Service                        `kind:"v1 Service"`
+	Secret         *corev1.Secret                         `kind:"v1 Secret"`
+	PDB            *policyv1.PodDisruptionBudget          `kind:"policy/v1 PodDisruptionBudget"`
+	HPA            *autoscalingv2.HorizontalPodAutoscaler `kind:"autoscaling/v2 HorizontalPodAutoscaler"`
+	Ingress        *networkingv1.Ingress                  `kind:"networking.k8s.io/v1 Ingress"`
+	ServiceMonitor *monitoringv1.ServiceMonitor           `kind:"monitoring.coreos.com/v1 ServiceMonitor"`
 }
 
 // strict decodes one YAML document into v, refusing unknown fields: a typo
@@ -112,33 +114,15 @@ func (o *objects) add(doc []byte) error {
 	if head.Kind == "" { // only comments
 		return nil
 	}
-	var target any
-	switch head.APIVersion + " " + head.Kind {
-	case "apps/v1 Deployment":
-		o.Deployment = &appsv1.Deployment{}
-		target = o.Deployment
-	case "v1 Service":
-		o.Service = &corev1.Service{}
-		target = o.Service
-	case "v1 Secret":
-		o.Secret = &corev1.Secret{}
-		target = o.Secret
-	case "policy/v1 PodDisruptionBudget":
-		o.PDB = &policyv1.PodDisruptionBudget{}
-		target = o.PDB
-	case "autoscaling/v2 HorizontalPodAutoscaler":
-		o.HPA = &autoscalingv2.HorizontalPodAutoscaler{}
-		target = o.HPA
-	case "networking.k8s.io/v1 Ingress":
-		o.Ingress = &networkingv1.Ingress{}
-		target = o.Ingress
-	case "monitoring.coreos.com/v1 ServiceMonitor":
-		o.ServiceMonitor = &monitoringv1.ServiceMonitor{}
-		target = o.ServiceMonitor
-	default:
-		return fmt.Errorf("an object of an unexpected kind: %s %s", head.APIVersion, head.Kind)
+	v := reflect.ValueOf(o).Elem()
+	for i := range v.NumField() {
+		if v.Type().Field(i).Tag.Get("kind") == head.APIVersion+" "+head.Kind {
+			obj := reflect.New(v.Field(i).Type().Elem())
+			v.Field(i).Set(obj)
+			return strict(doc, obj.Interface())
+		}
 	}
-	return strict(doc, target)
+	return fmt.Errorf("an object of an unexpected kind: %s %s", head.APIVersion, head.Kind)
 }
 
 // helm lint, with the defaults and with everything on.
