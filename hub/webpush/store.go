@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,9 @@ var subscribeScript = rueidis.NewLuaScript(lua.PushSubscribe)
 type Store struct {
 	rdb   *hub.Redis
 	count atomic.Int64 // every user's subscriptions, as last read
+
+	mu    sync.Mutex // orders what sets count: a read never undoes a later move
+	moves int64      // how many times counted set count
 }
 
 // NewStore is the subscriptions of core's Redis; it registers the
@@ -118,7 +122,10 @@ func (s *Store) counted(ctx context.Context, n int64) error {
 	}
 	total, err := hub.Call(s.rdb, ctx, s.rdb.B().Incrby().Key(hub.PushSubscriptionsCountKey).Increment(n).Build(), rueidis.RedisResult.AsInt64)
 	if err == nil {
+		s.mu.Lock()
+		s.moves++
 		s.count.Store(max(total, 0))
+		s.mu.Unlock()
 	}
 	return err
 }
@@ -128,10 +135,16 @@ func (s *Store) refreshCount(ctx context.Context) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
+		s.mu.Lock()
+		moves := s.moves
+		s.mu.Unlock()
 		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Get().Key(hub.PushSubscriptionsCountKey).Build(), rueidis.RedisResult.AsInt64)
-		if err == nil || errors.Is(err, rueidis.Nil) { // nil: none yet
+		s.mu.Lock()
+		// nil: none yet. A move meanwhile is newer than what this read found.
+		if (err == nil || errors.Is(err, rueidis.Nil)) && s.moves == moves {
 			s.count.Store(max(n, 0))
 		}
+		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
