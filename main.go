@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -61,7 +60,7 @@ func run() error {
 		return err
 	}
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	tracing, err := telemetry.Start(context.Background(), os.LookupEnv, version())
+	tracing, err := telemetry.Start(context.Background(), os.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -259,29 +258,4 @@ func printWebPushKeys() int {
 	}
 	fmt.Printf("WEBPUSH_VAPID_PUBLIC_KEY=%s\nWEBPUSH_VAPID_PRIVATE_KEY=%s\n", k.Public, k.Private())
 	return 0
-}
-
-// version is the build's VCS revision (12 digits, "+dirty" when the tree
-// was), or "dev": the service.version of its spans.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "dev"
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
 }

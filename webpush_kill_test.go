@@ -45,13 +45,7 @@ func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 			testbin.WaitHealth(t, a, 200, 15*time.Second)
 			key := vapidKey(t, a)
 			ps.SetPublicKey(key)
-			sub := ps.Subscription("/push/9", tc.first, http.StatusCreated)
-			req, _ := http.NewRequest(http.MethodPost, a+"/api/v1/push/subscriptions", strings.NewReader(sub))
-			req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, a, 9))
-			req.Header.Set("Content-Type", "application/json")
-			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-				t.Fatalf("subscribe: %v %v", resp, err)
-			}
+			subscribeAt(t, a, 9, ps.Subscription("/push/9", tc.first, http.StatusCreated))
 
 			id := testbin.Publish(t, nil, a, `{"roomId":7,"eventType":"comment.created","data":{"title":"Still there?"},"recipientIds":[9]}`)
 			nid := "7:" + id
@@ -103,23 +97,13 @@ func TestBinary_DevModeRingsAClosedTab(t *testing.T) {
 	ps := testpush.Start(t)
 	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "SSL_CERT_FILE="+ps.CertFile(t))
 	testbin.WaitHealth(t, a, 200, 15*time.Second)
-	for _, path := range []string{"/static/roomhub-sw.js", "/api/v1/push/vapid-public-key"} {
-		resp, err := http.Get(a + path)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %v %v\n%s", path, resp, err, logs)
-		}
-		if strings.HasSuffix(path, "key") {
-			var body struct{ Result struct{ PublicKey string } }
-			_ = json.NewDecoder(resp.Body).Decode(&body)
-			ps.SetPublicKey(body.Result.PublicKey)
-		}
-		resp.Body.Close()
+	resp, err := http.Get(a + "/static/roomhub-sw.js")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the service worker: %v %v\n%s", resp, err, logs)
 	}
-	req, _ := http.NewRequest(http.MethodPost, a+"/api/v1/push/subscriptions", strings.NewReader(ps.Subscription("/push/5")))
-	req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, a, 5))
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("subscribe: %v %v", resp, err)
-	}
+	resp.Body.Close()
+	ps.SetPublicKey(vapidKey(t, a))
+	subscribeAt(t, a, 5, ps.Subscription("/push/5"))
 	id := testbin.Publish(t, nil, a, `{"roomId":3,"eventType":"like.toggled","data":{"title":"A like"},"recipientIds":[5]}`)
 	testbin.Eventually(t, 15*time.Second, "the push", func() bool { return len(ps.Pushes()) > 0 })
 	if got := ps.Pushes(); len(got) != 1 || got[0].Message.NotificationID != "3:"+id || got[0].Message.Title != "A like" {
@@ -156,4 +140,18 @@ func vapidKey(t *testing.T, url string) string {
 		t.Fatalf("%s's VAPID key: %v", url, err)
 	}
 	return body.Result.PublicKey
+}
+
+// subscribeAt subscribes user's browser sub (the JSON a browser sends) at
+// the hub at url.
+func subscribeAt(t *testing.T, url string, user int, sub string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/push/subscriptions", strings.NewReader(sub))
+	req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, url, user))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("subscribe: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

@@ -6,11 +6,10 @@ import (
 	"testing"
 
 	"roomhub/hub"
+	"roomhub/internal/env"
 )
 
-func lookup(kv map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
-}
+var lookup = env.Map
 
 func TestLoadConfig_Defaults(t *testing.T) {
 	c, err := LoadConfig(lookup(nil))

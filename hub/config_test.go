@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"roomhub/internal/env"
 )
 
-func vars(kv map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
-}
+var vars = env.Map
 
 func TestLoadConfig_Defaults(t *testing.T) {
 	c, err := LoadConfig(vars(nil))
@@ -140,19 +140,16 @@ func TestConfig_WebPush(t *testing.T) {
 		t.Errorf("email without a gateway: %v", err)
 	}
 
-	lookup := func(vars map[string]string) func(string) (string, bool) {
-		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
-	}
-	dev := DefaultConfig().WithDevPush(lookup(nil))
+	dev := DefaultConfig().WithDevPush(vars(nil))
 	if !dev.WebPush() || !strings.Contains(dev.DeliveryRules, `"comment.created":{"webpush":`+DevPushRule+`}`) {
 		t.Errorf("dev mode: channels %v, rules %s", dev.DeliveryChannels, dev.DeliveryRules)
 	}
-	if c := DefaultConfig().WithDevPush(lookup(map[string]string{"DELIVERY_CHANNELS": ""})); c.WebPush() {
+	if c := DefaultConfig().WithDevPush(vars(map[string]string{"DELIVERY_CHANNELS": ""})); c.WebPush() {
 		t.Error("DELIVERY_CHANNELS set (even empty) is the operator's choice")
 	}
 	withRedis := DefaultConfig()
 	withRedis.RedisURL = "redis://localhost:6379"
-	if withRedis.WithDevPush(lookup(nil)).WebPush() {
+	if withRedis.WithDevPush(vars(nil)).WebPush() {
 		t.Error("with REDIS_URL it is not the dev mode")
 	}
 }

@@ -181,19 +181,23 @@ func (h *Hub) PublishMany(ctx context.Context, reqs []PublishRequest) ([]Publish
 		execs[i] = rueidis.LuaExec{Keys: keys, Args: append(h.publishArgs(req.Room, req.EventType, ts), rest...)}
 	}
 	for i, r := range RunMany(h.rdb, ctx, publishEventScript, execs) {
-		arr, err := r.ToArray()
-		if err != nil {
-			errs[i] = RedisErr(err)
-		} else {
-			var reply publishReply
-			if reply, err = h.parsePublish(reqs[i].Room, arr); err == nil {
-				results[i], err = h.publishResult(reqs[i], ts, reply)
-			}
-			errs[i] = err
-		}
+		results[i], errs[i] = h.resultOf(reqs[i], ts, r)
 		endPublishSpan(spans[i], results[i], errs[i])
 	}
 	return results, errs
+}
+
+// resultOf is the answer to req from its script's reply r in a pipeline.
+func (h *Hub) resultOf(req PublishRequest, ts string, r rueidis.RedisResult) (PublishResult, error) {
+	arr, err := r.ToArray()
+	if err != nil {
+		return PublishResult{}, RedisErr(err)
+	}
+	reply, err := h.parsePublish(req.Room, arr)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	return h.publishResult(req, ts, reply)
 }
 
 // publishResult is the answer to req from its script's reply.

@@ -87,6 +87,9 @@ const (
 	Retry
 )
 
+// String names r as metrics and spans do.
+func (r Result) String() string { return [...]string{"published", "duplicate", "dead", "retry"}[r] }
+
 // Outcome is an entry's result and, when Dead, the error code and message
 // the HTTP route would answer for its body.
 type Outcome struct {
@@ -137,8 +140,8 @@ func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{},
 		lag: make([]atomic.Int64, cfg.IngestPartitions), entries: map[Result]*metrics.Counter{}}
 	set := h.Metrics().Set
-	for r, name := range map[Result]string{Published: "published", Duplicate: "duplicate", Dead: "dead"} {
-		in.entries[r] = set.NewCounter(fmt.Sprintf(`ingest_entries_total{result=%q}`, name))
+	for _, r := range []Result{Published, Duplicate, Dead} {
+		in.entries[r] = set.NewCounter(fmt.Sprintf(`ingest_entries_total{result=%q}`, r))
 	}
 	in.batchSeconds = set.NewHistogram("ingest_batch_seconds")
 	set.NewGauge("ingest_oldest_pending_seconds", func() float64 { return float64(in.oldestMs.Load()) / 1000 })

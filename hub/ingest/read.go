@@ -117,7 +117,7 @@ func (in *Ingest) entrySpan(ctx context.Context, id string, p int, tp string) tr
 
 // endEntrySpan records an entry's outcome on its span and ends it.
 func endEntrySpan(span trace.Span, o Outcome) {
-	span.SetAttributes(attribute.String("roomhub.outcome", [...]string{"published", "duplicate", "dead", "retry"}[o.Result]))
+	span.SetAttributes(attribute.String("roomhub.outcome", o.Result.String()))
 	if o.Result == Dead || o.Result == Retry {
 		span.SetStatus(codes.Error, o.Code)
 	}

@@ -136,3 +136,9 @@ func (l *Loader) Level(name string) slog.Level {
 	}
 	return lv
 }
+
+// Map is a lookup over kv, as os.LookupEnv is over the environment: for
+// tests and tools that configure without the environment.
+func Map(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}

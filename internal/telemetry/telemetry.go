@@ -13,6 +13,8 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -48,58 +50,51 @@ var samplers = map[string]bool{
 }
 
 // Start builds the tracer provider the OTEL_* variables describe (read
-// through lookup), or returns nil when tracing is off. version is the
-// service.version of the spans.
-func Start(ctx context.Context, lookup func(string) (string, bool), version string) (*Tracing, error) {
-	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
-	endpoint := get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if endpoint == "" {
-		endpoint = get("OTEL_EXPORTER_OTLP_ENDPOINT")
-	}
-	if endpoint == "" || strings.EqualFold(get("OTEL_SDK_DISABLED"), "true") {
+// through lookup), or returns nil when tracing is off.
+func Start(ctx context.Context, lookup func(string) (string, bool)) (*Tracing, error) {
+	l := env.New(lookup)
+	endpoint := l.Str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", l.Str("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+	if endpoint == "" || strings.EqualFold(l.Str("OTEL_SDK_DISABLED", ""), "true") {
 		return nil, nil
 	}
-	switch e := get("OTEL_TRACES_EXPORTER"); e {
-	case "", "otlp":
+	switch e := l.Str("OTEL_TRACES_EXPORTER", "otlp"); e {
+	case "otlp":
 	case "none":
 		return nil, nil
 	default:
-		return nil, &env.Error{Var: "OTEL_TRACES_EXPORTER", Value: e, Reason: "roomhub exports otlp (or none)"}
+		l.Fail("OTEL_TRACES_EXPORTER", e, "roomhub exports otlp (or none)")
 	}
-	if err := checkSampler(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG")); err != nil {
-		return nil, err
-	}
+	checkSampler(l)
 	for _, k := range []string{"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"} {
-		if v := get(k); v != "" {
-			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-				return nil, &env.Error{Var: k, Value: v, Reason: "must be a positive whole number"}
-			}
-		}
+		l.Int(k, 1, 1, math.MaxInt32) // the batch processor reads them itself
 	}
-	protoVar, protocol := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	protoVar := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	protocol := l.Str(protoVar, "")
 	if protocol == "" {
-		protoVar, protocol = "OTEL_EXPORTER_OTLP_PROTOCOL", get("OTEL_EXPORTER_OTLP_PROTOCOL")
+		protoVar, protocol = "OTEL_EXPORTER_OTLP_PROTOCOL", l.Str("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	}
+	if protocol != "http/protobuf" && protocol != "grpc" {
+		l.Fail(protoVar, protocol, "must be http/protobuf or grpc")
+	}
+	if err := l.Err(); err != nil {
+		return nil, err
 	}
 	var exp sdktrace.SpanExporter
 	var err error
-	switch protocol {
-	case "", "http/protobuf":
-		protocol = "http/protobuf"
-		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
+	if protocol == "grpc" {
 		exp, err = otlptracegrpc.New(ctx)
-	default:
-		return nil, &env.Error{Var: protoVar, Value: protocol, Reason: "must be http/protobuf or grpc"}
+	} else {
+		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
 		return nil, &env.Error{Var: "OTEL_EXPORTER_OTLP_ENDPOINT", Value: endpoint, Reason: err.Error()}
 	}
 	// Later sources win: the defaults, then what the variables say.
 	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", ServiceName), attribute.String("service.version", version)),
+		resource.WithAttributes(attribute.String("service.name", ServiceName), attribute.String("service.version", version())),
 		resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
-		return nil, &env.Error{Var: "OTEL_RESOURCE_ATTRIBUTES", Value: get("OTEL_RESOURCE_ATTRIBUTES"), Reason: err.Error()}
+		return nil, &env.Error{Var: "OTEL_RESOURCE_ATTRIBUTES", Value: l.Str("OTEL_RESOURCE_ATTRIBUTES", ""), Reason: err.Error()}
 	}
 	// The sampler (OTEL_TRACES_SAMPLER) and the batcher (OTEL_BSP_*) read
 	// their variables themselves.
@@ -108,21 +103,46 @@ func Start(ctx context.Context, lookup func(string) (string, bool), version stri
 }
 
 // checkSampler checks OTEL_TRACES_SAMPLER and its argument as the SDK reads them.
-func checkSampler(name, arg string) error {
-	name = strings.ToLower(name)
+func checkSampler(l *env.Loader) {
+	name := strings.ToLower(l.Str("OTEL_TRACES_SAMPLER", ""))
 	if name == "" {
-		return nil
+		return
 	}
 	if !samplers[name] {
-		return &env.Error{Var: "OTEL_TRACES_SAMPLER", Value: name,
-			Reason: "must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio"}
+		l.Fail("OTEL_TRACES_SAMPLER", name,
+			"must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio")
+		return
 	}
-	if strings.HasSuffix(name, "traceidratio") && arg != "" {
+	if arg := l.Str("OTEL_TRACES_SAMPLER_ARG", ""); strings.HasSuffix(name, "traceidratio") && arg != "" {
 		if r, err := strconv.ParseFloat(arg, 64); err != nil || r < 0 || r > 1 {
-			return &env.Error{Var: "OTEL_TRACES_SAMPLER_ARG", Value: arg, Reason: "must be a ratio from 0 to 1"}
+			l.Fail("OTEL_TRACES_SAMPLER_ARG", arg, "must be a ratio from 0 to 1")
 		}
 	}
-	return nil
+}
+
+// version is the build's VCS revision (12 digits, "+dirty" when the tree
+// was), or "dev": the service.version of the spans.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
 }
 
 // LogHandler wraps h: a line logged with a context (InfoContext and the

@@ -13,10 +13,6 @@ import (
 	"roomhub/internal/env"
 )
 
-func lookup(vars map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
-}
-
 func TestStart_OffUnlessAnEndpointIsSet(t *testing.T) {
 	for _, vars := range []map[string]string{
 		{},
@@ -24,7 +20,7 @@ func TestStart_OffUnlessAnEndpointIsSet(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"},
 	} {
-		tr, err := Start(context.Background(), lookup(vars), "test")
+		tr, err := Start(context.Background(), env.Map(vars))
 		if tr != nil || err != nil {
 			t.Fatalf("%v: tracing %v, err %v", vars, tr, err)
 		}
@@ -37,7 +33,7 @@ func TestStart_EachProtocol(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
 	} {
-		tr, err := Start(context.Background(), lookup(c.vars), "test")
+		tr, err := Start(context.Background(), env.Map(c.vars))
 		if err != nil || tr == nil {
 			t.Fatalf("%v: %v", c.vars, err)
 		}
@@ -66,7 +62,7 @@ func TestStart_BadValuesNameTheirVariable(t *testing.T) {
 		"OTEL_TRACES_EXPORTER":               {"OTEL_TRACES_EXPORTER": "jaeger"},
 	} {
 		vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = base
-		tr, err := Start(context.Background(), lookup(vars), "test")
+		tr, err := Start(context.Background(), env.Map(vars))
 		var e *env.Error
 		if tr != nil || !errors.As(err, &e) || e.Var != bad {
 			t.Fatalf("%v: tracing %v, err %v; want an error naming %s", vars, tr, err, bad)
