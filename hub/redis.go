@@ -144,21 +144,35 @@ type pipeliner interface {
 }
 
 // execMany runs the script once per exec in one pipeline (on a cluster, one
-// per node involved). Unlike rueidis' ExecMulti it does not SCRIPT LOAD on
-// every node each time: it sends EVALSHA and sends EVAL (the source) only
-// for the calls Redis answers NOSCRIPT.
-func (s Script) execMany(ctx context.Context, rdb pipeliner, execs []rueidis.LuaExec) []rueidis.RedisResult {
+// per node involved), in order. Unlike rueidis' ExecMulti it does not SCRIPT
+// LOAD on every node each time: it sends EVALSHA, and EVAL (the source) for
+// the first of the calls that share a node (on a cluster, a slot), so that
+// Redis knows the script for the rest of them. Were that call EVALSHA too
+// and answered NOSCRIPT, another client could load the script meanwhile: the
+// calls behind it would succeed, and run before it once it was sent again.
+// A lone call answered NOSCRIPT is sent again as EVAL.
+func (s Script) execMany(ctx context.Context, rdb pipeliner, sharded bool, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
+	slots := make([]uint16, len(execs)) // all 0 on one Redis
+	calls := map[uint16]int{}
 	for i, e := range execs {
 		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+		if sharded {
+			slots[i] = cmds[i].Slot()
+		}
+		calls[slots[i]]++
+	}
+	for i, e := range execs {
+		if calls[slots[i]] > 1 {
+			cmds[i], calls[slots[i]] = s.eval(rdb, e), 0 // the slot's first
+		}
 	}
 	results := rdb.DoMulti(ctx, cmds...)
 	var again rueidis.Commands
 	var at []int
 	for i, r := range results {
 		if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
-			e := execs[i]
-			again = append(again, rdb.B().Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build())
+			again = append(again, s.eval(rdb, execs[i]))
 			at = append(at, i)
 		}
 	}
@@ -168,6 +182,11 @@ func (s Script) execMany(ctx context.Context, rdb pipeliner, execs []rueidis.Lua
 		}
 	}
 	return results
+}
+
+// eval is the EVAL (with the source) of one call.
+func (s Script) eval(rdb pipeliner, e rueidis.LuaExec) rueidis.Completed {
+	return rdb.B().Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
 }
 
 // Call sends one command by the rules of Redis. as reads the reply, e.g.
@@ -197,7 +216,7 @@ func RunMany(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec) [
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	results := s.execMany(ctx, r.Client, execs)
+	results := s.execMany(ctx, r.Client, r.sharded, execs)
 	r.metrics.observeRedis(start)
 	return results
 }
@@ -222,7 +241,7 @@ func RunChunked(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec
 	for start := 0; start < len(execs); start += chunk {
 		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
 		began := time.Now()
-		part := s.execMany(cctx, p, execs[start:min(start+chunk, len(execs))])
+		part := s.execMany(cctx, p, r.sharded, execs[start:min(start+chunk, len(execs))])
 		r.metrics.observeRedis(began)
 		cancel()
 		results = append(results, part...)

@@ -1,8 +1,15 @@
 package hub
 
 import (
+	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/internal/testredis"
 )
 
 func TestRedisOptions(t *testing.T) {
@@ -41,5 +48,64 @@ func TestRedact(t *testing.T) {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// loadsMidway sends a pipeline in two halves and, between them, loads the
+// script on every node through connections of its own: another hub calling
+// it for the first time at that moment.
+type loadsMidway struct {
+	rueidis.Client
+	load func()
+}
+
+func (l loadsMidway) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	half := len(multi) / 2
+	out := l.Client.DoMulti(ctx, multi[:half]...)
+	l.load()
+	return append(out, l.Client.DoMulti(ctx, multi[half:]...)...)
+}
+
+// Calls of one script in one pipeline run in their order, even when Redis
+// does not know the script at first and learns it halfway through; a lone
+// call it does not know is run too.
+func TestScript_ManyCallsKeepTheirOrderWhileTheScriptIsLoaded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sharded bool
+		addrs   func(t *testing.T) []string
+	}{
+		{"standalone", false, func(t *testing.T) []string { return []string{testredis.Start(t).Addr()} }},
+		{"cluster", true, func(t *testing.T) []string { return testredis.StartCluster(t).Addrs() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addrs := tc.addrs(t)
+			s := NewScript("-- " + t.Name() + "\nreturn redis.call('RPUSH', KEYS[1], ARGV[1])")
+			rdb := loadsMidway{Client: testredis.Client(t, addrs...), load: func() {
+				for _, a := range addrs {
+					testredis.Do(t, testredis.Client(t, a), "SCRIPT", "LOAD", s.src)
+				}
+			}}
+			var execs []rueidis.LuaExec
+			for i := range 10 {
+				execs = append(execs, rueidis.LuaExec{Keys: []string{"order:{1}"}, Args: []string{strconv.Itoa(i)}},
+					rueidis.LuaExec{Keys: []string{"order:{2}"}, Args: []string{strconv.Itoa(i)}})
+			}
+			execs = append([]rueidis.LuaExec{{Keys: []string{"lone:{3}"}, Args: []string{"x"}}}, execs...)
+			for i, r := range s.execMany(context.Background(), rdb, tc.sharded, execs) {
+				if err := r.Error(); err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+			}
+			want := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+			for _, key := range []string{"order:{1}", "order:{2}"} {
+				if got, _ := testredis.Do(t, rdb.Client, "LRANGE", key, "0", "-1").AsStrSlice(); !slices.Equal(got, want) {
+					t.Errorf("%s: %v, want %v", key, got, want)
+				}
+			}
+			if got, _ := testredis.Do(t, rdb.Client, "LRANGE", "lone:{3}", "0", "-1").AsStrSlice(); !slices.Equal(got, []string{"x"}) {
+				t.Errorf("the lone call: %v", got)
+			}
+		})
 	}
 }
