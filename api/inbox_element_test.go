@@ -89,10 +89,9 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		t.Fatalf("batch: %d", code)
 	}
 	d.Send(t, "TEXT "+badge+" | 99+")
-	label := d.Send(t, `EVAL document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="bell"]').getAttribute('aria-label')`)["value"]
-	if s, _ := label.(string); !strings.Contains(s, "150") {
-		t.Fatalf("the bell is named %q, want the exact count 150 in it", label)
-	}
+	// The badge says 99+ from the 100th on; the name follows to 150.
+	d.Send(t, `SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, 150 unread"]`)
+	d.Send(t, "TEXT "+badge+" | 99+")
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	// The first rows of 150 (the list says how many it has in all).
 	d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"][aria-setsize="150"] | 1`)
