@@ -91,7 +91,10 @@ func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
 		first func(w http.ResponseWriter, r *http.Request) // the gateway's first answer; nil: A's sink is a black hole
 	}{
 		{"before the call", nil},
-		{"while the gateway holds it", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }},
+		{"while the gateway holds it", func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+			panic(http.ErrAbortHandler) // no answer: returning would send a 200
+		}},
 		{"after the 2xx", func(w http.ResponseWriter, r *http.Request) {
 			// The status goes out; the body never ends, so the hub is
 			// stuck between the 2xx and writing it down.

@@ -151,7 +151,9 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	switch status {
 	case Hang:
 		<-r.Context().Done()
-		return
+		// No answer at all: returning would send a 200, and a client
+		// whose time limit ends as it arrives can still read it.
+		panic(http.ErrAbortHandler)
 	case HangAfter2xx:
 		s.mu.Lock()
 		s.got = append(s.got, Push{Path: r.URL.Path, Message: m, Header: r.Header.Clone()})
