@@ -153,18 +153,22 @@ type pipeliner interface {
 // A lone call answered NOSCRIPT is sent again as EVAL.
 func (s Script) execMany(ctx context.Context, rdb pipeliner, sharded bool, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
-	slots := make([]uint16, len(execs)) // all 0 on one Redis
-	calls := map[uint16]int{}
 	for i, e := range execs {
 		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
-		if sharded {
-			slots[i] = cmds[i].Slot()
-		}
-		calls[slots[i]]++
 	}
-	for i, e := range execs {
-		if calls[slots[i]] > 1 {
-			cmds[i], calls[slots[i]] = s.eval(rdb, e), 0 // the slot's first
+	switch {
+	case len(execs) < 2:
+	case !sharded:
+		cmds[0] = s.eval(rdb, execs[0])
+	default:
+		calls := map[uint16]int{}
+		for _, c := range cmds {
+			calls[c.Slot()]++
+		}
+		for i, c := range cmds {
+			if slot := c.Slot(); calls[slot] > 1 {
+				cmds[i], calls[slot] = s.eval(rdb, execs[i]), 0 // the slot's first
+			}
 		}
 	}
 	results := rdb.DoMulti(ctx, cmds...)

@@ -81,9 +81,13 @@ func TestScript_ManyCallsKeepTheirOrderWhileTheScriptIsLoaded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addrs := tc.addrs(t)
 			s := NewScript("-- " + t.Name() + "\nreturn redis.call('RPUSH', KEYS[1], ARGV[1])")
+			var nodes []rueidis.Client // each node on its own: SCRIPT LOAD goes to one
+			for _, a := range addrs {
+				nodes = append(nodes, testredis.Client(t, a))
+			}
 			rdb := loadsMidway{Client: testredis.Client(t, addrs...), load: func() {
-				for _, a := range addrs {
-					testredis.Do(t, testredis.Client(t, a), "SCRIPT", "LOAD", s.src)
+				for _, n := range nodes {
+					testredis.Do(t, n, "SCRIPT", "LOAD", s.src)
 				}
 			}}
 			var execs []rueidis.LuaExec
