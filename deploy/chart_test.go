@@ -67,13 +67,9 @@ func renderErr(valueFiles ...string) (objects, error) {
 	if err != nil {
 		return o, err
 	}
-	vals := map[string]any{}
-	for _, f := range valueFiles {
-		v, err := chartutil.ReadValuesFile(f)
-		if err != nil {
-			return o, err
-		}
-		vals = chartutil.CoalesceTables(v.AsMap(), vals)
+	vals, err := readValues(valueFiles...)
+	if err != nil {
+		return o, err
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	caps.KubeVersion = kubeVersion
@@ -106,6 +102,19 @@ func renderErr(valueFiles ...string) (objects, error) {
 	return o, nil
 }
 
+// readValues reads values files, a later one over an earlier one.
+func readValues(files ...string) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, f := range files {
+		v, err := chartutil.ReadValuesFile(f)
+		if err != nil {
+			return nil, err
+		}
+		vals = chartutil.CoalesceTables(v.AsMap(), vals)
+	}
+	return vals, nil
+}
+
 func (o *objects) add(doc []byte) error {
 	var head struct{ APIVersion, Kind string }
 	if err := yaml.Unmarshal(doc, &head); err != nil {
@@ -128,13 +137,9 @@ func (o *objects) add(doc []byte) error {
 // helm lint, with the defaults and with everything on.
 func TestChart_Lints(t *testing.T) {
 	for _, values := range [][]string{nil, {"helm/roomhub/ci/full-values.yaml"}} {
-		vals := map[string]any{}
-		for _, f := range values {
-			v, err := chartutil.ReadValuesFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vals = v.AsMap()
+		vals, err := readValues(values...)
+		if err != nil {
+			t.Fatal(err)
 		}
 		linter := lint.AllWithKubeVersion(chartDir, vals, "chat", &kubeVersion)
 		for _, m := range linter.Messages {
