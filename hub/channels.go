@@ -72,7 +72,10 @@ func (c *channelSet) poke() {
 }
 
 // diff returns the topics wanted and not carried, and those carried no
-// longer wanted, each at most limit.
+// longer wanted, each at most limit. The latter are given up at once, before
+// their UNSUBSCRIBE is sent: a publish that Redis runs after it reaches no
+// one, and must not look like a listener left on the wrong node
+// (noListenerHeard) while the reply is on its way.
 func (c *channelSet) diff(limit int) (add, drop []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -86,20 +89,19 @@ func (c *channelSet) diff(limit int) (add, drop []int64) {
 			drop = append(drop, id)
 		}
 	}
+	for _, id := range drop {
+		delete(c.have, id)
+		delete(c.confirmed, id)
+	}
 	return add, drop
 }
 
-// carry records that the connection subscribed ids (on) or gave them up.
-func (c *channelSet) carry(ids []int64, on bool) {
+// carry records that the connection subscribes ids (diff gives topics up).
+func (c *channelSet) carry(ids []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
-		if on {
-			c.have[id] = struct{}{}
-		} else {
-			delete(c.have, id)
-			delete(c.confirmed, id)
-		}
+		c.have[id] = struct{}{}
 	}
 }
 
@@ -146,11 +148,10 @@ func (h *Hub) syncChannels(ctx context.Context, dc rueidis.DedicatedClient) erro
 			if err := h.subscribeCmd(ctx, dc, dc.B().Unsubscribe().Channel(topicChannels(drop)...).Build()); err != nil {
 				return err
 			}
-			h.channels.carry(drop, false)
 		}
 		if len(add) > 0 {
 			// Before the command: confirmations may arrive before it returns.
-			h.channels.carry(add, true)
+			h.channels.carry(add)
 			if err := h.subscribeCmd(ctx, dc, dc.B().Subscribe().Channel(topicChannels(add)...).Build()); err != nil {
 				return err
 			}
