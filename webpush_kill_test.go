@@ -40,7 +40,7 @@ func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 			ps := testpush.Start(t)
 			env := []string{"REDIS_URL=" + rs.URL(), "LOCK_TTL_SECS=2", "DELIVERY_CHANNELS=webpush",
 				`DELIVERY_RULES={"comment.created":{"webpush":{"onlyIfOffline":true}}}`,
-				"WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "SSL_CERT_FILE=" + ps.CertFile(t)}
+				"WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE=" + ps.CertFile(t)}
 			a, procA, logsA := testbin.Start(t, bin, env...)
 			testbin.WaitHealth(t, a, 200, 15*time.Second)
 			key := vapidKey(t, a)
@@ -95,7 +95,7 @@ func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 // stream open gets exactly one push of the item.
 func TestBinary_DevModeRingsAClosedTab(t *testing.T) {
 	ps := testpush.Start(t)
-	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "SSL_CERT_FILE="+ps.CertFile(t))
+	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE="+ps.CertFile(t))
 	testbin.WaitHealth(t, a, 200, 15*time.Second)
 	resp, err := http.Get(a + "/static/roomhub-sw.js")
 	if err != nil || resp.StatusCode != 200 {

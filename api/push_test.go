@@ -25,19 +25,25 @@ func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*hu
 	t.Helper()
 	th := startHubFull(t, addr, func(c *hub.Config) {
 		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
-		c.WebPushAllowPrivate = true
+		c.WebPushAllowPrivate, c.WebPushAllowedHosts = true, []string{"*"}
 		c.DeliveryBackoff = 100 * time.Millisecond
 		c.DeliveryTimeout = time.Second
 		if more != nil {
 			more(c)
 		}
 	}, nil, hubExtras{pushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
+	ps.SetPublicKey(th.vapidKey(t))
+	return th
+}
+
+// vapidKey is the hub's VAPID public key, from its route.
+func (th *testHub) vapidKey(t *testing.T) string {
+	t.Helper()
 	code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
 	if code != 200 {
 		t.Fatalf("vapid-public-key: %d %+v", code, env)
 	}
-	ps.SetPublicKey(env.Result.(map[string]any)["publicKey"].(string))
-	return th
+	return env.Result.(map[string]any)["publicKey"].(string)
 }
 
 func (th *testHub) subscribe(t *testing.T, user int64, sub string) {
@@ -159,14 +165,7 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	rs := testredis.Start(t)
 	on := func(c *hub.Config) { c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules }
 	a, b := startHub(t, rs.Addr(), on), startHub(t, rs.Addr(), on)
-	keyOf := func(th *testHub) string {
-		code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
-		if code != 200 {
-			t.Fatalf("vapid-public-key: %d", code)
-		}
-		return env.Result.(map[string]any)["publicKey"].(string)
-	}
-	if ka, kb := keyOf(a), keyOf(b); ka != kb || len(ka) != 87 {
+	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || len(ka) != 87 {
 		t.Fatalf("two instances' keys: %q, %q", ka, kb)
 	}
 	ps := testpush.Start(t) // only for well-formed keys: nothing is sent
@@ -176,21 +175,34 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	}
 	for _, body := range []string{
 		with("https://127.0.0.1/push"), with("https://[::1]/push"), with("https://169.254.169.254/latest"),
-		with("https://localhost./push"), // a name that resolves to loopback
-		with("http://push.example.com/x"), with("https://10.0.0.8/x"),
+		with("https://[64:ff9b::a9fe:a9fe]/x"), with("https://[2002:a9fe:a9fe::1]/x"), with("https://[::7f00:1]/x"),
+		with("https://[fec0::1]/x"), with("https://198.18.0.1/x"), with("https://240.0.0.1/x"), with("https://203.0.113.1/x"),
+		with("https://localhost./push"), with("https://vm/x"), with("https://redis/x"), // names: not a push service
+		with("https://fcm.googleapis.com.evil.example/x"),
+		with("http://fcm.googleapis.com/x"), with("https://10.0.0.8/x"),
 		strings.Replace(good, `"auth":"`, `"auth":"AAAA`, 1),
 		strings.Replace(good, `"keys"`, `"extra":1,"keys"`, 1),
-		`{"endpoint":"https://push.example.com/x"}`,
+		`{"endpoint":"https://fcm.googleapis.com/x"}`,
 	} {
 		code, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%.90s: %d %+v, want 400", body, code, env)
 		}
 	}
-	// A public endpoint is kept (nothing is sent to it here); eleven: ten kept.
+	// A host or address refused: one message, whatever the name resolves to
+	// (no DNS oracle).
+	var said []string
+	for _, ep := range []string{"https://vm/x", "https://redis/x", "https://127.0.0.1/x", "https://no-such-name.invalid/x"} {
+		_, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, with(ep))
+		said = append(said, env.Message)
+	}
+	if said[0] != said[1] || said[1] != said[2] || said[2] != said[3] || strings.Contains(said[0], "resolve") {
+		t.Errorf("refusals differ or talk of DNS: %q", said)
+	}
+	// An endpoint of a push service is kept (nothing is sent to it here); eleven: ten kept.
 	var endpoints []string
 	for i := range 11 {
-		ep := fmt.Sprintf("https://203.0.113.9/push/%d", i)
+		ep := fmt.Sprintf("https://fcm.googleapis.com/fcm/send/%d", i)
 		endpoints = append(endpoints, ep)
 		a.subscribe(t, 7, with(ep))
 	}

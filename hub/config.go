@@ -19,6 +19,11 @@ var DefaultEventTypes = []string{
 	"retrospect.submitted", "retrospect.created", "comment.created", "like.toggled", "member.joined",
 }
 
+// DefaultPushHosts are the public push services' domains, the hosts of
+// Chrome's and Edge's (FCM), Firefox's (Mozilla), Safari's (Apple) and
+// Windows' Web Push endpoints: WEBPUSH_ALLOWED_HOSTS' default.
+var DefaultPushHosts = []string{"fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"}
+
 // channelRE is what a delivery channel's name may look like.
 var channelRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
 
@@ -87,6 +92,7 @@ type Config struct {
 	WebPushPrivateKey     string        // WEBPUSH_VAPID_PRIVATE_KEY, base64url P-256 scalar
 	WebPushSubject        string        // WEBPUSH_SUBJECT, mailto: or https:, the push services' contact
 	WebPushAllowPrivate   bool          // WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, false: tests and dev only
+	WebPushAllowedHosts   []string      // WEBPUSH_ALLOWED_HOSTS, comma list of domain suffixes ("*": any); the public push services
 	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
 	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
 	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
@@ -222,6 +228,7 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		WebPushPrivateKey:     l.Str("WEBPUSH_VAPID_PRIVATE_KEY", ""),
 		WebPushSubject:        l.Str("WEBPUSH_SUBJECT", ""),
 		WebPushAllowPrivate:   l.Bool("WEBPUSH_ALLOW_PRIVATE_ENDPOINTS", false),
+		WebPushAllowedHosts:   l.List("WEBPUSH_ALLOWED_HOSTS", DefaultPushHosts),
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,

@@ -1,6 +1,10 @@
 package hub
 
-import "strconv"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
 
 // Redis key and channel names, all in one place. Room and user ids sit in a hash
 // tag ({...}) so that one room's (or one user's) keys share a cluster slot and a
@@ -274,6 +278,15 @@ func IngestIdempotencyKey(entryID string) string { return "ingest:" + entryID }
 // → {"sub": the browser's PushSubscription, "at": when it was last sent to
 // the hub (ms)}; at most webpush.MaxPerUser.
 func PushSubscriptionsKey(user int64) string { return "push:subs:" + userTag(user) }
+
+// PushOwnerKey names the user an endpoint's subscription belongs to (a
+// string, the user id; it lives as long as an unseen subscription): an
+// endpoint is one browser's, so subscribing it as another user moves it.
+// The endpoint is hashed: the key's length does not grow with it.
+func PushOwnerKey(endpoint string) string {
+	sum := sha256.Sum256([]byte(endpoint))
+	return "push:owner:" + hex.EncodeToString(sum[:16])
+}
 
 // PushSubscriptionsCountKey counts every user's subscriptions, for the
 // webpush_subscriptions gauge (kept beside the writes, not with them: on a

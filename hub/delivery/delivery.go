@@ -40,6 +40,10 @@ type Delivery struct {
 	mu       sync.Mutex
 	inFlight map[int64]bool // users this instance is claiming or handing off for
 
+	// shares are each channel's slots for hand-offs in progress (made by
+	// the poller before its first job: channelShares).
+	shares map[string]chan struct{}
+
 	// Pusher sends the webpush channel's hand-offs (nil: not listed).
 	Pusher Pusher
 

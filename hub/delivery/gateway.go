@@ -40,6 +40,7 @@ type answer struct {
 	code       string        // the error code when not sent
 	retryAfter time.Duration // the gateway's Retry-After, 0 when none
 	skipped    string        // not handed off, and why (webpush: unsubscribed)
+	wait       time.Time     // not tried (the channel's or the push service's slots were full, or it is paused): due again then, no attempt spent
 }
 
 // Error codes the gateway may answer with: retried, or permanent.

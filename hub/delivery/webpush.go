@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -24,8 +25,10 @@ type Pusher interface {
 // device) gets the push; the delivery is sent when any took it. A user with none is skipped
 // (unsubscribed). A subscription the push service says is gone (404, 410)
 // is forgotten; when none is left the delivery is dead (UNREGISTERED). 413
-// is dead (PAYLOAD_TOO_LARGE); 429, 5xx, 408, a redirect, a timeout or no
-// answer are retried, with the longest Retry-After.
+// is dead (PAYLOAD_TOO_LARGE); 429, 5xx, 408, a redirect, a timeout, no
+// answer or one over the bounds are retried, with the longest Retry-After.
+// Pushes the sender did not try (their push service is paused or busy)
+// wait without spending an attempt, when nothing was sent or failed.
 func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 	subs, err := d.Pusher.Subscriptions(ctx, user)
 	if err != nil {
@@ -47,13 +50,17 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 		wg.Go(func() { answers[i] = classifyPush(d.Pusher.Send(ctx, sub, p), time.Now()) })
 	}
 	wg.Wait()
-	var retry, permanent answer
+	var retry, permanent, wait answer
 	sent := false
 	for i, a := range answers {
 		sub := subs[i]
 		switch {
 		case a.sent:
 			sent = true
+		case !a.wait.IsZero():
+			if a.wait.After(wait.wait) {
+				wait = a
+			}
 		case a.code == "UNREGISTERED":
 			if err := d.Pusher.Forget(ctx, user, sub.Endpoint); err != nil {
 				d.log.WarnContext(ctx, "forgetting a gone push subscription", "user", user, "err", err)
@@ -74,6 +81,8 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 		return answer{sent: true}
 	case retry.code != "":
 		return retry
+	case !wait.wait.IsZero():
+		return wait
 	case permanent.code != "":
 		return permanent
 	}
@@ -83,6 +92,10 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 // classifyPush reads one push service's answer.
 func classifyPush(r webpush.Result, now time.Time) answer {
 	switch {
+	case !r.Wait.IsZero():
+		return answer{wait: r.Wait}
+	case errors.Is(r.Err, webpush.ErrAnswerTooLarge):
+		return answer{code: "ANSWER_TOO_LARGE", retryable: true}
 	case r.Err != nil && r.Status == 0 && r.Timeout:
 		return answer{code: "TIMEOUT", retryable: true}
 	case r.Err != nil && r.Status == 0:

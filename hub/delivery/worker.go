@@ -82,6 +82,7 @@ func (d *Delivery) Index(ctx context.Context, users []int64, dues []int64, tag s
 // Concurrency at once, until ctx ends; once a minute it trims the dead index.
 func (d *Delivery) runPoller(ctx context.Context) {
 	sem := make(chan struct{}, d.Concurrency)
+	d.shares = channelShares(d.cfg.DeliveryChannels, d.Concurrency)
 	start := 0
 	var trimmed time.Time
 	for {
@@ -165,6 +166,47 @@ func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) 
 		started++
 	}
 	return len(members), started, nil
+}
+
+// shareWait is when a hand-off that found its channel's share busy is
+// tried again.
+const shareWait = time.Second
+
+// channelShares gives each channel its own share of jobs hand-offs may
+// hold at once: jobs split evenly, at least one each. A channel whose
+// gateway or push service is slow holds at most its share; the others'
+// hand-offs go on.
+func channelShares(channels []string, jobs int) map[string]chan struct{} {
+	n := max(1, jobs/max(1, len(channels)))
+	shares := make(map[string]chan struct{}, len(channels))
+	for _, ch := range channels {
+		shares[ch] = make(chan struct{}, n)
+		for range n {
+			shares[ch] <- struct{}{}
+		}
+	}
+	return shares
+}
+
+// takeShare takes a slot of ch's share, without waiting.
+func (d *Delivery) takeShare(ch string) bool {
+	slots, ok := d.shares[ch]
+	if !ok {
+		return true // a channel no longer configured: its hand-off is sent as ever
+	}
+	select {
+	case <-slots:
+		return true
+	default:
+		return false
+	}
+}
+
+// giveShare gives back what takeShare took.
+func (d *Delivery) giveShare(ch string) {
+	if slots, ok := d.shares[ch]; ok {
+		slots <- struct{}{}
+	}
 }
 
 func (d *Delivery) take(u int64) bool {
@@ -253,9 +295,15 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 		var again int64
 		if at, ok := failedAt[h.channel]; ok {
 			outcome, again = "requeue", at
+		} else if !d.takeShare(h.channel) {
+			// The channel's share of the jobs is busy (a slow push
+			// service or gateway): not tried, no attempt spent.
+			outcome, again = "requeue", time.Now().Add(shareWait).UnixMilli()
+			failedAt[h.channel] = again
 		} else {
 			sctx, span := d.attemptSpan(ctx, user, h)
 			a := d.send(sctx, user, token, h)
+			d.giveShare(h.channel)
 			endAttemptSpan(span, a)
 			switch {
 			case !a.sent && ctx.Err() != nil:
@@ -265,6 +313,9 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 				failedAt[h.channel] = again
 			case a.sent:
 				outcome = "sent"
+			case !a.wait.IsZero():
+				outcome, again = "requeue", a.wait.UnixMilli()
+				failedAt[h.channel] = again
 			case a.skipped != "":
 				outcome, code = "skipped", a.skipped
 			case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:

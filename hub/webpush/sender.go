@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,7 +22,9 @@ type Sender struct {
 	keys    Keys
 	subject string
 	client  *http.Client
+	timeout time.Duration
 	now     func() time.Time
+	gate    *gate
 
 	mu     sync.Mutex
 	tokens map[string]token // by push service origin: one signature serves many pushes
@@ -37,28 +40,44 @@ type token struct {
 // its 12 hours, so a push service never sees one about to expire.
 const tokenReuse = time.Hour
 
+// What a push service's answer may cost: its headers, the part of its body
+// read (the rest is dropped, and the answer counts as failed), and how
+// long making the connection may take.
+const (
+	maxAnswerHeader = 8 << 10
+	maxAnswerBody   = 4 << 10
+	connectTimeout  = 3 * time.Second
+)
+
+// ErrAnswerTooLarge is a push service's answer over the bounds: a failed
+// attempt, whatever its status.
+var ErrAnswerTooLarge = errors.New("webpush: the push service's answer is over the bounds")
+
 // NewSender is a Sender whose connections go only to public addresses
 // (unless allowPrivate), follow no redirect and end within timeout. tlsConf
 // (nil: the system's roots) is for tests that stand up a push service.
 func NewSender(keys Keys, subject string, allowPrivate bool, timeout time.Duration, tlsConf *tls.Config) *Sender {
-	d := &net.Dialer{Timeout: timeout}
+	d := &net.Dialer{Timeout: min(timeout, connectTimeout)}
 	if !allowPrivate {
 		d.Control = func(_, address string, _ syscall.RawConn) error { return guard(address) }
 	}
 	tr := &http.Transport{
-		Proxy:               nil, // a push goes straight to the push service: no proxy may stand between the guard and it
-		DialContext:         d.DialContext,
-		TLSClientConfig:     tlsConf,
-		TLSHandshakeTimeout: timeout,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     90 * time.Second,
+		Proxy:                  nil, // a push goes straight to the push service: no proxy may stand between the guard and it
+		DialContext:            d.DialContext,
+		TLSClientConfig:        tlsConf,
+		TLSHandshakeTimeout:    min(timeout, connectTimeout),
+		ForceAttemptHTTP2:      true,
+		MaxIdleConnsPerHost:    16,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: maxAnswerHeader, // HTTP/2 too: its header list limit is taken from this
 	}
-	return &Sender{keys: keys, subject: subject, now: time.Now, tokens: map[string]token{}, client: &http.Client{
-		Transport:     tr,
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Sender{keys: keys, subject: subject, timeout: timeout, now: time.Now, tokens: map[string]token{},
+		gate: newGate(MaxInFlight, MaxPerOrigin, time.Now),
+		client: &http.Client{
+			Transport:     tr,
+			Timeout:       timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 }
 
 // Close lets the idle connections go.
@@ -76,15 +95,25 @@ type Push struct {
 }
 
 // Result is a push service's answer: its status (0 when none came), its
-// Retry-After, and the error when there was no answer.
+// Retry-After, and the error when there was no answer. Wait, when set,
+// says the push was not tried (its origin is paused or busy) and when to
+// try again: not an attempt.
 type Result struct {
 	Status     int
 	RetryAfter string
 	Err        error
 	Timeout    bool
+	Wait       time.Time
 }
 
-// Send encrypts p for sub and posts it to the subscription's endpoint.
+// failed says whether r counts against its origin's breaker: no answer,
+// an answer over the bounds, 429 or 5xx.
+func (r Result) failed() bool {
+	return r.Status == 0 || r.Status == http.StatusTooManyRequests || r.Status >= 500 || errors.Is(r.Err, ErrAnswerTooLarge)
+}
+
+// Send encrypts p for sub and posts it to the subscription's endpoint,
+// within the instance's and the origin's bounds.
 func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	keys, err := sub.Decode()
 	if err != nil {
@@ -94,11 +123,27 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	if err != nil {
 		return Result{Err: err}
 	}
-	auth, err := s.authorization(sub.Endpoint)
+	origin, auth, err := s.authorization(sub.Endpoint)
 	if err != nil {
 		return Result{Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.Endpoint, bytes.NewReader(body))
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	wait, err := s.gate.enter(ctx, origin)
+	switch {
+	case err != nil:
+		return Result{Err: err, Timeout: true}
+	case !wait.IsZero():
+		return Result{Wait: wait}
+	}
+	r := s.post(ctx, sub.Endpoint, auth, body, p)
+	s.gate.leave(origin, r.failed())
+	return r
+}
+
+// post makes one push's request and reads its answer within the bounds.
+func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p Push) Result {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -114,32 +159,50 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		if headerTooLarge(err) {
+			return Result{Err: ErrAnswerTooLarge}
+		}
 		var ne net.Error
 		return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
+	defer resp.Body.Close() // unread bytes are dropped with the connection, never read
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBody+1))
+	switch {
+	case n > maxAnswerBody:
+		return Result{Err: ErrAnswerTooLarge}
+	case err != nil:
+		var ne net.Error
+		return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
+	}
 	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+}
+
+// headerTooLarge says whether err is net/http's refusal of headers over
+// MaxResponseHeaderBytes (HTTP/1.1 and HTTP/2 word it differently, and
+// neither exports it).
+func headerTooLarge(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "response headers exceeded") || strings.Contains(m, "header list larger than")
 }
 
 // authorization is the header for a push to endpoint: the origin's token
 // while it is younger than tokenReuse, else a new one. The cache holds one
 // entry per push service origin (a handful: FCM, Mozilla's, Apple's…), and
 // entries past their use are dropped as new ones are made.
-func (s *Sender) authorization(endpoint string) (string, error) {
+func (s *Sender) authorization(endpoint string) (origin, header string, err error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
-		return "", errors.New("webpush: an endpoint without an origin")
+		return "", "", errors.New("webpush: an endpoint without an origin")
 	}
-	origin, now := u.Scheme+"://"+u.Host, s.now()
+	origin, now := u.Scheme+"://"+strings.ToLower(u.Host), s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.tokens[origin]; ok && now.Sub(t.made) < tokenReuse {
-		return t.header, nil
+		return origin, t.header, nil
 	}
 	h, err := s.keys.Authorization(endpoint, s.subject, now)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	for o, t := range s.tokens {
 		if now.Sub(t.made) >= tokenReuse {
@@ -147,7 +210,7 @@ func (s *Sender) authorization(endpoint string) (string, error) {
 		}
 	}
 	s.tokens[origin] = token{header: h, made: now}
-	return h, nil
+	return origin, h, nil
 }
 
 // Topic is a push Topic for a group key: at most 32 characters of base64url

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"log/slog"
-	"net"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -21,7 +19,7 @@ type Service struct {
 	store        *Store
 	sender       *Sender
 	allowPrivate bool
-	resolve      Resolver
+	allowedHosts []string
 }
 
 // New is the webpush channel of core's configuration: the keys from
@@ -47,11 +45,8 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 			"publicKey", keys.Public)
 	}
 	return &Service{
-		keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate,
+		keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
 		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
-		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		},
 	}, nil
 }
 
@@ -107,7 +102,7 @@ func (e *BadSubscription) Error() string { return "webpush: " + e.Reason }
 
 // Subscribe checks sub (a *BadSubscription when refused) and keeps it.
 func (s *Service) Subscribe(ctx context.Context, user int64, sub Subscription) error {
-	if err := sub.Check(ctx, s.allowPrivate, s.resolve); err != nil {
+	if err := sub.Check(s.allowedHosts, s.allowPrivate); err != nil {
 		return &BadSubscription{Reason: err.Error()}
 	}
 	return s.store.Add(ctx, user, sub, time.Now())

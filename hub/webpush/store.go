@@ -54,8 +54,14 @@ type entry struct {
 	Exp int64        `json:"exp,omitempty"` // when it expires (ms): expirationTime, else 90 days unseen
 }
 
-// Add keeps sub for user (checked by the caller), or refreshes it.
+// Add keeps sub for user (checked by the caller), or refreshes it. An
+// endpoint is one browser's: when another user held it (a shared computer,
+// the next person signed in), it moves, so the last one's pushes stop
+// reaching it.
 func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.Time) error {
+	if err := s.own(ctx, user, sub.Endpoint); err != nil {
+		return err
+	}
 	exp := now.Add(unseenFor).UnixMilli()
 	if sub.ExpirationTime != nil && *sub.ExpirationTime > 0 && *sub.ExpirationTime < exp {
 		exp = *sub.ExpirationTime
@@ -68,6 +74,28 @@ func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.
 		return err
 	}
 	return s.counted(ctx, gained)
+}
+
+// own records user as endpoint's owner and takes it from the one before.
+// (The owner and the subscriptions live in different slots on a cluster:
+// two steps. Two users subscribing one endpoint at once may both keep it
+// until the next subscribe; the owner key says who came last.)
+func (s *Store) own(ctx context.Context, user int64, endpoint string) error {
+	uid := strconv.FormatInt(user, 10)
+	set := s.rdb.B().Set().Key(hub.PushOwnerKey(endpoint)).Value(uid).Get().Px(unseenFor).Build()
+	prev, err := hub.Call(s.rdb, ctx, set, rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	before, ok := hub.ParseID(prev)
+	if !ok {
+		return nil // not a user id: nothing to take it from
+	}
+	_, err = s.Remove(ctx, before, endpoint)
+	return err
 }
 
 // Remove forgets user's subscription at endpoint; false when there was none.

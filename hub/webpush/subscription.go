@@ -1,13 +1,10 @@
 package webpush
 
 import (
-	"context"
 	"crypto/ecdh"
 	"errors"
-	"net"
 	"net/netip"
 	"net/url"
-	"strings"
 )
 
 // Subscription is a browser's PushSubscription.toJSON().
@@ -23,14 +20,19 @@ type Subscription struct {
 // maxEndpoint bounds an endpoint's length (push services' are ~200 bytes).
 const maxEndpoint = 2048
 
-// Resolver finds a host's addresses (net.DefaultResolver.LookupNetIP in the hub).
-type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+// errNotAPushService is the one answer for an endpoint whose host is not
+// allowed or whose address literal is not public: it says nothing about
+// the hub's network (no "does not resolve", no "is private"), so nobody
+// can map internal names through it.
+var errNotAPushService = errors.New("endpoint: not a push service this hub sends to")
 
 // Check says what is wrong with a subscription, or nil: an https endpoint
-// with no credentials in it, whose host is no loopback, link-local or
-// private address and resolves to none (unless allowPrivate: tests and dev
-// only); a p256dh that is a P-256 point; an auth of 16 bytes.
-func (s Subscription) Check(ctx context.Context, allowPrivate bool, resolve Resolver) error {
+// with no credentials in it, whose host is one of allowed (or below one;
+// "*" any) and, when it is an address, a Public one (unless allowPrivate:
+// tests and dev only); a p256dh that is a P-256 point; an auth of 16
+// bytes. A name is not resolved here: the sender's dialer checks the
+// address of every connection it makes.
+func (s Subscription) Check(allowed []string, allowPrivate bool) error {
 	if s.Endpoint == "" || len(s.Endpoint) > maxEndpoint {
 		return errors.New("endpoint: required, at most 2,048 bytes")
 	}
@@ -44,27 +46,12 @@ func (s Subscription) Check(ctx context.Context, allowPrivate bool, resolve Reso
 	if s.ExpirationTime != nil && *s.ExpirationTime < 0 {
 		return errors.New("expirationTime: null or epoch milliseconds")
 	}
-	if allowPrivate {
-		return nil
-	}
 	host := u.Hostname()
-	if a, err := netip.ParseAddr(host); err == nil {
-		if !Public(a) {
-			return errors.New("endpoint: a loopback, link-local or private address")
-		}
-		return nil
+	if !HostAllowed(host, allowed) {
+		return errNotAPushService
 	}
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return errors.New("endpoint: a loopback address")
-	}
-	addrs, err := resolve(ctx, host)
-	if err != nil || len(addrs) == 0 {
-		return errors.New("endpoint: its host does not resolve")
-	}
-	for _, a := range addrs {
-		if !Public(a) {
-			return errors.New("endpoint: its host resolves to a loopback, link-local or private address")
-		}
+	if a, err := netip.ParseAddr(host); err == nil && !allowPrivate && !Public(a) {
+		return errNotAPushService
 	}
 	return nil
 }
@@ -88,31 +75,4 @@ func (s Subscription) Decode() (SubKeys, error) {
 		return SubKeys{}, errors.New("keys.auth: 16 bytes of base64url")
 	}
 	return SubKeys{P256dh: p, Auth: a}, nil
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// Public says whether a is an address a push may go to: not loopback,
-// link-local (169.254.169.254, a cloud's metadata, among them), private,
-// shared (CGNAT), unspecified or multicast.
-func Public(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsValid() && !a.IsLoopback() && !a.IsPrivate() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast() &&
-		!a.IsInterfaceLocalMulticast() && !a.IsMulticast() && !a.IsUnspecified() && !cgnat.Contains(a) &&
-		!(a.Is4() && a.As4()[0] == 0)
-}
-
-// guard is a dialer's Control: it refuses to connect to an address that is
-// not Public, whatever a name resolved to at subscription time (DNS may
-// have changed since).
-func guard(address string) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return err
-	}
-	if !Public(ap.Addr()) {
-		return &net.AddrError{Err: "a push to a loopback, link-local or private address", Addr: address}
-	}
-	return nil
 }

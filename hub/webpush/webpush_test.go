@@ -87,61 +87,83 @@ func sub(endpoint string) Subscription {
 	return s
 }
 
-// resolveTo is a resolver that answers every name with addrs.
-func resolveTo(addrs ...string) Resolver {
-	return func(context.Context, string) ([]netip.Addr, error) {
-		var out []netip.Addr
-		for _, a := range addrs {
-			out = append(out, netip.MustParseAddr(a))
-		}
-		return out, nil
-	}
-}
-
-// The SSRF rule and the keys' shape: what is refused, and why.
+// The SSRF rule and the keys' shape: what is refused, and that every
+// refusal of a host or address says the same thing (no DNS oracle).
 func TestSubscription_Check(t *testing.T) {
-	ctx := context.Background()
-	public := resolveTo("203.0.113.9") // TEST-NET-3: public as far as the check goes
+	allowed := []string{"fcm.googleapis.com", "push.apple.com"}
 	for _, c := range []struct {
 		endpoint string
-		resolve  Resolver
 		ok       bool
 	}{
-		{"https://fcm.googleapis.com/fcm/send/abc", public, true},
-		{"https://203.0.113.9/push", public, true},
-		{"http://fcm.googleapis.com/fcm/send/abc", public, false},
-		{"https://127.0.0.1/push", public, false},
-		{"https://[::1]/push", public, false},
-		{"https://169.254.169.254/latest/meta-data", public, false},
-		{"https://10.1.2.3/push", public, false},
-		{"https://[fd00::1]/push", public, false},
-		{"https://100.64.0.1/push", public, false},
-		{"https://0.0.0.0/push", public, false},
-		{"https://[::ffff:127.0.0.1]/push", public, false},
-		{"https://localhost/push", public, false},
-		{"https://intranet.example/push", resolveTo("203.0.113.9", "192.168.1.5"), false},
-		{"https://user:pw@push.example/x", public, false},
-		{"ftp://push.example/x", public, false},
-		{"https:///nohost", public, false},
-		{"https://push.example/" + strings.Repeat("a", 2100), public, false},
+		{"https://fcm.googleapis.com/fcm/send/abc", true},
+		{"https://FCM.googleapis.com./fcm/send/abc", true},
+		{"https://web.push.apple.com/QGx", true},
+		{"https://evilpush.apple.com.attacker.example/x", false},
+		{"https://notpush.apple.com/x", false},
+		{"https://vm/x", false},
+		{"https://redis/x", false},
+		{"https://203.0.113.9/push", false}, // an address is no allowed host
+		{"http://fcm.googleapis.com/fcm/send/abc", false},
+		{"https://user:pw@fcm.googleapis.com/x", false},
+		{"ftp://fcm.googleapis.com/x", false},
+		{"https:///nohost", false},
+		{"https://fcm.googleapis.com/" + strings.Repeat("a", 2100), false},
 	} {
-		err := sub(c.endpoint).Check(ctx, false, c.resolve)
+		err := sub(c.endpoint).Check(allowed, false)
 		if (err == nil) != c.ok {
 			t.Errorf("%.60s: %v, want ok=%v", c.endpoint, err, c.ok)
 		}
 	}
-	if err := sub("https://127.0.0.1/push").Check(ctx, true, public); err != nil {
+	// Every host or address refused gets one message.
+	for _, ep := range []string{"https://vm/x", "https://redis/x", "https://127.0.0.1/x", "https://[64:ff9b::a9fe:a9fe]/x"} {
+		if err := sub(ep).Check([]string{"fcm.googleapis.com"}, false); err != errNotAPushService {
+			t.Errorf("%s: %v, want the one message", ep, err)
+		}
+		if err := sub(ep).Check([]string{"*"}, false); err != nil && err != errNotAPushService {
+			t.Errorf("%s with any host: %v", ep, err)
+		}
+	}
+	// "*": any host, addresses still under the address rule.
+	for ep, ok := range map[string]bool{"https://push.example/x": true, "https://8.8.8.8/x": true, "https://127.0.0.1/x": false, "https://[2002:a9fe:a9fe::1]/x": false} {
+		if err := sub(ep).Check([]string{"*"}, false); (err == nil) != ok {
+			t.Errorf("%s with *: %v, want ok=%v", ep, err, ok)
+		}
+	}
+	if err := sub("https://127.0.0.1/push").Check([]string{"*"}, true); err != nil {
 		t.Errorf("allowPrivate: %v", err)
 	}
-	bad := sub("https://push.example/x")
+	bad := sub("https://fcm.googleapis.com/x")
 	bad.Keys.Auth = b64.EncodeToString([]byte("short"))
-	if bad.Check(ctx, false, public) == nil {
+	if bad.Check(allowed, false) == nil {
 		t.Error("a 5-byte auth was taken")
 	}
-	bad = sub("https://push.example/x")
+	bad = sub("https://fcm.googleapis.com/x")
 	bad.Keys.P256dh = b64.EncodeToString(make([]byte, 65))
-	if bad.Check(ctx, false, public) == nil {
+	if bad.Check(allowed, false) == nil {
 		t.Error("a p256dh off the curve was taken")
+	}
+}
+
+// The address rule, the dialer's guard: every special-purpose block and
+// every IPv6 form of an IPv4 address is refused; global addresses pass.
+func TestPublic_OnlyGlobalAddresses(t *testing.T) {
+	for a, want := range map[string]bool{
+		"8.8.8.8": true, "142.250.74.46": true, "2607:f8b0:4004:c07::5f": true, "2a00:1450:4001:82b::200a": true,
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.5": false, "169.254.169.254": false,
+		"100.64.0.1": false, "0.0.0.0": false, "0.1.2.3": false, "192.0.0.8": false, "192.0.2.1": false,
+		"198.18.0.1": false, "198.19.255.255": false, "198.51.100.7": false, "203.0.113.1": false,
+		"224.0.0.1": false, "240.0.0.1": false, "255.255.255.255": false,
+		"::1": false, "::": false, "::7f00:1": false, "::ffff:127.0.0.1": false, "::ffff:8.8.8.8": true,
+		"64:ff9b::a9fe:a9fe": false, "64:ff9b:1::a9fe:a9fe": false, "2002:a9fe:a9fe::1": false,
+		"2001:0:4136:e378:8000:63bf:3fff:fdd2": false, "2001:db8::1": false, "fec0::1": false, "fd00::1": false,
+		"fe80::1": false, "ff02::1": false, "100::1": false,
+	} {
+		if got := Public(netip.MustParseAddr(a)); got != want {
+			t.Errorf("Public(%s) = %v, want %v", a, got, want)
+		}
+	}
+	if guard("[64:ff9b::a9fe:a9fe]:443") == nil || guard("8.8.8.8:443") != nil || guard("nonsense") == nil {
+		t.Error("guard")
 	}
 }
 
@@ -186,7 +208,7 @@ func TestSender_PostsAnEncryptedSignedPush(t *testing.T) {
 		t.Fatalf("the push service got %q, headers %v, claims %v", got.plain, got.headers, got.claims)
 	}
 	res = NewSender(k, "mailto:ops@example.com", false, 5*time.Second, tlsConf).Send(context.Background(), s, p)
-	if res.Err == nil || !strings.Contains(res.Err.Error(), "private address") {
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "not public") {
 		t.Fatalf("a push to loopback without allowPrivate: %+v", res)
 	}
 }
@@ -231,7 +253,7 @@ func FuzzSubscriptionCheck(f *testing.F) {
 		if json.Unmarshal([]byte(s), &sub) != nil {
 			return
 		}
-		if sub.Check(context.Background(), false, resolveTo("203.0.113.9")) != nil {
+		if sub.Check([]string{"*"}, false) != nil {
 			return
 		}
 		k, err := sub.Decode()
@@ -277,9 +299,9 @@ func TestSender_ReusesATokenPerOrigin(t *testing.T) {
 	s := NewSender(k, "mailto:a@b.c", false, time.Second, nil)
 	now := time.Now()
 	s.now = func() time.Time { return now }
-	a1, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1")
-	a2, _ := s.authorization("https://fcm.googleapis.com/fcm/send/2")
-	b, _ := s.authorization("https://updates.push.services.mozilla.com/wpush/v2/x")
+	_, a1, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1")
+	_, a2, _ := s.authorization("https://fcm.googleapis.com/fcm/send/2")
+	_, b, _ := s.authorization("https://updates.push.services.mozilla.com/wpush/v2/x")
 	if a1 != a2 || a1 == b {
 		t.Fatal("one token per origin: the same for two endpoints of one, another for another")
 	}
@@ -287,7 +309,7 @@ func TestSender_ReusesATokenPerOrigin(t *testing.T) {
 		t.Fatalf("aud %v", c["aud"])
 	}
 	now = now.Add(tokenReuse)
-	if a3, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1"); a3 == a1 {
+	if _, a3, _ := s.authorization("https://fcm.googleapis.com/fcm/send/1"); a3 == a1 {
 		t.Fatal("a token older than tokenReuse was used again")
 	}
 	if len(s.tokens) != 1 {

@@ -33,6 +33,9 @@ import (
 const (
 	Hang         = 999 // no answer until the hub gives up
 	HangAfter2xx = 998 // 201 and the headers, then a body that never ends: taken, but the hub never hears the end
+	Hold         = 997 // no answer until the test calls Release, then 201
+	HugeHeader   = 996 // 201 with a 9 MiB header: over the bounds of an answer
+	HugeBody     = 995 // 201 with a 1 MiB body: over the bounds of an answer
 )
 
 // Service is the stand-in.
@@ -46,6 +49,10 @@ type Service struct {
 	scripts   map[string][]int // path → the statuses to answer, in turn (the last repeats)
 	got       []Push
 	arrived   chan string // every push's path as it arrives, before it is answered
+	released  chan struct{}
+	release   sync.Once
+	held      int // pushes being held now (Hold)
+	mostHeld  int
 }
 
 type device struct {
@@ -62,7 +69,7 @@ type Push struct {
 
 // Start starts the stand-in; it stops with the test.
 func Start(t *testing.T) *Service {
-	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrived: make(chan string, 1024)}
+	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrived: make(chan string, 1024), released: make(chan struct{})}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(s.CloseClientConnections)
@@ -101,6 +108,17 @@ func (s *Service) Subscription(path string, statuses ...int) string {
 	s.mu.Unlock()
 	b64 := base64.RawURLEncoding.EncodeToString
 	return fmt.Sprintf(`{"endpoint":%q,"expirationTime":null,"keys":{"p256dh":%q,"auth":%q}}`, s.URL+path, b64(priv.PublicKey().Bytes()), b64(auth))
+}
+
+// Release answers every push held (Hold) and every later one at once.
+// Calling it again does nothing.
+func (s *Service) Release() { s.release.Do(func() { close(s.released) }) }
+
+// MostHeld is the most pushes held at once.
+func (s *Service) MostHeld() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mostHeld
 }
 
 // Pushes is what the service took, in order.
@@ -163,6 +181,30 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "{")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
+		return
+	case Hold:
+		s.mu.Lock()
+		s.held++
+		s.mostHeld = max(s.mostHeld, s.held)
+		s.mu.Unlock()
+		select {
+		case <-s.released:
+		case <-r.Context().Done():
+		}
+		s.mu.Lock()
+		s.held--
+		s.mu.Unlock()
+		if r.Context().Err() != nil {
+			panic(http.ErrAbortHandler)
+		}
+		status = http.StatusCreated
+	case HugeHeader:
+		w.Header().Set("X-Filler", strings.Repeat("a", 9<<20))
+		w.WriteHeader(http.StatusCreated)
+		return
+	case HugeBody:
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(make([]byte, 1<<20))
 		return
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", "1")

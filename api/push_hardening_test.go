@@ -1,0 +1,140 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/hub/webpush"
+	"roomhub/internal/testpush"
+	"roomhub/internal/testredis"
+)
+
+// A push service's answer over the bounds (a 9 MiB header, a 1 MiB body)
+// is a failed attempt, whatever its status: retried, then sent when the
+// service answers within them (hardening IV, 1).
+func TestWebPush_AnswersOverTheBoundsAreFailedAttempts(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	th.subscribe(t, 20, ps.Subscription("/push/header", testpush.HugeHeader, http.StatusCreated))
+	th.subscribe(t, 21, ps.Subscription("/push/body", testpush.HugeBody, http.StatusCreated))
+	nid := th.notifyWith(t, 42, "", 20, 21)
+	for _, u := range []int64{20, 21} {
+		if r := th.waitDelivery(t, nid, u, "webpush", "sent"); r.Attempts != 2 {
+			t.Errorf("user %d: %+v, want sent at the second attempt (the first answer was over the bounds)", u, r)
+		}
+	}
+}
+
+// slowUsers is how many users a slow push service or gateway holds in
+// the tests below: more than an instance's 64 hand-off jobs.
+const slowUsers = 70
+
+// One push service that never answers holds at most its origin's share of
+// the pushes (MaxPerOrigin), so another user's push to another service
+// goes out while it holds them; once it answers, every held or waiting
+// push is sent, none having spent an attempt waiting (hardening IV, 3).
+func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
+	slow, fast := testpush.Start(t), testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *hub.Config) { c.DeliveryTimeout = time.Minute })
+	fast.SetPublicKey(th.vapidKey(t))
+	var users []int64
+	for i := range slowUsers {
+		u := int64(100 + i)
+		users = append(users, u)
+		th.subscribe(t, u, slow.Subscription(fmt.Sprintf("/push/slow/%d", u), testpush.Hold))
+	}
+	defer slow.Release()
+	th.subscribe(t, 99, fast.Subscription("/push/fast"))
+	held := th.notifyWith(t, 42, "", users...)
+	for range webpush.MaxPerOrigin {
+		select {
+		case <-slow.Arrived():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the slow service got fewer pushes than its origin's share")
+		}
+	}
+	nid := th.notifyWith(t, 43, "", 99)
+	select {
+	case <-fast.Arrived():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("another service's push waited behind the slow one (it holds %d)", slow.MostHeld())
+	}
+	th.waitDelivery(t, nid, 99, "webpush", "sent")
+	if n := slow.MostHeld(); n > webpush.MaxPerOrigin {
+		t.Fatalf("the slow service held %d pushes at once, more than %d", n, webpush.MaxPerOrigin)
+	}
+	slow.Release()
+	for _, u := range users {
+		if r := th.waitDelivery(t, held, u, "webpush", "sent"); r.Attempts != 1 {
+			t.Errorf("user %d: %+v, want sent at the first attempt (waiting spends none)", u, r)
+		}
+	}
+}
+
+// A gateway that never answers holds at most its channel's share of the
+// hand-off jobs: the webpush channel's push goes out meanwhile
+// (hardening IV, 3).
+func TestDelivery_ASlowChannelHoldsNoOtherChannel(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	g := startGateway(t, func(gatewayCall) gatewayAnswer { return gatewayAnswer{status: 200, wait: func() { <-release }} })
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) {
+		c.DeliveryChannels = []string{"webpush", "email"}
+		c.DeliverySinkURL = g.URL
+		c.DeliveryTimeout = time.Minute
+	})
+	defer free()
+	th.subscribe(t, 99, ps.Subscription("/push/fast"))
+	var users []int64
+	for i := range slowUsers {
+		users = append(users, int64(100+i))
+	}
+	th.notifyWith(t, 42, `"delivery":{"email":{"afterSecs":0}}`, users...)
+	for range 64 / 2 { // the email channel's share of 64 jobs
+		g.next(t, 30*time.Second)
+	}
+	nid := th.notifyWith(t, 43, `"delivery":{"webpush":{"afterSecs":0}}`, 99)
+	select {
+	case <-ps.Arrived():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a push waited behind the email gateway's hand-offs")
+	}
+	th.waitDelivery(t, nid, 99, "webpush", "sent")
+	free()
+}
+
+// One browser, two people (a shared computer): the endpoint subscribed by
+// user 4001, then by 4002, belongs to 4002 alone; 4001's pushes stop
+// reaching it (skipped, unsubscribed), 4002's arrive (hardening IV, 8).
+func TestWebPush_AnEndpointBelongsToOneUser(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	shared := ps.Subscription("/push/shared")
+	th.subscribe(t, 4001, shared)
+	th.subscribe(t, 4002, shared)
+	th.subscribe(t, 4002, shared) // again: still 4002's, once
+	if a, _ := th.subsOf(t, 4001); len(a) != 0 {
+		t.Fatalf("the first user keeps %d subscriptions", len(a))
+	}
+	if b, _ := th.subsOf(t, 4002); len(b) != 1 {
+		t.Fatalf("the second user keeps %d subscriptions, want 1", len(b))
+	}
+	nid := th.notifyWith(t, 42, "", 4001)
+	if r := th.waitDelivery(t, nid, 4001, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
+		t.Fatalf("the first user's push: %+v", r)
+	}
+	nid = th.notifyWith(t, 42, "", 4002)
+	th.waitDelivery(t, nid, 4002, "webpush", "sent")
+	if got := ps.Pushes(); len(got) != 1 || got[0].Message.NotificationID != nid {
+		t.Fatalf("pushes %+v, want the second user's alone", got)
+	}
+	if v := metricValue(t, th, `webpush_subscriptions`); v != "1" {
+		t.Fatalf("webpush_subscriptions = %s, want 1", v)
+	}
+}
