@@ -163,39 +163,22 @@ func clientAddr(r *http.Request, trustedHeader string) string {
 	return host
 }
 
-// blocked reports whether key's budget is spent, without spending, and how
-// long until it is not.
-func (l *userLimiter) blocked(key string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim := l.m[key]
-	if lim == nil {
-		return nil
-	}
-	now := time.Now()
-	if lim.TokensAt(now) >= 1 {
-		return nil
-	}
-	r := lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	r.CancelAt(now)
-	return errTooMany{wait}
-}
-
 // unauthenticatedLimit bounds, per client address, the requests that fail
-// authentication: past the budget such a client gets 429 before its token
-// is even looked at. Authenticated requests are limited per user instead.
+// authentication: each failure spends a token of the address's budget, and
+// past it a failure is answered 429 instead of 401. The credential is
+// always checked first, so a valid one is never refused by its address's
+// budget (behind a proxy every browser may share one address); a failing
+// client learns nothing more from a 429 than from the 401 it replaces.
+// Authenticated requests are limited per user instead.
 func unauthenticatedLimit(l *userLimiter, trustedHeader string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			addr := clientAddr(c.Request(), trustedHeader)
-			if err := l.blocked(addr); err != nil {
-				return tooMany(c, err)
-			}
 			err := next(c)
 			var e *Error
 			if errors.As(err, &e) && e.Status == http.StatusUnauthorized {
-				_ = l.spend(addr)
+				if werr := l.spend(clientAddr(c.Request(), trustedHeader)); werr != nil {
+					return tooMany(c, werr)
+				}
 			}
 			return err
 		}

@@ -99,15 +99,16 @@ func NewHTTPServer(addr string, handler http.Handler, log *slog.Logger) *http.Se
 
 func (s *Server) routes() {
 	e := s.e
-	// Every user route: authenticated (a client address that keeps failing
-	// is cut off first), then a budget per user.
+	// Every user route: authenticated (failures spend their client
+	// address's budget, and past it are 429; a valid token never is), then
+	// a budget per user.
 	perUser := limit(s.userRequests)
 	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
 	user := chain(perIP, requireUser(s.tokens, false, s.cfg.AllowedOrigins), perUser)
 	streamUser := chain(perIP, requireUser(s.tokens, true, s.cfg.AllowedOrigins), perUser)
-	// A client address that keeps sending wrong internal keys is cut off
-	// (429) before the key is compared: a budget of its own, apart from the
-	// user routes' failures.
+	// A client address that keeps sending wrong internal keys gets 429: a
+	// budget of its own, apart from the user routes' failures. The right key
+	// always passes.
 	internal := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), requireInternal(s.cfg.InternalAPIKey))
 
 	e.GET("/health", s.health)

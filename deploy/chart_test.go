@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -38,12 +39,23 @@ var kubeVersion = chartutil.KubeVersion{Version: "v1.30.0", Major: "1", Minor: "
 // of the field whose tag names its apiVersion and kind.
 type objects struct {
 	Deployment     *appsv1.Deployment                     `kind:"apps/v1 Deployment"`
-	Service        *corev1.Service                        `kind:"v1 Service"`
+	Services       []*corev1.Service                      `kind:"v1 Service"`
 	Secret         *corev1.Secret                         `kind:"v1 Secret"`
 	PDB            *policyv1.PodDisruptionBudget          `kind:"policy/v1 PodDisruptionBudget"`
 	HPA            *autoscalingv2.HorizontalPodAutoscaler `kind:"autoscaling/v2 HorizontalPodAutoscaler"`
 	Ingress        *networkingv1.Ingress                  `kind:"networking.k8s.io/v1 Ingress"`
 	ServiceMonitor *monitoringv1.ServiceMonitor           `kind:"monitoring.coreos.com/v1 ServiceMonitor"`
+	NetworkPolicy  *networkingv1.NetworkPolicy            `kind:"networking.k8s.io/v1 NetworkPolicy"`
+}
+
+// service is the rendered Service of that name, or nil.
+func (o objects) service(name string) *corev1.Service {
+	for _, s := range o.Services {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
 }
 
 // strict decodes one YAML document into v, refusing unknown fields: a typo
@@ -126,8 +138,14 @@ func (o *objects) add(doc []byte) error {
 	v := reflect.ValueOf(o).Elem()
 	for i := range v.NumField() {
 		if v.Type().Field(i).Tag.Get("kind") == head.APIVersion+" "+head.Kind {
-			obj := reflect.New(v.Field(i).Type().Elem())
-			v.Field(i).Set(obj)
+			f := v.Field(i)
+			if f.Kind() == reflect.Slice { // a kind the chart renders more than one of
+				obj := reflect.New(f.Type().Elem().Elem())
+				f.Set(reflect.Append(f, obj))
+				return strict(doc, obj.Interface())
+			}
+			obj := reflect.New(f.Type().Elem())
+			f.Set(obj)
 			return strict(doc, obj.Interface())
 		}
 	}
@@ -321,20 +339,19 @@ func TestChart_EverythingOn(t *testing.T) {
 		t.Fatalf("scale down %+v", d)
 	}
 	sm := o.ServiceMonitor
-	if sm == nil || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" ||
-		fmt.Sprint(sm.Spec.Selector.MatchLabels) != fmt.Sprint(sel) {
+	if sm == nil || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
 		t.Fatalf("ServiceMonitor %+v", sm)
 	}
-	ports := map[string]int32{}
-	for _, p := range o.Service.Spec.Ports {
-		ports[p.Name] = p.Port
+	ms := o.service(o.Deployment.Name + "-metrics")
+	if ms == nil || len(ms.Spec.Ports) != 1 || !selects(sm.Spec.Selector.MatchLabels, ms.Labels) || selects(sm.Spec.Selector.MatchLabels, o.service(o.Deployment.Name).Labels) {
+		t.Fatalf("the ServiceMonitor must select the metrics Service alone: %v", sm.Spec.Selector.MatchLabels)
 	}
 	env := envOf(container(t, o))
-	if env["METRICS_ADDR"].Value != fmt.Sprintf(":%d", ports["metrics"]) {
-		t.Fatalf("METRICS_ADDR %q, service ports %v", env["METRICS_ADDR"].Value, ports)
+	if env["METRICS_ADDR"].Value != fmt.Sprintf(":%d", ms.Spec.Ports[0].Port) {
+		t.Fatalf("METRICS_ADDR %q, metrics service port %v", env["METRICS_ADDR"].Value, ms.Spec.Ports[0].Port)
 	}
 	ing := o.Ingress
-	if ing == nil || len(ing.Spec.TLS) != 1 || ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Name != "http" {
+	if ing == nil || len(ing.Spec.TLS) != 1 {
 		t.Fatalf("ingress %+v", ing)
 	}
 	for k, v := range map[string]string{
@@ -391,4 +408,161 @@ func adapterMetric(t *testing.T) string {
 	b, _ := json.Marshal(r)
 	t.Logf("adapter rule %s", b)
 	return r.Name.As
+}
+
+// selects says whether a selector's labels all sit on an object's.
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Every Service selects the pods, and names the ports the container has;
+// the Ingress's backends are the API Service's http port; the API Service
+// has no metrics port (hardening IV, 6 and 11).
+func TestChart_ServicesSelectThePods(t *testing.T) {
+	for _, values := range [][]string{nil, {"helm/roomhub/ci/full-values.yaml"}} {
+		o := render(t, values...)
+		pod := o.Deployment.Spec.Template.Labels
+		cports := map[string]bool{}
+		for _, p := range container(t, o).Ports {
+			cports[p.Name] = true
+		}
+		if len(o.Services) != 2 {
+			t.Fatalf("%v: %d services, want the API's and the metrics'", values, len(o.Services))
+		}
+		for _, svc := range o.Services {
+			if !selects(svc.Spec.Selector, pod) {
+				t.Fatalf("%v: service %s selects %v, the pods carry %v", values, svc.Name, svc.Spec.Selector, pod)
+			}
+			for _, p := range svc.Spec.Ports {
+				if !cports[p.TargetPort.String()] {
+					t.Fatalf("%v: service %s targets port %s, which the container does not name", values, svc.Name, p.TargetPort.String())
+				}
+			}
+		}
+		api := o.service(o.Deployment.Name)
+		if api == nil || len(api.Spec.Ports) != 1 || api.Spec.Ports[0].Name != "http" {
+			t.Fatalf("%v: the API service %+v, want its http port alone", values, api)
+		}
+		if o.Ingress == nil {
+			continue
+		}
+		for _, p := range o.Ingress.Spec.Rules[0].HTTP.Paths {
+			if b := p.Backend.Service; b == nil || b.Name != api.Name || b.Port.Name != "http" {
+				t.Fatalf("%v: ingress path %s goes to %+v", values, p.Path, p.Backend)
+			}
+		}
+	}
+}
+
+// routed says whether an ingress path takes url: Prefix by whole path
+// elements, Exact as it is, ImplementationSpecific as ingress-nginx's
+// use-regex reads it (anchored at the start).
+func routed(t *testing.T, p networkingv1.HTTPIngressPath, url string) bool {
+	switch *p.PathType {
+	case networkingv1.PathTypeExact:
+		return url == p.Path
+	case networkingv1.PathTypePrefix:
+		return url == p.Path || strings.HasPrefix(url, strings.TrimSuffix(p.Path, "/")+"/")
+	}
+	re, err := regexp.Compile("(?i)^" + p.Path)
+	if err != nil {
+		t.Fatalf("ingress path %s: %v", p.Path, err)
+	}
+	return re.MatchString(url)
+}
+
+// The Ingress carries what browsers call and nothing else: never publish,
+// batch, /api/v1/internal/* (the ingest dead list holds event bodies),
+// /metrics or /dev/*; with it on, the hub reads the client's address from
+// the controller's header (hardening IV, 2 and 6).
+func TestChart_IngressCarriesOnlyTheBrowsersRoutes(t *testing.T) {
+	o := render(t, "helm/roomhub/ci/full-values.yaml")
+	takes := func(url string) bool {
+		for _, p := range o.Ingress.Spec.Rules[0].HTTP.Paths {
+			if routed(t, p, url) {
+				return true
+			}
+		}
+		return false
+	}
+	for url, want := range map[string]bool{
+		"/api/v1/rooms/42/stream": true, "/api/v1/rooms/42/events": true, "/api/v1/rooms/42/presence/heartbeat": true,
+		"/api/v1/stream": true, "/api/v1/notifications/stream": true, "/api/v1/notifications": true,
+		"/api/v1/notifications/unread": true, "/api/v1/notifications/counts": true, "/api/v1/notifications/read-all": true,
+		"/api/v1/notifications/settings": true, "/api/v1/notifications/bulk": true,
+		"/api/v1/notifications/42:1708070400000-0": true, "/api/v1/notifications/42:1708070400000-0/read": true,
+		"/api/v1/notifications/42:1708070400000-0/snooze": true, "/api/v1/push/subscriptions": true,
+		"/api/v1/push/vapid-public-key": true, "/api/v1/stream-tickets": true, "/static/roomhub.js": true, "/health": true,
+
+		"/api/v1/notifications/publish": false, "/api/v1/notifications/publish/batch": false,
+		"/api/v1/notifications/PUBLISH": false, "/api/v1/notifications/publish/": false,
+		"/api/v1/internal/deliveries/dead": false, "/api/v1/internal/ingest/dead": false,
+		"/api/v1/internal/notifications/42:1-0/deliveries": false, "/metrics": false, "/dev/token": false,
+		"/api/v1/notifications/42:1-0/read/x": false,
+	} {
+		if got := takes(url); got != want {
+			t.Errorf("the ingress routes %s: %v, want %v", url, got, want)
+		}
+	}
+	env := envOf(container(t, o))
+	if env["TRUSTED_PROXY_HEADER"].Value != "X-Forwarded-For" {
+		t.Errorf("with the ingress on, TRUSTED_PROXY_HEADER = %q", env["TRUSTED_PROXY_HEADER"].Value)
+	}
+	if _, set := envOf(container(t, render(t)))["TRUSTED_PROXY_HEADER"]; set {
+		t.Error("TRUSTED_PROXY_HEADER set without the ingress: a client could write its own address")
+	}
+}
+
+// The NetworkPolicy, on by default: the pods alone; the API port from the
+// ingress controller and the backend, the metrics port from monitoring
+// alone; out only DNS, Redis, OTLP, HTTPS and the backend (hardening IV, 6).
+func TestChart_NetworkPolicy(t *testing.T) {
+	o := render(t)
+	np := o.NetworkPolicy
+	if np == nil {
+		t.Fatal("no NetworkPolicy by default")
+	}
+	if !selects(np.Spec.PodSelector.MatchLabels, o.Deployment.Spec.Template.Labels) || len(np.Spec.PolicyTypes) != 2 {
+		t.Fatalf("policy %+v", np.Spec)
+	}
+	in := map[string]int{}
+	for _, r := range np.Spec.Ingress {
+		if len(r.From) == 0 {
+			t.Fatal("an ingress rule from anywhere")
+		}
+		for _, p := range r.Ports {
+			in[p.Port.String()] = len(r.From)
+		}
+	}
+	if in["http"] != 2 || in["metrics"] != 1 || len(in) != 2 {
+		t.Fatalf("ingress ports → peers %v, want http from the controller and the backend, metrics from monitoring", in)
+	}
+	out := map[string]bool{}
+	for _, r := range np.Spec.Egress {
+		for _, p := range r.Ports {
+			out[p.Port.String()+"/"+string(*p.Protocol)] = true
+		}
+	}
+	for _, p := range []string{"53/UDP", "53/TCP", "6379/TCP", "26379/TCP", "4318/TCP", "443/TCP"} {
+		if !out[p] {
+			t.Errorf("egress lacks %s: %v", p, out)
+		}
+	}
+	off, err := os.CreateTemp(t.TempDir(), "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = off.WriteString("networkPolicy:\n  enabled: false\n")
+	off.Close()
+	if render(t, off.Name()).NetworkPolicy != nil {
+		t.Fatal("rendered with networkPolicy.enabled false")
+	}
 }
