@@ -97,12 +97,14 @@ type authBackend struct {
 	prompt  atomic.Int64 // a user the delay spares (0: none)
 	calls   atomic.Int32
 	badReq  atomic.Int32
+	trace   atomic.Value // the last call's traceparent and tracestate, "traceparent|tracestate"
 }
 
 func startAuthBackend(t testing.TB, key string) *authBackend {
 	a := &authBackend{allowed: map[[2]int64]bool{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.calls.Add(1)
+		a.trace.Store(r.Header.Get("traceparent") + "|" + r.Header.Get("tracestate"))
 		var q struct{ UserID, RoomID int64 }
 		if r.Header.Get("X-Internal-Key") != key || json.NewDecoder(r.Body).Decode(&q) != nil || q.UserID == 0 || q.RoomID == 0 {
 			a.badReq.Add(1)

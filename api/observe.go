@@ -17,19 +17,14 @@ import (
 
 // observe counts and times every request by route and status and logs it. The
 // path is logged without its query, so a ?token= never reaches the logs.
-// A request to a traced route (see traced) is one server span, continuing
-// the caller's traceparent.
+// A request to a traced route (see traced) is one server span (requestSpan).
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		route := routeLabel(c)
 		var span trace.Span
 		if traced(route) {
-			r := c.Request()
-			ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-			ctx, span = s.hub.Tracer().Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithAttributes(attribute.String("http.request.method", methodLabel(r.Method)), attribute.String("http.route", route)))
-			c.SetRequest(r.WithContext(ctx))
+			span = s.requestSpan(c, route)
 		}
 		if err := next(c); err != nil {
 			c.Error(err)
@@ -50,6 +45,38 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			"status", status, "duration", time.Since(start))
 		return nil
 	}
+}
+
+// requestSpan starts a request's server span and puts it in the request's
+// context. Only the backend may steer the hub's tracing: on a route of the
+// internal key, the caller's traceparent (and tracestate) is continued once
+// its key is right; on any other route (browsers call them, and anyone
+// without a credential) the request is a new root trace, sampled by the
+// hub's own sampler, with the caller's context as a link at most, so
+// nothing of it is followed or forwarded.
+func (s *Server) requestSpan(c echo.Context, route string) trace.Span {
+	r := c.Request()
+	ctx := r.Context()
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("http.request.method", methodLabel(r.Method)), attribute.String("http.route", route))}
+	caller := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	if internalRoute(route) && validInternalKey(r, s.cfg.InternalAPIKey) {
+		ctx = caller
+	} else {
+		opts = append(opts, trace.WithNewRoot())
+		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc.WithTraceState(trace.TraceState{})}))
+		}
+	}
+	ctx, span := s.hub.Tracer().Start(ctx, r.Method+" "+route, opts...)
+	c.SetRequest(r.WithContext(ctx))
+	return span
+}
+
+// internalRoute reports whether route is one of the internal key's: publish,
+// batch and /api/v1/internal/*.
+func internalRoute(route string) bool {
+	return strings.HasPrefix(route, "/api/v1/notifications/publish") || strings.HasPrefix(route, "/api/v1/internal/")
 }
 
 // traced reports whether requests to route get a span: the API's, except

@@ -320,15 +320,16 @@ func recordTraceParents(t *testing.T, th *testHub, user int64) []string {
 	return out
 }
 
-// An ingest read is a span; each entry's span is under it, linked to the
-// trace the backend put in the entry (when it put a valid one), and the
-// entry's publish is under the entry's span.
-func TestTracing_IngestEntriesLinkToTheBackendsTrace(t *testing.T) {
+// An ingest read is a span. An entry that carries the backend's
+// traceparent continues it: its span is the child of the backend's span,
+// linked to the read; the others' spans are under the read. Each entry's
+// publish is under the entry's span.
+func TestTracing_IngestEntriesContinueTheBackendsTrace(t *testing.T) {
 	rs := testredis.Start(t)
 	rec := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	rdb := testredis.Client(t, rs.Addr())
 	backend := "00-" + callerTrace + "-b7ad6b7169203331-01"
-	withLink := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1},"recipientIds":[9]}`, "traceparent", backend)
+	withTrace := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1},"recipientIds":[9]}`, "traceparent", backend)
 	without := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":2}}`)
 	bad := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":3}}`, "traceparent", "00-not-a-trace")
 	startHubFull(t, rs.Addr(), withIngest(1), nil, hubExtras{tracing: rec.tp})
@@ -341,20 +342,20 @@ func TestTracing_IngestEntriesLinkToTheBackendsTrace(t *testing.T) {
 	}
 	byID := map[string]sdktrace.ReadOnlySpan{}
 	for _, e := range entries {
-		childOf(t, e, read[0].SpanContext())
 		if attr(e, "roomhub.outcome") != "published" {
 			t.Fatalf("entry %s: outcome %q", attr(e, "roomhub.entry_id"), attr(e, "roomhub.outcome"))
 		}
 		byID[attr(e, "roomhub.entry_id")] = e
 	}
-	links := byID[withLink].Links()
-	if len(links) != 1 || links[0].SpanContext.TraceID().String() != callerTrace || links[0].SpanContext.SpanID().String() != "b7ad6b7169203331" {
-		t.Fatalf("the entry with a traceparent links to %+v", links)
+	sc, _ := hub.ParseTraceParent(backend)
+	childOf(t, byID[withTrace], sc)
+	if l := byID[withTrace].Links(); len(l) != 1 || l[0].SpanContext.SpanID() != read[0].SpanContext().SpanID() {
+		t.Fatalf("the entry with a traceparent links to %+v, want the read", l)
 	}
-	if n := len(byID[without].Links()) + len(byID[bad].Links()); n != 0 {
-		t.Fatalf("entries without a valid traceparent have %d links", n)
+	for _, id := range []string{without, bad} {
+		childOf(t, byID[id], read[0].SpanContext())
 	}
-	for _, id := range []string{withLink, without, bad} {
+	for _, id := range []string{withTrace, without, bad} {
 		e := byID[id]
 		pubs := spans("lua publish_event", func(s sdktrace.ReadOnlySpan) bool { return s.Parent().SpanID() == e.SpanContext().SpanID() }, rec)
 		if len(pubs) != 1 {
@@ -365,5 +366,32 @@ func TestTracing_IngestEntriesLinkToTheBackendsTrace(t *testing.T) {
 	if len(inbox) != 1 {
 		t.Fatalf("%d inbox spans", len(inbox))
 	}
-	childOf(t, inbox[0], byID[withLink].SpanContext())
+	childOf(t, inbox[0], byID[withTrace].SpanContext())
+}
+
+// Under ratio sampling an ingest entry's trace is kept as the backend's
+// sampled flag says, as the HTTP route's header is (hardening IV, 7): with
+// a ratio of 0, the entry whose traceparent is sampled is traced, its
+// publish too; one whose traceparent is not sampled, or that has none, is
+// not.
+func TestTracing_IngestHonoursTheBackendsSampledFlag(t *testing.T) {
+	rs := testredis.Start(t)
+	rec := recordSpans(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)))
+	rdb := testredis.Client(t, rs.Addr())
+	sampled := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1}}`, "traceparent", "00-"+callerTrace+"-b7ad6b7169203331-01")
+	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":2}}`, "traceparent", "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":3}}`)
+	startHubFull(t, rs.Addr(), withIngest(1), nil, hubExtras{tracing: rec.tp})
+	waitIngested(t, rdb, 1)
+	e := waitSpans(t, 1, "ingest entry", nil, rec)
+	pub := waitSpans(t, 1, "lua publish_event", nil, rec)
+	if len(e) != 1 || attr(e[0], "roomhub.entry_id") != sampled || e[0].SpanContext().TraceID().String() != callerTrace {
+		t.Fatalf("entry spans %v, want the sampled entry's alone, in the backend's trace", e)
+	}
+	if len(pub) != 1 || pub[0].Parent().SpanID() != e[0].SpanContext().SpanID() {
+		t.Fatalf("publish spans %v, want one under the entry", pub)
+	}
+	if n := len(spans("ingest read", nil, rec)); n != 0 {
+		t.Fatalf("%d read spans under a ratio of 0", n)
+	}
 }

@@ -70,8 +70,10 @@ const (
 )
 
 // publishRead publishes what a read found in parts and finishes it.
-// A read is traced as one span, with a span per entry under it, linked to
-// the trace context the backend put in the entry (field traceparent).
+// A read is traced as one span. An entry whose traceparent field names a
+// trace (the backend's, written with the entry) gets a span in that trace,
+// as its child, sampled as the backend's flag says, linked to the read; an
+// entry without one gets a span under the read's, when that records.
 func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]rueidis.XRangeEntry) error {
 	var entries []Entry
 	var from []int   // each entry's partition
@@ -89,10 +91,8 @@ func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]r
 	ctx, span := in.h.Tracer().Start(ctx, "ingest read", trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.Int("roomhub.entries", len(entries)), attribute.IntSlice("roomhub.partitions", parts)))
 	defer span.End()
-	if span.IsRecording() {
-		for i := range entries {
-			entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], tps[i])
-		}
+	for i := range entries {
+		entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], tps[i])
 	}
 	outcomes := in.publish(ctx, entries)
 	for i, e := range entries {
@@ -103,15 +103,21 @@ func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]r
 	return in.finish(ctx, parts, entries, from, outcomes)
 }
 
-// entrySpan starts the span of entry id of partition p, linked to the
-// trace context of its traceparent field tp, if it names one.
+// entrySpan starts the span of entry id of partition p: a child of the
+// trace context of its traceparent field tp, if it names one (ingest's
+// equivalent of an internal route's header: the backend wrote it), linked
+// to the read ctx holds; else under the read, when it records. Nil: none.
 func (in *Ingest) entrySpan(ctx context.Context, id string, p int, tp string) trace.Span {
-	var links []trace.Link
+	attrs := trace.WithAttributes(attribute.String("roomhub.entry_id", id), attribute.Int("roomhub.partition", p))
 	if sc, ok := hub.ParseTraceParent(tp); ok {
-		links = append(links, trace.Link{SpanContext: sc})
+		read := trace.Link{SpanContext: trace.SpanContextFromContext(ctx)}
+		_, span := in.h.Tracer().Start(trace.ContextWithRemoteSpanContext(ctx, sc), "ingest entry", trace.WithLinks(read), attrs)
+		return span
 	}
-	_, span := in.h.Tracer().Start(ctx, "ingest entry", trace.WithLinks(links...),
-		trace.WithAttributes(attribute.String("roomhub.entry_id", id), attribute.Int("roomhub.partition", p)))
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return nil
+	}
+	_, span := in.h.Tracer().Start(ctx, "ingest entry", attrs)
 	return span
 }
 
