@@ -115,6 +115,7 @@ type Ingest struct {
 	owned map[int]*partition
 
 	lag          []atomic.Int64 // per partition: entries not yet finished, last sampled
+	unreadable   []atomic.Bool  // per partition: its key is not a stream (found by a read, a take or a sample)
 	oldestMs     atomic.Int64   // the oldest unfinished entry's age, ms, last sampled
 	readFailing  atomic.Bool    // the last read failed
 	shareFailing atomic.Bool    // the last lease round failed (a partition could not be taken, say)
@@ -125,6 +126,11 @@ type Ingest struct {
 
 	mu      sync.Mutex // guards ownedIDs, for Owned
 	ownedID []int
+
+	// panics counts, by entry id, the publishes of an entry that panicked:
+	// the second makes it dead.
+	panicsMu sync.Mutex
+	panics   map[string]int
 }
 
 // partition is one partition this instance holds.
@@ -138,7 +144,8 @@ type partition struct {
 func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	cfg := h.Config()
 	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{},
-		lag: make([]atomic.Int64, cfg.IngestPartitions), entries: map[Result]*metrics.Counter{}}
+		lag: make([]atomic.Int64, cfg.IngestPartitions), unreadable: make([]atomic.Bool, cfg.IngestPartitions),
+		entries: map[Result]*metrics.Counter{}, panics: map[string]int{}}
 	set := h.Metrics().Set
 	for _, r := range []Result{Published, Duplicate, Dead} {
 		in.entries[r] = set.NewCounter(fmt.Sprintf(`ingest_entries_total{result=%q}`, r))
@@ -147,6 +154,12 @@ func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	set.NewGauge("ingest_oldest_pending_seconds", func() float64 { return float64(in.oldestMs.Load()) / 1000 })
 	for p := range cfg.IngestPartitions {
 		set.NewGauge(fmt.Sprintf(`ingest_lag_entries{partition="%d"}`, p), func() float64 { return float64(in.lag[p].Load()) })
+		set.NewGauge(fmt.Sprintf(`ingest_partition_unreadable{partition="%d"}`, p), func() float64 {
+			if in.unreadable[p].Load() {
+				return 1
+			}
+			return 0
+		})
 	}
 	return in
 }
@@ -163,7 +176,8 @@ func (in *Ingest) Start(publish PublishFunc) {
 }
 
 // Status is what /health says of ingest: "off", "ok", or "degraded" when
-// this instance's last read or lease round failed.
+// this instance's last read or lease round failed, or a partition cannot
+// be read.
 func (in *Ingest) Status() string {
 	switch {
 	case !in.started.Load():
@@ -171,8 +185,31 @@ func (in *Ingest) Status() string {
 	case in.readFailing.Load() || in.shareFailing.Load():
 		return "degraded"
 	}
+	for i := range in.unreadable {
+		if in.unreadable[i].Load() {
+			return "degraded"
+		}
+	}
 	return "ok"
 }
+
+// markUnreadable records whether partition p's key is not a stream, and
+// says so in the log when that changes: the partition is skipped (never
+// holding up the others) until its key is a stream again, or gone.
+func (in *Ingest) markUnreadable(p int, bad bool, why string) {
+	if in.unreadable[p].Swap(bad) == bad {
+		return
+	}
+	if bad {
+		in.log.Error("ingest: a partition cannot be read: its key is not a stream; the others go on", "partition", p, "key", hub.IngestKey(p), "found", why)
+		return
+	}
+	in.log.Info("ingest: a partition that could not be read is a stream again", "partition", p)
+}
+
+// wrongType says whether err is Redis's answer to a command on a key of
+// another type.
+func wrongType(err error) bool { return err != nil && strings.Contains(err.Error(), "WRONGTYPE") }
 
 // Lag is the entries not yet finished in every partition, last sampled.
 func (in *Ingest) Lag() int64 {
@@ -201,6 +238,7 @@ func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Sec
 // gives back leases every tick.
 func (in *Ingest) run(ctx context.Context) {
 	defer in.releaseAll()
+	in.logStrays(ctx)
 	var nextLease, nextSample time.Time
 	backoff := hub.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second} // after failed reads
 	for ctx.Err() == nil {
@@ -299,7 +337,7 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 		exists := hub.DoMany(in.rdb, ctx, cmds)
 		for i := range n {
 			p := (start + i) % n
-			if e, err := exists[p].AsInt64(); err == nil && e == 0 && in.owned[p] == nil {
+			if e, err := exists[p].AsInt64(); err == nil && e == 0 && in.owned[p] == nil && !in.unreadable[p].Load() {
 				free = append(free, p)
 			}
 		}
@@ -318,7 +356,11 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 				// is left to the others, and reported; the rest go on.
 				if err := in.ensureGroup(ctx, p); err != nil {
 					in.release(ctx, []int{p})
-					failed = fmt.Errorf("partition %d: %w", p, err)
+					if wrongType(err) {
+						in.markUnreadable(p, true, "taking it")
+					} else {
+						failed = fmt.Errorf("partition %d: %w", p, err)
+					}
 					continue
 				}
 				in.owned[p] = &partition{p: p, pending: true}
@@ -420,9 +462,15 @@ func (in *Ingest) sample(ctx context.Context) error {
 	var oldest int64
 	for p := range n {
 		length, err := res[2*p].AsInt64()
+		if wrongType(err) {
+			in.markUnreadable(p, true, "measuring its lag")
+			in.lag[p].Store(0)
+			continue
+		}
 		if err != nil {
 			return hub.RedisErr(err)
 		}
+		in.markUnreadable(p, false, "")
 		in.lag[p].Store(length)
 		first, err := res[2*p+1].AsXRange()
 		if err != nil || len(first) == 0 {

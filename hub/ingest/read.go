@@ -27,6 +27,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	parts = in.ownedSorted() // less a partition the read found unreadable
 	total := 0
 	for _, p := range parts {
 		if in.owned[p].pending && len(read[p]) == 0 {
@@ -94,13 +95,72 @@ func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]r
 	for i := range entries {
 		entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], tps[i])
 	}
-	outcomes := in.publish(ctx, entries)
+	outcomes := in.publishSafely(ctx, entries)
 	for i, e := range entries {
 		if e.Span != nil {
 			endEntrySpan(e.Span, outcomes[i])
 		}
 	}
 	return in.finish(ctx, parts, entries, from, outcomes)
+}
+
+// maxPanicsKept bounds the entries whose panics are remembered.
+const maxPanicsKept = 1024
+
+// publishSafely publishes entries; a panic while publishing them does not
+// end the process. The entries are then published one at a time, in
+// order: the one that panics is read again (it and every entry after it
+// answer Retry, so every room keeps its order), and dead (INTERNAL) the
+// second time it panics, so one entry the hub cannot publish never stalls
+// its partition for good.
+func (in *Ingest) publishSafely(ctx context.Context, entries []Entry) []Outcome {
+	if out, ok := in.tryPublish(ctx, entries); ok {
+		return out
+	}
+	out := make([]Outcome, len(entries))
+	for i := range entries {
+		one, ok := in.tryPublish(ctx, entries[i:i+1])
+		if ok {
+			out[i] = one[0]
+			continue
+		}
+		if in.panicked(entries[i].ID) >= 2 {
+			out[i] = Outcome{Result: Dead, Code: "INTERNAL", Message: "publishing this entry failed twice with an internal error"}
+			continue
+		}
+		for j := i; j < len(entries); j++ {
+			out[j] = Outcome{Result: Retry}
+		}
+		break
+	}
+	return out
+}
+
+// panicked counts a panic of entry id's publish and returns how many it has
+// had (a dead one is forgotten).
+func (in *Ingest) panicked(id string) int {
+	in.panicsMu.Lock()
+	defer in.panicsMu.Unlock()
+	if len(in.panics) >= maxPanicsKept {
+		clear(in.panics)
+	}
+	in.panics[id]++
+	n := in.panics[id]
+	if n >= 2 {
+		delete(in.panics, id)
+	}
+	return n
+}
+
+// tryPublish publishes entries, reporting false when that panicked.
+func (in *Ingest) tryPublish(ctx context.Context, entries []Entry) (out []Outcome, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			in.log.ErrorContext(ctx, "ingest: publishing entries panicked", "entries", len(entries), "first", entries[0].ID, "panic", r)
+			ok = false
+		}
+	}()
+	return in.publish(ctx, entries), true
 }
 
 // entrySpan starts the span of entry id of partition p: a child of the
@@ -150,6 +210,11 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ma
 		cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(batch).
 			Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
 		got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
+		if wrongType(err) {
+			// One key of the read is not a stream: find it and leave it,
+			// so that the others are read at once.
+			return out, in.dropUnreadable(ctx, parts)
+		}
 		if err != nil {
 			return nil, in.checkGroups(ctx, parts, err)
 		}
@@ -165,12 +230,45 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ma
 	}
 	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
 		got, err := asXRead(r)
+		if wrongType(err) {
+			in.leave(ctx, parts[i], "reading it")
+			continue
+		}
 		if err != nil {
 			return nil, in.checkGroups(ctx, parts, hub.RedisErr(err))
 		}
 		out[parts[i]] = got[keys[i]]
 	}
 	return out, nil
+}
+
+// dropUnreadable finds which of parts' keys are not streams (one pipeline
+// of TYPE) and leaves them.
+func (in *Ingest) dropUnreadable(ctx context.Context, parts []int) error {
+	cmds := make(rueidis.Commands, len(parts))
+	for i, p := range parts {
+		cmds[i] = in.rdb.B().Type().Key(hub.IngestKey(p)).Build()
+	}
+	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
+		t, err := r.ToString()
+		if err != nil {
+			return hub.RedisErr(err)
+		}
+		if t != "stream" && t != "none" {
+			in.leave(ctx, parts[i], "reading it")
+		}
+	}
+	return nil
+}
+
+// leave gives up partition p, whose key is not a stream: it is marked
+// unreadable, so no instance's share takes it until a sample finds it a
+// stream again.
+func (in *Ingest) leave(ctx context.Context, p int, why string) {
+	in.markUnreadable(p, true, why)
+	delete(in.owned, p)
+	in.release(ctx, []int{p})
+	in.publishOwned()
 }
 
 // asXRead reads an XREADGROUP reply; nil (nothing within the wait) is none.
