@@ -60,7 +60,7 @@ func run() error {
 		return err
 	}
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	tracing, err := telemetry.Start(context.Background(), os.LookupEnv)
+	tracing, err := telemetry.Start(context.Background(), os.LookupEnv, log)
 	if err != nil {
 		return err
 	}

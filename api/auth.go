@@ -178,13 +178,14 @@ func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) ech
 				return &Error{http.StatusForbidden, "COMMON403",
 					"a change authenticated by the cookie must come from this site or an allowed origin", nil}
 			}
-			// A stream opened by a cross-site page or a top-level navigation
-			// with the cookie (SameSite=Lax sends it) would count toward the
-			// user's cap, evict their real streams and mark them present: an
-			// EventSource sends Sec-Fetch-Mode: cors, so only those are refused.
-			if byCookie && allowQuery && crossSiteOrNavigation(c.Request()) {
+			// A stream opened by a cross-site page, a navigation or a
+			// subresource (an <img> on a sibling subdomain) with the cookie
+			// would count toward the user's cap, evict their real streams and
+			// mark them present: an EventSource sends Sec-Fetch-Mode cors and
+			// Sec-Fetch-Dest empty, so only those are let through.
+			if byCookie && allowQuery && !eventSourceLike(c.Request()) {
 				return &Error{http.StatusForbidden, "COMMON403",
-					"a stream authenticated by the cookie cannot be opened by another site or a navigation", nil}
+					"a stream authenticated by the cookie can be opened only by an EventSource or fetch of an allowed page, not another site, a navigation or an element", nil}
 			}
 			c.Set(userKey, u)
 			return next(c)
@@ -192,10 +193,13 @@ func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) ech
 	}
 }
 
-// crossSiteOrNavigation reports whether the browser marks r as sent by
-// another site or as a top-level navigation.
-func crossSiteOrNavigation(r *http.Request) bool {
-	return r.Header.Get("Sec-Fetch-Site") == "cross-site" || r.Header.Get("Sec-Fetch-Mode") == "navigate"
+// eventSourceLike reports whether r may be an EventSource's (or a fetch's)
+// as the browser marks it: not cross-site, a Sec-Fetch-Mode of cors or
+// same-origin, a Sec-Fetch-Dest of empty. A header that is absent (an
+// older browser, a client that is no browser) refuses nothing.
+func eventSourceLike(r *http.Request) bool {
+	site, mode, dest := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Sec-Fetch-Mode"), r.Header.Get("Sec-Fetch-Dest")
+	return site != "cross-site" && (mode == "" || mode == "cors" || mode == "same-origin") && (dest == "" || dest == "empty")
 }
 
 // sameOriginOrAllowed reports whether r may change something with the

@@ -619,7 +619,10 @@ func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
 			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
 			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"},
 			{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"},
-			{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, // typed into the address bar
+			{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"},                                // typed into the address bar
+			{"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, // an <img> on a sibling subdomain
+			{"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors"},
+			{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "script"},
 		} {
 			if code := open(path, hdr); code != 403 {
 				t.Fatalf("%s with the cookie and %v: %d, want 403", path, hdr, code)
@@ -637,7 +640,10 @@ func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
 		t.Fatalf("the user's real stream after the refused opens: %+v, want the event (not evicted)", f)
 	}
 	// The site's own EventSource, and a bearer token, still open streams.
-	if code := open("/api/v1/rooms/7/stream", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}); code != 200 {
+	if code := open("/api/v1/rooms/7/stream", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}); code != 200 {
 		t.Fatalf("a same-origin EventSource with the cookie: %d, want 200", code)
+	}
+	if code := open("/api/v1/rooms/8/stream", map[string]string{"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}); code != 200 {
+		t.Fatalf("an allowed sibling site's EventSource with the cookie: %d, want 200", code)
 	}
 }

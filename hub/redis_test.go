@@ -44,6 +44,8 @@ func TestRedact(t *testing.T) {
 		`parse "redis://:secret@h:x": invalid port`:     `parse "redis://(redacted)@h:x": invalid port`,
 		"redis+sentinel://:pw@s1:26379,s2:26379/master": "redis+sentinel://(redacted)@s1:26379,s2:26379/master",
 		"http://backend/x":                              "http://backend/x",
+		"HTTPS://user:pw@gateway.example/x":             "HTTPS://(redacted)@gateway.example/x", // hardening IV, 10
+		"Redis://:pw@h":                                 "Redis://(redacted)@h",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

@@ -24,8 +24,9 @@ func (e *Error) Error() string {
 	return Redact(fmt.Sprintf("config: %s=%q: %s", e.Var, e.Value, e.Reason))
 }
 
-// userinfoRE matches the credentials of a URL inside any text.
-var userinfoRE = regexp.MustCompile(`([a-z][a-z0-9+.-]*://)[^/@\s"]*@`)
+// userinfoRE matches the credentials of a URL inside any text, whatever
+// the case of its scheme (HTTPS://u:pw@h is a URL too).
+var userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://)[^/@\s"]*@`)
 
 // Redact hides the credentials of every URL in s (a URL itself, or an error
 // that quotes one): "redis://u:pw@h" becomes "redis://(redacted)@h".

@@ -14,10 +14,12 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -50,12 +52,26 @@ var samplers = map[string]bool{
 }
 
 // Start builds the tracer provider the OTEL_* variables describe (read
-// through lookup), or returns nil when tracing is off.
-func Start(ctx context.Context, lookup func(string) (string, bool)) (*Tracing, error) {
+// through lookup), or returns nil when tracing is off. The SDK's own errors
+// (a failed export) go to log.
+func Start(ctx context.Context, lookup func(string) (string, bool), log *slog.Logger) (*Tracing, error) {
 	l := env.New(lookup)
-	endpoint := l.Str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", l.Str("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+	endpointVar := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	endpoint := l.Str(endpointVar, "")
+	if endpoint == "" {
+		endpointVar, endpoint = "OTEL_EXPORTER_OTLP_ENDPOINT", l.Str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	}
 	if endpoint == "" || strings.EqualFold(l.Str("OTEL_SDK_DISABLED", ""), "true") {
 		return nil, nil
+	}
+	// Checked before the SDK sees it: the SDK logs a bad one whole (a
+	// password with it) and goes on without tracing.
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		shown := endpoint
+		if i := strings.LastIndexByte(shown, '@'); i >= 0 { // credentials without a scheme Redact would know
+			shown = "(redacted)" + shown[i:]
+		}
+		l.Fail(endpointVar, shown, "must be an http:// or https:// URL")
 	}
 	switch e := l.Str("OTEL_TRACES_EXPORTER", "otlp"); e {
 	case "otlp":
@@ -79,6 +95,11 @@ func Start(ctx context.Context, lookup func(string) (string, bool)) (*Tracing, e
 	if err := l.Err(); err != nil {
 		return nil, err
 	}
+	// The SDK reports export failures through its one process-wide error
+	// handler (it has no other): they go to log, their URLs redacted.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("tracing: the OpenTelemetry SDK", "err", env.Redact(err.Error()))
+	}))
 	var exp sdktrace.SpanExporter
 	var err error
 	if protocol == "grpc" {

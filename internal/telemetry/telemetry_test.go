@@ -20,7 +20,7 @@ func TestStart_OffUnlessAnEndpointIsSet(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"},
 	} {
-		tr, err := Start(context.Background(), env.Map(vars))
+		tr, err := Start(context.Background(), env.Map(vars), slog.New(slog.DiscardHandler))
 		if tr != nil || err != nil {
 			t.Fatalf("%v: tracing %v, err %v", vars, tr, err)
 		}
@@ -33,7 +33,7 @@ func TestStart_EachProtocol(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
 	} {
-		tr, err := Start(context.Background(), env.Map(c.vars))
+		tr, err := Start(context.Background(), env.Map(c.vars), slog.New(slog.DiscardHandler))
 		if err != nil || tr == nil {
 			t.Fatalf("%v: %v", c.vars, err)
 		}
@@ -51,6 +51,8 @@ func TestStart_EachProtocol(t *testing.T) {
 }
 
 // A value the SDK would only warn about stops start-up, naming its variable.
+//
+// (hardening IV, 10: an endpoint the SDK cannot use, password and all.)
 func TestStart_BadValuesNameTheirVariable(t *testing.T) {
 	base := "http://u:secret@127.0.0.1:4318"
 	for bad, vars := range map[string]map[string]string{
@@ -60,9 +62,14 @@ func TestStart_BadValuesNameTheirVariable(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"},
 		"OTEL_BSP_SCHEDULE_DELAY":            {"OTEL_BSP_SCHEDULE_DELAY": "5s"},
 		"OTEL_TRACES_EXPORTER":               {"OTEL_TRACES_EXPORTER": "jaeger"},
+		// A malformed endpoint is refused before the SDK logs it whole.
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        {"OTEL_EXPORTER_OTLP_ENDPOINT": "u:secret@collector:4318"},
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "HTTPS://u:secret@[bad"},
 	} {
-		vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = base
-		tr, err := Start(context.Background(), env.Map(vars))
+		if _, set := vars["OTEL_EXPORTER_OTLP_ENDPOINT"]; !set {
+			vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = base
+		}
+		tr, err := Start(context.Background(), env.Map(vars), slog.New(slog.DiscardHandler))
 		var e *env.Error
 		if tr != nil || !errors.As(err, &e) || e.Var != bad {
 			t.Fatalf("%v: tracing %v, err %v; want an error naming %s", vars, tr, err, bad)
