@@ -27,6 +27,10 @@ import (
 // certificate through SSL_CERT_FILE.
 func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 	bin := testbin.Build(t)
+	keys, err := webpush.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		first int // the service's first answer
@@ -39,6 +43,7 @@ func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
 			rs := testredis.Start(t)
 			ps := testpush.Start(t)
 			env := []string{"REDIS_URL=" + rs.URL(), "LOCK_TTL_SECS=2", "DELIVERY_CHANNELS=webpush",
+				"WEBPUSH_VAPID_PUBLIC_KEY=" + keys.Public, "WEBPUSH_VAPID_PRIVATE_KEY=" + keys.Private(), "WEBPUSH_SUBJECT=mailto:ops@example.com",
 				`DELIVERY_RULES={"comment.created":{"webpush":{"onlyIfOffline":true}}}`,
 				"WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE=" + ps.CertFile(t)}
 			a, procA, logsA := testbin.Start(t, bin, env...)

@@ -19,6 +19,7 @@ import (
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // every metric, delivery's too
 		c.DeliveryChannels, c.DeliverySinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
+		withPushKeys(c)
 		c.IngestPartitions = 1
 	})
 	resp, err := httpClient.Get(th.URL + "/metrics")

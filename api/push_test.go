@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +20,28 @@ import (
 // pushRules: webpush as DESIGN's example has it, nobody looking or nothing.
 const pushRules = `{"comment.created":{"webpush":{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}}}`
 
+// testPushKeys is one VAPID key pair for the package's tests.
+var testPushKeys = sync.OnceValue(func() webpush.Keys {
+	k, err := webpush.NewKeys()
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// withPushKeys sets the WEBPUSH_* keys: a hub on a real Redis needs them.
+func withPushKeys(c *hub.Config) {
+	k := testPushKeys()
+	c.WebPushPublicKey, c.WebPushPrivateKey, c.WebPushSubject = k.Public, k.Private(), "mailto:ops@example.com"
+}
+
 // startPushHub is a hub with the webpush channel on, its endpoints allowed
 // on loopback (the stand-in), trusting the stand-in's certificate.
 func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*hub.Config)) *testHub {
 	t.Helper()
 	th := startHubFull(t, addr, func(c *hub.Config) {
 		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
+		withPushKeys(c)
 		c.WebPushAllowPrivate, c.WebPushAllowedHosts = true, []string{"*"}
 		c.DeliveryBackoff = 100 * time.Millisecond
 		c.DeliveryTimeout = time.Second
@@ -159,14 +176,23 @@ func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
 
 // The routes: the SSRF rule and the keys' shape refused with 400; at most
 // 10 subscriptions a user, the one sent longest ago replaced; DELETE by
-// endpoint; unknown fields refused. Without keys set, two instances on one
-// Redis sign with one dev key pair, kept there.
+// endpoint; unknown fields refused. Two instances sign with the configured
+// key pair.
 func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	rs := testredis.Start(t)
-	on := func(c *hub.Config) { c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules }
+	on := func(c *hub.Config) {
+		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
+		withPushKeys(c)
+	}
+	// A dev key pair an earlier run left in Redis is deleted once keys are
+	// configured (hardening IV, 10).
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "SET", hub.PushVAPIDKey, "old-dev-pair")
 	a, b := startHub(t, rs.Addr(), on), startHub(t, rs.Addr(), on)
-	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || len(ka) != 87 {
-		t.Fatalf("two instances' keys: %q, %q", ka, kb)
+	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || ka != testPushKeys().Public {
+		t.Fatalf("two instances' keys: %q, %q, want the configured one", ka, kb)
+	}
+	if n, _ := a.rdb.Do(t.Context(), a.rdb.B().Exists().Key(hub.PushVAPIDKey).Build()).AsInt64(); n != 0 {
+		t.Fatal("the dev key pair kept in Redis is still there with keys configured")
 	}
 	ps := testpush.Start(t) // only for well-formed keys: nothing is sent
 	good := ps.Subscription("/x")

@@ -122,11 +122,12 @@ const WebPushChannel = "webpush"
 func (c Config) WebPush() bool { return c.DeliveryChannel(WebPushChannel) }
 
 // WebPushKeysSet reports whether the VAPID keys come from the environment
-// (else, outside production, the hub makes a pair and keeps it in Redis).
+// (else, in the embedded dev mode alone, the hub makes a pair and keeps it
+// in its Redis).
 func (c Config) WebPushKeysSet() bool { return c.WebPushPublicKey != "" }
 
-// checkWebPush: the three WEBPUSH_ variables all set or none (none only
-// outside production), and a subject that is mailto: or https:.
+// checkWebPush: the three WEBPUSH_ variables all set or none (none only in
+// the embedded dev mode), and a subject that is mailto: or https:.
 func (c Config) checkWebPush() error {
 	vars := [][2]string{{"WEBPUSH_VAPID_PUBLIC_KEY", c.WebPushPublicKey}, {"WEBPUSH_VAPID_PRIVATE_KEY", c.WebPushPrivateKey}, {"WEBPUSH_SUBJECT", c.WebPushSubject}}
 	set := 0
@@ -142,8 +143,8 @@ func (c Config) checkWebPush() error {
 			}
 		}
 	}
-	if set == 0 && c.WebPush() && c.Production() {
-		return &ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel in production needs WEBPUSH_VAPID_PUBLIC_KEY, WEBPUSH_VAPID_PRIVATE_KEY and WEBPUSH_SUBJECT (go run . webpush-keys prints a pair)"}
+	if set == 0 && c.WebPush() && (c.Production() || c.RedisURL != "") {
+		return &ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs WEBPUSH_VAPID_PUBLIC_KEY, WEBPUSH_VAPID_PRIVATE_KEY and WEBPUSH_SUBJECT (go run . webpush-keys prints a pair); only the embedded dev mode makes its own"}
 	}
 	if c.WebPushSubject != "" && !strings.HasPrefix(c.WebPushSubject, "mailto:") && !strings.HasPrefix(c.WebPushSubject, "https://") {
 		return &ConfigError{Var: "WEBPUSH_SUBJECT", Value: c.WebPushSubject, Reason: "must be a mailto: or https:// URL"}

@@ -109,7 +109,7 @@ func TestLoadConfig_ErrorsRedactURLCredentials(t *testing.T) {
 }
 
 // The WEBPUSH_ variables: all three or none; a subject that is mailto: or
-// https:; production with webpush listed needs them; DELIVERY_SINK_URL only
+// https:; production or a real Redis with webpush listed needs them; DELIVERY_SINK_URL only
 // with another channel. The dev mode turns webpush on by itself.
 func TestConfig_WebPush(t *testing.T) {
 	load := func(vars map[string]string) (Config, error) {
@@ -135,6 +135,11 @@ func TestConfig_WebPush(t *testing.T) {
 	prod := map[string]string{"DELIVERY_CHANNELS": "webpush", "HUB_ENV": "production", "JWT_SECRET": strings.Repeat("s", 40), "INTERNAL_API_KEY": strings.Repeat("k", 40), "ROOM_AUTH": "open"}
 	if _, err := load(prod); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
 		t.Errorf("production without keys: %v", err)
+	}
+	// A real Redis outside production: the dev pair is the embedded mode's
+	// alone (hardening IV, 10).
+	if _, err := load(map[string]string{"DELIVERY_CHANNELS": "webpush", "REDIS_URL": "redis://127.0.0.1:6379"}); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
+		t.Errorf("a real Redis without keys: %v", err)
 	}
 	if _, err := load(map[string]string{"DELIVERY_CHANNELS": "webpush,email"}); err == nil || !strings.Contains(err.Error(), "DELIVERY_SINK_URL") {
 		t.Errorf("email without a gateway: %v", err)

@@ -24,24 +24,36 @@ type Service struct {
 
 // New is the webpush channel of core's configuration: the keys from
 // WEBPUSH_VAPID_* (a bad pair is a *hub.ConfigError naming the variable),
-// or, outside production with none set, the pair kept in Redis (made by
-// the first instance that needs one). tlsConf is nil but in tests that
-// stand up their own push service.
+// or, in the embedded dev mode with none set, a pair kept in its Redis.
+// With keys configured, a dev pair an earlier run left in Redis is
+// deleted. tlsConf is nil but in tests that stand up their own push
+// service.
 func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Config) (*Service, error) {
 	cfg := core.Config()
 	var keys Keys
 	var err error
 	subject := cfg.WebPushSubject
-	if cfg.WebPushKeysSet() {
+	switch {
+	case cfg.WebPushKeysSet():
 		if keys, err = configKeys(cfg); err != nil {
 			return nil, err
 		}
-	} else {
+		rdb := core.Redis()
+		n, err := hub.Call(rdb, ctx, rdb.B().Del().Key(hub.PushVAPIDKey).Build(), rueidis.RedisResult.AsInt64)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("webpush: deleted the dev key pair kept in Redis: WEBPUSH_VAPID_* are set")
+		}
+	case cfg.RedisURL != "":
+		return nil, &hub.ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs the WEBPUSH_VAPID_* keys"}
+	default:
 		if keys, err = devKeys(ctx, core.Redis()); err != nil {
 			return nil, err
 		}
 		subject = "mailto:dev@roomhub.invalid"
-		log.Warn("webpush: no WEBPUSH_VAPID_* keys: using the dev key pair kept in Redis at "+hub.PushVAPIDKey+" (shared by every instance); set your own in production",
+		log.Warn("webpush: no WEBPUSH_VAPID_* keys: the embedded dev mode made a key pair (kept in its Redis at "+hub.PushVAPIDKey+"); set your own with a real Redis",
 			"publicKey", keys.Public)
 	}
 	return &Service{
