@@ -92,7 +92,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d pushes, want 1: %+v", len(got), got)
 	}
-	want := webpush.Message{NotificationID: nid, Title: "Order shipped", Body: "It leaves today", URL: "/orders/1", Severity: "critical", Tag: "group:orders"}
+	want := webpush.Message{NotificationID: nid, UserID: "7", Title: "Order shipped", Body: "It leaves today", URL: "/orders/1", Severity: "critical", Tag: "group:orders"}
 	if got[0].Message != want || got[0].Header.Get("Urgency") != "high" || got[0].Header.Get("Topic") != webpush.Topic("orders") || got[0].Header.Get("TTL") != "86400" {
 		t.Fatalf("push %+v, headers %v\nwant %+v", got[0].Message, got[0].Header, want)
 	}
@@ -277,9 +277,9 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	// is stood in for (it needs the internet): it answers a subscription to
 	// the stand-in, and keeps the key it was asked for.
 	sub := ps.Subscription("/push/laptop")
-	d.Send(t, "EVAL (() => { let made = null; const sub = "+sub+"; "+
-		"PushManager.prototype.subscribe = async function (o) { made = { endpoint: sub.endpoint, options: { applicationServerKey: o.applicationServerKey }, toJSON: () => sub, unsubscribe: async () => { made = null; return true; } }; return made; }; "+
-		"PushManager.prototype.getSubscription = async function () { return made; }; return true; })()")
+	d.Send(t, "EVAL (() => { const p = window.__push = { made: null, subscribes: 0 }; const sub = "+sub+"; "+
+		"PushManager.prototype.subscribe = async function (o) { p.subscribes++; p.made = { endpoint: sub.endpoint, options: { applicationServerKey: o.applicationServerKey }, toJSON: () => sub, unsubscribe: async () => { p.made = null; return true; } }; return p.made; }; "+
+		"PushManager.prototype.getSubscription = async function () { return p.made; }; return true; })()")
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `CLICK roomhub-inbox .gear`)
 	// turn clicks the switch and waits for it to say the other way, and for
@@ -327,8 +327,26 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		t.Fatalf("console errors: %v", errs)
 	}
 	if got := ps.Pushes(); len(got) != 0 {
-		t.Fatalf("pushed while the page was open: %+v", got)
+		t.Fatalf("pushes while the page was open: %+v", got)
 	}
+
+	// Hardening IV, 8 and 10. The worker shows a push only for the user
+	// signed in (the SDK told it: 21): another user's is dropped.
+	const reg = `navigator.serviceWorker.getRegistration('/static/roomhub-sw.js')`
+	d.Send(t, "EVAL (() => { window.__sw = []; navigator.serviceWorker.addEventListener('message', (e) => window.__sw.push(e.data)); return true; })()")
+	other, _ := json.Marshal(webpush.Message{NotificationID: "42:1-0", UserID: "22", Title: "For someone else", Severity: "normal", Tag: "42:1-0"})
+	d.Send(t, "SWPUSH /static/ "+string(other))
+	d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-push-dropped' && m.notificationId === '42:1-0')`)
+	d.Send(t, `WAIT `+reg+`.then((r) => r.getNotifications()).then((ns) => !ns.some((n) => n.title === 'For someone else'))`)
+	// A click opens only this site's pages or https: ones; anything else
+	// opens the site's root.
+	for _, u := range []string{"javascript:alert(1)", "//evil.example/x", "http://evil.example/x"} {
+		d.Send(t, fmt.Sprintf(`EVAL `+reg+`.then((r) => { window.__sw.length = 0; r.active.postMessage({ type: 'roomhub-open', notificationId: '', url: %q }); return true; })`, u))
+		d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-notification-click' && m.url === location.origin + '/')`)
+	}
+	// state() subscribes again when the hub's key is not the subscription's.
+	d.Send(t, `EVAL (() => { window.__push.made.options.applicationServerKey = new Uint8Array(65).buffer; window.__push.subscribes = 0; return true; })()`)
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on' && window.__push.subscribes === 1)`)
 
 	d.Quit() // every tab closed
 	eventually(t, 15*time.Second, "the user offline", func() bool {

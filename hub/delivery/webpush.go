@@ -37,7 +37,7 @@ func (d *Delivery) pushOff(ctx context.Context, user int64, h handoff) answer {
 	if len(subs) == 0 {
 		return answer{skipped: "unsubscribed"}
 	}
-	p, _, ok := webpush.Of(h.items)
+	p, _, ok := webpush.Of(user, h.items)
 	if !ok {
 		return answer{code: "INVALID_ARGUMENT"}
 	}

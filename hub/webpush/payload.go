@@ -2,15 +2,18 @@ package webpush
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // Message is what a push carries to the service worker: the inbox item's
-// face (roomhub-sw.js shows it).
+// face (roomhub-sw.js shows it) and the user it is for (the worker drops a
+// push for another user than the one signed in on that browser).
 type Message struct {
 	NotificationID string `json:"notificationId"`
+	UserID         string `json:"userId"`
 	Title          string `json:"title"`
 	Body           string `json:"body"`
 	URL            string `json:"url,omitempty"`
@@ -29,11 +32,11 @@ type item struct {
 	} `json:"group"`
 }
 
-// Of is the push for a hand-off's inbox items (a digest has several: the
-// first is shown, with how many more), its Topic (from the group key) and
-// Urgency (from the severity). The payload always fits MaxPayload: the body,
-// then the title, are cut to fit.
-func Of(items []json.RawMessage) (Push, Message, bool) {
+// Of is the push to user for a hand-off's inbox items (a digest has
+// several: the first is shown, with how many more), its Topic (from the
+// group key) and Urgency (from the severity). The payload always fits
+// MaxPayload: the body, then the title, are cut to fit.
+func Of(user int64, items []json.RawMessage) (Push, Message, bool) {
 	if len(items) == 0 {
 		return Push{}, Message{}, false
 	}
@@ -49,13 +52,13 @@ func Of(items []json.RawMessage) (Push, Message, bool) {
 		}
 		return ""
 	}
-	m := Message{NotificationID: it.NotificationID, Severity: it.Severity, Tag: it.NotificationID}
+	m := Message{NotificationID: it.NotificationID, UserID: strconv.FormatInt(user, 10), Severity: it.Severity, Tag: it.NotificationID}
 	m.Title = pick("title", "subject", "heading")
 	if m.Title == "" {
 		m.Title = humanType(it.EventType)
 	}
 	m.Body = pick("text", "body", "content", "message", "description")
-	if u := pick("url"); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "/") {
+	if u := pick("url"); SafeURL(u) {
 		m.URL = u
 	}
 	if len(items) > 1 {
@@ -105,4 +108,20 @@ func humanType(t string) string {
 		return "Notification"
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// SafeURL says whether u may be where a notification opens: an absolute
+// http(s) URL with a host, or a path on the page's own origin. A path that
+// a browser reads as another host ("//evil.example/x", "/\evil.example/x":
+// a backslash is a slash to it) is not one, nor is anything with a
+// backslash or a control character.
+func SafeURL(u string) bool {
+	if u == "" || strings.ContainsFunc(u, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
+		return false
+	}
+	if strings.HasPrefix(u, "/") {
+		return !strings.HasPrefix(u, "//")
+	}
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil
 }

@@ -273,13 +273,13 @@ func TestOf_TheItemsFaceFitsAPush(t *testing.T) {
 	item := func(data string) json.RawMessage {
 		return json.RawMessage(`{"notificationId":"42:1-0","eventType":"comment.created","data":` + data + `,"severity":"low","group":{"key":"likes"}}`)
 	}
-	p, m, ok := Of([]json.RawMessage{item(`{"content":"body","url":"javascript:alert(1)"}`), item(`{}`)})
-	want := Message{NotificationID: "42:1-0", Title: "Comment created", Body: "body (+1 more)", Severity: "low", Tag: "group:likes"}
+	p, m, ok := Of(7, []json.RawMessage{item(`{"content":"body","url":"javascript:alert(1)"}`), item(`{}`)})
+	want := Message{NotificationID: "42:1-0", UserID: "7", Title: "Comment created", Body: "body (+1 more)", Severity: "low", Tag: "group:likes"}
 	if !ok || m != want || p.Urgency != "low" || p.Topic != Topic("likes") || p.TTL != 24*time.Hour {
 		t.Fatalf("Of: %+v %+v", m, p)
 	}
 	long := strings.Repeat("가", 3000) // 9,000 bytes of UTF-8
-	p, m, _ = Of([]json.RawMessage{item(`{"title":"` + long + `","text":"` + long + `"}`)})
+	p, m, _ = Of(7, []json.RawMessage{item(`{"title":"` + long + `","text":"` + long + `"}`)})
 	if len(p.Payload) > MaxPayload || m.Body != "" || !utf8.ValidString(m.Title) || !strings.HasSuffix(m.Title, "…") {
 		t.Fatalf("a long item: %d bytes, body %d bytes, title valid %v", len(p.Payload), len(m.Body), utf8.ValidString(m.Title))
 	}
@@ -287,7 +287,7 @@ func TestOf_TheItemsFaceFitsAPush(t *testing.T) {
 	if _, err := Encrypt(p.Payload, ua.PublicKey().Bytes(), make([]byte, 16)); err != nil {
 		t.Fatalf("the cut push does not seal: %v", err)
 	}
-	if _, _, ok := Of([]json.RawMessage{json.RawMessage(`{}`)}); ok {
+	if _, _, ok := Of(7, []json.RawMessage{json.RawMessage(`{}`)}); ok {
 		t.Fatal("an item without an id made a push")
 	}
 }
@@ -314,5 +314,20 @@ func TestSender_ReusesATokenPerOrigin(t *testing.T) {
 	}
 	if len(s.tokens) != 1 {
 		t.Fatalf("%d tokens kept, want the one just made", len(s.tokens))
+	}
+}
+
+// Where a notification may open: an http(s) URL or a path of the page's
+// own origin, never a path a browser reads as another host (hardening IV, 10).
+func TestSafeURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"/orders/1": true, "/": true, "https://shop.example/o/1": true, "http://shop.example/": true,
+		"": false, "//evil.example/x": false, `/\evil.example/x`: false, `\\evil.example`: false,
+		"javascript:alert(1)": false, "data:text/html,x": false, "https:///x": false, "https://u:p@h/x": false,
+		"/x\ny": false, "orders/1": false, "https://a.example/\\b": false,
+	} {
+		if SafeURL(u) != want {
+			t.Errorf("SafeURL(%q) = %v, want %v", u, !want, want)
+		}
 	}
 }

@@ -55,6 +55,13 @@ export function itemText(n: Notification): { title: string; body: string };
 /** badgeText is the badge's display: the exact count up to 99, then "99+". */
 export function badgeText(n: number): string;
 
+/**
+ * openable is where an item's data.url may take the page at base: an
+ * absolute http(s) URL, or a path that stays on base's origin; "" for
+ * anything else ("//evil.example/x", javascript:, …).
+ */
+export function openable(url: unknown, base: string): string;
+
 /** inTab says whether an item belongs in a tab's list: all (visible), unread or archived. */
 export function inTab(tab: 'all' | 'unread' | 'archived', n: Notification, now?: number): boolean;
 

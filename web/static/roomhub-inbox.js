@@ -164,6 +164,20 @@ function humanType(t) {
 }
 
 /** badgeText is the badge's display: the exact count up to 99, then 99+. */
+/**
+ * openable is where an item's data.url may take the page at base: an
+ * absolute http(s) URL, or a path that stays on base's origin ("/orders/1";
+ * never "//evil.example/x" or "/\\evil.example/x", which a browser reads
+ * as another host); '' for anything else (javascript:, data:, …).
+ */
+export function openable(url, base) {
+  if (typeof url !== 'string' || url === '') return '';
+  let u;
+  try { u = new URL(url, base); } catch { return ''; }
+  if (url.startsWith('/') || url.startsWith('\\')) return u.origin === new URL(base).origin ? u.href : '';
+  return /^https?:$/.test(u.protocol) && /^https?:\/\//i.test(url) ? u.href : '';
+}
+
 export function badgeText(n) { return n > 99 ? '99+' : String(n); }
 
 /** inTab says whether an item belongs in a tab's list: all (visible), unread or archived. */
@@ -1128,8 +1142,8 @@ export class RoomhubInbox extends Base {
     const ev = new CustomEvent('roomhub-notification-click', { detail: n, bubbles: true, composed: true, cancelable: true });
     if (!this.dispatchEvent(ev)) return;
     const done = n.readAt ? Promise.resolve() : this.hub.markRead(n.notificationId).catch((e) => this.#error(e));
-    const url = n.data && typeof n.data.url === 'string' ? n.data.url : '';
-    if (url && /^(https?:|\/)/.test(url)) done.then(() => { location.href = url; });
+    const url = openable(n.data && n.data.url, location.href);
+    if (url) done.then(() => { location.href = url; });
   }
 
   async #act(fn) {

@@ -356,17 +356,43 @@ export class WebPush {
 
   #send(json) { return this.hub.api('POST', '/api/v1/push/subscriptions', json); }
 
+  // #tellWorker says who is signed in to reg's worker, which shows only
+  // that user's pushes ('' : nobody, show none of anyone's).
+  async #tellWorker(reg, signedIn) {
+    let userId = '';
+    if (signedIn) {
+      try { userId = tokenSubject(await this.hub.getToken()); } catch { userId = ''; }
+    }
+    (reg.active || reg.waiting || reg.installing)?.postMessage({ type: 'roomhub-user', userId });
+  }
+
+  // #subscription is reg's subscription with the hub's key publicKey: the
+  // one there, or a new one when there is none or the hub's key changed.
+  async #subscription(reg, publicKey) {
+    let sub = await reg.pushManager.getSubscription();
+    if (sub && b64url(sub.options.applicationServerKey) !== publicKey) { // the hub's key changed
+      await sub.unsubscribe();
+      sub = null;
+    }
+    return sub || reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromB64url(publicKey) });
+  }
+
   /**
    * state is 'unsupported', 'denied' (the user blocked notifications), 'off'
-   * or 'on'. When on, it sends the subscription to the hub again, which
-   * keeps it another 90 days.
+   * or 'on'. When on, it sends the subscription to the hub again (which
+   * keeps it another 90 days, and makes it this user's), subscribing again
+   * first when the hub's key changed, and tells the worker who is signed in.
    */
   async state() {
     if (!WebPush.supported()) return 'unsupported';
     this.#listen();
     if (Notification.permission === 'denied') return 'denied';
-    const sub = await (await this.#registration())?.pushManager.getSubscription();
-    if (!sub || Notification.permission !== 'granted') return 'off';
+    const reg = await this.#registration();
+    const had = await reg?.pushManager.getSubscription();
+    if (!had || Notification.permission !== 'granted') return 'off';
+    const { publicKey } = await this.hub.api('GET', '/api/v1/push/vapid-public-key');
+    const sub = await this.#subscription(reg, publicKey);
+    await this.#tellWorker(reg, true);
     await this.#send(sub.toJSON());
     return 'on';
   }
@@ -382,20 +408,23 @@ export class WebPush {
     if ((await Notification.requestPermission()) !== 'granted') return 'denied';
     const { publicKey } = await this.hub.api('GET', '/api/v1/push/vapid-public-key');
     const reg = await activated(await navigator.serviceWorker.register(this.serviceWorkerUrl));
-    let sub = await reg.pushManager.getSubscription();
-    if (sub && b64url(sub.options.applicationServerKey) !== publicKey) { // the hub's key changed
-      await sub.unsubscribe();
-      sub = null;
-    }
-    sub ||= await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromB64url(publicKey) });
+    const sub = await this.#subscription(reg, publicKey);
+    await this.#tellWorker(reg, true);
     await this.#send(sub.toJSON());
     return 'on';
   }
 
-  /** disable forgets this browser's subscription, at the hub and here: 'off'. */
+  /**
+   * disable forgets this browser's subscription, at the hub and here, and
+   * tells the worker nobody is signed in: 'off'. Call it when the person
+   * signs out, so that the next person on this browser gets none of their
+   * pushes.
+   */
   async disable() {
     if (!WebPush.supported()) return 'unsupported';
-    const sub = await (await this.#registration())?.pushManager.getSubscription();
+    const reg = await this.#registration();
+    if (reg) await this.#tellWorker(reg, false);
+    const sub = await reg?.pushManager.getSubscription();
     if (sub) {
       try {
         await this.hub.api('DELETE', '/api/v1/push/subscriptions', { endpoint: sub.endpoint });

@@ -2,7 +2,7 @@
 // api/inbox_element_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { itemText, badgeText, MESSAGES, inTab, placeOf, windowOf } from '../static/roomhub-inbox.js';
+import { itemText, badgeText, MESSAGES, inTab, placeOf, windowOf, openable } from '../static/roomhub-inbox.js';
 
 test('an item shows data.title and data.text, else its event type', () => {
   assert.deepEqual(itemText({ eventType: 'comment.created', data: { title: 'Hi', text: 'there' } }), { title: 'Hi', body: 'there' });
@@ -59,4 +59,14 @@ test('only the rows near the view exist, however long the list', () => {
   w = windowOf(items, () => 1, 0, 560, 600, 60); // tiny rows: still at most max
   assert.equal(w.to, 60);
   assert.deepEqual(windowOf([], h, 0, 560), { from: 0, to: 0, before: 0, after: 0 });
+});
+
+test('an item opens an http(s) URL or a path of the page\'s own origin, never a path a browser reads as another host', () => {
+  const page = 'https://app.example/inbox';
+  assert.equal(openable('/orders/1', page), 'https://app.example/orders/1');
+  assert.equal(openable('https://shop.example/o/1', page), 'https://shop.example/o/1');
+  assert.equal(openable('HTTP://shop.example/', page), 'http://shop.example/');
+  for (const bad of ['//evil.example/x', '/\\evil.example/x', '\\\\evil.example', 'javascript:alert(1)', 'data:text/html,x', 'orders/1', '', null, 7]) {
+    assert.equal(openable(bad, page), '', String(bad));
+  }
 });
