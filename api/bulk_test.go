@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -143,5 +144,37 @@ func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
 	}
 	if code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 429 || env.Code != "COMMON429" {
 		t.Fatalf("a request past what read-all of 300 items spent: %d %+v, want 429", code, env)
+	}
+}
+
+// Settling due items is bounded per script (DESIGN's Cost rule): of 500
+// items that expire at once, one script removes 200; the timers job, in
+// further scripts, the rest (hardening IV, 10: settle() woke or removed up
+// to 1,000 in one script).
+func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	const u = 96
+	// This test runs the timers job itself: the hub's waits for the lock.
+	testredis.Do(t, th.rdb, "SET", hub.LockKey("inbox-timers"), "the-test", "PX", "60000")
+	expires := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	var events []string
+	for i := range 500 {
+		events = append(events, fmt.Sprintf(`{"roomId":901,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d],"expiresAt":%q}`, i, u, expires))
+	}
+	if code, res := th.batch(t, events...); code != 200 || !res[499].IsSuccess {
+		t.Fatalf("batch: %d %+v", code, res[499])
+	}
+	if c := th.countsOf(t, u); c.Visible != 500 {
+		t.Fatalf("before they expire: %+v", c)
+	}
+	eventually(t, 15*time.Second, "the first chunk to expire", func() bool { return th.countsOf(t, u).Visible < 500 })
+	if c := th.countsOf(t, u); c.Visible != 100 { // two scripts so far: the one that saw them go and this one
+		t.Fatalf("after two scripts: %d visible, want 100 (chunks of 200)", c.Visible)
+	}
+	if _, err := th.Inbox.SettleDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := th.countsOf(t, u); c.Visible != 0 {
+		t.Fatalf("after the timers job: %+v, want none left", c)
 	}
 }

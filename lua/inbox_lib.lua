@@ -428,12 +428,18 @@ local function trim(items, by_count_only)
   end
 end
 
+-- SETTLE_CHUNK bounds the due items one script wakes or removes (DESIGN's
+-- Cost rule: no script holds Redis long); the timers job settles the rest
+-- in further scripts at once.
+local SETTLE_CHUNK = 200
+
 -- settle brings the inbox up to now: counts checked, old items trimmed,
--- expired items removed, snoozed items whose time came woken. Every script
--- starts with it, so lists and counts never show what is due.
+-- expired items removed, snoozed items whose time came woken (at most
+-- SETTLE_CHUNK of them). Every script starts with it, so lists and counts
+-- show what is due only while more than a chunk fell due at once.
 local function settle()
   trim(ensure())
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, 1000)) do
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, SETTLE_CHUNK)) do
     local id = string.sub(m, 3)
     if string.sub(m, 1, 1) == 'x' then remove(id, 'expired') else wake(id) end
   end

@@ -57,17 +57,10 @@ func (ib *Inbox) SettleDue(ctx context.Context) (int, error) {
 			if !ok {
 				continue
 			}
-			res, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "settle"),
-				rueidis.RedisResult.AsIntSlice)
+			next, err := ib.settleUser(ctx, user)
 			if err != nil {
 				return settled, err
 			}
-			if len(res) != 3 {
-				return settled, fmt.Errorf("%w: settle answered %d values", hub.ErrRedisReply, len(res))
-			}
-			next := res[0]
-			ib.metrics.wakes.Add(int(res[1]))
-			ib.metrics.expiries.Add(int(res[2]))
 			settled++
 			rescore := ""
 			if next >= 0 {
@@ -80,6 +73,31 @@ func (ib *Inbox) SettleDue(ctx context.Context) (int, error) {
 		}
 	}
 	return settled, nil
+}
+
+// maxSettleRounds bounds the scripts one user's settling takes in a pass:
+// each wakes or removes at most a chunk (lua/inbox_lib.lua, SETTLE_CHUNK).
+const maxSettleRounds = 50
+
+// settleUser settles user's due items, a chunk a script, until none is
+// due, and returns the next due time (ms; -1 for none).
+func (ib *Inbox) settleUser(ctx context.Context, user int64) (int64, error) {
+	for range maxSettleRounds {
+		res, err := hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "settle"),
+			rueidis.RedisResult.AsIntSlice)
+		if err != nil {
+			return 0, err
+		}
+		if len(res) != 3 {
+			return 0, fmt.Errorf("%w: settle answered %d values", hub.ErrRedisReply, len(res))
+		}
+		ib.metrics.wakes.Add(int(res[1]))
+		ib.metrics.expiries.Add(int(res[2]))
+		if next := res[0]; next < 0 || next > time.Now().UnixMilli() {
+			return next, nil
+		}
+	}
+	return time.Now().UnixMilli(), nil // more next pass
 }
 
 // markTimers is markTimer for many users, in one pipeline.
