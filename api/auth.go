@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,10 @@ type User struct {
 	Grant   hub.Grant // the rooms claim (ROOM_AUTH=claim)
 }
 
-const userKey = "roomhub.user"
+const (
+	userKey  = "roomhub.user"
+	tokenKey = "roomhub.token" // the verified access token itself (a stream ticket stands for it)
+)
 
 // userOf returns the authenticated user set by the user middleware.
 func userOf(c echo.Context) User { return c.Get(userKey).(User) }
@@ -145,14 +149,21 @@ func (v *TokenVerifier) Sign(user int64, ttl time.Duration, rooms ...any) (strin
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, cl).SignedString(v.secret)
 }
 
+// Tickets redeems stream tickets (POST /stream-tickets): the token a ticket
+// stands for, once; "" for a ticket unknown, used or expired.
+type Tickets interface {
+	RedeemTicket(ctx context.Context, ticket string) (string, error)
+}
+
 // requireUser authenticates with Authorization: Bearer, else the access_token
-// cookie, else (when allowQuery, the stream route only) the token query
-// parameter. A request the cookie authenticates that changes anything (any
-// method but GET and HEAD) must come from the page's own origin or one of
+// cookie, else (when allowQuery, the stream routes only) the ticket query
+// parameter (redeemed through tickets, when not nil), else the token one. A
+// request the cookie authenticates that changes anything (any method but
+// GET and HEAD) must come from the page's own origin or one of
 // allowedOrigins, else 403: a browser sends the cookie with cross-site
 // requests too (CSRF). A stream (allowQuery) the cookie authenticates is
-// refused when another site or a navigation opens it.
-func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) echo.MiddlewareFunc {
+// refused when another site, a navigation or an element opens it.
+func requireUser(v *TokenVerifier, allowQuery bool, tickets Tickets, allowedOrigins []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			token, byCookie := "", false
@@ -164,6 +175,14 @@ func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) ech
 				token = strings.TrimSpace(rest)
 			} else if ck, err := c.Cookie("access_token"); err == nil {
 				token, byCookie = ck.Value, true
+			} else if t := c.QueryParam("ticket"); allowQuery && t != "" && tickets != nil {
+				var err error
+				if token, err = tickets.RedeemTicket(c.Request().Context(), t); err != nil {
+					return err
+				}
+				if token == "" {
+					return errUnauthorized("unknown, used or expired stream ticket")
+				}
 			} else if allowQuery {
 				token = c.QueryParam("token")
 			}
@@ -188,6 +207,7 @@ func requireUser(v *TokenVerifier, allowQuery bool, allowedOrigins []string) ech
 					"a stream authenticated by the cookie can be opened only by an EventSource or fetch of an allowed page, not another site, a navigation or an element", nil}
 			}
 			c.Set(userKey, u)
+			c.Set(tokenKey, token)
 			return next(c)
 		}
 	}

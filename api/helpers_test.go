@@ -332,7 +332,9 @@ func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
 func tryOpenSSE(url, token, lastEventID string) (*sseClient, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // none: the URL carries the credential
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}

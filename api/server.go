@@ -104,8 +104,8 @@ func (s *Server) routes() {
 	// a budget per user.
 	perUser := limit(s.userRequests)
 	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
-	user := chain(perIP, requireUser(s.tokens, false, s.cfg.AllowedOrigins), perUser)
-	streamUser := chain(perIP, requireUser(s.tokens, true, s.cfg.AllowedOrigins), perUser)
+	user := chain(perIP, requireUser(s.tokens, false, nil, s.cfg.AllowedOrigins), perUser)
+	streamUser := chain(perIP, requireUser(s.tokens, true, s.hub, s.cfg.AllowedOrigins), perUser)
 	// A client address that keeps sending wrong internal keys gets 429: a
 	// budget of its own, apart from the user routes' failures. The right key
 	// always passes.
@@ -133,6 +133,7 @@ func (s *Server) routes() {
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
 	v1.GET("/notifications/stream", s.userStream, streamUser, opens)
 	v1.GET("/stream", s.pageStream, streamUser, opens)
+	v1.POST("/stream-tickets", s.streamTicket, user)
 	v1.GET("/notifications/unread", s.unread, user)
 	v1.GET("/notifications", s.listInbox, user)
 	v1.GET("/notifications/counts", s.counts, user)

@@ -288,6 +288,14 @@ func PushOwnerKey(endpoint string) string {
 	return "push:owner:" + hex.EncodeToString(sum[:16])
 }
 
+// StreamTicketKey keeps the access token a stream ticket stands for, for
+// StreamTicketTTL (a string, deleted when used). The ticket is hashed: a
+// reader of the keys cannot use it.
+func StreamTicketKey(ticket string) string {
+	sum := sha256.Sum256([]byte(ticket))
+	return "stream:ticket:" + hex.EncodeToString(sum[:16])
+}
+
 // PushSubscriptionsCountKey counts every user's subscriptions, for the
 // webpush_subscriptions gauge (kept beside the writes, not with them: on a
 // cluster it lives in another slot).

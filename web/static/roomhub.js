@@ -525,7 +525,8 @@ class Stream {
       return;
     }
     if (this.closed) return;
-    const q = new URLSearchParams(token ? { token } : {}); // none: the cookie
+    const q = new URLSearchParams(await streamCredential(this.hub, token)); // none: the cookie
+    if (this.closed) return;
     if (this.lastEventId) q.set('lastEventId', this.lastEventId);
     const sep = this.path.includes('?') ? '&' : '?';
     const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}${sep}${q}`, { withCredentials: true });
@@ -810,6 +811,25 @@ function memberOf(type, data) {
 }
 
 function visible() { return typeof document === 'undefined' || document.visibilityState !== 'hidden'; }
+
+// streamCredential is what a stream's URL carries for token: a single-use
+// ticket (POST /api/v1/stream-tickets; a URL may end up in a proxy's access
+// log, where a used ticket is worth nothing), or the token itself when the
+// hub has no tickets or the ticket could not be had (a refused token then
+// shows as the stream's refusal). No token: nothing, the cookie.
+async function streamCredential(hub, token) {
+  if (!token) return {};
+  try {
+    const resp = await hub.fetch(`${hub.baseUrl}/api/v1/stream-tickets`, {
+      method: 'POST', headers: { Authorization: `Bearer ${token}` }, credentials: 'include',
+    });
+    const env = resp.ok ? await resp.json() : null;
+    if (env && env.isSuccess && env.result && typeof env.result.ticket === 'string' && env.result.ticket) {
+      return { ticket: env.result.ticket };
+    }
+  } catch { /* the network: the token, as before tickets */ }
+  return { token };
+}
 
 // tokenSubject reads a JWT's sub without checking it: only to name the
 // channel that one user's tabs share.

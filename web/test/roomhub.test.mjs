@@ -28,6 +28,10 @@ class FakeEventSource {
 
 const flush = () => new Promise((r) => setImmediate(r));
 
+// TICKETS is the route a stream asks its ticket from (the tests' hubs
+// answer none, so streams carry the token).
+const TICKETS = '/api/v1/stream-tickets';
+
 function setup({ status = 200 } = {}) {
   FakeEventSource.all = [];
   let n = 0;
@@ -231,7 +235,7 @@ test('a page stream refused for one room reports it once', async () => {
       baseUrl: 'http://hub.test', getToken: () => 't', EventSource: FakeEventSource,
       fetch: async (url) => {
         const path = new URL(url).pathname;
-        asked.push(path);
+        if (path !== TICKETS) asked.push(path);
         const denied = path === '/api/v1/rooms/43/presence';
         return {
           ok: !denied, status: denied ? 403 : 200,
@@ -265,7 +269,7 @@ test('keepPresent heartbeats only while no open stream covers the room, and stop
     const hub = new RoomHub({
       baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
       fetch: async (url, init) => {
-        beats.push(`${init.method} ${new URL(url).pathname}`);
+        if (new URL(url).pathname !== TICKETS) beats.push(`${init.method} ${new URL(url).pathname}`);
         return {
           ok: status === 200, status,
           json: async () => (status === 200
@@ -487,6 +491,7 @@ test('the leader reads who is online in a room it has no position for, unless an
   let answer = () => {};
   const asked = [];
   const fetch = async (url) => {
+    if (new URL(url).pathname === TICKETS) return { ok: false, status: 404, json: async () => ({}) };
     asked.push(new URL(url).pathname);
     await new Promise((r) => { answer = r; });
     return { ok: true, status: 200, json: async () => ({ isSuccess: true, result: { onlineUsers: [{ userId: 31 }, { userId: 32 }], count: 2 } }) };
@@ -515,4 +520,29 @@ test('the leader reads who is online in a room it has no position for, unless an
       }
     }
   });
+});
+
+test('a stream carries a single-use ticket, not the token, when the hub gives one; the token when it has no tickets', async () => {
+  for (const [answer, want] of [
+    [{ status: 200, body: { isSuccess: true, code: 'COMMON200', result: { ticket: 'tk1', expiresInSecs: 30 } } }, { ticket: 'tk1', token: null }],
+    [{ status: 404, body: { isSuccess: false, code: 'COMMON404', message: 'no such route' } }, { ticket: null, token: 'tok' }],
+  ]) {
+    FakeEventSource.all = [];
+    const calls = [];
+    const hub = new RoomHub({
+      baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
+      fetch: async (url, init) => {
+        calls.push([init.method, new URL(url).pathname, init.headers.Authorization]);
+        return { ok: answer.status === 200, status: answer.status, json: async () => answer.body };
+      },
+    });
+    const room = hub.room(42);
+    await flush();
+    await flush();
+    const es = FakeEventSource.last();
+    assert.deepEqual(calls[0], ['POST', TICKETS, 'Bearer tok']);
+    assert.equal(es.url.searchParams.get('ticket'), want.ticket);
+    assert.equal(es.url.searchParams.get('token'), want.token);
+    room.close();
+  }
 });

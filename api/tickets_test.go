@@ -1,0 +1,84 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// ticketOf asks for a stream ticket with token.
+func (th *testHub) ticketOf(t *testing.T, token string) string {
+	t.Helper()
+	code, env := th.do(t, http.MethodPost, "/api/v1/stream-tickets", map[string]string{"Authorization": "Bearer " + token}, "")
+	if code != 200 {
+		t.Fatalf("stream-tickets: %d %+v", code, env)
+	}
+	r := env.Result.(map[string]any)
+	if r["expiresInSecs"] != float64(30) || len(r["ticket"].(string)) < 32 {
+		t.Fatalf("stream-tickets: %+v", r)
+	}
+	return r["ticket"].(string)
+}
+
+// A stream ticket (hardening IV, 10: a token in a stream URL ends up in an
+// ingress's access log) opens one stream, once, as the user whose token
+// made it, on any instance; the stream is that user's (their presence,
+// their room grant); used, unknown or expired it is 401; Redis keeps it 30
+// s at most, under a hashed name; ?token= still works.
+func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
+	rs := testredis.Start(t)
+	claim := func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim }
+	a, b := startHub(t, rs.Addr(), claim), startHub(t, rs.Addr(), claim)
+	tok, err := a.tokens.Sign(31, time.Hour, []int64{42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticket := a.ticketOf(t, tok)
+	keys, err := a.rdb.Do(t.Context(), a.rdb.B().Keys().Pattern("stream:ticket:*").Build()).AsStrSlice()
+	if err != nil || len(keys) != 1 || strings.Contains(keys[0], ticket) {
+		t.Fatalf("ticket keys %v (%v), want one, not named by the ticket", keys, err)
+	}
+	if ms, _ := a.rdb.Do(t.Context(), a.rdb.B().Pttl().Key(keys[0]).Build()).AsInt64(); ms <= 0 || ms > 30_000 {
+		t.Fatalf("the ticket lives %d ms, want at most 30 s", ms)
+	}
+	// Made on a, used on b: the user's stream.
+	s := openSSE(t, b.URL+"/api/v1/rooms/42/stream?ticket="+url.QueryEscape(ticket), "", "")
+	if p, _ := s.presenceUpdate(t, wait); len(p.OnlineUsers) != 1 || p.OnlineUsers[0] != 31 {
+		t.Fatalf("presence on a ticket's stream: %+v, want user 31", p)
+	}
+	res := a.publish(t, 42, "comment.created", map[string]any{"n": 1})
+	if f := s.next(t, wait); f.ID != res.StreamID {
+		t.Fatalf("the ticket's stream got %+v, want the event", f)
+	}
+	for name, u := range map[string]string{
+		"used again": b.URL + "/api/v1/rooms/42/stream?ticket=" + url.QueryEscape(ticket),
+		"unknown":    a.URL + "/api/v1/rooms/42/stream?ticket=nosuchticketnosuchticketnosuchtick",
+		"too long":   a.URL + "/api/v1/rooms/42/stream?ticket=" + strings.Repeat("x", 100),
+	} {
+		if _, err := tryOpenSSE(u, "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("a ticket %s: %v, want 401", name, err)
+		}
+	}
+	// Expired: Redis forgot it.
+	expired := a.ticketOf(t, tok)
+	testredis.Do(t, a.rdb, "DEL", hub.StreamTicketKey(expired))
+	if _, err := tryOpenSSE(a.URL+"/api/v1/stream?rooms=42&ticket="+url.QueryEscape(expired), "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("an expired ticket: %v, want 401", err)
+	}
+	// The token's grant goes with the ticket: room 43 is not in it.
+	if _, err := tryOpenSSE(a.URL+"/api/v1/rooms/43/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", ""); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a ticket for a room outside the grant: %v, want 403", err)
+	}
+	// The other stream routes take tickets, and ?token= still works.
+	openSSE(t, a.URL+"/api/v1/notifications/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", "")
+	openSSE(t, a.URL+"/api/v1/rooms/42/stream?token="+url.QueryEscape(tok), "", "")
+	// Without a credential, no ticket.
+	if code, _ := a.do(t, http.MethodPost, "/api/v1/stream-tickets", nil, ""); code != 401 {
+		t.Fatalf("a ticket without a token: %d, want 401", code)
+	}
+}
