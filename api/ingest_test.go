@@ -426,3 +426,40 @@ func TestIngest_FindsStreamsItWillNeverRead(t *testing.T) {
 		t.Fatalf("strays %v, %v", strays, err)
 	}
 }
+
+// One entry's publish fails for want of Redis in the middle of a read (its
+// idempotency key is of another type): the other room's entries are published
+// meanwhile, that room's later entries wait behind the failed one (none
+// goes ahead of it), and once Redis can publish it every entry comes out
+// once, in entry order (hardening IV, 11: PublishAll's in-order rule and
+// finish's stop at the first entry to retry).
+func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	var first string
+	for n := 1; n <= 6; n++ {
+		room := 42 + (n+1)%2 // 42, 43, 42, 43, …
+		id := xadd(t, rdb, 0, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[7]}`, room, n))
+		if n == 1 {
+			first = hub.IdempotencyKey(42, hub.IngestIdempotencyKey(id))
+		}
+	}
+	testredis.Do(t, rdb, "HSET", first, "not", "a string") // the first entry's publish fails on it; the later ones' would not
+	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
+	eventually(t, 20*time.Second, "room 43's entries", func() bool { return slices.Equal(th.historyNs(t, 43), []int{2, 4, 6}) })
+	if got := th.historyNs(t, 42); len(got) != 0 {
+		t.Fatalf("room 42 published %v while its first entry could not be: a later one went ahead", got)
+	}
+	testredis.Do(t, rdb, "DEL", first)
+	waitIngested(t, rdb, 1)
+	if got := th.historyNs(t, 42); !slices.Equal(got, []int{1, 3, 5}) {
+		t.Fatalf("room 42's history %v, want [1 3 5]", got)
+	}
+	if got := th.historyNs(t, 43); !slices.Equal(got, []int{2, 4, 6}) {
+		t.Fatalf("room 43's history %v, want [2 4 6] (each once)", got)
+	}
+	if n := th.unreadOf(t, 7); n != 6 {
+		t.Fatalf("the recipient's unread count is %d, want 6 (each entry once)", n)
+	}
+}
