@@ -53,9 +53,11 @@ try {
         const cut = line.indexOf(' | ');
         const sel = cut < 0 ? a : line.slice(line.indexOf(' ') + 1, cut).trim();
         const want = cut < 0 ? rest.join(' ') : line.slice(cut + 3).trim();
+        // TEXT: the first match is shown (not hidden, not display:none) and
+        // has the text; GONE: it is not, or lacks the text.
         const has = async () => {
           const all = await page.locator(sel).allTextContents();
-          return all.length > 0 && all[0].includes(want);
+          return all.length > 0 && all[0].includes(want) && await page.locator(sel).first().isVisible();
         };
         const end = Date.now() + 15000;
         while ((await has()) !== (cmd === 'TEXT')) {
