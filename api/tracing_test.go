@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -393,5 +394,46 @@ func TestTracing_IngestHonoursTheBackendsSampledFlag(t *testing.T) {
 	}
 	if n := len(spans("ingest read", nil, rec)); n != 0 {
 		t.Fatalf("%d read spans under a ratio of 0", n)
+	}
+}
+
+// The plain path (no recipients) carries the trace across instances too:
+// a single publish, each event of a batch and an ingest entry, each with
+// its own caller's traceparent, give instance b one fan-out span in that
+// trace, under a's publish script (hardening IV, 11: PublishMany sending an
+// empty traceparent passed every test).
+func TestTracing_PlainPublishesCrossInstances(t *testing.T) {
+	rs := testredis.Start(t)
+	recA, recB := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+	a := startHubFull(t, rs.Addr(), withIngest(1), nil, hubExtras{tracing: recA.tp})
+	b := startHubFull(t, rs.Addr(), nil, nil, hubExtras{tracing: recB.tp})
+	s := b.openStream(t, 8, 3, "")
+	s.presenceUpdate(t, wait) // b's listener follows room 8
+	traces := []string{"1af7651916cd43dd8448eb211c80319c", "2af7651916cd43dd8448eb211c80319c", "3af7651916cd43dd8448eb211c80319c", "4af7651916cd43dd8448eb211c80319c"}
+	parent := func(tr string) string { return "00-" + tr + "-b7ad6b7169203331-01" }
+	hdr := func(tr string) map[string]string {
+		return map[string]string{"X-Internal-Key": a.Cfg.InternalAPIKey, "Content-Type": "application/json", "traceparent": parent(tr)}
+	}
+	if code, env := a.do(t, http.MethodPost, "/api/v1/notifications/publish", hdr(traces[0]), `{"roomId":8,"eventType":"comment.created","data":{"n":1}}`); code != 200 {
+		t.Fatalf("publish: %d %+v", code, env)
+	}
+	if code, env := a.do(t, http.MethodPost, "/api/v1/notifications/publish/batch", hdr(traces[1]),
+		`{"events":[{"roomId":8,"eventType":"comment.created","data":{"n":2}},{"roomId":8,"eventType":"comment.created","data":{"n":3}}]}`); code != 200 {
+		t.Fatalf("batch: %d %+v", code, env)
+	}
+	xadd(t, testredis.Client(t, rs.Addr()), 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":4}}`, "traceparent", parent(traces[2]))
+	for _, tr := range traces[:3] {
+		id, _ := trace.TraceIDFromHex(tr)
+		want := 1
+		if tr == traces[1] {
+			want = 2 // the batch's two events, one fan-out each
+		}
+		fans := waitSpans(t, want, "fanout", inTrace(id), recB)
+		scripts := waitSpans(t, want, "lua publish_event", inTrace(id), recA)
+		for _, f := range fans {
+			if !slices.ContainsFunc(scripts, func(s sdktrace.ReadOnlySpan) bool { return f.Parent().SpanID() == s.SpanContext().SpanID() }) {
+				t.Fatalf("trace %s: b's fan-out span is under %s, not a's publish script", tr, f.Parent().SpanID())
+			}
+		}
 	}
 }
