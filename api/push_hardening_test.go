@@ -138,3 +138,38 @@ func TestWebPush_AnEndpointBelongsToOneUser(t *testing.T) {
 		t.Fatalf("webpush_subscriptions = %s, want 1", v)
 	}
 }
+
+// Each severity's Urgency reaches the push service (low → low, normal and
+// high → normal, critical → high), and a 429's Retry-After (2 s) is waited
+// out before the next attempt, whatever the shorter backoff (hardening IV,
+// 11: Urgency sent only for high, or Retry-After ignored, passed every test).
+func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil) // backoff 100 ms
+	want := map[string]string{"low": "low", "normal": "normal", "high": "normal", "critical": "high"}
+	users := map[string]int64{"low": 30, "normal": 31, "high": 32, "critical": 33}
+	for sev, u := range users {
+		th.subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/%s", sev)))
+		nid := th.notifyWith(t, 42, fmt.Sprintf(`"severity":%q`, sev), u)
+		th.waitDelivery(t, nid, u, "webpush", "sent")
+	}
+	for _, p := range ps.Pushes() {
+		sev := p.Path[len("/push/"):]
+		if got := p.Header.Get("Urgency"); got != want[sev] {
+			t.Errorf("severity %s: Urgency %q, want %q", sev, got, want[sev])
+		}
+	}
+	if n := len(ps.Pushes()); n != len(users) {
+		t.Fatalf("%d pushes, want %d", n, len(users))
+	}
+
+	th.subscribe(t, 34, ps.Subscription("/push/later", http.StatusTooManyRequests, http.StatusCreated))
+	nid := th.notifyWith(t, 42, "", 34)
+	if r := th.waitDelivery(t, nid, 34, "webpush", "sent"); r.Attempts != 2 {
+		t.Fatalf("429 then 201: %+v", r)
+	}
+	at := ps.Arrivals("/push/later")
+	if len(at) != 2 || at[1].Sub(at[0]) < 2*time.Second {
+		t.Fatalf("attempts at %v: the second came before the Retry-After of 2 s", at)
+	}
+}

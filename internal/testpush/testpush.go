@@ -49,6 +49,7 @@ type Service struct {
 	scripts   map[string][]int // path → the statuses to answer, in turn (the last repeats)
 	got       []Push
 	arrived   chan string // every push's path as it arrives, before it is answered
+	arrivals  map[string][]time.Time
 	released  chan struct{}
 	release   sync.Once
 	held      int // pushes being held now (Hold)
@@ -69,7 +70,7 @@ type Push struct {
 
 // Start starts the stand-in; it stops with the test.
 func Start(t *testing.T) *Service {
-	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrived: make(chan string, 1024), released: make(chan struct{})}
+	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrivals: map[string][]time.Time{}, arrived: make(chan string, 1024), released: make(chan struct{})}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(s.CloseClientConnections)
@@ -128,8 +129,18 @@ func (s *Service) Pushes() []Push {
 	return append([]Push(nil), s.got...)
 }
 
+// Arrivals is when each push to path arrived, in order.
+func (s *Service) Arrivals(path string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.arrivals[path]...)
+}
+
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.arrivals[r.URL.Path] = append(s.arrivals[r.URL.Path], time.Now())
+	s.mu.Unlock()
 	select {
 	case s.arrived <- r.URL.Path:
 	default:
@@ -207,7 +218,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(make([]byte, 1<<20))
 		return
 	case http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", "2")
 	case http.StatusFound:
 		w.Header().Set("Location", "/elsewhere")
 	}
