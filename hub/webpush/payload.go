@@ -119,9 +119,9 @@ func SafeURL(u string) bool {
 	if u == "" || strings.ContainsFunc(u, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
 		return false
 	}
-	if strings.HasPrefix(u, "/") {
-		return !strings.HasPrefix(u, "//")
-	}
 	p, err := url.Parse(u)
+	if strings.HasPrefix(u, "/") {
+		return err == nil && !strings.HasPrefix(u, "//")
+	}
 	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil
 }

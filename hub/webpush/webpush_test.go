@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -330,4 +331,31 @@ func TestSafeURL(t *testing.T) {
 			t.Errorf("SafeURL(%q) = %v, want %v", u, !want, want)
 		}
 	}
+}
+
+// FuzzSafeURL: a URL the check lets into a push is an http(s) URL with a
+// host, or a path that no browser reads as another host.
+func FuzzSafeURL(f *testing.F) {
+	for _, s := range []string{"/orders/1", "https://a.example/x", "//evil.example", `/\evil`, "javascript:x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !SafeURL(s) {
+			return
+		}
+		if strings.HasPrefix(s, "/") {
+			if strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\n\r\t") {
+				t.Fatalf("%q passed as a path", s)
+			}
+			u, err := url.Parse("https://page.example" + s)
+			if err != nil || u.Host != "page.example" {
+				t.Fatalf("%q leaves the page's origin: %v %v", s, u, err)
+			}
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			t.Fatalf("%q passed as an absolute URL: %v %v", s, u, err)
+		}
+	})
 }
