@@ -16,7 +16,7 @@ import (
 // lag in /health. It starts the consumer.
 func (s *Server) UseIngest(in *ingest.Ingest) {
 	s.ingest = in
-	in.Start(s.publishEntries)
+	in.Start(s.publishEntries, s.cfg.PublishMaxBytes+publishBodyHeadway)
 }
 
 // publishEntries is ingest's PublishFunc: each entry's event field goes
@@ -32,6 +32,9 @@ func (s *Server) publishEntries(ctx context.Context, entries []ingest.Entry) []i
 		switch {
 		case e.Missing:
 			out[i] = ingest.Outcome{Result: ingest.Dead, Code: "COMMON400", Message: "the entry has no event field"}
+		case e.TooLarge > 0:
+			out[i] = ingest.Outcome{Result: ingest.Dead, Code: "COMMON413",
+				Message: "the entry's " + strconv.FormatInt(e.TooLarge, 10) + " bytes are over the " + strconv.FormatInt(limit, 10) + " an event may hold; its text is not kept"}
 		case int64(len(e.Body)) > limit:
 			out[i] = ingest.Outcome{Result: ingest.Dead, Code: "COMMON413",
 				Message: "event is larger than " + strconv.FormatInt(limit, 10) + " bytes"}

@@ -133,3 +133,9 @@ var IngestDone string
 //
 //go:embed push_subscribe.lua
 var PushSubscribe string
+
+// IngestRead reads ingest partitions, pending entries first, within a byte
+// budget; an entry over the most one may hold comes back without its text.
+//
+//go:embed ingest_read.lua
+var IngestRead string

@@ -40,6 +40,7 @@ var (
 	leaseScript   = hub.NewScript(lua.Lease)
 	releaseScript = hub.NewScript(lua.LockRelease)
 	doneScript    = hub.NewScript(lua.IngestDone)
+	readScript    = hub.NewScript(lua.IngestRead)
 )
 
 // consumer is the one consumer name of group roomhub: the lease, not the
@@ -66,6 +67,9 @@ type Entry struct {
 	Body []byte // the entry's event field
 	// Missing is set when the entry has no event field.
 	Missing bool
+	// TooLarge is the entry's size when it is over the most an entry may
+	// hold (its text was never read: Body is empty), else 0.
+	TooLarge int64
 	// Key is the idempotency key it is published under when its body names
 	// none (ingest:<entry id>).
 	Key string
@@ -111,6 +115,12 @@ type Ingest struct {
 	publish PublishFunc
 	id      string // this instance's holder id
 
+	// maxEntry is the most bytes an entry may hold (the publish route's body
+	// limit); readBudget, the bytes one read's entries may hold together.
+	maxEntry, readBudget int64
+	// idle: the last round found nothing, so the next one waits for an entry.
+	idle bool
+
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition
 
@@ -135,8 +145,7 @@ type Ingest struct {
 
 // partition is one partition this instance holds.
 type partition struct {
-	p       int
-	pending bool // read what the group delivered and nobody acknowledged first (id 0)
+	p int
 }
 
 // New registers the ingest metrics and returns the consumer; Start runs it
@@ -164,13 +173,19 @@ func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	return in
 }
 
+// minReadBudget is the least a read's entries may hold together.
+const minReadBudget = 8 << 20
+
 // Start consumes the partitions this instance gets, publishing through
-// publish, until the hub closes; then it gives its leases back.
-func (in *Ingest) Start(publish PublishFunc) {
+// publish, until the hub closes; then it gives its leases back. An entry
+// over maxEntry bytes is dead (TooLarge) without its text ever being read;
+// a read's entries hold at most max(8 MiB, 2 × maxEntry) together.
+func (in *Ingest) Start(publish PublishFunc, maxEntry int64) {
 	if in.cfg.IngestPartitions == 0 {
 		return
 	}
 	in.publish = publish
+	in.maxEntry, in.readBudget = maxEntry, max(minReadBudget, 2*maxEntry)
 	in.started.Store(true)
 	in.h.Go(in.run)
 }
@@ -363,7 +378,7 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 					}
 					continue
 				}
-				in.owned[p] = &partition{p: p, pending: true}
+				in.owned[p] = &partition{p: p}
 				taken = append(taken, p)
 			}
 			if len(taken) > 0 {

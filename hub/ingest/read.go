@@ -17,10 +17,11 @@ import (
 	"roomhub/hub"
 )
 
-// round reads the owned partitions once (waiting up to wait for entries),
-// publishes what it read and finishes it; it reports how many entries it
-// read. An entry not published for want of Redis stays unacknowledged, and
-// its partition is read from what is pending next time.
+// round reads the owned partitions once (waiting up to wait for entries
+// when the last round found none), publishes what it read and finishes it;
+// it reports how many entries it read. An entry not published for want of
+// Redis stays unacknowledged (pending), and every read returns what is
+// pending first.
 func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	parts := in.ownedSorted()
 	read, err := in.read(ctx, parts, wait)
@@ -30,11 +31,9 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	parts = in.ownedSorted() // less a partition the read found unreadable
 	total := 0
 	for _, p := range parts {
-		if in.owned[p].pending && len(read[p]) == 0 {
-			in.owned[p].pending = false // nothing left from before: new entries next
-		}
 		total += len(read[p])
 	}
+	in.idle = total == 0
 	if total == 0 {
 		return 0, nil
 	}
@@ -70,20 +69,33 @@ const (
 	readGroups = 4
 )
 
+// entry is one entry a read returned (lua/ingest_read.lua).
+type entry struct {
+	id          string
+	event       string
+	hasEvent    bool
+	traceparent string
+	size        int64
+	tooLarge    bool
+}
+
 // publishRead publishes what a read found in parts and finishes it.
 // A read is traced as one span. An entry whose traceparent field names a
 // trace (the backend's, written with the entry) gets a span in that trace,
 // as its child, sampled as the backend's flag says, linked to the read; an
 // entry without one gets a span under the read's, when that records.
-func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]rueidis.XRangeEntry) error {
+func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]entry) error {
 	var entries []Entry
 	var from []int   // each entry's partition
 	var tps []string // each entry's traceparent field
 	for _, p := range parts {
 		for _, e := range read[p] {
-			body, ok := e.FieldValues["event"]
-			entries = append(entries, Entry{ID: e.ID, Body: []byte(body), Missing: !ok, Key: hub.IngestIdempotencyKey(e.ID)})
-			from, tps = append(from, p), append(tps, e.FieldValues["traceparent"])
+			en := Entry{ID: e.id, Body: []byte(e.event), Missing: !e.hasEvent && !e.tooLarge, Key: hub.IngestIdempotencyKey(e.id)}
+			if e.tooLarge {
+				en.TooLarge = e.size
+			}
+			entries = append(entries, en)
+			from, tps = append(from, p), append(tps, e.traceparent)
 		}
 	}
 	if len(entries) == 0 {
@@ -190,26 +202,41 @@ func endEntrySpan(span trace.Span, o Outcome) {
 	span.End()
 }
 
-// read reads up to INGEST_BATCH entries of each partition: what is pending
-// (delivered before and not acknowledged) for a partition just taken or
-// after a failure, else new entries. On one Redis it is one XREADGROUP
-// that waits up to wait; a cluster's partitions lie in different slots, so
-// there each is read apart, in one pipeline, without waiting.
-func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (map[int][]rueidis.XRangeEntry, error) {
+// read reads up to INGEST_BATCH entries of each partition, pending ones
+// first, within the read's byte budget (lua/ingest_read.lua). On one Redis,
+// when the last round found nothing, it first waits up to wait for an
+// entry with one blocking XREADGROUP of at most one entry a partition (the
+// entry stays pending and the script returns it); a cluster's partitions
+// lie in different slots, so there each is read apart, in one pipeline,
+// without waiting.
+func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (map[int][]entry, error) {
 	keys := make([]string, len(parts))
-	ids := make([]string, len(parts))
 	for i, p := range parts {
-		keys[i], ids[i] = hub.IngestKey(p), ">"
-		if in.owned[p].pending {
-			ids[i] = "0"
-		}
+		keys[i] = hub.IngestKey(p)
 	}
-	out := make(map[int][]rueidis.XRangeEntry, len(parts))
-	batch := int64(in.cfg.IngestBatch)
+	out := make(map[int][]entry, len(parts))
+	args := []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
+		strconv.FormatInt(in.readBudget, 10)}
 	if !in.rdb.Sharded() {
-		cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(batch).
-			Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
-		got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
+		if in.idle {
+			ids := make([]string, len(parts))
+			for i := range ids {
+				ids[i] = ">"
+			}
+			cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
+				Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
+			got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
+			if wrongType(err) {
+				return out, in.dropUnreadable(ctx, parts)
+			}
+			if err != nil {
+				return nil, in.checkGroups(ctx, parts, err)
+			}
+			if len(got) == 0 {
+				return out, nil
+			}
+		}
+		arr, err := hub.Run(in.rdb, ctx, readScript.Lua, keys, args, rueidis.RedisResult.ToArray)
 		if wrongType(err) {
 			// One key of the read is not a stream: find it and leave it,
 			// so that the others are read at once.
@@ -219,17 +246,20 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ma
 			return nil, in.checkGroups(ctx, parts, err)
 		}
 		for i, p := range parts {
-			out[p] = got[keys[i]]
+			if i < len(arr) {
+				if out[p], err = entriesOf(arr[i]); err != nil {
+					return nil, err
+				}
+			}
 		}
 		return out, nil
 	}
-	cmds := make(rueidis.Commands, len(parts))
+	execs := make([]rueidis.LuaExec, len(parts))
 	for i := range parts {
-		cmds[i] = in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(batch).
-			Streams().Key(keys[i]).Id(ids[i]).Build()
+		execs[i] = rueidis.LuaExec{Keys: keys[i : i+1], Args: args}
 	}
-	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
-		got, err := asXRead(r)
+	for i, r := range hub.RunMany(in.rdb, ctx, readScript, execs) {
+		arr, err := r.ToArray()
 		if wrongType(err) {
 			in.leave(ctx, parts[i], "reading it")
 			continue
@@ -237,7 +267,11 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ma
 		if err != nil {
 			return nil, in.checkGroups(ctx, parts, hub.RedisErr(err))
 		}
-		out[parts[i]] = got[keys[i]]
+		if len(arr) > 0 {
+			if out[parts[i]], err = entriesOf(arr[0]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }
@@ -271,6 +305,30 @@ func (in *Ingest) leave(ctx context.Context, p int, why string) {
 	in.publishOwned()
 }
 
+// entriesOf reads one partition's entries from lua/ingest_read.lua's reply:
+// five values each.
+func entriesOf(m rueidis.RedisMessage) ([]entry, error) {
+	vals, err := m.ToArray()
+	if err != nil || len(vals)%5 != 0 {
+		return nil, fmt.Errorf("%w: an ingest read answered %d values", hub.ErrRedisReply, len(vals))
+	}
+	out := make([]entry, 0, len(vals)/5)
+	for k := 0; k < len(vals); k += 5 {
+		var e entry
+		if e.id, err = vals[k].ToString(); err != nil {
+			return nil, fmt.Errorf("%w: an ingest entry's id", hub.ErrRedisReply)
+		}
+		e.event, err = vals[k+1].ToString()
+		e.hasEvent = err == nil
+		e.traceparent, _ = vals[k+2].ToString()
+		e.size, _ = vals[k+3].AsInt64()
+		big, _ := vals[k+4].AsInt64()
+		e.tooLarge = big == 1
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // asXRead reads an XREADGROUP reply; nil (nothing within the wait) is none.
 func asXRead(r rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
 	got, err := r.AsXRead()
@@ -288,7 +346,6 @@ func (in *Ingest) checkGroups(ctx context.Context, parts []int, err error) error
 			if gerr := in.ensureGroup(ctx, p); gerr != nil {
 				return gerr
 			}
-			in.owned[p].pending = true
 		}
 	}
 	return err
@@ -339,8 +396,7 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 			}
 		}
 		if stopped {
-			in.owned[p].pending = true
-			retried = true
+			retried = true // the rest stays pending: the next read returns it first
 		} else if len(acked) > 0 {
 			trimTo = nextID(acked[len(acked)-1])
 		}
@@ -359,11 +415,7 @@ func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from
 		}
 	}
 	if firstErr != nil {
-		// Published, not acknowledged: read again and answered duplicate.
-		for _, p := range parts {
-			in.owned[p].pending = true
-		}
-		return firstErr
+		return firstErr // published, not acknowledged: read again (pending) and answered duplicate
 	}
 	for r := Published; r <= Dead; r++ {
 		in.entries[r].Add(counted[r])
