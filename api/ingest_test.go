@@ -462,3 +462,22 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 		t.Fatalf("the recipient's unread count is %d, want 6 (each entry once)", n)
 	}
 }
+
+// A partition taken over from an instance that died between reading and
+// acknowledging is read from what that one left pending at once, with no
+// new entry to wake the reader (a hub idle on its other partitions).
+func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	testredis.Do(t, rdb, "XGROUP", "CREATE", hub.IngestKey(1), hub.IngestGroup, "0", "MKSTREAM")
+	for n := range 3 {
+		xadd(t, rdb, 1, "event", fmt.Sprintf(`{"roomId":51,"eventType":"comment.created","data":{"n":%d}}`, n))
+	}
+	// The holder that died: it read them (now pending) and holds the lease a while.
+	testredis.Do(t, rdb, "XREADGROUP", "GROUP", hub.IngestGroup, "roomhub", "COUNT", "10", "STREAMS", hub.IngestKey(1), ">")
+	testredis.Do(t, rdb, "SET", hub.IngestLeaseKey(1), "the-dead-one", "PX", "2500")
+	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
+	eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.historyNs(t, 51), []int{0, 1, 2}) })
+	waitIngested(t, rdb, 2)
+}

@@ -15,7 +15,8 @@
 -- ARGV[5]  the bytes the entries returned may hold together
 -- Returns one array per key, in order: five values per entry: its id, its
 -- event field (false when it has none or is too big), its traceparent field
--- (or false), its size in bytes, 1 when it is too big (else 0).
+-- (or false), its size in bytes, 1 when it is too big (else 0); then 1 when
+-- the budget stopped the read (else 0).
 local group, consumer, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local most, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
 local used, full = 0, false
@@ -61,4 +62,5 @@ for i, key in ipairs(KEYS) do
   end
   out[i] = got
 end
+out[#KEYS + 1] = full and 1 or 0
 return out

@@ -118,7 +118,8 @@ type Ingest struct {
 	// maxEntry is the most bytes an entry may hold (the publish route's body
 	// limit); readBudget, the bytes one read's entries may hold together.
 	maxEntry, readBudget int64
-	// idle: the last round found nothing, so the next one waits for an entry.
+	// idle: the last round read all there was (nothing pending, no
+	// partition full), so the next one waits for an entry first.
 	idle bool
 
 	// owned are the partitions this instance holds (only run touches it).
@@ -380,6 +381,7 @@ func (in *Ingest) share(ctx context.Context) (failed error) {
 				}
 				in.owned[p] = &partition{p: p}
 				taken = append(taken, p)
+				in.idle = false // read what its last holder left pending at once
 			}
 			if len(taken) > 0 {
 				in.log.Info("ingest: consuming partitions", "partitions", taken, "share", share, "instances", live)

@@ -24,8 +24,9 @@ import (
 // pending first.
 func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	parts := in.ownedSorted()
-	read, err := in.read(ctx, parts, wait)
+	read, more, err := in.read(ctx, parts, wait)
 	if err != nil {
+		in.idle = false
 		return 0, err
 	}
 	parts = in.ownedSorted() // less a partition the read found unreadable
@@ -33,7 +34,9 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	for _, p := range parts {
 		total += len(read[p])
 	}
-	in.idle = total == 0
+	// All there was: the next round waits for an entry. A retry (below)
+	// makes it read what is pending at once.
+	in.idle = !more
 	if total == 0 {
 		return 0, nil
 	}
@@ -44,7 +47,11 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	// room's entries are all in one partition, so each keeps its order.
 	groups := min(readGroups, len(parts))
 	if total < bigRead || groups == 1 {
-		return total, in.publishRead(ctx, parts, read)
+		err = in.publishRead(ctx, parts, read)
+		if err != nil {
+			in.idle = false
+		}
+		return total, err
 	}
 	errs := make([]error, groups)
 	var wg sync.WaitGroup
@@ -59,7 +66,11 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read) }()
 	}
 	wg.Wait()
-	return total, errors.Join(errs...)
+	err = errors.Join(errs...)
+	if err != nil {
+		in.idle = false
+	}
+	return total, err
 }
 
 // Reads with at least bigRead entries are published in readGroups groups
@@ -203,60 +214,54 @@ func endEntrySpan(span trace.Span, o Outcome) {
 }
 
 // read reads up to INGEST_BATCH entries of each partition, pending ones
-// first, within the read's byte budget (lua/ingest_read.lua). On one Redis,
-// when the last round found nothing, it first waits up to wait for an
-// entry with one blocking XREADGROUP of at most one entry a partition (the
-// entry stays pending and the script returns it); a cluster's partitions
-// lie in different slots, so there each is read apart, in one pipeline,
-// without waiting.
-func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (map[int][]entry, error) {
-	keys := make([]string, len(parts))
-	for i, p := range parts {
-		keys[i] = hub.IngestKey(p)
-	}
-	out := make(map[int][]entry, len(parts))
+// first, within the read's byte budget (lua/ingest_read.lua); more says
+// there may be more to read at once (a partition gave a full batch, or the
+// budget stopped the read). On one Redis, when the last round read all
+// there was, it first waits up to wait for an entry with one blocking
+// XREADGROUP of at most one entry a partition (the entry stays pending, and
+// the script, run on the partitions that got one, returns it); a cluster's
+// partitions lie in different slots, so there each is read by its own
+// script, in one pipeline, without waiting.
+func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]entry, more bool, err error) {
+	out = make(map[int][]entry, len(parts))
 	args := []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
 		strconv.FormatInt(in.readBudget, 10)}
 	if !in.rdb.Sharded() {
 		if in.idle {
-			ids := make([]string, len(parts))
-			for i := range ids {
-				ids[i] = ">"
+			woken, err := in.wait(ctx, parts, wait)
+			if err != nil || len(woken) == 0 {
+				return out, false, err
 			}
-			cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
-				Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
-			got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
-			if wrongType(err) {
-				return out, in.dropUnreadable(ctx, parts)
-			}
-			if err != nil {
-				return nil, in.checkGroups(ctx, parts, err)
-			}
-			if len(got) == 0 {
-				return out, nil
-			}
+			parts = woken
+		}
+		keys := make([]string, len(parts))
+		for i, p := range parts {
+			keys[i] = hub.IngestKey(p)
 		}
 		arr, err := hub.Run(in.rdb, ctx, readScript.Lua, keys, args, rueidis.RedisResult.ToArray)
 		if wrongType(err) {
 			// One key of the read is not a stream: find it and leave it,
 			// so that the others are read at once.
-			return out, in.dropUnreadable(ctx, parts)
+			return out, true, in.dropUnreadable(ctx, parts)
 		}
 		if err != nil {
-			return nil, in.checkGroups(ctx, parts, err)
+			return nil, false, in.checkGroups(ctx, parts, err)
+		}
+		if len(arr) != len(parts)+1 {
+			return nil, false, fmt.Errorf("%w: an ingest read answered %d values for %d partitions", hub.ErrRedisReply, len(arr), len(parts))
 		}
 		for i, p := range parts {
-			if i < len(arr) {
-				if out[p], err = entriesOf(arr[i]); err != nil {
-					return nil, err
-				}
+			if out[p], err = entriesOf(arr[i]); err != nil {
+				return nil, false, err
 			}
+			more = more || len(out[p]) >= in.cfg.IngestBatch
 		}
-		return out, nil
+		full, _ := arr[len(parts)].AsInt64()
+		return out, more || full == 1, nil
 	}
 	execs := make([]rueidis.LuaExec, len(parts))
-	for i := range parts {
-		execs[i] = rueidis.LuaExec{Keys: keys[i : i+1], Args: args}
+	for i, p := range parts {
+		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestKey(p)}, Args: args}
 	}
 	for i, r := range hub.RunMany(in.rdb, ctx, readScript, execs) {
 		arr, err := r.ToArray()
@@ -264,16 +269,46 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ma
 			in.leave(ctx, parts[i], "reading it")
 			continue
 		}
-		if err != nil {
-			return nil, in.checkGroups(ctx, parts, hub.RedisErr(err))
+		if err == nil && len(arr) != 2 {
+			err = fmt.Errorf("%w: an ingest read answered %d values", hub.ErrRedisReply, len(arr))
 		}
-		if len(arr) > 0 {
-			if out[parts[i]], err = entriesOf(arr[0]); err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, false, in.checkGroups(ctx, parts, hub.RedisErr(err))
+		}
+		p := parts[i]
+		if out[p], err = entriesOf(arr[0]); err != nil {
+			return nil, false, err
+		}
+		full, _ := arr[1].AsInt64()
+		more = more || full == 1 || len(out[p]) >= in.cfg.IngestBatch
+	}
+	return out, more, nil
+}
+
+// wait blocks up to wait for an entry in any of parts (one XREADGROUP, at
+// most one entry a partition, left pending for the script to return) and
+// reports the partitions that got one.
+func (in *Ingest) wait(ctx context.Context, parts []int, wait time.Duration) ([]int, error) {
+	keys, ids := make([]string, len(parts)), make([]string, len(parts))
+	for i, p := range parts {
+		keys[i], ids[i] = hub.IngestKey(p), ">"
+	}
+	cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
+		Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
+	got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
+	if wrongType(err) {
+		return nil, in.dropUnreadable(ctx, parts)
+	}
+	if err != nil {
+		return nil, in.checkGroups(ctx, parts, err)
+	}
+	var woken []int
+	for i, p := range parts {
+		if len(got[keys[i]]) > 0 {
+			woken = append(woken, p)
 		}
 	}
-	return out, nil
+	return woken, nil
 }
 
 // dropUnreadable finds which of parts' keys are not streams (one pipeline
