@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
+	"roomhub/hub/publishing"
 )
 
 // Envelope is the shape of every JSON answer.
@@ -51,6 +52,12 @@ func ok(c echo.Context, result any) error {
 	return c.JSON(http.StatusOK, Envelope{IsSuccess: true, Code: "COMMON200", Message: "OK", Result: result})
 }
 
+// refusalStatus is the HTTP status of each code a refusal may carry.
+var refusalStatus = map[string]int{
+	"COMMON400": http.StatusBadRequest, "NOTIF4001": http.StatusBadRequest,
+	"NOTIF4091": http.StatusConflict, "COMMON413": http.StatusRequestEntityTooLarge,
+}
+
 // toError maps any error to an *Error: the one table of status and code.
 func toError(err error) *Error {
 	var e *Error
@@ -78,13 +85,10 @@ func toError(err error) *Error {
 		}
 		return &Error{http.StatusInternalServerError, "COMMON500", "internal server error", err}
 	}
+	if r, ok := publishing.RefusalOf(err); ok { // a bad field, anywhere; a publish refused for what it says
+		return &Error{refusalStatus[r.Code], r.Code, r.Message, nil}
+	}
 	switch {
-	case errors.Is(err, hub.ErrBadEventType):
-		return &Error{http.StatusBadRequest, "NOTIF4001", err.Error(), nil}
-	case errors.Is(err, hub.ErrIdempotencyReuse):
-		return &Error{http.StatusConflict, "NOTIF4091", "idempotency key reused with a different body", nil}
-	case errors.Is(err, hub.ErrInvalid):
-		return &Error{http.StatusBadRequest, "COMMON400", err.Error(), nil}
 	case errors.Is(err, hub.ErrNotFound):
 		return errNotFound("not found")
 	case errors.Is(err, hub.ErrForbidden):

@@ -13,6 +13,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/internal/strictjson"
 )
 
 func (s *Server) unread(c echo.Context) error {
@@ -307,40 +308,8 @@ func (s *Server) putSettings(c echo.Context) error {
 
 // decodeStrict reads one JSON object into v; anything else is COMMON400.
 func decodeStrict(body []byte, v any) error {
-	if err := decodeJSON(body, v); err != nil {
-		return jsonError(err)
+	if err := strictjson.Decode(body, v); err != nil {
+		return errBadRequest(strictjson.Problem(err))
 	}
 	return nil
-}
-
-// errNotOneObject is decodeJSON's answer to a body holding more than one value.
-var errNotOneObject = errors.New("body must hold one JSON object")
-
-// decodeJSON reads exactly one JSON value into v, refusing fields v does not
-// have (DESIGN: a typo must never widen what a request does).
-func decodeJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errNotOneObject
-	}
-	return nil
-}
-
-// jsonError is the COMMON400 that names what decodeJSON found wrong.
-func jsonError(err error) error {
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te):
-		return errBadRequest(fieldName(te.Field) + " has the wrong type")
-	case errors.Is(err, errNotOneObject):
-		return errBadRequest(err.Error())
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return errBadRequest("unknown field " + name)
-	}
-	return errBadRequest("body is not a valid JSON object")
 }

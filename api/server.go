@@ -17,6 +17,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/publishing"
 	"roomhub/hub/webpush"
 )
 
@@ -37,8 +38,9 @@ type Server struct {
 	// userRequests is every user route's budget per user; a bulk action
 	// spends from it by the items it looked at (see chargeItems).
 	userRequests *userLimiter
-	ingest       *ingest.Ingest   // nil: the ingest streams are not consumed here (UseIngest)
-	push         *webpush.Service // nil: the webpush channel is off (UsePush)
+	pipeline     *publishing.Pipeline // every publish's path, whatever the door
+	ingest       *ingest.Ingest       // nil: the ingest streams are not consumed here (UseIngest)
+	push         *webpush.Service     // nil: the webpush channel is off (UsePush)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -46,7 +48,8 @@ type Server struct {
 // /static/); it may be nil.
 func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
 	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New(),
-		authMisses: newUserLimiter(cfg.AuthMisses), userRequests: newUserLimiter(cfg.UserRequests)}
+		authMisses: newUserLimiter(cfg.AuthMisses), userRequests: newUserLimiter(cfg.UserRequests),
+		pipeline: publishing.New(ib, cfg.PublishMaxBytes)}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -259,19 +262,16 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 	}
 }
 
-// Body limits: a publish carries up to PUBLISH_MAX_BYTES of data and up to
-// 10,000 recipients with the inbox options (a redrive, up to 10,000
-// notificationIds, shares that bound); every other body is small.
-const (
-	smallBodyMax       = 64 << 10
-	publishBodyHeadway = 256 << 10
-)
+// smallBodyMax bounds every body but a publish's (publishing.MaxBody: up
+// to PUBLISH_MAX_BYTES of data and 10,000 recipients with the inbox
+// options; a redrive, up to 10,000 notificationIds, shares that bound).
+const smallBodyMax = 64 << 10
 
 // bodyLimits bounds each route's request body: a publish's by
 // PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, any
 // other's by 64 KiB.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
-	small, publish := bodyLimit(smallBodyMax), bodyLimit(s.cfg.PublishMaxBytes+publishBodyHeadway)
+	small, publish := bodyLimit(smallBodyMax), bodyLimit(publishing.MaxBody(s.cfg.PublishMaxBytes))
 	batch := bodyLimit(s.cfg.PublishMaxBytes * 8)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		smallNext, publishNext, batchNext := small(next), publish(next), batch(next)

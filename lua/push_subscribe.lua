@@ -11,6 +11,21 @@
 local key, endpoint, entry = KEYS[1], ARGV[1], ARGV[2]
 local now, most, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local before = redis.call('HLEN', key)
+-- The one sent last is the newest, even within one millisecond: its "at"
+-- is past every other's, so the oldest is the one replaced.
+local top = 0
+local held = redis.call('HGETALL', key)
+for i = 1, #held, 2 do
+  if held[i] ~= endpoint then
+    local at = cjson.decode(held[i + 1]).at or 0
+    if at > top then top = at end
+  end
+end
+local e = cjson.decode(entry)
+if e.at <= top then
+  e.at = top + 1
+  entry = cjson.encode(e)
+end
 redis.call('HSET', key, endpoint, entry)
 local all = redis.call('HGETALL', key)
 local live = {}

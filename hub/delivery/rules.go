@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"roomhub/hub"
+	"roomhub/internal/strictjson"
 )
 
 // Rule says when one channel reaches a recipient of an event.
@@ -33,19 +33,6 @@ const (
 
 // dedupeKeyRE is what a dedupeKey may look like.
 var dedupeKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
-
-// decodeStrict decodes one JSON value into v, refusing unknown fields.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("more than one JSON value")
-	}
-	return nil
-}
 
 // check validates rules against the configured channels.
 func (rs Rules) check(cfg hub.Config) error {
@@ -83,7 +70,7 @@ func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
 		}
 	}
 	var all map[string]Rules
-	if err := decodeStrict(b, &all); err != nil {
+	if err := strictjson.Decode(b, &all); err != nil {
 		return nil, fmt.Errorf("not the rules' JSON: %v", err)
 	}
 	for typ, rs := range all {
@@ -109,7 +96,7 @@ func ParseCaps(text string, cfg hub.Config) (map[string]Cap, error) {
 	if text == "" {
 		return caps, nil
 	}
-	if err := decodeStrict([]byte(text), &caps); err != nil {
+	if err := strictjson.Decode([]byte(text), &caps); err != nil {
 		return nil, fmt.Errorf("not the caps' JSON: %v", err)
 	}
 	for ch, c := range caps {
@@ -140,7 +127,7 @@ func (o Options) Set() bool {
 // ParseOverride reads a publish's delivery field (one event type's entry).
 func ParseOverride(raw json.RawMessage) (Rules, error) {
 	var rs Rules
-	if err := decodeStrict(raw, &rs); err != nil || rs == nil {
+	if err := strictjson.Decode(raw, &rs); err != nil || rs == nil {
 		return nil, fmt.Errorf("%w: delivery must be an object of channel → {afterSecs, unless, onlyIfOffline, digestSecs}", hub.ErrInvalid)
 	}
 	return rs, nil

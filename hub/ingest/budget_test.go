@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -9,40 +10,34 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/publishing"
 )
 
 // A backlog of large entries is read within the byte budget (hardening IV,
 // 5: 4,096 pending entries of 65 KB took 1.45 GB): 200 entries of 60 KB
 // (12 MB) reach the publish path in reads of at most 8 MiB each; an entry
-// over the most one may hold (2 MiB, against 300 KB) comes without its
-// text, TooLarge; every entry comes once, in order.
+// over the most one may hold (2 MiB, against 300 KB) is dead, its size
+// said, its text never read; every other entry comes once, in order.
 func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
-	const maxEntry = 300 << 10
+	const maxData = 300<<10 - publishing.BodyHeadway // a body may hold 300 KiB
 	var mu sync.Mutex
 	var reads []int64 // each publish call's bytes
 	var order []string
-	var tooLarge []int64
 	ready := make(chan struct{})
-	rdb, _ := startIngest(t, func(_ context.Context, entries []Entry) []Outcome {
+	rdb, in := startIngest(t, fakePublisher{maxData: maxData, run: func(_ context.Context, bodies []publishing.Body) []publishing.Outcome {
 		<-ready
-		out := make([]Outcome, len(entries))
 		var n int64
 		mu.Lock()
 		defer mu.Unlock()
-		for i, e := range entries {
-			n += int64(len(e.Body))
-			order = append(order, e.ID)
-			out[i] = Outcome{Result: Published}
-			if e.TooLarge > 0 {
-				tooLarge = append(tooLarge, e.TooLarge)
-				out[i] = Outcome{Result: Dead, Code: "COMMON413"}
-			}
+		for _, b := range bodies {
+			n += int64(len(b.Raw))
+			order = append(order, b.DefaultKey)
 		}
 		reads = append(reads, n)
-		return out
-	}, maxEntry)
+		return make([]publishing.Outcome, len(bodies))
+	}})
 	body := strings.Repeat("x", 60<<10)
-	var ids []string
+	var want []string
 	var cmds rueidis.Commands
 	for i := range 202 {
 		v := body
@@ -51,12 +46,14 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 		}
 		cmds = append(cmds, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", v).Build())
 	}
-	for _, r := range rdb.DoMulti(context.Background(), cmds...) {
+	for i, r := range rdb.DoMulti(context.Background(), cmds...) {
 		id, err := r.ToString()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, id)
+		if i != 50 && i != 150 {
+			want = append(want, hub.IngestIdempotencyKey(id))
+		}
 	}
 	close(ready)
 	waitDrained(t, rdb)
@@ -70,10 +67,12 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 			t.Fatalf("read %d held %d bytes, over the %d budget", i, n, minReadBudget)
 		}
 	}
-	if len(tooLarge) != 2 || tooLarge[0] != int64(len("event"))+2<<20 {
-		t.Fatalf("too large: %v, want the two 2 MiB entries, sized", tooLarge)
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Fatalf("entries came %d times, out of order or twice (%d added)", len(order), len(want))
 	}
-	if strings.Join(order, ",") != strings.Join(ids, ",") {
-		t.Fatalf("entries came %d times, out of order or twice (%d added)", len(order), len(ids))
+	dead, _, err := in.Dead(context.Background(), 0, nil, 10)
+	size := fmt.Sprintf("entry's %d bytes", len("event")+2<<20)
+	if err != nil || len(dead) != 2 || dead[0].Code != "COMMON413" || dead[0].Event != "" || !strings.Contains(dead[1].Message, size) {
+		t.Fatalf("dead %+v, %v: want the two 2 MiB entries, 413, sized, without their text", dead, err)
 	}
 }

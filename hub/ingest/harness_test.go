@@ -10,12 +10,26 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/publishing"
 	"roomhub/internal/testredis"
 )
 
+// fakePublisher stands in for the publish pipeline: run answers the bodies,
+// and a publish's data may hold maxData bytes.
+type fakePublisher struct {
+	run     func(ctx context.Context, bodies []publishing.Body) []publishing.Outcome
+	maxData int64
+}
+
+func (f fakePublisher) Run(ctx context.Context, bodies []publishing.Body, _ bool) []publishing.Outcome {
+	return f.run(ctx, bodies)
+}
+
+func (f fakePublisher) MaxData() int64 { return f.maxData }
+
 // startIngest runs one partition's consumer on a real Redis through
-// publish, entries over maxEntry dead unread; it stops with the test.
-func startIngest(t *testing.T, publish PublishFunc, maxEntry int64) (rueidis.Client, *Ingest) {
+// publish; it stops with the test.
+func startIngest(t *testing.T, publish Publisher) (rueidis.Client, *Ingest) {
 	t.Helper()
 	rs := testredis.Start(t)
 	cfg := hub.DefaultConfig()
@@ -31,7 +45,7 @@ func startIngest(t *testing.T, publish PublishFunc, maxEntry int64) (rueidis.Cli
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	in := New(h, log)
-	in.Start(publish, maxEntry)
+	in.Start(publish)
 	h.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

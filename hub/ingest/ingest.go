@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
+	"roomhub/hub/publishing"
 	"roomhub/lua"
 )
 
@@ -101,10 +102,14 @@ type Outcome struct {
 	Code, Message string
 }
 
-// PublishFunc publishes entries, each answered in its place; one room's
-// entries are published in the order given, and an entry answered Retry
-// leaves its room's later entries Retry too.
-type PublishFunc func(ctx context.Context, entries []Entry) []Outcome
+// Publisher is the publish path ingest hands its entries to
+// (*publishing.Pipeline, the HTTP routes' own): each body answered in its
+// place, one room's in their order.
+type Publisher interface {
+	Run(ctx context.Context, bodies []publishing.Body, inOrder bool) []publishing.Outcome
+	// MaxData is the most bytes a publish's data may hold (PUBLISH_MAX_BYTES).
+	MaxData() int64
+}
 
 // Ingest consumes the ingest partitions of one instance.
 type Ingest struct {
@@ -112,7 +117,7 @@ type Ingest struct {
 	rdb     *hub.Redis
 	cfg     hub.Config
 	log     *slog.Logger
-	publish PublishFunc
+	publish Publisher
 	id      string // this instance's holder id
 
 	// maxEntry is the most bytes an entry may hold (the publish route's body
@@ -179,14 +184,16 @@ const minReadBudget = 8 << 20
 
 // Start consumes the partitions this instance gets, publishing through
 // publish, until the hub closes; then it gives its leases back. An entry
-// over maxEntry bytes is dead (TooLarge) without its text ever being read;
-// a read's entries hold at most max(8 MiB, 2 × maxEntry) together.
-func (in *Ingest) Start(publish PublishFunc, maxEntry int64) {
+// larger than a publish body may be (publishing.MaxBody) is dead without
+// its text ever being read; a read's entries hold at most max(8 MiB, 2 ×
+// that) together.
+func (in *Ingest) Start(publish Publisher) {
 	if in.cfg.IngestPartitions == 0 {
 		return
 	}
 	in.publish = publish
-	in.maxEntry, in.readBudget = maxEntry, max(minReadBudget, 2*maxEntry)
+	in.maxEntry = publishing.MaxBody(publish.MaxData())
+	in.readBudget = max(minReadBudget, 2*in.maxEntry)
 	in.started.Store(true)
 	in.h.Go(in.run)
 }

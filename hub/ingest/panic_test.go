@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"roomhub/hub"
+	"roomhub/hub/publishing"
 	"roomhub/internal/testredis"
 )
 
@@ -16,21 +17,19 @@ import (
 func TestIngest_AnEntryThatPanicsIsDeadAfterTwoTries(t *testing.T) {
 	var mu sync.Mutex
 	var published []string
-	rdb, in := startIngest(t, func(_ context.Context, entries []Entry) []Outcome {
-		out := make([]Outcome, len(entries))
-		for i, e := range entries {
-			if string(e.Body) == "boom" {
+	rdb, in := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publishing.Body) []publishing.Outcome {
+		for _, b := range bodies {
+			if string(b.Raw) == "boom" {
 				panic("an entry the publish path cannot take")
 			}
 			mu.Lock()
-			if !slices.Contains(published, string(e.Body)) { // read twice: published once, as its idempotency key would
-				published = append(published, string(e.Body))
+			if !slices.Contains(published, string(b.Raw)) { // read twice: published once, as its idempotency key would
+				published = append(published, string(b.Raw))
 			}
 			mu.Unlock()
-			out[i] = Outcome{Result: Published}
 		}
-		return out
-	}, 1<<20)
+		return make([]publishing.Outcome, len(bodies))
+	}})
 	for _, body := range []string{"a", "boom", "b"} {
 		testredis.Do(t, rdb, "XADD", hub.IngestKey(0), "*", "event", body)
 	}

@@ -183,7 +183,7 @@ func (in *Ingest) tryPublish(ctx context.Context, entries []Entry) (out []Outcom
 			ok = false
 		}
 	}()
-	return in.publish(ctx, entries), true
+	return in.publishEntries(ctx, entries), true
 }
 
 // entrySpan starts the span of entry id of partition p: a child of the
