@@ -123,7 +123,7 @@ func decode(body []byte) (inbox.PublishRequest, error) {
 	}
 	if b.GroupWindow != nil {
 		if *b.GroupWindow <= 0 {
-			return inbox.PublishRequest{}, badRequest("groupWindowSecs must be 1 to 86400")
+			return inbox.PublishRequest{}, badRequest("groupWindowSecs must be 1 to " + strconv.Itoa(inbox.MaxGroupWindowSecs))
 		}
 		req.GroupWindowSecs = *b.GroupWindow
 	}
@@ -135,7 +135,7 @@ func decode(body []byte) (inbox.PublishRequest, error) {
 	}
 	if b.DedupeWindow != nil {
 		if *b.DedupeWindow <= 0 {
-			return inbox.PublishRequest{}, badRequest("dedupeWindowSecs must be 1 to 604800")
+			return inbox.PublishRequest{}, badRequest("dedupeWindowSecs must be 1 to " + strconv.Itoa(delivery.MaxDedupeWindow))
 		}
 		req.DedupeWindowSecs = *b.DedupeWindow
 	}
