@@ -10,7 +10,7 @@ import (
 	"roomhub/lua"
 )
 
-var userConnsScript = rueidis.NewLuaScript(lua.UserConns)
+var userConnsScript = NewScript(lua.UserConns)
 
 // registerConn records a new stream of user and evicts the user's oldest
 // streams beyond MAX_CONNECTIONS_PER_USER, on whichever instance they are.

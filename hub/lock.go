@@ -11,10 +11,11 @@ import (
 	"roomhub/lua"
 )
 
-var (
-	lockAcquireScript = rueidis.NewLuaScript(lua.LockAcquire)
-	lockReleaseScript = rueidis.NewLuaScript(lua.LockRelease)
-)
+var lockAcquireScript = NewScript(lua.LockAcquire)
+
+// LockReleaseScript gives a lock (or an ingest lease) back, only where the
+// caller still owns it: KEYS[1] the lock, ARGV[1] the owner.
+var LockReleaseScript = NewScript(lua.LockRelease)
 
 // Lock is a Redis lock (lock:<name>) with an owner: only the holder that took it
 // can release it, and it expires by itself after its TTL if the holder dies.
@@ -49,7 +50,7 @@ func (l *Lock) Acquire(ctx context.Context) (bool, error) {
 // Release frees the lock if this holder still owns it, and reports whether it did.
 func (l *Lock) Release(ctx context.Context) (bool, error) {
 	start := time.Now()
-	n, err := lockReleaseScript.Exec(ctx, l.rdb, []string{l.key}, []string{l.owner}).AsInt64()
+	n, err := LockReleaseScript.Exec(ctx, l.rdb, []string{l.key}, []string{l.owner}).AsInt64()
 	l.metrics.observeRedis(start)
 	return n == 1, err
 }

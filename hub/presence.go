@@ -45,7 +45,7 @@ func (h *Hub) touch(ctx context.Context, room, user int64, member string) error 
 	ctx, cancel := Detach(ctx)
 	defer cancel()
 	e := h.touchExec(presenceTouch{room: room, user: user, members: []string{member}})
-	joined, err := Run(h.rdb, ctx, presenceTouchScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
+	joined, err := Run(h.rdb, ctx, presenceTouchScript, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (h *Hub) joined(ctx context.Context, room int64) {
 // with none leave the room. It reports how many left.
 func (h *Hub) leave(ctx context.Context, room int64, member string, users []string) (int, error) {
 	e := h.leaveExec(room, member, users)
-	left, err := Run(h.rdb, ctx, presenceLeaveScript.Lua, e.Keys, e.Args, rueidis.RedisResult.AsStrSlice)
+	left, err := Run(h.rdb, ctx, presenceLeaveScript, e.Keys, e.Args, rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return 0, err
 	}

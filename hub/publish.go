@@ -19,7 +19,7 @@ import (
 
 var (
 	publishEventScript    = NewScript(lua.PublishEvent)
-	publishPresenceScript = rueidis.NewLuaScript(lua.PublishPresence)
+	publishPresenceScript = NewScript(lua.PublishPresence)
 )
 
 // PublishRequest is one event a backend publishes to a room.
@@ -117,7 +117,7 @@ func (h *Hub) publish(ctx context.Context, req PublishRequest) (res PublishResul
 	defer func() { endPublishSpan(span, res, err) }()
 	ts := NowTimestamp()
 	keys, args := h.publishExec(req, ts, TraceParent(span.SpanContext()))
-	reply, err := h.runPublish(ctx, publishEventScript.Lua, keys, req.Room, req.EventType, ts, args...)
+	reply, err := h.runPublish(ctx, publishEventScript, keys, req.Room, req.EventType, ts, args...)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -233,11 +233,11 @@ type publishReply struct {
 // replicas took in PUBLISH_WAIT_MS fails with ErrNotReplicated: it is in
 // history and live, but a failover could lose it; a retry with the same
 // idempotency key answers once the replicas have it.
-func (h *Hub) runPublish(ctx context.Context, script *rueidis.Lua, keys []string, room int64, typ, ts string, rest ...string) (publishReply, error) {
+func (h *Hub) runPublish(ctx context.Context, script Script, keys []string, room int64, typ, ts string, rest ...string) (publishReply, error) {
 	args := append(h.publishArgs(room, typ, ts), rest...)
 	var arr []rueidis.RedisMessage
 	var err error
-	if script == publishEventScript.Lua && h.waitsForReplicas() {
+	if script.sha1 == publishEventScript.sha1 && h.waitsForReplicas() {
 		var acked int64
 		arr, acked, err = runWaiting(h, ctx, publishEventScript, keys, args)
 		if err == nil && acked < int64(h.cfg.PublishWaitReplicas) {

@@ -205,7 +205,7 @@ func Call[T any](r *Redis, ctx context.Context, cmd rueidis.Completed, as func(r
 }
 
 // Run is Call for a Lua script.
-func Run[T any](r *Redis, ctx context.Context, s *rueidis.Lua, keys, args []string, as func(rueidis.RedisResult) (T, error)) (T, error) {
+func Run[T any](r *Redis, ctx context.Context, s Script, keys, args []string, as func(rueidis.RedisResult) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()

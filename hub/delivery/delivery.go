@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/redis/rueidis"
 	"golang.org/x/sync/semaphore"
 
 	"roomhub/hub"
@@ -55,10 +54,10 @@ type Delivery struct {
 }
 
 var (
-	claimScript    = rueidis.NewLuaScript(lua.DeliveryClaim)
-	endScript      = rueidis.NewLuaScript(lua.DeliveryEnd)
-	renewScript    = rueidis.NewLuaScript(lua.DeliveryRenew)
-	redriveScript  = rueidis.NewLuaScript(lua.DeliveryRedrive)
+	claimScript    = hub.NewScript(lua.DeliveryClaim)
+	endScript      = hub.NewScript(lua.DeliveryEnd)
+	renewScript    = hub.NewScript(lua.DeliveryRenew)
+	redriveScript  = hub.NewScript(lua.DeliveryRedrive)
 	zsetPageScript = hub.NewScript(lua.ZsetPage)
 )
 

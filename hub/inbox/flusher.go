@@ -17,7 +17,7 @@ import (
 	"roomhub/lua"
 )
 
-var readSettleScript = rueidis.NewLuaScript(lua.ReadSettle)
+var readSettleScript = hub.NewScript(lua.ReadSettle)
 
 // flushUsersPerShard bounds the users one flush visits per index shard; the
 // rest wait for the next cycle.

@@ -73,8 +73,8 @@ func (ib *Inbox) start() {
 
 var (
 	inboxAddScript  = hub.NewScript(lua.InboxAdd)
-	inboxActScript  = rueidis.NewLuaScript(lua.InboxAct)
-	inboxViewScript = rueidis.NewLuaScript(lua.InboxView)
+	inboxActScript  = hub.NewScript(lua.InboxAct)
+	inboxViewScript = hub.NewScript(lua.InboxView)
 )
 
 // Event types of the user stream. All but the first two carry an id from

@@ -16,8 +16,8 @@ import (
 )
 
 var (
-	outboxTouchScript   = rueidis.NewLuaScript(lua.OutboxTouch)
-	zremUnchangedScript = rueidis.NewLuaScript(lua.ZremUnchanged)
+	outboxTouchScript   = hub.NewScript(lua.OutboxTouch)
+	zremUnchangedScript = hub.NewScript(lua.ZremUnchanged)
 )
 
 // outboxSweepRooms bounds the rooms one sweep visits.

@@ -38,10 +38,9 @@ import (
 )
 
 var (
-	leaseScript   = hub.NewScript(lua.Lease)
-	releaseScript = hub.NewScript(lua.LockRelease)
-	doneScript    = hub.NewScript(lua.IngestDone)
-	readScript    = hub.NewScript(lua.IngestRead)
+	leaseScript = hub.NewScript(lua.Lease)
+	doneScript  = hub.NewScript(lua.IngestDone)
+	readScript  = hub.NewScript(lua.IngestRead)
 )
 
 // consumer is the one consumer name of group roomhub: the lease, not the
@@ -424,7 +423,7 @@ func (in *Ingest) release(ctx context.Context, ps []int) {
 	for i, p := range ps {
 		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)}, Args: []string{in.id}}
 	}
-	for i, r := range hub.RunMany(in.rdb, ctx, releaseScript, execs) {
+	for i, r := range hub.RunMany(in.rdb, ctx, hub.LockReleaseScript, execs) {
 		if err := r.Error(); err != nil && ctx.Err() == nil {
 			in.log.Warn("ingest: giving a partition back", "partition", ps[i], "err", err)
 		}

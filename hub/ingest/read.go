@@ -238,7 +238,7 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ou
 		for i, p := range parts {
 			keys[i] = hub.IngestKey(p)
 		}
-		arr, err := hub.Run(in.rdb, ctx, readScript.Lua, keys, args, rueidis.RedisResult.ToArray)
+		arr, err := hub.Run(in.rdb, ctx, readScript, keys, args, rueidis.RedisResult.ToArray)
 		if wrongType(err) {
 			// One key of the read is not a stream: find it and leave it,
 			// so that the others are read at once.

@@ -26,7 +26,7 @@ const MaxPerUser = 10
 // kept (the SDK sends it again whenever a page asks for the push state).
 const unseenFor = 90 * 24 * time.Hour
 
-var subscribeScript = rueidis.NewLuaScript(lua.PushSubscribe)
+var subscribeScript = hub.NewScript(lua.PushSubscribe)
 
 // Store keeps users' subscriptions in Redis, under each user's hash tag.
 type Store struct {
