@@ -16,6 +16,14 @@
 // (its instance died) makes the hand-off due again, with the same
 // Idempotency-Key.
 //
+// # Inbox and delivery: one direction
+//
+// Package inbox calls this one (Plan, Index, CountScheduled at a publish);
+// this package never imports inbox. Its scripts read an item's state (was it
+// seen, read, archived or deleted before the hand-off fell due) through
+// lua/inbox_lib.lua and the key names hub.InboxKeys and hub.InboxArgs: a
+// script boundary, the only place the two meet the other way.
+//
 // # Goroutines
 //
 // All run under the core's owner (Hub.Go) and stop with its Close: the

@@ -11,6 +11,16 @@
 // of inboxes: it keeps a publish's recipients in the room's outbox as an
 // opaque note, and asks Mutes which event types a user's streams leave out.
 //
+// # Inbox and delivery: one direction
+//
+// The inbox calls delivery, never the other way: a publish plans its
+// recipients' deliveries (delivery.Plan) and writes them with the items in
+// one script (lua/inbox_add.lua), then indexes and counts them
+// (Delivery.Index, CountScheduled). Package delivery never imports this
+// one. It sees an item's state (seen, read, archived, deleted) only inside
+// its own scripts, through the shared script library lua/inbox_lib.lua and
+// the key names hub.InboxKeys and hub.InboxArgs: the script boundary.
+//
 // # Goroutines
 //
 // All run under the core's owner (Hub.Go) and stop with its Close: the
