@@ -132,18 +132,7 @@ func withTimestamp(data []byte, ts string) []byte {
 			}
 		}
 	}
-	d := bytes.TrimSpace(data)
-	if len(d) < 2 || d[0] != '{' || d[len(d)-1] != '}' {
-		return data
-	}
-	out := make([]byte, 0, len(d)+len(tsJSON)+16)
-	out = append(out, d[:len(d)-1]...)
-	if len(bytes.TrimSpace(d[1:len(d)-1])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, `"timestamp":`...)
-	out = append(out, tsJSON...)
-	return append(out, '}')
+	return withField(data, `"timestamp":`+string(tsJSON))
 }
 
 // CompactObject checks that raw is a JSON object and returns it compacted, so

@@ -185,12 +185,28 @@ func (ib *Inbox) Bulk(ctx context.Context, user int64, req BulkRequest) (BulkRes
 	if err != nil {
 		return BulkResult{}, err
 	}
-	if len(arr) < 2 {
-		return BulkResult{}, fmt.Errorf("%w: bulk answered %d values", hub.ErrRedisReply, len(arr))
+	r, _, err := bulkReply(arr, 2, at)
+	r.Looked = len(req.IDs)
+	return r, err
+}
+
+// bulkReply reads a bulk script's answer (lua/inbox_act.lua): changed and
+// the counts, then, from a filter's script (want 4), whether there is more
+// and how many items it looked at.
+func bulkReply(arr []rueidis.RedisMessage, want int, at string) (BulkResult, int, error) {
+	if len(arr) < want {
+		return BulkResult{}, 0, fmt.Errorf("%w: bulk answered %d values", hub.ErrRedisReply, len(arr))
 	}
 	changed, _ := arr[0].AsInt64()
 	counts, _ := arr[1].ToString()
-	return BulkResult{Changed: changed, At: at, Counts: json.RawMessage(counts), Looked: len(req.IDs)}, nil
+	r := BulkResult{Changed: changed, At: at, Counts: json.RawMessage(counts)}
+	if want < 4 {
+		return r, 0, nil
+	}
+	more, _ := arr[2].AsInt64()
+	looked, _ := arr[3].AsInt64()
+	r.More = more == 1
+	return r, int(looked), nil
 }
 
 // bulkFilter runs a filter's bulk action as up to bulkScripts scripts of
@@ -202,14 +218,12 @@ func (ib *Inbox) bulkFilter(ctx context.Context, user int64, at string, a act) (
 		if err != nil {
 			return BulkResult{}, err
 		}
-		if len(arr) < 4 {
-			return BulkResult{}, fmt.Errorf("%w: bulk answered %d values", hub.ErrRedisReply, len(arr))
+		r, looked, err := bulkReply(arr, 4, at)
+		if err != nil {
+			return BulkResult{}, err
 		}
-		changed, _ := arr[0].AsInt64()
-		counts, _ := arr[1].ToString()
-		more, _ := arr[2].AsInt64()
-		looked, _ := arr[3].AsInt64()
-		res = BulkResult{Changed: res.Changed + changed, More: more == 1, At: at, Counts: json.RawMessage(counts), Looked: res.Looked + int(looked)}
+		r.Changed, r.Looked = res.Changed+r.Changed, res.Looked+looked
+		res = r
 		if !res.More {
 			break
 		}
