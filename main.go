@@ -42,141 +42,208 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "webpush-keys" {
 		os.Exit(printWebPushKeys())
 	}
-	if err := run(); err != nil {
+	m, err := NewMain()
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = m.Run(ctx)
+		stop()
+		m.Close()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "roomhub:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// Main is the program: its configuration, logger and tracing (NewMain),
+// then what Run opens and wires. Close gives back what Run opened, in the
+// reverse order.
+type Main struct {
+	httpCfg api.Config
+	cfg     hub.Config
+	log     *slog.Logger
+	tracing *telemetry.Tracing // nil: tracing is off
+	closers []func()           // run by Close, the last first
+
+	srv     *http.Server                 // the main port: degraded until Redis answers, then the API
+	handler atomic.Pointer[http.Handler] // what srv serves now
+	errc    chan error                   // srv's end
+	hub     *hub.Hub
+}
+
+// NewMain reads and checks the configuration (before anything waits for
+// Redis, so a bad value stops start-up at once, naming its variable), and
+// makes the logger and the tracer provider.
+func NewMain() (*Main, error) {
 	httpCfg, err := api.LoadConfig(os.LookupEnv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := hub.LoadConfig(os.LookupEnv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg = cfg.WithDevPush(os.LookupEnv)               // the embedded dev mode: closed demo tabs ring
-	if err := delivery.CheckConfig(cfg); err != nil { // before waiting for Redis
-		return err
+	cfg = cfg.WithDevPush(os.LookupEnv) // the embedded dev mode: closed demo tabs ring
+	if err := delivery.CheckConfig(cfg); err != nil {
+		return nil, err
 	}
 	if err := webpush.CheckConfig(cfg); err != nil {
-		return err
+		return nil, err
 	}
-	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	tracing, err := telemetry.Start(context.Background(), os.LookupEnv, log)
-	if err != nil {
-		return err
+	m := &Main{httpCfg: httpCfg, cfg: cfg, errc: make(chan error, 1)}
+	m.log = slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	if m.tracing, err = telemetry.Start(context.Background(), os.LookupEnv, m.log); err != nil {
+		return nil, err
 	}
-	if tracing != nil {
-		defer func() {
+	if m.tracing != nil {
+		m.atClose(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := tracing.Shutdown(ctx); err != nil {
-				log.Warn("exporting the last spans", "err", err)
+			if err := m.tracing.Shutdown(ctx); err != nil {
+				m.log.Warn("exporting the last spans", "err", err)
 			}
-		}()
-		log.Info("tracing on", "endpoint", tracing.Endpoint, "protocol", tracing.Protocol)
+		})
+		m.log.Info("tracing on", "endpoint", m.tracing.Endpoint, "protocol", m.tracing.Protocol)
 	}
+	return m, nil
+}
 
-	var opt rueidis.ClientOption
-	if cfg.RedisURL == "" {
-		mr, err := devredis.Start()
+// atClose has Close run f (the last one given first).
+func (m *Main) atClose(f func()) { m.closers = append(m.closers, f) }
+
+// Close gives back what NewMain and Run opened, the last opened first.
+func (m *Main) Close() {
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	m.closers = nil
+}
+
+// Run serves until ctx ends (SIGTERM) or the HTTP server fails: the main
+// port at once (degraded until Redis answers), Redis (embedded in the dev
+// mode), the hub and everything built on it, then a bounded shutdown.
+func (m *Main) Run(ctx context.Context) error {
+	opt, err := m.redisOptions()
+	if err != nil {
+		return err
+	}
+	m.listen()
+	rdb, err := connectRedis(ctx, opt, m.log, m.errc)
+	if err != nil {
+		_ = m.srv.Close()
+		return err
+	}
+	m.atClose(rdb.Close)
+	apiSrv, err := m.wire(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	ready := http.Handler(apiSrv)
+	m.handler.Store(&ready)
+	return m.serve(ctx)
+}
+
+// redisOptions is the client's options: REDIS_URL's, or the embedded Redis
+// of the dev mode, started here.
+func (m *Main) redisOptions() (rueidis.ClientOption, error) {
+	if m.cfg.RedisURL != "" {
+		opt, err := hub.RedisOptions(m.cfg.RedisURL)
 		if err != nil {
-			return fmt.Errorf("starting embedded redis: %w", err)
+			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: hub.Redact(m.cfg.RedisURL), Reason: hub.Redact(err.Error())}
 		}
-		defer mr.Close()
-		log.Warn("dev mode: REDIS_URL is unset, using an embedded in-memory Redis; data is lost on exit", "addr", mr.Addr())
-		opt = hub.EmbeddedRedisOptions(mr.Addr())
-	} else if opt, err = hub.RedisOptions(cfg.RedisURL); err != nil {
-		return &hub.ConfigError{Var: "REDIS_URL", Value: hub.Redact(cfg.RedisURL), Reason: hub.Redact(err.Error())}
+		return opt, nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	mr, err := devredis.Start()
+	if err != nil {
+		return rueidis.ClientOption{}, fmt.Errorf("starting embedded redis: %w", err)
+	}
+	m.atClose(mr.Close)
+	m.log.Warn("dev mode: REDIS_URL is unset, using an embedded in-memory Redis; data is lost on exit", "addr", mr.Addr())
+	return hub.EmbeddedRedisOptions(mr.Addr()), nil
+}
 
-	// The HTTP side answers at once: degraded until Redis answers, so that a
-	// hub started before its Redis becomes healthy by itself.
-	var handler atomic.Pointer[http.Handler]
+// listen serves the main port at once: degraded until Redis answers, so
+// that a hub started before its Redis becomes healthy by itself.
+func (m *Main) listen() {
 	starting := api.Starting(time.Now())
-	handler.Store(&starting)
-	srv := api.NewHTTPServer(":"+strconv.Itoa(httpCfg.Port),
-		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }), log)
-	errc := make(chan error, 1)
+	m.handler.Store(&starting)
+	m.srv = api.NewHTTPServer(":"+strconv.Itoa(m.httpCfg.Port),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*m.handler.Load()).ServeHTTP(w, r) }), m.log)
 	go func() {
-		if httpCfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
-			errc <- srv.ListenAndServeTLS(httpCfg.TLSCertFile, httpCfg.TLSKeyFile)
+		if m.httpCfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
+			m.errc <- m.srv.ListenAndServeTLS(m.httpCfg.TLSCertFile, m.httpCfg.TLSKeyFile)
 			return
 		}
-		errc <- srv.ListenAndServe()
+		m.errc <- m.srv.ListenAndServe()
 	}()
-	log.Info("roomhub listening", "port", httpCfg.Port, "env", cfg.Env, "tls", httpCfg.TLS())
-	if httpCfg.DebugAddr != "" {
-		defer serveApart(httpCfg.DebugAddr, api.DebugHandler(), log, "debug")()
-		log.Warn("pprof profiles are served", "addr", httpCfg.DebugAddr)
+	m.log.Info("roomhub listening", "port", m.httpCfg.Port, "env", m.cfg.Env, "tls", m.httpCfg.TLS())
+	if m.httpCfg.DebugAddr != "" {
+		m.atClose(serveApart(m.httpCfg.DebugAddr, api.DebugHandler(), m.log, "debug"))
+		m.log.Warn("pprof profiles are served", "addr", m.httpCfg.DebugAddr)
 	}
+}
 
-	rdb, err := connectRedis(ctx, opt, log, errc)
+// wire builds the hub on rdb and what stands on it (delivery, the inbox,
+// ingest, Web Push), starts it, and returns the API that serves it all.
+func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error) {
+	h := hub.New(m.cfg, rdb, m.log, hub.NewMetrics(m.cfg.EventTypes))
+	if m.tracing != nil {
+		h.UseTracing(m.tracing.Provider)
+	}
+	d, err := delivery.New(h, m.log)
 	if err != nil {
-		_ = srv.Close()
-		return err
+		return nil, err
 	}
-	defer rdb.Close()
-	m := hub.NewMetrics(cfg.EventTypes)
-	h := hub.New(cfg, rdb, log, m)
-	if tracing != nil {
-		h.UseTracing(tracing.Provider)
-	}
-	d, err := delivery.New(h, log)
-	if err != nil {
-		return err
-	}
-	d.ItemMaxBytes = httpCfg.PublishMaxBytes
-	ib := inbox.New(h, log)
+	d.ItemMaxBytes = m.httpCfg.PublishMaxBytes
+	ib := inbox.New(h, m.log)
 	ib.UseDelivery(d)
-	in := ingest.New(h, log)
+	in := ingest.New(h, m.log)
 	var push *webpush.Service
-	if cfg.WebPush() {
-		if push, err = webpush.New(ctx, h, log, nil); err != nil {
-			return err
+	if m.cfg.WebPush() {
+		if push, err = webpush.New(ctx, h, m.log, nil); err != nil {
+			return nil, err
 		}
-		defer push.Close()
+		m.atClose(push.Close)
 		d.Pusher = push
 	}
 	h.Start()
-	apiSrv := api.New(httpCfg, h, ib, log, web.FS())
-	defer apiSrv.Close()
+	m.hub = h
+	apiSrv := api.New(m.httpCfg, h, ib, m.log, web.FS())
+	m.atClose(apiSrv.Close)
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(push)
-	if httpCfg.MetricsAddr != "" {
-		defer serveApart(httpCfg.MetricsAddr, apiSrv.MetricsHandler(), log, "metrics")()
-		log.Info("metrics are served apart", "addr", httpCfg.MetricsAddr)
+	if m.httpCfg.MetricsAddr != "" {
+		m.atClose(serveApart(m.httpCfg.MetricsAddr, apiSrv.MetricsHandler(), m.log, "metrics"))
+		m.log.Info("metrics are served apart", "addr", m.httpCfg.MetricsAddr)
 	}
-	ready := http.Handler(apiSrv)
-	handler.Store(&ready)
+	return apiSrv, nil
+}
 
+// serve waits for ctx's end or the HTTP server's failure, then shuts down
+// within hub.ShutdownTimeout: streams ended (spread), the HTTP server, the hub.
+func (m *Main) serve(ctx context.Context) error {
 	select {
-	case err := <-errc:
-		_ = h.Close(context.Background())
+	case err := <-m.errc:
+		_ = m.hub.Close(context.Background())
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
+	m.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), hub.ShutdownTimeout)
 	defer cancel()
-	if err := h.EndStreams(sctx); err != nil {
-		log.Warn("ending streams", "err", err)
+	if err := m.hub.EndStreams(sctx); err != nil {
+		m.log.Warn("ending streams", "err", err)
 	}
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
+	if err := m.srv.Shutdown(sctx); err != nil {
+		m.log.Warn("http shutdown", "err", err)
 	}
-	if err := h.Close(sctx); err != nil {
-		log.Warn("hub shutdown", "err", err)
+	if err := m.hub.Close(sctx); err != nil {
+		m.log.Warn("hub shutdown", "err", err)
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := <-m.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	log.Info("stopped")
+	m.log.Info("stopped")
 	return nil
 }
 
