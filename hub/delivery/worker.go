@@ -168,47 +168,6 @@ func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) 
 	return len(members), started, nil
 }
 
-// shareWait is when a hand-off that found its channel's share busy is
-// tried again.
-const shareWait = time.Second
-
-// channelShares gives each channel its own share of jobs hand-offs may
-// hold at once: jobs split evenly, at least one each. A channel whose
-// gateway or push service is slow holds at most its share; the others'
-// hand-offs go on.
-func channelShares(channels []string, jobs int) map[string]chan struct{} {
-	n := max(1, jobs/max(1, len(channels)))
-	shares := make(map[string]chan struct{}, len(channels))
-	for _, ch := range channels {
-		shares[ch] = make(chan struct{}, n)
-		for range n {
-			shares[ch] <- struct{}{}
-		}
-	}
-	return shares
-}
-
-// takeShare takes a slot of ch's share, without waiting.
-func (d *Delivery) takeShare(ch string) bool {
-	slots, ok := d.shares[ch]
-	if !ok {
-		return true // a channel no longer configured: its hand-off is sent as ever
-	}
-	select {
-	case <-slots:
-		return true
-	default:
-		return false
-	}
-}
-
-// giveShare gives back what takeShare took.
-func (d *Delivery) giveShare(ch string) {
-	if slots, ok := d.shares[ch]; ok {
-		slots <- struct{}{}
-	}
-}
-
 func (d *Delivery) take(u int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -291,41 +250,7 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 	next := c.next
 	failedAt := map[string]int64{} // channel → when its failed hand-off is due again
 	for _, h := range c.handoffs {
-		var outcome, code string
-		var again int64
-		if at, ok := failedAt[h.channel]; ok {
-			outcome, again = "requeue", at
-		} else if !d.takeShare(h.channel) {
-			// The channel's share of the jobs is busy (a slow push
-			// service or gateway): not tried, no attempt spent.
-			outcome, again = "requeue", time.Now().Add(shareWait).UnixMilli()
-			failedAt[h.channel] = again
-		} else {
-			sctx, span := d.attemptSpan(ctx, user, h)
-			a := d.send(sctx, user, token, h)
-			d.giveShare(h.channel)
-			endAttemptSpan(span, a)
-			switch {
-			case !a.sent && ctx.Err() != nil:
-				// This instance is closing: the call was cut off, not
-				// refused. Another instance sends it again at once.
-				outcome, again = "requeue", time.Now().UnixMilli()
-				failedAt[h.channel] = again
-			case a.sent:
-				outcome = "sent"
-			case !a.wait.IsZero():
-				outcome, again = "requeue", a.wait.UnixMilli()
-				failedAt[h.channel] = again
-			case a.skipped != "":
-				outcome, code = "skipped", a.skipped
-			case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:
-				outcome, code = "retry", a.code
-				again = time.Now().Add(backoff(d.cfg.DeliveryBackoff, h.attempt, a.retryAfter)).UnixMilli()
-				failedAt[h.channel] = again
-			default:
-				outcome, code = "dead", a.code
-			}
-		}
+		outcome, code, again := d.attempt(ctx, user, token, h, failedAt)
 		n, changed, err := d.end(ctx, user, token, h, outcome, again, code)
 		if err != nil {
 			return err
@@ -347,6 +272,48 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 		}
 	}
 	return nil
+}
+
+// attempt hands h off, unless an earlier hand-off of its channel failed in
+// this job (failedAt: it waits behind it) or the channel's share of the
+// jobs is busy, and says how it ended: sent, skipped, requeue (not tried,
+// no attempt spent), retry or dead, with the code and when it is due again.
+// A failure that makes the channel's later hand-offs wait is put in
+// failedAt.
+func (d *Delivery) attempt(ctx context.Context, user int64, token string, h handoff, failedAt map[string]int64) (outcome, code string, again int64) {
+	if at, ok := failedAt[h.channel]; ok {
+		return "requeue", "", at
+	}
+	if !d.takeShare(h.channel) {
+		// The channel's share of the jobs is busy (a slow push service or
+		// gateway): not tried, no attempt spent.
+		again = time.Now().Add(shareWait).UnixMilli()
+		failedAt[h.channel] = again
+		return "requeue", "", again
+	}
+	sctx, span := d.attemptSpan(ctx, user, h)
+	a := d.send(sctx, user, token, h)
+	d.giveShare(h.channel)
+	endAttemptSpan(span, a)
+	switch {
+	case !a.sent && ctx.Err() != nil:
+		// This instance is closing: the call was cut off, not refused.
+		// Another instance sends it again at once.
+		outcome, again = "requeue", time.Now().UnixMilli()
+	case a.sent:
+		return "sent", "", 0
+	case !a.wait.IsZero():
+		outcome, again = "requeue", a.wait.UnixMilli()
+	case a.skipped != "":
+		return "skipped", a.skipped, 0
+	case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:
+		outcome, code = "retry", a.code
+		again = time.Now().Add(backoff(d.cfg.DeliveryBackoff, h.attempt, a.retryAfter)).UnixMilli()
+	default:
+		return "dead", a.code, 0
+	}
+	failedAt[h.channel] = again
+	return outcome, code, again
 }
 
 // countOutcome counts n records that ended a hand-off as outcome.
@@ -497,49 +464,4 @@ func (d *Delivery) end(ctx context.Context, user int64, token string, h handoff,
 	next, _ := arr[0].ToString()
 	changed, _ := arr[1].AsInt64()
 	return next, int(changed), nil
-}
-
-// runBacklog keeps the backlog gauges: index entries already due, and how
-// long the oldest has waited.
-func (d *Delivery) runBacklog(ctx context.Context) {
-	t := time.NewTicker(2 * time.Second)
-	defer t.Stop()
-	for {
-		d.measureBacklog(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (d *Delivery) measureBacklog(ctx context.Context) {
-	now := time.Now().UnixMilli()
-	cmds := make(rueidis.Commands, 0, 2*hub.DeliveryShards)
-	for shard := range hub.DeliveryShards {
-		key := hub.DeliveriesDueKey(shard)
-		cmds = append(cmds, d.rdb.B().Zcount().Key(key).Min("-inf").Max(itoa(now)).Build(),
-			d.rdb.B().Zrange().Key(key).Min("0").Max("0").Withscores().Build())
-	}
-	var total, oldest int64
-	for i, r := range hub.DoMany(d.rdb, ctx, cmds) {
-		if i%2 == 0 {
-			n, err := r.AsInt64()
-			if err != nil {
-				return // unknown: the gauges keep their last values
-			}
-			total += n
-			continue
-		}
-		zs, err := r.AsZScores()
-		if err != nil {
-			return
-		}
-		if len(zs) > 0 && now-int64(zs[0].Score) > oldest {
-			oldest = now - int64(zs[0].Score)
-		}
-	}
-	d.due.Store(total)
-	d.oldest.Store(oldest)
 }
