@@ -311,35 +311,6 @@ func (in *Ingest) wait(ctx context.Context, parts []int, wait time.Duration) ([]
 	return woken, nil
 }
 
-// dropUnreadable finds which of parts' keys are not streams (one pipeline
-// of TYPE) and leaves them.
-func (in *Ingest) dropUnreadable(ctx context.Context, parts []int) error {
-	cmds := make(rueidis.Commands, len(parts))
-	for i, p := range parts {
-		cmds[i] = in.rdb.B().Type().Key(hub.IngestKey(p)).Build()
-	}
-	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
-		t, err := r.ToString()
-		if err != nil {
-			return hub.RedisErr(err)
-		}
-		if t != "stream" && t != "none" {
-			in.leave(ctx, parts[i], "reading it")
-		}
-	}
-	return nil
-}
-
-// leave gives up partition p, whose key is not a stream: it is marked
-// unreadable, so no instance's share takes it until a sample finds it a
-// stream again.
-func (in *Ingest) leave(ctx context.Context, p int, why string) {
-	in.markUnreadable(p, true, why)
-	delete(in.owned, p)
-	in.release(ctx, []int{p})
-	in.publishOwned()
-}
-
 // entriesOf reads one partition's entries from lua/ingest_read.lua's reply:
 // five values each.
 func entriesOf(m rueidis.RedisMessage) ([]entry, error) {
