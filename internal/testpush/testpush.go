@@ -136,25 +136,32 @@ func (s *Service) Arrivals(path string) []time.Time {
 	return append([]time.Time(nil), s.arrivals[path]...)
 }
 
-func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
+// arrive notes a push's arrival and returns its device, the hub key it
+// must be signed with and the status the script says to answer.
+func (s *Service) arrive(path string) (dev *device, key string, status int) {
 	s.mu.Lock()
-	s.arrivals[r.URL.Path] = append(s.arrivals[r.URL.Path], time.Now())
+	s.arrivals[path] = append(s.arrivals[path], time.Now())
 	s.mu.Unlock()
 	select {
-	case s.arrived <- r.URL.Path:
+	case s.arrived <- path:
 	default:
 	}
 	s.mu.Lock()
-	dev, script, key := s.devices[r.URL.Path], s.scripts[r.URL.Path], s.publicKey
-	status := http.StatusCreated
+	defer s.mu.Unlock()
+	dev, script := s.devices[path], s.scripts[path]
+	status = http.StatusCreated
 	if len(script) > 0 {
 		status = script[0]
 		if len(script) > 1 {
-			s.scripts[r.URL.Path] = script[1:]
+			s.scripts[path] = script[1:]
 		}
 	}
-	s.mu.Unlock()
+	return dev, s.publicKey, status
+}
+
+func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	dev, key, status := s.arrive(r.URL.Path)
 	if err := s.checkVAPID(r.Header.Get("Authorization"), key); err != nil {
 		s.t.Errorf("push to %s: VAPID: %v", r.URL.Path, err)
 		http.Error(w, err.Error(), http.StatusForbidden)
