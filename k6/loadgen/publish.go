@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// publish sends c.rate events a second for c.duration, round robin over the
+// rooms, each data {"t":<unix ns>,"seq":<per room>,"pad":"…"}: one request
+// each, or with c.batch > 1 batches of that many events. lat is each
+// request's round trip; sent and failed count events.
+func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int]int64, lat []float64) {
+	perRoom = map[int]int64{}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	send := func(base string, bodies []string, rooms []int) []bool { return postEvents(client, c.key, base, bodies) }
+	if c.ingest != "" {
+		rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.ingest}, DisableCache: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen: -ingest:", err)
+			return 0, 0, perRoom, nil
+		}
+		defer rdb.Close()
+		send = func(_ string, bodies []string, rooms []int) []bool {
+			return addEvents(rdb, c.ingestParts, bodies, rooms)
+		}
+	}
+	pad := strings.Repeat("x", c.payload)
+	per := max(c.batch, 1)
+	interval := time.Duration(float64(time.Second) * float64(per) / c.rate)
+	end := time.Now().Add(c.duration)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	seqs := map[int]uint32{}
+	next := time.Now()
+	for n := 0; time.Now().Before(end) && ctx.Err() == nil; n++ {
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		next = next.Add(interval)
+		rooms := make([]int, per)
+		bodies := make([]string, per)
+		for i := range rooms {
+			room := (n*per+i)%c.rooms + 1
+			seqs[room]++
+			rooms[i] = room
+			bodies[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"t":%d,"seq":%d,"pad":%q}}`,
+				room, time.Now().UnixNano(), seqs[room], pad)
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(rooms []int, bodies []string, base string) {
+			defer func() { <-sem; wg.Done() }()
+			t := time.Now()
+			ok := send(base, bodies, rooms)
+			mu.Lock()
+			defer mu.Unlock()
+			for i, room := range rooms {
+				if ok[i] {
+					sent++
+					perRoom[room]++
+				} else {
+					failed++
+				}
+			}
+			lat = append(lat, float64(time.Since(t))/1e6)
+		}(rooms, bodies, c.hubs[n%len(c.hubs)])
+	}
+	wg.Wait()
+	return sent, failed, perRoom, lat
+}
+
+// postEvents publishes bodies (one request, or one batch request for
+// several) and reports which were accepted.
+func postEvents(client *http.Client, key, base string, bodies []string) []bool {
+	ok := make([]bool, len(bodies))
+	path, body := "/api/v1/notifications/publish", bodies[0]
+	if len(bodies) > 1 {
+		path, body = "/api/v1/notifications/publish/batch", `{"events":[`+strings.Join(bodies, ",")+`]}`
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	req.Header.Set("X-Internal-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return ok
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return ok
+	}
+	if len(bodies) == 1 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		ok[0] = true
+		return ok
+	}
+	var env struct {
+		Result struct {
+			Results []struct {
+				IsSuccess bool `json:"isSuccess"`
+			} `json:"results"`
+		} `json:"result"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&env) == nil {
+		for i, r := range env.Result.Results {
+			if i < len(ok) {
+				ok[i] = r.IsSuccess
+			}
+		}
+	}
+	return ok
+}
+
+// addEvents adds bodies to the ingest streams of their rooms in one
+// pipeline and reports which Redis took.
+func addEvents(rdb rueidis.Client, parts int, bodies []string, rooms []int) []bool {
+	cmds := make(rueidis.Commands, len(bodies))
+	for i, b := range bodies {
+		cmds[i] = rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", rooms[i]%parts)).Maxlen().Almost().Threshold("1000000").
+			Id("*").FieldValue().FieldValue("event", b).Build()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok := make([]bool, len(bodies))
+	for i, r := range rdb.DoMulti(ctx, cmds...) {
+		ok[i] = r.Error() == nil
+	}
+	return ok
+}
+
+// ---- small helpers ----
