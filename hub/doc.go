@@ -1,4 +1,4 @@
-// Package hub is roomhub's realtime core, with no HTTP in it: local topics
+// Package hub is roomhub's realtime core, with no HTTP server in it: local topics
 // and the streams that follow them, the pub/sub listener that feeds them,
 // publish and history, presence, the connection cap, room access, locks, the
 // Redis wrapper and every Redis key name. Redis is the only shared state, so
@@ -10,6 +10,17 @@
 // (Redis, Call, Run), background work under its owner (Go, OnStart,
 // OnClose, EveryUnderLock), the control channel (OnControl, Control), and a
 // Mutes hook that the fan-out asks.
+//
+// # HTTP calls out, and only these
+//
+// The core serves no HTTP (package api adapts it), but it makes the calls
+// a hub must make to the backend itself: room access in proxy mode
+// (access.go, through backend.go's PostInternal: the internal key, a time
+// limit, no redirect followed), and the trace context those calls carry
+// (tracing.go, InjectTrace). They live here because the answers are the
+// core's own decisions (allow, deny, unreachable), cached and re-checked by
+// its clock; the packages built on it make theirs alike (the inbox's read
+// sink, delivery's gateway, webpush's push services).
 //
 // # Topics and streams
 //
