@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub/webpush"
+	"roomhub/hub/delivery/webpush"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"

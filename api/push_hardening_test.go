@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
-	"roomhub/hub/webpush"
+	"roomhub/hub/delivery/webpush"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )

@@ -15,10 +15,10 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery/webpush"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
 	"roomhub/hub/publishing"
-	"roomhub/hub/webpush"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.

@@ -26,7 +26,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"roomhub/hub/webpush"
+	"roomhub/hub/delivery/webpush"
 )
 
 // Statuses a script may hold besides real ones.
