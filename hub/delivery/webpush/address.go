@@ -33,6 +33,9 @@ var notGlobal = prefixes(
 	"2002::/16", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
 )
 
+// globalUnicast is the IPv6 space routed on the internet (2000::/3).
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
 func prefixes(ss ...string) []netip.Prefix {
 	out := make([]netip.Prefix, len(ss))
 	for i, s := range ss {
@@ -51,7 +54,7 @@ func Public(a netip.Addr) bool {
 		return false
 	}
 	a = a.Unmap()
-	if a.Is6() && !netip.MustParsePrefix("2000::/3").Contains(a) {
+	if a.Is6() && !globalUnicast.Contains(a) {
 		return false // only the global unicast space is routed on the internet
 	}
 	for _, p := range notGlobal {

@@ -119,22 +119,24 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	if err != nil {
 		return Result{Err: err}
 	}
-	body, err := Encrypt(p.Payload, keys.P256dh, keys.Auth)
-	if err != nil {
-		return Result{Err: err}
-	}
 	origin, auth, err := s.authorization(sub.Endpoint)
 	if err != nil {
 		return Result{Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	// The gate first: a push its origin cannot take now costs no sealing.
 	wait, err := s.gate.enter(ctx, origin)
 	switch {
 	case err != nil:
 		return Result{Err: err, Timeout: true}
 	case !wait.IsZero():
 		return Result{Wait: wait}
+	}
+	body, err := Encrypt(p.Payload, keys.P256dh, keys.Auth)
+	if err != nil {
+		s.gate.leave(origin, false) // the push service was never asked
+		return Result{Err: err}
 	}
 	r := s.post(ctx, sub.Endpoint, auth, body, p)
 	s.gate.leave(origin, r.failed())
@@ -159,11 +161,7 @@ func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		if headerTooLarge(err) {
-			return Result{Err: ErrAnswerTooLarge}
-		}
-		var ne net.Error
-		return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
+		return noAnswer(err)
 	}
 	defer resp.Body.Close() // unread bytes are dropped with the connection, never read
 	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBody+1))
@@ -171,10 +169,19 @@ func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p
 	case n > maxAnswerBody:
 		return Result{Err: ErrAnswerTooLarge}
 	case err != nil:
-		var ne net.Error
-		return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
+		return noAnswer(err)
 	}
 	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+}
+
+// noAnswer is the Result of a push whose answer did not come (in time, or
+// whole) or came over the bounds.
+func noAnswer(err error) Result {
+	if headerTooLarge(err) {
+		return Result{Err: ErrAnswerTooLarge}
+	}
+	var ne net.Error
+	return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
 }
 
 // headerTooLarge says whether err is net/http's refusal of headers over
