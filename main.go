@@ -146,7 +146,7 @@ func (m *Main) Run(ctx context.Context) error {
 // redisOptions is the client's options: REDIS_URL's, or the embedded Redis
 // of the dev mode, started here.
 func (m *Main) redisOptions() (rueidis.ClientOption, error) {
-	if m.cfg.RedisURL != "" {
+	if !m.cfg.Embedded() {
 		opt, err := hub.RedisOptions(m.cfg.RedisURL)
 		if err != nil {
 			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: hub.Redact(m.cfg.RedisURL), Reason: hub.Redact(err.Error())}

@@ -121,6 +121,10 @@ const WebPushChannel = "webpush"
 // WebPush reports whether the webpush channel is on.
 func (c Config) WebPush() bool { return c.DeliveryChannel(WebPushChannel) }
 
+// Embedded reports whether the hub runs on its own in-process Redis (no
+// REDIS_URL: the dev mode of go run .).
+func (c Config) Embedded() bool { return c.RedisURL == "" }
+
 // WebPushKeysSet reports whether the VAPID keys come from the environment
 // (else, in the embedded dev mode alone, the hub makes a pair and keeps it
 // in its Redis).
@@ -143,7 +147,7 @@ func (c Config) checkWebPush() error {
 			}
 		}
 	}
-	if set == 0 && c.WebPush() && (c.Production() || c.RedisURL != "") {
+	if set == 0 && c.WebPush() && (c.Production() || !c.Embedded()) {
 		return &ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs WEBPUSH_VAPID_PUBLIC_KEY, WEBPUSH_VAPID_PRIVATE_KEY and WEBPUSH_SUBJECT (go run . webpush-keys prints a pair); only the embedded dev mode makes its own"}
 	}
 	if c.WebPushSubject != "" && !strings.HasPrefix(c.WebPushSubject, "mailto:") && !strings.HasPrefix(c.WebPushSubject, "https://") {
@@ -161,7 +165,7 @@ const DevPushRule = `{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}`
 // DELIVERY_RULES unset every event type has DevPushRule, so that a closed
 // demo tab rings.
 func (c Config) WithDevPush(lookup func(string) (string, bool)) Config {
-	if _, set := lookup("DELIVERY_CHANNELS"); set || c.RedisURL != "" || c.Production() {
+	if _, set := lookup("DELIVERY_CHANNELS"); set || !c.Embedded() || c.Production() {
 		return c
 	}
 	c.DeliveryChannels = []string{WebPushChannel}

@@ -46,7 +46,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		if n > 0 {
 			log.Info("webpush: deleted the dev key pair kept in Redis: WEBPUSH_VAPID_* are set")
 		}
-	case cfg.RedisURL != "":
+	case !cfg.Embedded():
 		return nil, &hub.ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs the WEBPUSH_VAPID_* keys"}
 	default:
 		if keys, err = devKeys(ctx, core.Redis()); err != nil {
