@@ -76,6 +76,8 @@ type Entry struct {
 	// Span is the entry's span when its read is traced (else nil): its
 	// publish belongs to it.
 	Span trace.Span
+	// traceparent is the entry's field of that name: the backend's trace.
+	traceparent string
 }
 
 // Result is what became of an entry.

@@ -11,8 +11,8 @@ import (
 // reads each outcome: published (or a duplicate of an earlier publish);
 // refused for what it says, dead with the code and message the HTTP route
 // answers for that body; failed for want of Redis, read again. An entry
-// without an event field, or larger than a publish body may be, is dead
-// before it gets there.
+// without an event field, or larger than a publish body may be (the read
+// returned its size alone), is dead before it gets there.
 func (in *Ingest) publishEntries(ctx context.Context, entries []Entry) []Outcome {
 	out := make([]Outcome, len(entries))
 	bodies := make([]publishing.Body, 0, len(entries))
@@ -25,8 +25,6 @@ func (in *Ingest) publishEntries(ctx context.Context, entries []Entry) []Outcome
 		case e.TooLarge > 0:
 			out[i] = Outcome{Result: Dead, Code: "COMMON413",
 				Message: "the entry's " + strconv.FormatInt(e.TooLarge, 10) + " bytes are over the " + limit + " an event may hold; its text is not kept"}
-		case int64(len(e.Body)) > in.maxEntry:
-			out[i] = Outcome{Result: Dead, Code: "COMMON413", Message: "event is larger than " + limit + " bytes"}
 		default:
 			bodies, at = append(bodies, publishing.Body{Raw: e.Body, DefaultKey: e.Key, Span: e.Span}), append(at, i)
 		}

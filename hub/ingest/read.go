@@ -22,21 +22,22 @@ import (
 // it reports how many entries it read. An entry not published for want of
 // Redis stays unacknowledged (pending), and every read returns what is
 // pending first.
-func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
+func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err error) {
+	defer func() {
+		if err != nil {
+			in.idle = false // what failed stays pending: read it at once
+		}
+	}()
 	parts := in.ownedSorted()
 	read, more, err := in.read(ctx, parts, wait)
 	if err != nil {
-		in.idle = false
 		return 0, err
 	}
 	parts = in.ownedSorted() // less a partition the read found unreadable
-	total := 0
 	for _, p := range parts {
 		total += len(read[p])
 	}
-	// All there was: the next round waits for an entry. A retry (below)
-	// makes it read what is pending at once.
-	in.idle = !more
+	in.idle = !more // all there was: the next round waits for an entry
 	if total == 0 {
 		return 0, nil
 	}
@@ -47,11 +48,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 	// room's entries are all in one partition, so each keeps its order.
 	groups := min(readGroups, len(parts))
 	if total < bigRead || groups == 1 {
-		err = in.publishRead(ctx, parts, read)
-		if err != nil {
-			in.idle = false
-		}
-		return total, err
+		return total, in.publishRead(ctx, parts, read)
 	}
 	errs := make([]error, groups)
 	var wg sync.WaitGroup
@@ -66,11 +63,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (int, error) {
 		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read) }()
 	}
 	wg.Wait()
-	err = errors.Join(errs...)
-	if err != nil {
-		in.idle = false
-	}
-	return total, err
+	return total, errors.Join(errs...)
 }
 
 // Reads with at least bigRead entries are published in readGroups groups
@@ -80,33 +73,18 @@ const (
 	readGroups = 4
 )
 
-// entry is one entry a read returned (lua/ingest_read.lua).
-type entry struct {
-	id          string
-	event       string
-	hasEvent    bool
-	traceparent string
-	size        int64
-	tooLarge    bool
-}
-
 // publishRead publishes what a read found in parts and finishes it.
 // A read is traced as one span. An entry whose traceparent field names a
 // trace (the backend's, written with the entry) gets a span in that trace,
 // as its child, sampled as the backend's flag says, linked to the read; an
 // entry without one gets a span under the read's, when that records.
-func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]entry) error {
+func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]Entry) error {
 	var entries []Entry
-	var from []int   // each entry's partition
-	var tps []string // each entry's traceparent field
+	var from []int // each entry's partition
 	for _, p := range parts {
-		for _, e := range read[p] {
-			en := Entry{ID: e.id, Body: []byte(e.event), Missing: !e.hasEvent && !e.tooLarge, Key: hub.IngestIdempotencyKey(e.id)}
-			if e.tooLarge {
-				en.TooLarge = e.size
-			}
-			entries = append(entries, en)
-			from, tps = append(from, p), append(tps, e.traceparent)
+		entries = append(entries, read[p]...)
+		for range read[p] {
+			from = append(from, p)
 		}
 	}
 	if len(entries) == 0 {
@@ -116,7 +94,7 @@ func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]e
 		trace.WithAttributes(attribute.Int("roomhub.entries", len(entries)), attribute.IntSlice("roomhub.partitions", parts)))
 	defer span.End()
 	for i := range entries {
-		entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], tps[i])
+		entries[i].Span = in.entrySpan(ctx, entries[i].ID, from[i], entries[i].traceparent)
 	}
 	outcomes := in.publishSafely(ctx, entries)
 	for i, e := range entries {
@@ -222,8 +200,8 @@ func endEntrySpan(span trace.Span, o Outcome) {
 // the script, run on the partitions that got one, returns it); a cluster's
 // partitions lie in different slots, so there each is read by its own
 // script, in one pipeline, without waiting.
-func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]entry, more bool, err error) {
-	out = make(map[int][]entry, len(parts))
+func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]Entry, more bool, err error) {
+	out = make(map[int][]Entry, len(parts))
 	args := []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
 		strconv.FormatInt(in.readBudget, 10)}
 	if !in.rdb.Sharded() {
@@ -313,23 +291,26 @@ func (in *Ingest) wait(ctx context.Context, parts []int, wait time.Duration) ([]
 
 // entriesOf reads one partition's entries from lua/ingest_read.lua's reply:
 // five values each.
-func entriesOf(m rueidis.RedisMessage) ([]entry, error) {
+func entriesOf(m rueidis.RedisMessage) ([]Entry, error) {
 	vals, err := m.ToArray()
 	if err != nil || len(vals)%5 != 0 {
 		return nil, fmt.Errorf("%w: an ingest read answered %d values", hub.ErrRedisReply, len(vals))
 	}
-	out := make([]entry, 0, len(vals)/5)
+	out := make([]Entry, 0, len(vals)/5)
 	for k := 0; k < len(vals); k += 5 {
-		var e entry
-		if e.id, err = vals[k].ToString(); err != nil {
+		var e Entry
+		if e.ID, err = vals[k].ToString(); err != nil {
 			return nil, fmt.Errorf("%w: an ingest entry's id", hub.ErrRedisReply)
 		}
-		e.event, err = vals[k+1].ToString()
-		e.hasEvent = err == nil
+		e.Key = hub.IngestIdempotencyKey(e.ID)
+		event, err := vals[k+1].ToString()
+		e.Body = []byte(event)
 		e.traceparent, _ = vals[k+2].ToString()
-		e.size, _ = vals[k+3].AsInt64()
-		big, _ := vals[k+4].AsInt64()
-		e.tooLarge = big == 1
+		if big, _ := vals[k+4].AsInt64(); big == 1 {
+			e.TooLarge, _ = vals[k+3].AsInt64()
+		} else {
+			e.Missing = err != nil
+		}
 		out = append(out, e)
 	}
 	return out, nil
