@@ -76,11 +76,7 @@ export class WebPush {
     const reg = await this.#registration();
     const had = await reg?.pushManager.getSubscription();
     if (!had || Notification.permission !== 'granted') return 'off';
-    const { publicKey } = await this.hub.api('GET', '/api/v1/push/vapid-public-key');
-    const sub = await this.#subscription(reg, publicKey);
-    await this.#tellWorker(reg, true);
-    await this.#send(sub.toJSON());
-    return 'on';
+    return this.#handOver(reg);
   }
 
   /**
@@ -92,8 +88,13 @@ export class WebPush {
     if (!WebPush.supported()) return 'unsupported';
     this.#listen();
     if ((await Notification.requestPermission()) !== 'granted') return 'denied';
+    return this.#handOver(await activated(await navigator.serviceWorker.register(this.serviceWorkerUrl)));
+  }
+
+  // #handOver makes reg's subscription the signed-in user's: subscribed with
+  // the hub's key, the worker told who is signed in, the hub handed it: 'on'.
+  async #handOver(reg) {
     const { publicKey } = await this.hub.api('GET', '/api/v1/push/vapid-public-key');
-    const reg = await activated(await navigator.serviceWorker.register(this.serviceWorkerUrl));
     const sub = await this.#subscription(reg, publicKey);
     await this.#tellWorker(reg, true);
     await this.#send(sub.toJSON());
