@@ -10,15 +10,22 @@
 -- Returns how many subscriptions the user gained (-n..1).
 local key, endpoint, entry = KEYS[1], ARGV[1], ARGV[2]
 local now, most, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local before = redis.call('HLEN', key)
--- The one sent last is the newest, even within one millisecond: its "at"
--- is past every other's, so the oldest is the one replaced.
-local top = 0
+-- One read of what the user holds: the expired go, the rest are ranked by
+-- when they were sent. The one sent now is the newest even within one
+-- millisecond (its "at" past every other's), so the oldest is replaced.
 local held = redis.call('HGETALL', key)
+local before = #held / 2
+local live, top = {}, 0
 for i = 1, #held, 2 do
   if held[i] ~= endpoint then
-    local at = cjson.decode(held[i + 1]).at or 0
+    local o = cjson.decode(held[i + 1])
+    local at = o.at or 0
     if at > top then top = at end
+    if o.exp and o.exp <= now then
+      redis.call('HDEL', key, held[i])
+    else
+      live[#live + 1] = {held[i], at}
+    end
   end
 end
 local e = cjson.decode(entry)
@@ -26,16 +33,11 @@ if e.at <= top then
   e.at = top + 1
   entry = cjson.encode(e)
 end
-redis.call('HSET', key, endpoint, entry)
-local all = redis.call('HGETALL', key)
-local live = {}
-for i = 1, #all, 2 do
-  local e = cjson.decode(all[i + 1])
-  if e.exp and e.exp <= now then
-    redis.call('HDEL', key, all[i])
-  else
-    live[#live + 1] = {all[i], e.at or 0}
-  end
+if e.exp and e.exp <= now then
+  redis.call('HDEL', key, endpoint)
+else
+  redis.call('HSET', key, endpoint, entry)
+  live[#live + 1] = {endpoint, e.at}
 end
 table.sort(live, function(a, b) return a[2] < b[2] end)
 for i = 1, #live - most do
