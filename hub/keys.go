@@ -283,18 +283,19 @@ func PushSubscriptionsKey(user int64) string { return "push:subs:" + userTag(use
 // string, the user id; it lives as long as an unseen subscription): an
 // endpoint is one browser's, so subscribing it as another user moves it.
 // The endpoint is hashed: the key's length does not grow with it.
-func PushOwnerKey(endpoint string) string {
-	sum := sha256.Sum256([]byte(endpoint))
-	return "push:owner:" + hex.EncodeToString(sum[:16])
+func PushOwnerKey(endpoint string) string { return hashed("push:owner:", endpoint) }
+
+// hashed is prefix and the first half of s's SHA-256 in hex: a name whose
+// length does not grow with s, and that does not show it.
+func hashed(prefix, s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return prefix + hex.EncodeToString(sum[:16])
 }
 
 // StreamTicketKey keeps the access token a stream ticket stands for, for
 // StreamTicketTTL (a string, deleted when used). The ticket is hashed: a
 // reader of the keys cannot use it.
-func StreamTicketKey(ticket string) string {
-	sum := sha256.Sum256([]byte(ticket))
-	return "stream:ticket:" + hex.EncodeToString(sum[:16])
-}
+func StreamTicketKey(ticket string) string { return hashed("stream:ticket:", ticket) }
 
 // PushSubscriptionsCountKey counts every user's subscriptions, for the
 // webpush_subscriptions gauge (kept beside the writes, not with them: on a
