@@ -1,0 +1,123 @@
+// The element's preferences: event types × channels (in the app, and each
+// channel the hub delivers through), quiet hours, and this browser's Web
+// Push. A form made from the user's settings, and the change it asks for.
+import { humanType } from './texts.js';
+
+/**
+ * fillPrefs makes form f from the user's settings st. types are the event
+ * types to offer besides those muted; t the texts; push the SDK's Web Push
+ * (this browser's row) and error(e) reports its failure.
+ */
+export async function fillPrefs(f, st, { t, types, push, error }) {
+  const channels = Object.keys(st.channels || {}).sort();
+  const all = [...new Set([...types, ...st.mutedEventTypes, ...channels.flatMap((c) => st.channels[c].mutedEventTypes || [])])].sort();
+  f.replaceChildren(typesTable(st, channels, all, t));
+  if (channels.includes('webpush')) f.append(await pushRow(t, push, error));
+  if (channels.length) f.append(quietHours(st.quietHours, t));
+  const save = document.createElement('button');
+  save.type = 'submit';
+  save.textContent = t.save;
+  f.append(save);
+}
+
+const input = (type, name, label, props) => {
+  const i = Object.assign(document.createElement('input'), { type, name }, props);
+  i.setAttribute('aria-label', label);
+  return i;
+};
+
+const check = (name, on, label) => input('checkbox', name, label, { checked: on });
+
+/** typesTable is a checkbox per type and channel (named "channel|type", "app|type"), and one per channel ("on|channel"). */
+function typesTable(st, channels, types, t) {
+  const table = document.createElement('table');
+  const header = (scope, text) => {
+    const th = document.createElement('th');
+    th.scope = scope;
+    th.textContent = text;
+    return th;
+  };
+  const head = table.createTHead().insertRow();
+  for (const h of [t.type, t.inApp, ...channels.map((c) => t.channel(c))]) head.append(header('col', h));
+  const body = table.createTBody();
+  for (const type of types) {
+    const r = body.insertRow();
+    r.append(header('row', humanType(type)));
+    r.insertCell().append(check(`app|${type}`, !st.mutedEventTypes.includes(type), `${humanType(type)}: ${t.inApp}`));
+    for (const c of channels) {
+      r.insertCell().append(check(`${c}|${type}`, !(st.channels[c].mutedEventTypes || []).includes(type), `${humanType(type)}: ${t.channel(c)}`));
+    }
+  }
+  if (channels.length) {
+    const r = body.insertRow();
+    r.append(header('row', ''), document.createElement('td'));
+    for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
+  }
+  return table;
+}
+
+/** quietHours is the quiet hours' fieldset: on or off, from, to, and the time zone. */
+function quietHours(q, t) {
+  const fs = document.createElement('fieldset');
+  const lg = document.createElement('legend');
+  lg.textContent = t.quiet;
+  const on = check('quiet', !!q, t.quiet);
+  const time = (name, label, value) => input('time', name, label, { value });
+  const zone = document.createElement('select');
+  zone.name = 'zone';
+  zone.setAttribute('aria-label', t.zone);
+  const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [here];
+  for (const z of new Set([q?.timeZone || here, ...zones])) zone.add(new Option(z, z));
+  zone.value = q?.timeZone || here;
+  const row = document.createElement('div');
+  row.className = 'row';
+  row.append(on, time('start', t.from, q?.start || '22:00'), time('end', t.to, q?.end || '07:00'), zone);
+  fs.append(lg, row);
+  return fs;
+}
+
+/** pushRow is this browser's Web Push: on or off here (the channel above is the user's, everywhere). */
+async function pushRow(t, push, error) {
+  const row = document.createElement('div');
+  row.className = 'row push';
+  const label = document.createElement('span');
+  label.textContent = t.thisBrowser;
+  const b = document.createElement('button');
+  b.type = 'button';
+  const note = document.createElement('span');
+  const show = (state) => {
+    row.hidden = state === 'unsupported';
+    b.hidden = state === 'denied';
+    b.dataset.state = state;
+    b.textContent = state === 'on' ? t.pushOff : t.pushOn;
+    note.textContent = state === 'denied' ? t.pushDenied : '';
+  };
+  b.addEventListener('click', async () => { // a click: the browser may ask for the permission
+    try {
+      show(b.dataset.state === 'on' ? await push.disable() : await push.enable());
+    } catch (e) {
+      error(e);
+    }
+  });
+  row.append(label, b, note);
+  show(await push.state().catch(() => 'unsupported'));
+  return row;
+}
+
+/** prefsChange is the settings change form f asks for, on the settings st it was made from. */
+export function prefsChange(f, st) {
+  const unchecked = (prefix) => [...f.querySelectorAll(`input[type="checkbox"][name^="${prefix}|"]`)]
+    .filter((c) => !c.checked).map((c) => c.name.slice(prefix.length + 1));
+  const change = { mutedEventTypes: unchecked('app') };
+  const channels = Object.keys(st.channels || {});
+  if (channels.length) {
+    change.channels = {};
+    for (const c of channels) {
+      change.channels[c] = { enabled: f.querySelector(`input[name="on|${CSS.escape(c)}"]`).checked, mutedEventTypes: unchecked(c) };
+    }
+    change.quietHours = f.elements.quiet.checked
+      ? { start: f.elements.start.value, end: f.elements.end.value, timeZone: f.elements.zone.value } : null;
+  }
+  return change;
+}
