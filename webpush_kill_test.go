@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"

@@ -4,7 +4,7 @@
 // socket over), health and metrics.
 //
 // A publish comes through one of three doors, each ending in the one
-// pipeline of the domain (hub/publishing): POST /notifications/publish and
+// pipeline of the domain (hub/publish): POST /notifications/publish and
 // its batch (events.go), and the ingest streams (hub/ingest, started by
 // UseIngest). The pipeline answers each body with an Outcome; this package
 // turns it into a status and an envelope (toError), as ingest turns it into

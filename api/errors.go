@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 )
 
 // Envelope is the shape of every JSON answer.
@@ -85,7 +85,7 @@ func toError(err error) *Error {
 		}
 		return &Error{http.StatusInternalServerError, "COMMON500", "internal server error", err}
 	}
-	if r, ok := publishing.RefusalOf(err); ok { // a bad field, anywhere; a publish refused for what it says
+	if r, ok := publish.RefusalOf(err); ok { // a bad field, anywhere; a publish refused for what it says
 		return &Error{refusalStatus[r.Code], r.Code, r.Message, nil}
 	}
 	switch {

@@ -10,14 +10,14 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 )
 
-// DecodePublish parses and checks a publish body (publishing.Decode, with
+// DecodePublish parses and checks a publish body (publish.Decode, with
 // no bound on its data). Errors are *Error values with the code and status
 // DESIGN.md gives (COMMON400, NOTIF4001).
 func DecodePublish(body []byte) (inbox.PublishRequest, error) {
-	req, err := publishing.Decode(body, 0)
+	req, err := publish.Decode(body, 0)
 	if err != nil {
 		return req, toError(err)
 	}
@@ -29,7 +29,7 @@ func (s *Server) publish(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o := s.pipeline.Run(c.Request().Context(), []publishing.Body{{Raw: body}}, false)[0]
+	o := s.pipeline.Run(c.Request().Context(), []publish.Body{{Raw: body}}, false)[0]
 	if o.Err != nil {
 		return o.Err
 	}
@@ -49,7 +49,7 @@ type batchResult struct {
 }
 
 // answerOf is a publish's outcome as the batch route answers it.
-func answerOf(o publishing.Outcome) batchResult {
+func answerOf(o publish.Outcome) batchResult {
 	if o.Err != nil {
 		e := toError(o.Err)
 		return batchResult{Code: e.Code, Message: e.Message}
@@ -75,9 +75,9 @@ func (s *Server) publishBatch(c echo.Context) error {
 	if len(req.Events) == 0 || len(req.Events) > MaxBatch {
 		return errBadRequest(fmt.Sprintf("events must hold 1 to %d publish bodies", MaxBatch))
 	}
-	bodies := make([]publishing.Body, len(req.Events))
+	bodies := make([]publish.Body, len(req.Events))
 	for i, raw := range req.Events {
-		bodies[i] = publishing.Body{Raw: raw}
+		bodies[i] = publish.Body{Raw: raw}
 	}
 	ctx := c.Request().Context()
 	outcomes := s.pipeline.Run(ctx, bodies, false)

@@ -20,9 +20,9 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
-	"roomhub/hub/delivery/webpush"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/push/webpush"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 )
 
 // UsePush serves Web Push's routes with svc (nil: the webpush channel is

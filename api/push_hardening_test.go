@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"roomhub/hub"
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"

@@ -15,10 +15,10 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"roomhub/hub"
-	"roomhub/hub/delivery/webpush"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
+	"roomhub/hub/push/webpush"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
@@ -38,9 +38,9 @@ type Server struct {
 	// userRequests is every user route's budget per user; a bulk action
 	// spends from it by the items it looked at (see chargeItems).
 	userRequests *userLimiter
-	pipeline     *publishing.Pipeline // every publish's path, whatever the door
-	ingest       *ingest.Ingest       // nil: the ingest streams are not consumed here (UseIngest)
-	push         *webpush.Service     // nil: the webpush channel is off (UsePush)
+	pipeline     *publish.Pipeline // every publish's path, whatever the door
+	ingest       *ingest.Ingest    // nil: the ingest streams are not consumed here (UseIngest)
+	push         *webpush.Service  // nil: the webpush channel is off (UsePush)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -49,7 +49,7 @@ type Server struct {
 func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
 	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New(),
 		authMisses: newUserLimiter(cfg.AuthMisses), userRequests: newUserLimiter(cfg.UserRequests),
-		pipeline: publishing.New(ib, cfg.PublishMaxBytes)}
+		pipeline: publish.New(ib, cfg.PublishMaxBytes)}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -262,7 +262,7 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 	}
 }
 
-// smallBodyMax bounds every body but a publish's (publishing.MaxBody: up
+// smallBodyMax bounds every body but a publish's (publish.MaxBody: up
 // to PUBLISH_MAX_BYTES of data and 10,000 recipients with the inbox
 // options; a redrive, up to 10,000 notificationIds, shares that bound).
 const smallBodyMax = 64 << 10
@@ -271,10 +271,10 @@ const smallBodyMax = 64 << 10
 // PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, any
 // other's by 64 KiB.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
-	small, publish := bodyLimit(smallBodyMax), bodyLimit(publishing.MaxBody(s.cfg.PublishMaxBytes))
+	small, publishLimit := bodyLimit(smallBodyMax), bodyLimit(publish.MaxBody(s.cfg.PublishMaxBytes))
 	batch := bodyLimit(s.cfg.PublishMaxBytes * 8)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		smallNext, publishNext, batchNext := small(next), publish(next), batch(next)
+		smallNext, publishNext, batchNext := small(next), publishLimit(next), batch(next)
 		return func(c echo.Context) error {
 			switch c.Path() {
 			case "/api/v1/notifications/publish", "/dev/publish", "/api/v1/internal/deliveries/redrive":

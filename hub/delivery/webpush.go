@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 )
 
 // Pusher is what the webpush channel needs: a user's subscriptions, one

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 )
 
 // A backlog of large entries is read within the byte budget (hardening IV,
@@ -19,12 +19,12 @@ import (
 // over the most one may hold (2 MiB, against 300 KB) is dead, its size
 // said, its text never read; every other entry comes once, in order.
 func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
-	const maxData = 300<<10 - publishing.BodyHeadway // a body may hold 300 KiB
+	const maxData = 300<<10 - publish.BodyHeadway // a body may hold 300 KiB
 	var mu sync.Mutex
 	var reads []int64 // each publish call's bytes
 	var order []string
 	ready := make(chan struct{})
-	rdb, in := startIngest(t, fakePublisher{maxData: maxData, run: func(_ context.Context, bodies []publishing.Body) []publishing.Outcome {
+	rdb, in := startIngest(t, fakePublisher{maxData: maxData, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
 		<-ready
 		var n int64
 		mu.Lock()
@@ -34,7 +34,7 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 			order = append(order, b.DefaultKey)
 		}
 		reads = append(reads, n)
-		return make([]publishing.Outcome, len(bodies))
+		return make([]publish.Outcome, len(bodies))
 	}})
 	body := strings.Repeat("x", 60<<10)
 	var want []string

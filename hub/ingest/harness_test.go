@@ -10,18 +10,18 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 	"roomhub/internal/testredis"
 )
 
 // fakePublisher stands in for the publish pipeline: run answers the bodies,
 // and a publish's data may hold maxData bytes.
 type fakePublisher struct {
-	run     func(ctx context.Context, bodies []publishing.Body) []publishing.Outcome
+	run     func(ctx context.Context, bodies []publish.Body) []publish.Outcome
 	maxData int64
 }
 
-func (f fakePublisher) Run(ctx context.Context, bodies []publishing.Body, _ bool) []publishing.Outcome {
+func (f fakePublisher) Run(ctx context.Context, bodies []publish.Body, _ bool) []publish.Outcome {
 	return f.run(ctx, bodies)
 }
 

@@ -33,7 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 	"roomhub/lua"
 )
 
@@ -104,10 +104,10 @@ type Outcome struct {
 }
 
 // Publisher is the publish path ingest hands its entries to
-// (*publishing.Pipeline, the HTTP routes' own): each body answered in its
+// (*publish.Pipeline, the HTTP routes' own): each body answered in its
 // place, one room's in their order.
 type Publisher interface {
-	Run(ctx context.Context, bodies []publishing.Body, inOrder bool) []publishing.Outcome
+	Run(ctx context.Context, bodies []publish.Body, inOrder bool) []publish.Outcome
 	// MaxData is the most bytes a publish's data may hold (PUBLISH_MAX_BYTES).
 	MaxData() int64
 }
@@ -184,16 +184,16 @@ func New(h *hub.Hub, log *slog.Logger) *Ingest {
 const minReadBudget = 8 << 20
 
 // Start consumes the partitions this instance gets, publishing through
-// publish, until the hub closes; then it gives its leases back. An entry
-// larger than a publish body may be (publishing.MaxBody) is dead without
+// p, until the hub closes; then it gives its leases back. An entry
+// larger than a publish body may be (publish.MaxBody) is dead without
 // its text ever being read; a read's entries hold at most max(8 MiB, 2 ×
 // that) together.
-func (in *Ingest) Start(publish Publisher) {
+func (in *Ingest) Start(p Publisher) {
 	if in.cfg.IngestPartitions == 0 {
 		return
 	}
-	in.publish = publish
-	in.maxEntry = publishing.MaxBody(publish.MaxData())
+	in.publish = p
+	in.maxEntry = publish.MaxBody(p.MaxData())
 	in.readBudget = max(minReadBudget, 2*in.maxEntry)
 	in.started.Store(true)
 	in.h.Go(in.run)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"roomhub/hub"
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 	"roomhub/internal/testredis"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestIngest_AnEntryThatPanicsIsDeadAfterTwoTries(t *testing.T) {
 	var mu sync.Mutex
 	var published []string
-	rdb, in := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publishing.Body) []publishing.Outcome {
+	rdb, in := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
 		for _, b := range bodies {
 			if string(b.Raw) == "boom" {
 				panic("an entry the publish path cannot take")
@@ -28,7 +28,7 @@ func TestIngest_AnEntryThatPanicsIsDeadAfterTwoTries(t *testing.T) {
 			}
 			mu.Unlock()
 		}
-		return make([]publishing.Outcome, len(bodies))
+		return make([]publish.Outcome, len(bodies))
 	}})
 	for _, body := range []string{"a", "boom", "b"} {
 		testredis.Do(t, rdb, "XADD", hub.IngestKey(0), "*", "event", body)

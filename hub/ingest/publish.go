@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"roomhub/hub/publishing"
+	"roomhub/hub/publish"
 )
 
 // publishEntries hands entries to the publish path, in order per room, and
@@ -15,7 +15,7 @@ import (
 // returned its size alone), is dead before it gets there.
 func (in *Ingest) publishEntries(ctx context.Context, entries []Entry) []Outcome {
 	out := make([]Outcome, len(entries))
-	bodies := make([]publishing.Body, 0, len(entries))
+	bodies := make([]publish.Body, 0, len(entries))
 	at := make([]int, 0, len(entries))
 	limit := strconv.FormatInt(in.maxEntry, 10)
 	for i, e := range entries {
@@ -26,7 +26,7 @@ func (in *Ingest) publishEntries(ctx context.Context, entries []Entry) []Outcome
 			out[i] = Outcome{Result: Dead, Code: "COMMON413",
 				Message: "the entry's " + strconv.FormatInt(e.TooLarge, 10) + " bytes are over the " + limit + " an event may hold; its text is not kept"}
 		default:
-			bodies, at = append(bodies, publishing.Body{Raw: e.Body, DefaultKey: e.Key, Span: e.Span}), append(at, i)
+			bodies, at = append(bodies, publish.Body{Raw: e.Body, DefaultKey: e.Key, Span: e.Span}), append(at, i)
 		}
 	}
 	for j, o := range in.publish.Run(ctx, bodies, true) {

@@ -1,4 +1,4 @@
-package publishing
+package publish
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-// Package publishing is the one path of a publish, whichever door it comes
+// Package publish is the one path of a publish, whichever door it comes
 // through: POST /notifications/publish, its batch, or an ingest entry. A
 // body is decoded and checked here (Decode), the checked requests run
 // together (Pipeline.Run: inbox.PublishAll, each room in order), and each
@@ -11,4 +11,4 @@
 // Two branches follow in the inbox: a publish that notifies no one (plain)
 // is one script in a pipeline shared with the others of its kind; one with
 // recipients writes their inbox items and schedules their deliveries too.
-package publishing
+package publish

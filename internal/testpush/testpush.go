@@ -26,7 +26,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"roomhub/hub/delivery/webpush"
+	"roomhub/hub/push/webpush"
 )
 
 // Statuses a script may hold besides real ones.
