@@ -204,7 +204,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 			return nil, err
 		}
 		m.atClose(push.Close)
-		d.Pusher = push
+		d.Senders[hub.WebPushChannel] = push
 	}
 	h.Start()
 	m.hub = h

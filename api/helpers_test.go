@@ -120,7 +120,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 		if push, err = webpush.New(context.Background(), h, log, extras.pushTLS); err != nil {
 			t.Fatal(err)
 		}
-		d.Pusher = push
+		d.Senders[hub.WebPushChannel] = push
 		t.Cleanup(push.Close)
 	}
 	h.Start()

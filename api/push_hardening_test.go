@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
-	"roomhub/hub/push/webpush"
+	"roomhub/hub/push"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -50,7 +50,7 @@ func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 	defer slow.Release()
 	th.subscribe(t, 99, fast.Subscription("/push/fast"))
 	held := th.notifyWith(t, 42, "", users...)
-	for range webpush.MaxPerOrigin {
+	for range push.MaxPerOrigin {
 		select {
 		case <-slow.Arrived():
 		case <-time.After(30 * time.Second):
@@ -64,8 +64,8 @@ func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 		t.Fatalf("another service's push waited behind the slow one (it holds %d)", slow.MostHeld())
 	}
 	th.waitDelivery(t, nid, 99, "webpush", "sent")
-	if n := slow.MostHeld(); n > webpush.MaxPerOrigin {
-		t.Fatalf("the slow service held %d pushes at once, more than %d", n, webpush.MaxPerOrigin)
+	if n := slow.MostHeld(); n > push.MaxPerOrigin {
+		t.Fatalf("the slow service held %d pushes at once, more than %d", n, push.MaxPerOrigin)
 	}
 	slow.Release()
 	for _, u := range users {

@@ -43,8 +43,9 @@ type Delivery struct {
 	// the poller before its first job: channelShares).
 	shares map[string]chan struct{}
 
-	// Pusher sends the webpush channel's hand-offs (nil: not listed).
-	Pusher Pusher
+	// Senders send the hand-offs of the channels the hub sends itself
+	// (webpush, fcm, apns), by channel; the rest go to the gateway.
+	Senders map[string]Sender
 
 	// Concurrency bounds the users one instance hands off for at once.
 	Concurrency int
@@ -96,6 +97,7 @@ func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
 		budget:       semaphore.NewWeighted(cfg.DeliveryInflightBytes),
 		set:          core.Metrics().Set,
 		inFlight:     map[int64]bool{},
+		Senders:      map[string]Sender{},
 		Concurrency:  64,
 		ItemMaxBytes: 65536,
 	}

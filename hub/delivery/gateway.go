@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/push"
 )
 
 // gatewayClient posts hand-offs: each within timeout, redirects not
@@ -82,7 +83,7 @@ func classify(status int, body []byte, retryAfter string, now time.Time) answer 
 	if status >= 200 && status < 300 {
 		return answer{sent: true}
 	}
-	a := answer{retryAfter: parseRetryAfter(retryAfter, now)}
+	a := answer{retryAfter: push.RetryAfter(retryAfter, now)}
 	if status >= 300 && status < 400 {
 		a.code, a.retryable = "REDIRECT", true
 		return a
@@ -111,21 +112,6 @@ func codeOK(c string) bool {
 	return strings.IndexFunc(c, func(r rune) bool {
 		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
 	}) < 0
-}
-
-// parseRetryAfter reads Retry-After: seconds or an HTTP date; 0 when absent
-// or unreadable, at most a day.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return min(max(d, 0), 24*time.Hour)
 }
 
 // maxBackoff bounds the wait between attempts.

@@ -427,8 +427,8 @@ func (d *Delivery) send(ctx context.Context, user int64, token string, h handoff
 		}
 	}()
 	var a answer
-	if h.channel == hub.WebPushChannel && d.Pusher != nil {
-		a = d.pushOff(ctx, user, h)
+	if s := d.Senders[h.channel]; s != nil {
+		a = d.pushOff(ctx, user, h, s)
 	} else {
 		a = d.handOff(ctx, nid+"/"+itoa(user)+"/"+h.channel, handoffBody{Channel: h.channel, UserID: user, Notifications: h.items, Attempt: h.attempt})
 	}

@@ -1,7 +1,8 @@
 // Package webpush is roomhub's own Web Push sender, the built-in delivery
 // channel "webpush": the hub is the gateway. It holds the protocol and the
 // users' subscriptions (store.go, in Redis), no delivery state (package
-// delivery keeps that, and calls Service as its Pusher): the VAPID key pair (RFC 8292), message
+// delivery keeps that, and calls Service.Push as the channel's Sender):
+// the VAPID key pair (RFC 8292), message
 // encryption (RFC 8291, aes128gcm of RFC 8188), the checks a browser's
 // subscription must pass (an https endpoint that is not loopback, link-local
 // or private: the SSRF rule), and one push to one subscription with its

@@ -6,10 +6,9 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
+	"roomhub/hub/push"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +23,7 @@ type Sender struct {
 	client  *http.Client
 	timeout time.Duration
 	now     func() time.Time
-	gate    *gate
+	gate    *push.Gate
 
 	mu     sync.Mutex
 	tokens map[string]token // by push service origin: one signature serves many pushes
@@ -40,51 +39,25 @@ type token struct {
 // its 12 hours, so a push service never sees one about to expire.
 const tokenReuse = time.Hour
 
-// What a push service's answer may cost: its headers, the part of its body
-// read (the rest is dropped, and the answer counts as failed), and how
-// long making the connection may take.
-const (
-	maxAnswerHeader = 8 << 10
-	maxAnswerBody   = 4 << 10
-	connectTimeout  = 3 * time.Second
-)
-
-// ErrAnswerTooLarge is a push service's answer over the bounds: a failed
-// attempt, whatever its status.
-var ErrAnswerTooLarge = errors.New("webpush: the push service's answer is over the bounds")
+// ErrAnswerTooLarge is a push service's answer over the bounds
+// (push.MaxAnswerHeader, push.MaxAnswerBody): a failed attempt, whatever its status.
+var ErrAnswerTooLarge = push.ErrAnswerTooLarge
 
 // NewSender is a Sender whose connections go only to public addresses
 // (unless allowPrivate), follow no redirect and end within timeout. tlsConf
 // (nil: the system's roots) is for tests that stand up a push service.
 func NewSender(keys Keys, subject string, allowPrivate bool, timeout time.Duration, tlsConf *tls.Config) *Sender {
-	d := &net.Dialer{Timeout: min(timeout, connectTimeout)}
+	var control func(string, string, syscall.RawConn) error
 	if !allowPrivate {
-		d.Control = func(_, address string, _ syscall.RawConn) error { return guard(address) }
-	}
-	tr := &http.Transport{
-		Proxy:                  nil, // a push goes straight to the push service: no proxy may stand between the guard and it
-		DialContext:            d.DialContext,
-		TLSClientConfig:        tlsConf,
-		TLSHandshakeTimeout:    min(timeout, connectTimeout),
-		ForceAttemptHTTP2:      true,
-		MaxIdleConnsPerHost:    16,
-		IdleConnTimeout:        90 * time.Second,
-		MaxResponseHeaderBytes: maxAnswerHeader, // HTTP/2 too: its header list limit is taken from this
+		control = func(_, address string, _ syscall.RawConn) error { return guard(address) }
 	}
 	return &Sender{keys: keys, subject: subject, timeout: timeout, now: time.Now, tokens: map[string]token{},
-		gate: newGate(MaxInFlight, MaxPerOrigin, time.Now),
-		client: &http.Client{
-			Transport:     tr,
-			Timeout:       timeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}}
+		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
+		client: push.NewClient(timeout, tlsConf, control)}
 }
 
 // Close lets the idle connections go.
 func (s *Sender) Close() { s.client.CloseIdleConnections() }
-
-// defaultTTL is how long a push service keeps a push for an offline device.
-const defaultTTL = 24 * time.Hour
 
 // Push is one message: its plaintext and how the push service keeps it.
 type Push struct {
@@ -112,6 +85,37 @@ func (r Result) failed() bool {
 	return r.Status == 0 || r.Status == http.StatusTooManyRequests || r.Status >= 500 || errors.Is(r.Err, ErrAnswerTooLarge)
 }
 
+// Answer is r in seed 002's words: 2xx sent; 404 and 410 gone
+// (UNREGISTERED); 413 PAYLOAD_TOO_LARGE; 429, 5xx, 408, a redirect, a
+// timeout, no answer or one over the bounds retried (with Retry-After);
+// other statuses HTTP_<status>, permanent.
+func (r Result) Answer(now time.Time) push.Answer {
+	switch {
+	case !r.Wait.IsZero():
+		return push.Answer{Wait: r.Wait}
+	case errors.Is(r.Err, ErrAnswerTooLarge):
+		return push.Answer{Code: "ANSWER_TOO_LARGE", Retryable: true}
+	case r.Err != nil && r.Status == 0 && r.Timeout:
+		return push.Answer{Code: "TIMEOUT", Retryable: true}
+	case r.Err != nil && r.Status == 0:
+		return push.Answer{Code: "NETWORK", Retryable: true}
+	case r.Status >= 200 && r.Status < 300:
+		return push.Answer{Sent: true}
+	case r.Status == http.StatusNotFound || r.Status == http.StatusGone:
+		return push.Answer{Code: "UNREGISTERED", Gone: true}
+	case r.Status == http.StatusRequestEntityTooLarge:
+		return push.Answer{Code: "PAYLOAD_TOO_LARGE"}
+	}
+	a := push.Answer{RetryAfter: push.RetryAfter(r.RetryAfter, now), Code: "HTTP_" + strconv.Itoa(r.Status)}
+	switch {
+	case r.Status >= 300 && r.Status < 400:
+		a.Code, a.Retryable = "REDIRECT", true
+	case r.Status >= 500, r.Status == http.StatusTooManyRequests, r.Status == http.StatusRequestTimeout:
+		a.Retryable = true
+	}
+	return a
+}
+
 // Send encrypts p for sub and posts it to the subscription's endpoint,
 // within the instance's and the origin's bounds.
 func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
@@ -126,7 +130,7 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	// The gate first: a push its origin cannot take now costs no sealing.
-	wait, err := s.gate.enter(ctx, origin)
+	wait, err := s.gate.Enter(ctx, origin)
 	switch {
 	case err != nil:
 		return Result{Err: err, Timeout: true}
@@ -135,11 +139,11 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	}
 	body, err := Encrypt(p.Payload, keys.P256dh, keys.Auth)
 	if err != nil {
-		s.gate.leave(origin, false) // the push service was never asked
+		s.gate.Leave(origin, false) // the push service was never asked
 		return Result{Err: err}
 	}
 	r := s.post(ctx, sub.Endpoint, auth, body, p)
-	s.gate.leave(origin, r.failed())
+	s.gate.Leave(origin, r.failed())
 	return r
 }
 
@@ -163,12 +167,7 @@ func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p
 	if err != nil {
 		return noAnswer(err)
 	}
-	defer resp.Body.Close() // unread bytes are dropped with the connection, never read
-	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBody+1))
-	switch {
-	case n > maxAnswerBody:
-		return Result{Err: ErrAnswerTooLarge}
-	case err != nil:
+	if _, err := push.ReadAnswer(resp); err != nil {
 		return noAnswer(err)
 	}
 	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
@@ -177,19 +176,10 @@ func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p
 // noAnswer is the Result of a push whose answer did not come (in time, or
 // whole) or came over the bounds.
 func noAnswer(err error) Result {
-	if headerTooLarge(err) {
+	if push.IsTooLarge(err) {
 		return Result{Err: ErrAnswerTooLarge}
 	}
-	var ne net.Error
-	return Result{Err: err, Timeout: errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())}
-}
-
-// headerTooLarge says whether err is net/http's refusal of headers over
-// MaxResponseHeaderBytes (HTTP/1.1 and HTTP/2 word it differently, and
-// neither exports it).
-func headerTooLarge(err error) bool {
-	m := err.Error()
-	return strings.Contains(m, "response headers exceeded") || strings.Contains(m, "header list larger than")
+	return Result{Err: err, Timeout: push.TimedOut(err)}
 }
 
 // authorization is the header for a push to endpoint: the origin's token

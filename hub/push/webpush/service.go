@@ -3,6 +3,7 @@ package webpush
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"time"
@@ -10,11 +11,13 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/push"
 )
 
 // Service is the webpush channel: the hub's keys, its users'
-// subscriptions and the sender. It is the delivery worker's Pusher.
+// subscriptions and the sender. Its Push is the channel's delivery.Sender.
 type Service struct {
+	log          *slog.Logger
 	keys         Keys
 	store        *Store
 	sender       *Sender
@@ -57,7 +60,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 			"publicKey", keys.Public)
 	}
 	return &Service{
-		keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
+		log: log, keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
 		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
 	}, nil
 }
@@ -130,15 +133,28 @@ func (s *Service) Subscriptions(ctx context.Context, user int64) ([]Subscription
 	return s.store.List(ctx, user, time.Now())
 }
 
-// Send sends one push.
-func (s *Service) Send(ctx context.Context, sub Subscription, p Push) Result {
-	return s.sender.Send(ctx, sub, p)
-}
-
-// Forget drops a subscription the push service says is gone.
-func (s *Service) Forget(ctx context.Context, user int64, endpoint string) error {
-	_, err := s.store.Remove(ctx, user, endpoint)
-	return err
+// Push sends a hand-off's items to every one of user's subscriptions (each
+// browser) at once and answers each; a subscription its push service says
+// is gone (404, 410) is forgotten. It is the webpush channel's
+// delivery.Sender.
+func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
+	subs, err := s.Subscriptions(ctx, user)
+	if err != nil || len(subs) == 0 {
+		return nil, err
+	}
+	p, _, ok := Of(user, items)
+	if !ok {
+		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
+	}
+	return push.Each(subs, func(sub Subscription) push.Answer {
+		a := s.sender.Send(ctx, sub, p).Answer(time.Now())
+		if a.Gone {
+			if _, err := s.store.Remove(ctx, user, sub.Endpoint); err != nil {
+				s.log.WarnContext(ctx, "webpush: forgetting a gone subscription", "user", user, "err", err)
+			}
+		}
+		return a
+	}), nil
 }
 
 // Close lets the sender's idle connections go.

@@ -1,4 +1,4 @@
-package webpush
+package push
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 
 // Bounds of what pushes may hold at once, and the breaker's numbers.
 const (
-	// MaxInFlight bounds one instance's pushes in flight. Each holds at
-	// most a 4 KB message out and maxAnswerHeader + maxAnswerBody in, so
-	// the bytes of every push in flight are bounded too (~2 MiB).
+	// MaxInFlight bounds one instance's pushes in flight to one platform's
+	// services. Each holds at most a 4 KB message out and MaxAnswerHeader
+	// + MaxAnswerBody in, so the bytes of every push in flight are bounded
+	// too (~2 MiB a platform).
 	MaxInFlight = 128
 	// MaxPerOrigin bounds the pushes in flight to one push service origin:
 	// a slow one never holds more than half of an instance's 64 hand-off
@@ -30,9 +31,10 @@ const (
 	maxOrigins = 4096
 )
 
-// gate holds the bounds of one instance's pushes: slots in all, slots per
-// push service origin, and a breaker per origin.
-type gate struct {
+// Gate holds the bounds of one instance's pushes to one platform's
+// services: slots in all, slots per push service origin, and a breaker per
+// origin.
+type Gate struct {
 	now       func() time.Time
 	all       chan struct{}
 	perOrigin int
@@ -48,14 +50,16 @@ type originState struct {
 	pauses      int       // pauses in a row: each twice as long
 }
 
-func newGate(all, perOrigin int, now func() time.Time) *gate {
-	return &gate{now: now, all: make(chan struct{}, all), perOrigin: perOrigin, origins: map[string]*originState{}}
+// NewGate is a Gate of all slots, perOrigin of them per origin, on the
+// clock now.
+func NewGate(all, perOrigin int, now func() time.Time) *Gate {
+	return &Gate{now: now, all: make(chan struct{}, all), perOrigin: perOrigin, origins: map[string]*originState{}}
 }
 
-// enter takes a slot for a push to origin. When the origin is paused or
+// Enter takes a slot for a push to origin. When the origin is paused or
 // its slots are full it takes none and says when to try again (wait); a
-// push that took one calls leave with whether it failed.
-func (g *gate) enter(ctx context.Context, origin string) (wait time.Time, err error) {
+// push that took one calls Leave with whether it failed.
+func (g *Gate) Enter(ctx context.Context, origin string) (wait time.Time, err error) {
 	g.mu.Lock()
 	now := g.now()
 	o := g.origins[origin]
@@ -88,8 +92,8 @@ func (g *gate) enter(ctx context.Context, origin string) (wait time.Time, err er
 	}
 }
 
-// leave gives back a push's slots and counts how it went.
-func (g *gate) leave(origin string, failed bool) {
+// Leave gives back a push's slots and counts how it went.
+func (g *Gate) Leave(origin string, failed bool) {
 	<-g.all
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -117,7 +121,7 @@ func (g *gate) leave(origin string, failed bool) {
 
 // forgetIfIdle drops o when it has nothing to remember. Called with g.mu
 // held.
-func (g *gate) forgetIfIdle(origin string, o *originState, now time.Time) {
+func (g *Gate) forgetIfIdle(origin string, o *originState, now time.Time) {
 	if o.inFlight == 0 && o.failures == 0 && !now.Before(o.pausedUntil) {
 		delete(g.origins, origin)
 	}
@@ -125,7 +129,7 @@ func (g *gate) forgetIfIdle(origin string, o *originState, now time.Time) {
 
 // forgetIdle drops origins with nothing in flight and no pause running.
 // Called with g.mu held.
-func (g *gate) forgetIdle(now time.Time) {
+func (g *Gate) forgetIdle(now time.Time) {
 	for k, o := range g.origins {
 		if o.inFlight == 0 && !now.Before(o.pausedUntil) {
 			delete(g.origins, k)
