@@ -29,6 +29,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/push/channels"
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/devredis"
 	"roomhub/internal/telemetry"
@@ -198,20 +199,19 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	ib := inbox.New(h, m.log)
 	ib.UseDelivery(d)
 	in := ingest.New(h, m.log)
-	var push *webpush.Service
-	if m.cfg.WebPush() {
-		if push, err = webpush.New(ctx, h, m.log, nil); err != nil {
-			return nil, err
-		}
-		m.atClose(push.Close)
-		d.Senders[hub.WebPushChannel] = push
+	ch, err := channels.New(ctx, h, m.log, nil)
+	if err != nil {
+		return nil, err
 	}
+	m.atClose(ch.Close)
+	d.Senders = ch.Senders
 	h.Start()
 	m.hub = h
 	apiSrv := api.New(m.httpCfg, h, ib, m.log, web.FS())
 	m.atClose(apiSrv.Close)
 	apiSrv.UseIngest(in)
-	apiSrv.UsePush(push)
+	apiSrv.UsePush(ch.WebPush)
+	apiSrv.UseDevices(ch.Devices)
 	if m.httpCfg.MetricsAddr != "" {
 		m.atClose(serveApart(m.httpCfg.MetricsAddr, apiSrv.MetricsHandler(), m.log, "metrics"))
 		m.log.Info("metrics are served apart", "addr", m.httpCfg.MetricsAddr)

@@ -22,7 +22,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
-	"roomhub/hub/push/webpush"
+	"roomhub/hub/push/channels"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
@@ -115,19 +115,18 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
-	var push *webpush.Service
-	if cfg.WebPush() {
-		if push, err = webpush.New(context.Background(), h, log, extras.pushTLS); err != nil {
-			t.Fatal(err)
-		}
-		d.Senders[hub.WebPushChannel] = push
-		t.Cleanup(push.Close)
+	ch, err := channels.New(context.Background(), h, log, extras.pushTLS)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(ch.Close)
+	d.Senders = ch.Senders
 	h.Start()
 	apiSrv := New(httpCfg, h, ib, log, web.FS())
 	in := ingest.New(h, log)
 	apiSrv.UseIngest(in)
-	apiSrv.UsePush(push)
+	apiSrv.UsePush(ch.WebPush)
+	apiSrv.UseDevices(ch.Devices)
 	srv := httptest.NewUnstartedServer(apiSrv)
 	conns := &connTracker{m: map[net.Conn]bool{}}
 	srv.Config.ConnState = conns.track

@@ -18,6 +18,7 @@ import (
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
 	"roomhub/hub/publish"
+	"roomhub/hub/push"
 	"roomhub/hub/push/webpush"
 )
 
@@ -41,6 +42,7 @@ type Server struct {
 	pipeline     *publish.Pipeline // every publish's path, whatever the door
 	ingest       *ingest.Ingest    // nil: the ingest streams are not consumed here (UseIngest)
 	push         *webpush.Service  // nil: the webpush channel is off (UsePush)
+	devices      *push.Devices     // nil: no channel the hub sends itself is on (UseDevices)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -152,6 +154,10 @@ func (s *Server) routes() {
 	v1.GET("/push/vapid-public-key", s.vapidPublicKey, s.pushOn)
 	v1.POST("/push/subscriptions", s.subscribePush, s.pushOn, user)
 	v1.DELETE("/push/subscriptions", s.unsubscribePush, s.pushOn, user)
+	v1.GET("/push/devices", s.listDevices, s.devicesOn, user)
+	v1.POST("/push/devices", s.registerDevice, s.devicesOn, user)
+	v1.DELETE("/push/devices", s.unregisterDevice, s.devicesOn, user)
+	v1.PATCH("/push/devices/:id", s.setDeviceEnabled, s.devicesOn, user)
 
 	// Dev routes mint tokens with the configured secret: only the dev default
 	// one, so that what they mint is worthless anywhere else.

@@ -87,12 +87,21 @@ type Config struct {
 	DeliveryChannels      []string      // DELIVERY_CHANNELS, comma list; none: nothing leaves the hub
 	DeliveryRules         string        // DELIVERY_RULES, JSON text or @path (package delivery reads it)
 	DeliveryCaps          string        // DELIVERY_CAPS, JSON (package delivery reads it)
-	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with a channel other than webpush
+	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with a channel other than webpush, fcm and apns
 	WebPushPublicKey      string        // WEBPUSH_VAPID_PUBLIC_KEY, base64url P-256 point (package webpush reads it)
 	WebPushPrivateKey     string        // WEBPUSH_VAPID_PRIVATE_KEY, base64url P-256 scalar
 	WebPushSubject        string        // WEBPUSH_SUBJECT, mailto: or https:, the push services' contact
 	WebPushAllowPrivate   bool          // WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, false: tests and dev only
 	WebPushAllowedHosts   []string      // WEBPUSH_ALLOWED_HOSTS, comma list of domain suffixes ("*": any); the public push services
+	FCMCredentials        string        // FCM_CREDENTIALS, a service account key: its JSON, or a file's path (package fcm reads it)
+	FCMProjectID          string        // FCM_PROJECT_ID; default the key's project_id
+	FCMBaseURL            string        // FCM_BASE_URL, https://fcm.googleapis.com
+	APNSKeyID             string        // APNS_KEY_ID, the .p8 key's id (kid)
+	APNSTeamID            string        // APNS_TEAM_ID (iss)
+	APNSPrivateKey        string        // APNS_PRIVATE_KEY, the .p8 PEM, or a file's path (package apns reads it)
+	APNSTopic             string        // APNS_TOPIC, the app's bundle id
+	APNSBaseURL           string        // APNS_BASE_URL, https://api.push.apple.com
+	APNSSandboxBaseURL    string        // APNS_SANDBOX_BASE_URL, https://api.sandbox.push.apple.com
 	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
 	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
 	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
@@ -115,46 +124,9 @@ const (
 // Publishable reports whether a backend may publish events of type t.
 func (c Config) Publishable(t string) bool { return slices.Contains(c.EventTypes, t) }
 
-// WebPushChannel is the built-in channel the hub sends itself (Web Push).
-const WebPushChannel = "webpush"
-
-// WebPush reports whether the webpush channel is on.
-func (c Config) WebPush() bool { return c.DeliveryChannel(WebPushChannel) }
-
 // Embedded reports whether the hub runs on its own in-process Redis (no
 // REDIS_URL: the dev mode of go run .).
 func (c Config) Embedded() bool { return c.RedisURL == "" }
-
-// WebPushKeysSet reports whether the VAPID keys come from the environment
-// (else, in the embedded dev mode alone, the hub makes a pair and keeps it
-// in its Redis).
-func (c Config) WebPushKeysSet() bool { return c.WebPushPublicKey != "" }
-
-// checkWebPush: the three WEBPUSH_ variables all set or none (none only in
-// the embedded dev mode), and a subject that is mailto: or https:.
-func (c Config) checkWebPush() error {
-	vars := [][2]string{{"WEBPUSH_VAPID_PUBLIC_KEY", c.WebPushPublicKey}, {"WEBPUSH_VAPID_PRIVATE_KEY", c.WebPushPrivateKey}, {"WEBPUSH_SUBJECT", c.WebPushSubject}}
-	set := 0
-	for _, v := range vars {
-		if v[1] != "" {
-			set++
-		}
-	}
-	if set > 0 && set < len(vars) {
-		for _, v := range vars {
-			if v[1] == "" {
-				return &ConfigError{Var: v[0], Value: "", Reason: "the WEBPUSH_ variables go together: set all three or none"}
-			}
-		}
-	}
-	if set == 0 && c.WebPush() && (c.Production() || !c.Embedded()) {
-		return &ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs WEBPUSH_VAPID_PUBLIC_KEY, WEBPUSH_VAPID_PRIVATE_KEY and WEBPUSH_SUBJECT (go run . webpush-keys prints a pair); only the embedded dev mode makes its own"}
-	}
-	if c.WebPushSubject != "" && !strings.HasPrefix(c.WebPushSubject, "mailto:") && !strings.HasPrefix(c.WebPushSubject, "https://") {
-		return &ConfigError{Var: "WEBPUSH_SUBJECT", Value: c.WebPushSubject, Reason: "must be a mailto: or https:// URL"}
-	}
-	return nil
-}
 
 // DevPushRule is the webpush rule of the embedded dev mode and README's
 // example: at once, only to someone with no stream open, not once seen.
@@ -234,6 +206,15 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		WebPushSubject:        l.Str("WEBPUSH_SUBJECT", ""),
 		WebPushAllowPrivate:   l.Bool("WEBPUSH_ALLOW_PRIVATE_ENDPOINTS", false),
 		WebPushAllowedHosts:   l.List("WEBPUSH_ALLOWED_HOSTS", DefaultPushHosts),
+		FCMCredentials:        l.Str("FCM_CREDENTIALS", ""),
+		FCMProjectID:          l.Str("FCM_PROJECT_ID", ""),
+		FCMBaseURL:            l.Str("FCM_BASE_URL", "https://fcm.googleapis.com"),
+		APNSKeyID:             l.Str("APNS_KEY_ID", ""),
+		APNSTeamID:            l.Str("APNS_TEAM_ID", ""),
+		APNSPrivateKey:        l.Str("APNS_PRIVATE_KEY", ""),
+		APNSTopic:             l.Str("APNS_TOPIC", ""),
+		APNSBaseURL:           l.Str("APNS_BASE_URL", "https://api.push.apple.com"),
+		APNSSandboxBaseURL:    l.Str("APNS_SANDBOX_BASE_URL", "https://api.sandbox.push.apple.com"),
 		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
 		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,
@@ -305,10 +286,13 @@ func (c Config) validate() error {
 			return &ConfigError{Var: "DELIVERY_CHANNELS", Value: ch, Reason: "a channel is [a-z0-9_], 1 to 32 bytes, and not in_app (the inbox itself)"}
 		}
 	}
-	if slices.ContainsFunc(c.DeliveryChannels, func(ch string) bool { return ch != WebPushChannel }) && c.DeliverySinkURL == "" {
-		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "a channel other than webpush needs the gateway's http:// or https:// URL"}
+	if slices.ContainsFunc(c.DeliveryChannels, func(ch string) bool { return !SentByHub(ch) }) && c.DeliverySinkURL == "" {
+		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "a channel other than webpush, fcm and apns needs the gateway's http:// or https:// URL"}
 	}
 	if err := c.checkWebPush(); err != nil {
+		return err
+	}
+	if err := c.checkMobilePush(); err != nil {
 		return err
 	}
 	if c.DeliverySinkURL != "" && !strings.HasPrefix(c.DeliverySinkURL, "http://") && !strings.HasPrefix(c.DeliverySinkURL, "https://") {

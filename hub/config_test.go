@@ -158,3 +158,31 @@ func TestConfig_WebPush(t *testing.T) {
 		t.Error("with REDIS_URL it is not the dev mode")
 	}
 }
+
+// Mobile push (DESIGN): a channel listed without its keys, or the APNS_
+// keys half set (listed or not), stops start-up naming the variable; fcm
+// and apns need no gateway; the services' URLs are https.
+func TestConfig_MobilePush(t *testing.T) {
+	load := func(vars map[string]string) (Config, error) {
+		return LoadConfig(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	}
+	apns := map[string]string{"APNS_KEY_ID": "ABC123DEFG", "APNS_TEAM_ID": "TEAM123456", "APNS_PRIVATE_KEY": "/keys/AuthKey.p8", "APNS_TOPIC": "com.example.app"}
+	both := maps.Clone(apns)
+	both["DELIVERY_CHANNELS"], both["FCM_CREDENTIALS"] = "fcm,apns", "/keys/service-account.json"
+	if c, err := load(both); err != nil || !c.FCM() || !c.APNS() || !c.Devices() || !SentByHub("apns") || SentByHub("email") {
+		t.Fatalf("both channels with their keys, no gateway: %v", err)
+	}
+	for v, vars := range map[string]map[string]string{
+		"FCM_CREDENTIALS":       {"DELIVERY_CHANNELS": "fcm"},
+		"APNS_KEY_ID":           {"DELIVERY_CHANNELS": "apns"},
+		"APNS_TOPIC":            {"APNS_KEY_ID": "A", "APNS_TEAM_ID": "T", "APNS_PRIVATE_KEY": "/k.p8"}, // half set, not listed
+		"FCM_BASE_URL":          {"FCM_BASE_URL": "http://fcm.internal"},
+		"APNS_SANDBOX_BASE_URL": {"APNS_SANDBOX_BASE_URL": "https://"},
+		"DELIVERY_SINK_URL":     {"DELIVERY_CHANNELS": "fcm,sms", "FCM_CREDENTIALS": "{}"},
+	} {
+		var ce *ConfigError
+		if _, err := load(vars); !errors.As(err, &ce) || ce.Var != v {
+			t.Errorf("%v: %v, want an error naming %s", vars, err, v)
+		}
+	}
+}

@@ -285,6 +285,28 @@ func PushSubscriptionsKey(user int64) string { return "push:subs:" + userTag(use
 // The endpoint is hashed: the key's length does not grow with it.
 func PushOwnerKey(endpoint string) string { return hashed("push:owner:", endpoint) }
 
+// PushDevicesKey is a user's phones: a hash, device id → {"p": platform
+// (fcm, apns), "t": token, "l": label, "e": environment (apns: sandbox),
+// "off": consent withdrawn, "added", "at": first and last registered (ms)};
+// at most push.MaxPerPlatform a platform. It lives push.DeviceTTL after the
+// last registration.
+func PushDevicesKey(user int64) string { return "push:devices:" + userTag(user) }
+
+// PushSentKey is when the hub last sent to each of a user's devices and
+// browsers: a hash, device id → ms (lastSentAt), beside PushDevicesKey.
+func PushSentKey(user int64) string { return "push:sent:" + userTag(user) }
+
+// PushDeviceOwnerKey names the user a device token belongs to (a string,
+// the user id; it lives as long as the device): registering a token as
+// another user moves it. The token is hashed.
+func PushDeviceOwnerKey(platform, token string) string {
+	return hashed("push:device:owner:", platform+":"+token)
+}
+
+// PushDevicesCountKey counts every user's devices of a platform, for the
+// push_devices gauge.
+func PushDevicesCountKey(platform string) string { return "push:devices:count:" + platform }
+
 // hashed is prefix and the first half of s's SHA-256 in hex: a name whose
 // length does not grow with s, and that does not show it.
 func hashed(prefix, s string) string {

@@ -139,3 +139,14 @@ var PushSubscribe string
 //
 //go:embed ingest_read.lua
 var IngestRead string
+
+// PushDeviceRegister keeps one of a user's phones (fcm, apns): added or
+// refreshed, a replaced token dropped, at most so many a platform.
+//
+//go:embed push_device_register.lua
+var PushDeviceRegister string
+
+// PushConsent sets consent on one of a user's devices or browsers.
+//
+//go:embed push_consent.lua
+var PushConsent string

@@ -128,17 +128,28 @@ func (s *Service) Unsubscribe(ctx context.Context, user int64, endpoint string) 
 	return s.store.Remove(ctx, user, endpoint)
 }
 
-// Subscriptions is user's live subscriptions.
+// Subscriptions is user's live subscriptions, enabled or not.
 func (s *Service) Subscriptions(ctx context.Context, user int64) ([]Subscription, error) {
-	return s.store.List(ctx, user, time.Now())
+	return s.store.List(ctx, user, time.Now(), false)
 }
 
-// Push sends a hand-off's items to every one of user's subscriptions (each
-// browser) at once and answers each; a subscription its push service says
-// is gone (404, 410) is forgotten. It is the webpush channel's
-// delivery.Sender.
+// Devices is user's browsers as their device list shows them.
+func (s *Service) Devices(ctx context.Context, user int64) ([]push.Device, error) {
+	return s.store.Devices(ctx, user, time.Now())
+}
+
+// SetEnabled sets consent on user's browser id; false when user has none
+// of that id.
+func (s *Service) SetEnabled(ctx context.Context, user int64, id string, on bool) (bool, error) {
+	return s.store.SetEnabled(ctx, user, id, on, time.Now())
+}
+
+// Push sends a hand-off's items to every one of user's enabled
+// subscriptions (each browser) at once and answers each; a subscription
+// its push service says is gone (404, 410) is forgotten. It is the webpush
+// channel's delivery.Sender.
 func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
-	subs, err := s.Subscriptions(ctx, user)
+	subs, err := s.store.List(ctx, user, time.Now(), true)
 	if err != nil || len(subs) == 0 {
 		return nil, err
 	}
@@ -148,6 +159,11 @@ func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage)
 	}
 	return push.Each(subs, func(sub Subscription) push.Answer {
 		a := s.sender.Send(ctx, sub, p).Answer(time.Now())
+		if a.Sent {
+			if err := push.Sent(ctx, s.store.rdb, user, DeviceID(sub.Endpoint), time.Now()); err != nil {
+				s.log.WarnContext(ctx, "webpush: noting a push sent", "user", user, "err", err)
+			}
+		}
 		if a.Gone {
 			if _, err := s.store.Remove(ctx, user, sub.Endpoint); err != nil {
 				s.log.WarnContext(ctx, "webpush: forgetting a gone subscription", "user", user, "err", err)

@@ -5,16 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/push"
 	"roomhub/lua"
 )
 
@@ -31,27 +31,24 @@ var subscribeScript = hub.NewScript(lua.PushSubscribe)
 // Store keeps users' subscriptions in Redis, under each user's hash tag.
 type Store struct {
 	rdb   *hub.Redis
-	count atomic.Int64 // every user's subscriptions, as last read
-
-	mu    sync.Mutex // orders what sets count: a read never undoes a later move
-	moves int64      // how many times counted set count
+	count *push.Counter // every user's subscriptions
 }
 
 // NewStore is the subscriptions of core's Redis; it registers the
-// webpush_subscriptions gauge and, once core starts, reads the count every
-// 15 s.
+// webpush_subscriptions gauge.
 func NewStore(core *hub.Hub) *Store {
-	s := &Store{rdb: core.Redis()}
-	core.Metrics().Set.NewGauge("webpush_subscriptions", func() float64 { return float64(s.count.Load()) })
-	core.OnStart(func() { core.Go(s.refreshCount) })
+	s := &Store{rdb: core.Redis(), count: push.NewCounter(core, hub.PushSubscriptionsCountKey)}
+	core.Metrics().Set.NewGauge("webpush_subscriptions", s.count.Value)
 	return s
 }
 
 // entry is what the hash holds for one endpoint.
 type entry struct {
-	Sub Subscription `json:"sub"`
-	At  int64        `json:"at"`            // when the browser last sent it (ms)
-	Exp int64        `json:"exp,omitempty"` // when it expires (ms): expirationTime, else 90 days unseen
+	Sub   Subscription `json:"sub"`
+	Added int64        `json:"added,omitempty"` // when it was first sent (ms)
+	At    int64        `json:"at"`              // when the browser last sent it (ms)
+	Exp   int64        `json:"exp,omitempty"`   // when it expires (ms): expirationTime, else 90 days unseen
+	Off   bool         `json:"off,omitempty"`   // consent withdrawn in a device list: kept, sent nothing
 }
 
 // Add keeps sub for user (checked by the caller), or refreshes it. An
@@ -66,14 +63,14 @@ func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.
 	if sub.ExpirationTime != nil && *sub.ExpirationTime > 0 && *sub.ExpirationTime < exp {
 		exp = *sub.ExpirationTime
 	}
-	e, _ := json.Marshal(entry{Sub: sub, At: now.UnixMilli(), Exp: exp})
+	e, _ := json.Marshal(entry{Sub: sub, Added: now.UnixMilli(), At: now.UnixMilli(), Exp: exp})
 	gained, err := hub.Run(s.rdb, ctx, subscribeScript, []string{hub.PushSubscriptionsKey(user)},
 		[]string{sub.Endpoint, string(e), strconv.FormatInt(now.UnixMilli(), 10), strconv.Itoa(MaxPerUser), strconv.FormatInt(unseenFor.Milliseconds(), 10)},
 		rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return err
 	}
-	return s.counted(ctx, gained)
+	return s.count.Add(ctx, gained)
 }
 
 // own records user as endpoint's owner and takes it from the one before.
@@ -100,83 +97,118 @@ func (s *Store) own(ctx context.Context, user int64, endpoint string) error {
 
 // Remove forgets user's subscription at endpoint; false when there was none.
 func (s *Store) Remove(ctx context.Context, user int64, endpoint string) (bool, error) {
-	n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(), rueidis.RedisResult.AsInt64)
+	res := hub.DoMany(s.rdb, ctx, rueidis.Commands{
+		s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(),
+		s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(DeviceID(endpoint)).Build()})
+	n, err := res[0].AsInt64()
 	if err != nil {
-		return false, err
+		return false, hub.RedisErr(err)
 	}
-	return n > 0, s.counted(ctx, -n)
+	return n > 0, s.count.Add(ctx, -n)
 }
 
-// List returns user's live subscriptions, oldest sent first; it forgets the
-// expired ones.
-func (s *Store) List(ctx context.Context, user int64, now time.Time) ([]Subscription, error) {
+// DeviceID is the id of a browser's subscription in the user's device list.
+func DeviceID(endpoint string) string { return push.DeviceID(hub.WebPushChannel, endpoint) }
+
+// List returns user's live subscriptions, oldest sent first (enabled
+// only: those the person did not turn off); it forgets the expired ones.
+func (s *Store) List(ctx context.Context, user int64, now time.Time, enabledOnly bool) ([]Subscription, error) {
+	live, err := s.entries(ctx, user, now)
+	subs := make([]Subscription, 0, len(live))
+	for _, e := range live {
+		if !enabledOnly || !e.Off {
+			subs = append(subs, e.Sub)
+		}
+	}
+	return subs, err
+}
+
+// entries returns user's live entries, oldest sent first; it forgets the
+// expired ones (and when the hub last sent to them).
+func (s *Store) entries(ctx context.Context, user int64, now time.Time) ([]entry, error) {
 	m, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(hub.PushSubscriptionsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return nil, err
 	}
 	var live []entry
-	var gone []string
+	var gone, goneIDs []string
 	for ep, raw := range m {
 		var e entry
 		if json.Unmarshal([]byte(raw), &e) != nil || e.Sub.Endpoint != ep || (e.Exp > 0 && e.Exp <= now.UnixMilli()) {
-			gone = append(gone, ep)
+			gone, goneIDs = append(gone, ep), append(goneIDs, DeviceID(ep))
 			continue
 		}
 		live = append(live, e)
 	}
 	if len(gone) > 0 {
-		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(), rueidis.RedisResult.AsInt64)
+		res := hub.DoMany(s.rdb, ctx, rueidis.Commands{
+			s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(),
+			s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(goneIDs...).Build()})
+		n, err := res[0].AsInt64()
 		if err == nil {
-			err = s.counted(ctx, -n)
+			err = s.count.Add(ctx, -n)
 		}
 		if err != nil {
-			return nil, err
+			return nil, hub.RedisErr(err)
 		}
 	}
-	subs := make([]Subscription, 0, len(live))
 	slices.SortFunc(live, func(a, b entry) int { // oldest sent first, ties by endpoint
 		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Sub.Endpoint, b.Sub.Endpoint))
 	})
+	return live, nil
+}
+
+// Devices is user's browsers as a device list shows them: each one's
+// push service names its label (Chrome, Firefox, Safari, Edge).
+func (s *Store) Devices(ctx context.Context, user int64, now time.Time) ([]push.Device, error) {
+	live, err := s.entries(ctx, user, now)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(hub.PushSentKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]push.Device, 0, len(live))
 	for _, e := range live {
-		subs = append(subs, e.Sub)
+		id, added := DeviceID(e.Sub.Endpoint), e.Added
+		if added == 0 {
+			added = e.At // kept before entries said when they were added
+		}
+		out = append(out, push.Device{ID: id, Platform: hub.WebPushChannel, Label: browserOf(e.Sub.Endpoint), Enabled: !e.Off,
+			AddedAt: time.UnixMilli(added).UTC(), LastSentAt: push.SentAt(sent, id)})
 	}
-	return subs, nil
+	return out, nil
 }
 
-// counted moves the count of every user's subscriptions by n.
-func (s *Store) counted(ctx context.Context, n int64) error {
-	if n == 0 {
-		return nil
+// SetEnabled sets consent on user's browser id (DeviceID); false when
+// user has none of that id.
+func (s *Store) SetEnabled(ctx context.Context, user int64, id string, on bool, now time.Time) (bool, error) {
+	live, err := s.entries(ctx, user, now)
+	if err != nil {
+		return false, err
 	}
-	total, err := hub.Call(s.rdb, ctx, s.rdb.B().Incrby().Key(hub.PushSubscriptionsCountKey).Increment(n).Build(), rueidis.RedisResult.AsInt64)
-	if err == nil {
-		s.mu.Lock()
-		s.moves++
-		s.count.Store(max(total, 0))
-		s.mu.Unlock()
+	for _, e := range live {
+		if DeviceID(e.Sub.Endpoint) == id {
+			return push.SetConsent(ctx, s.rdb, hub.PushSubscriptionsKey(user), e.Sub.Endpoint, on)
+		}
 	}
-	return err
+	return false, nil
 }
 
-// refreshCount reads the count every 15 s (the other instances move it too).
-func (s *Store) refreshCount(ctx context.Context) {
-	t := time.NewTicker(15 * time.Second)
-	defer t.Stop()
-	for {
-		s.mu.Lock()
-		moves := s.moves
-		s.mu.Unlock()
-		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Get().Key(hub.PushSubscriptionsCountKey).Build(), rueidis.RedisResult.AsInt64)
-		s.mu.Lock()
-		// nil: none yet. A move meanwhile is newer than what this read found.
-		if (err == nil || errors.Is(err, rueidis.Nil)) && s.moves == moves {
-			s.count.Store(max(n, 0))
-		}
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// browserOf names the browser a push service serves, by its endpoint's
+// host; else the host.
+func browserOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	for suffix, name := range map[string]string{"fcm.googleapis.com": "Chrome", "mozilla.com": "Firefox", "push.apple.com": "Safari",
+		"notify.windows.com": "Edge"} {
+		if host == suffix || strings.HasSuffix(host, "."+suffix) {
+			return name
 		}
 	}
+	return host
 }

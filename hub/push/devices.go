@@ -1,0 +1,284 @@
+package push
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/lua"
+)
+
+// What a user's phones may be.
+const (
+	// MaxPerPlatform is how many devices a user keeps on a platform: one
+	// more replaces the one registered longest ago.
+	MaxPerPlatform = 10
+	// DeviceTTL is how long a device the app never registers again is
+	// kept (an app registers at every start; FCM drops a token unused for
+	// 270 days).
+	DeviceTTL = 270 * 24 * time.Hour
+	// MaxLabel bounds a device's label, in bytes.
+	MaxLabel = 100
+	// Sandbox is the APNs environment of a development build.
+	Sandbox = "sandbox"
+)
+
+// Device is one of a user's phones or browsers, as a settings page lists
+// it. Its ID is not its token.
+type Device struct {
+	ID          string     `json:"id"`
+	Platform    string     `json:"platform"`
+	Label       string     `json:"label"`
+	Enabled     bool       `json:"enabled"`
+	AddedAt     time.Time  `json:"addedAt"`
+	LastSentAt  *time.Time `json:"lastSentAt"`
+	Token       string     `json:"-"`
+	Environment string     `json:"-"` // apns: "sandbox" for a development build, else ""
+}
+
+// DeviceID is the id of a platform's token: the same for the same token,
+// and not the token.
+func DeviceID(platform, token string) string {
+	sum := sha256.Sum256([]byte(platform + "\n" + token))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Registration is what an app says of its device.
+type Registration struct {
+	Platform    string  `json:"platform"`
+	Token       string  `json:"token"`
+	Label       *string `json:"label"`
+	Environment string  `json:"environment"`
+	Enabled     *bool   `json:"enabled"`
+	Replaces    string  `json:"replaces"`
+}
+
+// Check says what is wrong with r ("" nothing): a platform of the hub's
+// own (fcm, apns), a token of its size and alphabet, a label of at most
+// MaxLabel bytes, an environment only for apns.
+func (r Registration) Check() error {
+	if err := CheckToken(r.Platform, r.Token); err != nil {
+		return err
+	}
+	if r.Replaces != "" {
+		if err := CheckToken(r.Platform, r.Replaces); err != nil {
+			return fmt.Errorf("replaces: %w", err)
+		}
+	}
+	if r.Label != nil && len(*r.Label) > MaxLabel {
+		return fmt.Errorf("label is over %d bytes", MaxLabel)
+	}
+	switch {
+	case r.Environment == "" || (r.Platform == hub.APNSChannel && (r.Environment == "production" || r.Environment == Sandbox)):
+		return nil
+	case r.Platform != hub.APNSChannel:
+		return errors.New("environment is for apns devices only")
+	}
+	return errors.New(`environment must be "production" or "sandbox"`)
+}
+
+// CheckToken says what is wrong with a platform's token: FCM's are at most
+// 4,096 bytes of [A-Za-z0-9_:-]; APNs' are 64 hex digits, or newer ones up
+// to 200.
+func CheckToken(platform, token string) error {
+	switch platform {
+	case hub.FCMChannel:
+		if token == "" || len(token) > 4096 || strings.IndexFunc(token, func(r rune) bool {
+			return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == ':' || r == '-')
+		}) >= 0 {
+			return errors.New("an fcm token is 1 to 4096 bytes of A-Z, a-z, 0-9, _, : and -")
+		}
+	case hub.APNSChannel:
+		if len(token) < 64 || len(token) > 200 || len(token)%2 != 0 || strings.IndexFunc(token, func(r rune) bool {
+			return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F')
+		}) >= 0 {
+			return errors.New("an apns token is the device token in hex: 64 to 200 hex digits")
+		}
+	default:
+		return errors.New(`platform must be "fcm" or "apns" (a browser subscribes at /api/v1/push/subscriptions)`)
+	}
+	return nil
+}
+
+// entry is what the devices hash holds for one device.
+type entry struct {
+	Platform    string `json:"p"`
+	Token       string `json:"t"`
+	Label       string `json:"l,omitempty"`
+	Environment string `json:"e,omitempty"`
+	Off         bool   `json:"off,omitempty"`
+	Added       int64  `json:"added"`
+	At          int64  `json:"at"`
+}
+
+var (
+	registerScript = hub.NewScript(lua.PushDeviceRegister)
+	consentScript  = hub.NewScript(lua.PushConsent)
+)
+
+// Devices keeps users' phones (fcm and apns tokens) in Redis, under each
+// user's hash tag.
+type Devices struct {
+	rdb    *hub.Redis
+	counts map[string]*Counter // by platform
+}
+
+// NewDevices is the devices of core's Redis; it registers the
+// push_devices{platform} gauges.
+func NewDevices(core *hub.Hub) *Devices {
+	d := &Devices{rdb: core.Redis(), counts: map[string]*Counter{}}
+	for _, p := range []string{hub.FCMChannel, hub.APNSChannel} {
+		d.counts[p] = NewCounter(core, hub.PushDevicesCountKey(p))
+		core.Metrics().Set.NewGauge(`push_devices{platform="`+p+`"}`, d.counts[p].Value)
+	}
+	return d
+}
+
+// Register keeps r's device (checked by the caller) for user, or refreshes
+// it. A token is one device's: when another user held it (the app's next
+// person signed in), it moves.
+func (d *Devices) Register(ctx context.Context, user int64, r Registration, now time.Time) error {
+	id := DeviceID(r.Platform, r.Token)
+	if err := d.own(ctx, user, r.Platform, r.Token); err != nil {
+		return err
+	}
+	e := entry{Platform: r.Platform, Token: r.Token, Environment: r.Environment, Added: now.UnixMilli(), At: now.UnixMilli()}
+	if e.Environment == "production" {
+		e.Environment = ""
+	}
+	saidLabel, saidEnabled := "0", "0"
+	if r.Label != nil {
+		e.Label, saidLabel = *r.Label, "1"
+	}
+	if r.Enabled != nil {
+		e.Off, saidEnabled = !*r.Enabled, "1"
+	}
+	replaces := ""
+	if r.Replaces != "" {
+		replaces = DeviceID(r.Platform, r.Replaces)
+	}
+	raw, _ := json.Marshal(e)
+	gained, err := hub.Run(d.rdb, ctx, registerScript, []string{hub.PushDevicesKey(user), hub.PushSentKey(user)},
+		[]string{id, string(raw), saidLabel, saidEnabled, strconv.Itoa(MaxPerPlatform), replaces, strconv.FormatInt(DeviceTTL.Milliseconds(), 10)},
+		rueidis.RedisResult.AsInt64)
+	if err != nil {
+		return err
+	}
+	return d.counts[r.Platform].Add(ctx, gained)
+}
+
+// own records user as the token's owner and takes it from the one before.
+// (The owner and the devices live in different slots on a cluster: two
+// steps. Two users registering one token at once may both keep it until
+// the next registration; the owner key says who came last.)
+func (d *Devices) own(ctx context.Context, user int64, platform, token string) error {
+	uid := strconv.FormatInt(user, 10)
+	set := d.rdb.B().Set().Key(hub.PushDeviceOwnerKey(platform, token)).Value(uid).Get().Px(DeviceTTL).Build()
+	prev, err := hub.Call(d.rdb, ctx, set, rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	before, ok := hub.ParseID(prev)
+	if !ok {
+		return nil // not a user id: nothing to take it from
+	}
+	_, err = d.Remove(ctx, before, platform, DeviceID(platform, token))
+	return err
+}
+
+// Remove forgets user's device id of platform; false when there was none.
+func (d *Devices) Remove(ctx context.Context, user int64, platform, id string) (bool, error) {
+	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
+		d.rdb.B().Hdel().Key(hub.PushDevicesKey(user)).Field(id).Build(),
+		d.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(id).Build()})
+	n, err := res[0].AsInt64()
+	if err != nil {
+		return false, hub.RedisErr(err)
+	}
+	return n > 0, d.counts[platform].Add(ctx, -n)
+}
+
+// List is user's devices of every platform the hub keeps here (fcm, apns),
+// first added first.
+func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
+	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
+		d.rdb.B().Hgetall().Key(hub.PushDevicesKey(user)).Build(),
+		d.rdb.B().Hgetall().Key(hub.PushSentKey(user)).Build()})
+	held, err := res[0].AsStrMap()
+	if err != nil {
+		return nil, hub.RedisErr(err)
+	}
+	sent, err := res[1].AsStrMap()
+	if err != nil {
+		return nil, hub.RedisErr(err)
+	}
+	out := make([]Device, 0, len(held))
+	for id, raw := range held {
+		var e entry
+		if json.Unmarshal([]byte(raw), &e) != nil {
+			continue
+		}
+		out = append(out, Device{ID: id, Platform: e.Platform, Label: e.Label, Enabled: !e.Off, AddedAt: time.UnixMilli(e.Added).UTC(),
+			LastSentAt: SentAt(sent, id), Token: e.Token, Environment: e.Environment})
+	}
+	slices.SortFunc(out, func(a, b Device) int { return cmp.Or(a.AddedAt.Compare(b.AddedAt), strings.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// Enabled is user's devices of platform that may be sent to.
+func (d *Devices) Enabled(ctx context.Context, user int64, platform string) ([]Device, error) {
+	all, err := d.List(ctx, user)
+	return slices.DeleteFunc(all, func(x Device) bool { return x.Platform != platform || !x.Enabled }), err
+}
+
+// SetEnabled sets consent on user's device id; false when user has none
+// of that id.
+func (d *Devices) SetEnabled(ctx context.Context, user int64, id string, on bool) (bool, error) {
+	return SetConsent(ctx, d.rdb, hub.PushDevicesKey(user), id, on)
+}
+
+// SetConsent sets consent on the entry field of the hash at key (a device
+// id, or a browser's endpoint); false when there is none.
+func SetConsent(ctx context.Context, rdb *hub.Redis, key, field string, on bool) (bool, error) {
+	arg := "0"
+	if on {
+		arg = "1"
+	}
+	_, err := hub.Run(rdb, ctx, consentScript, []string{key}, []string{field, arg}, rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Sent records that the hub sent to user's device id at now (lastSentAt).
+func Sent(ctx context.Context, rdb *hub.Redis, user int64, id string, now time.Time) error {
+	return hub.CallMany(rdb, ctx, rueidis.Commands{
+		rdb.B().Hset().Key(hub.PushSentKey(user)).FieldValue().FieldValue(id, strconv.FormatInt(now.UnixMilli(), 10)).Build(),
+		rdb.B().Pexpire().Key(hub.PushSentKey(user)).Milliseconds(DeviceTTL.Milliseconds()).Build()})
+}
+
+// SentAt is when the hub last sent to device id, from the sent hash read
+// whole (nil: never).
+func SentAt(sent map[string]string, id string) *time.Time {
+	ms, err := strconv.ParseInt(sent[id], 10, 64)
+	if err != nil {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}
