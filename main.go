@@ -88,7 +88,7 @@ func NewMain() (*Main, error) {
 	if err := delivery.CheckConfig(cfg); err != nil {
 		return nil, err
 	}
-	if err := webpush.CheckConfig(cfg); err != nil {
+	if err := channels.CheckConfig(cfg); err != nil {
 		return nil, err
 	}
 	m := &Main{httpCfg: httpCfg, cfg: cfg, errc: make(chan error, 1)}
@@ -199,7 +199,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	ib := inbox.New(h, m.log)
 	ib.UseDelivery(d)
 	in := ingest.New(h, m.log)
-	ch, err := channels.New(ctx, h, m.log, nil)
+	ch, err := channels.New(ctx, h, m.log, ib, nil)
 	if err != nil {
 		return nil, err
 	}

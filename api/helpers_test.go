@@ -115,7 +115,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	ib := inbox.New(h, log)
 	ib.UseDelivery(d)
-	ch, err := channels.New(context.Background(), h, log, extras.pushTLS)
+	ch, err := channels.New(context.Background(), h, log, ib, extras.pushTLS)
 	if err != nil {
 		t.Fatal(err)
 	}

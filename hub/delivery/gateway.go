@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"roomhub/hub"
@@ -44,11 +43,9 @@ type answer struct {
 	wait       time.Time     // not tried (the channel's or the push service's slots were full, or it is paused): due again then, no attempt spent
 }
 
-// Error codes the gateway may answer with: retried, or permanent.
-var (
-	retryableCodes = map[string]bool{"INTERNAL": true, "UNAVAILABLE": true, "QUOTA_EXCEEDED": true}
-	permanentCodes = map[string]bool{"INVALID_ARGUMENT": true, "UNREGISTERED": true, "SENDER_ID_MISMATCH": true, "THIRD_PARTY_AUTH_ERROR": true}
-)
+// permanentCodes are the error codes a gateway may answer with that are
+// never retried, whatever the status (push.Retried names those retried).
+var permanentCodes = map[string]bool{"INVALID_ARGUMENT": true, "UNREGISTERED": true, "SENDER_ID_MISMATCH": true, "THIRD_PARTY_AUTH_ERROR": true}
 
 // handOff posts one hand-off to the gateway and classifies the answer.
 func (d *Delivery) handOff(ctx context.Context, idemKey string, body handoffBody) answer {
@@ -91,27 +88,17 @@ func classify(status int, body []byte, retryAfter string, now time.Time) answer 
 	var e struct {
 		ErrorCode string `json:"errorCode"`
 	}
-	if json.Unmarshal(body, &e) == nil && codeOK(e.ErrorCode) {
+	if json.Unmarshal(body, &e) == nil && push.CodeOK(e.ErrorCode) {
 		a.code = e.ErrorCode
 	} else {
 		a.code = "HTTP_" + strconv.Itoa(status)
 	}
 	switch {
 	case permanentCodes[a.code]:
-	case retryableCodes[a.code], status >= 500, status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+	case push.Retried(a.code), status >= 500, status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
 		a.retryable = true
 	}
 	return a
-}
-
-// codeOK bounds what a gateway's error code may be: it is stored and shown.
-func codeOK(c string) bool {
-	if c == "" || len(c) > 64 {
-		return false
-	}
-	return strings.IndexFunc(c, func(r rune) bool {
-		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-	}) < 0
 }
 
 // maxBackoff bounds the wait between attempts.

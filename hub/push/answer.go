@@ -143,3 +143,30 @@ func RetryAfter(v string, now time.Time) time.Duration {
 	}
 	return min(max(d, 0), 24*time.Hour)
 }
+
+// Badge is a person's unread count, which a phone's badge shows: the
+// inbox's (main wires it; push does not import the inbox).
+type Badge interface {
+	Unread(ctx context.Context, user int64) (int64, error)
+}
+
+// CodeOK bounds what a service's or gateway's error code may be: it is
+// stored and shown.
+func CodeOK(c string) bool {
+	if c == "" || len(c) > 64 {
+		return false
+	}
+	return strings.IndexFunc(c, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) < 0
+}
+
+// Retried says whether seed 002 sends a push that failed with code again
+// later: INTERNAL, UNAVAILABLE, QUOTA_EXCEEDED.
+func Retried(code string) bool {
+	return code == "INTERNAL" || code == "UNAVAILABLE" || code == "QUOTA_EXCEEDED"
+}
+
+// GoneCode says whether code means the device is gone for good and is
+// removed: UNREGISTERED, SENDER_ID_MISMATCH (a token of another project).
+func GoneCode(code string) bool { return code == "UNREGISTERED" || code == "SENDER_ID_MISMATCH" }

@@ -131,3 +131,23 @@ func SafeURL(u string) bool {
 	}
 	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil
 }
+
+// Fit cuts f's body, then its title, until size(f) is at most max bytes
+// (the message a service takes is bounded: APNs' 4 KB payload).
+func Fit(f Face, max int, size func(Face) int) Face {
+	for {
+		over := size(f) - max
+		switch {
+		case over <= 0:
+			return f
+		case f.Body != "":
+			f.Body = Cut(f.Body, len(f.Body)-over-8)
+		case f.Title != "":
+			f.Title = Cut(f.Title, len(f.Title)-over-8)
+		case f.URL != "":
+			f.URL = ""
+		default:
+			return f
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/push"
+	"roomhub/hub/push/fcm"
 	"roomhub/hub/push/webpush"
 )
 
@@ -28,9 +29,10 @@ type Channels struct {
 }
 
 // New builds the channels of core's configuration; call it before
-// core.Start. A bad key is a *hub.ConfigError naming its variable. tlsConf
-// (nil: the system's roots) is for tests that stand up the services.
-func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Config) (*Channels, error) {
+// core.Start. badge is the people's unread counts (the inbox) that phones
+// show. A bad key is a *hub.ConfigError naming its variable. tlsConf (nil:
+// the system's roots) is for tests that stand up the services.
+func New(ctx context.Context, core *hub.Hub, log *slog.Logger, badge push.Badge, tlsConf *tls.Config) (*Channels, error) {
 	cfg := core.Config()
 	c := &Channels{Senders: map[string]delivery.Sender{}}
 	if cfg.WebPush() || cfg.Devices() {
@@ -44,6 +46,14 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		c.WebPush, c.Senders[hub.WebPushChannel] = wp, wp
 		c.closers = append(c.closers, wp.Close)
 	}
+	if cfg.FCM() {
+		f, err := fcm.New(core, log, c.Devices, badge, tlsConf)
+		if err != nil {
+			return nil, err
+		}
+		c.Senders[hub.FCMChannel] = f
+		c.closers = append(c.closers, f.Close)
+	}
 	return c, nil
 }
 
@@ -52,4 +62,15 @@ func (c *Channels) Close() {
 	for _, f := range c.closers {
 		f()
 	}
+}
+
+// CheckConfig reads every channel's keys, as New would, before anything
+// waits for Redis: a bad one is a *hub.ConfigError naming its variable.
+func CheckConfig(cfg hub.Config) error {
+	for _, check := range []func(hub.Config) error{webpush.CheckConfig, fcm.CheckConfig} {
+		if err := check(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }

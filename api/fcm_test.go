@@ -1,0 +1,179 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/hub/push"
+	"roomhub/internal/testfcm"
+	"roomhub/internal/testredis"
+)
+
+// startFCMHub is a hub with the fcm channel on, sending to the stand-in
+// (its key, its URL, its certificate trusted), retrying fast.
+func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*hub.Config)) *testHub {
+	t.Helper()
+	return startHubFull(t, addr, func(c *hub.Config) {
+		c.DeliveryChannels, c.DeliveryRules = []string{"fcm"}, `{"comment.created":{"fcm":{"afterSecs":0}}}`
+		c.FCMCredentials, c.FCMBaseURL = fs.Key(), fs.URL
+		c.DeliveryBackoff, c.DeliveryTimeout = 100*time.Millisecond, 2*time.Second
+		if more != nil {
+			more(c)
+		}
+	}, nil, hubExtras{pushTLS: fs.Client().Transport.(*http.Transport).TLSClientConfig})
+}
+
+// Every answer of DESIGN's table, through the hub to the stand-in FCM:
+// the delivery's state and code, the device removed or kept, a retry
+// after Retry-After; and a sent message's shape (the item's face, its
+// data, Android's priority, TTL and collapse key, iOS's badge and thread).
+func TestFCM_AnswersAndTheMessage(t *testing.T) {
+	fs := testfcm.Start(t)
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
+	type want struct {
+		state, code string
+		attempts    int
+		kept        bool
+	}
+	cases := map[int64]struct {
+		script []testfcm.Answer
+		want   want
+	}{
+		20: {nil, want{"sent", "", 1, true}},
+		21: {[]testfcm.Answer{{Status: 404, ErrorCode: "UNREGISTERED"}}, want{"dead", "UNREGISTERED", 1, false}},
+		22: {[]testfcm.Answer{{Status: 403, ErrorCode: "SENDER_ID_MISMATCH"}}, want{"dead", "SENDER_ID_MISMATCH", 1, false}},
+		23: {[]testfcm.Answer{{Status: 400, ErrorCode: "INVALID_ARGUMENT"}}, want{"dead", "INVALID_ARGUMENT", 1, true}},
+		24: {[]testfcm.Answer{{Status: 401, ErrorCode: "THIRD_PARTY_AUTH_ERROR"}}, want{"dead", "THIRD_PARTY_AUTH_ERROR", 1, true}},
+		25: {[]testfcm.Answer{{Status: 429, ErrorCode: "QUOTA_EXCEEDED", RetryAfter: "1"}, {}}, want{"sent", "QUOTA_EXCEEDED", 2, true}},
+		26: {[]testfcm.Answer{{Status: 503, ErrorCode: "UNAVAILABLE"}, {Status: 500, ErrorCode: "INTERNAL"}, {}}, want{"sent", "INTERNAL", 3, true}},
+		27: {[]testfcm.Answer{{Status: 500, ErrorCode: "INTERNAL"}}, want{"dead", "INTERNAL", 3, true}},
+	}
+	for u, c := range cases {
+		fs.Script(fcmToken(int(u)), c.script...)
+		th.register(t, u, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(int(u))))
+	}
+	// User 20 has three unread items when the third comes: the badge says 3.
+	th.notifyWith(t, 42, "", 20)
+	th.notifyWith(t, 42, "", 20)
+	th.waitDelivery(t, th.notifyWith(t, 42, "", 20), 20, "fcm", "sent") // (settles the first two's too)
+	nid := th.notifyWith(t, 42, `"severity":"high","groupKey":"thread-7","data":{"title":"Ann replied","text":"Looks good","url":"https://app.example/t/7"}`,
+		20, 21, 22, 23, 24, 25, 26, 27, 28)
+	for u, c := range cases {
+		r := th.waitDelivery(t, nid, u, "fcm", c.want.state)
+		if str(r.LastErrorCode) != c.want.code || r.Attempts != c.want.attempts {
+			t.Errorf("user %d: %+v, want %+v", u, r, c.want)
+		}
+		if _, kept := deviceIDs(th.devicesOf(t, u))[push.DeviceID("fcm", fcmToken(int(u)))]; kept != c.want.kept {
+			t.Errorf("user %d: device kept %v, want %v", u, kept, c.want.kept)
+		}
+	}
+	if r := th.waitDelivery(t, nid, 28, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
+		t.Errorf("a user with no device: %+v", r)
+	}
+	var m *testfcm.Message
+	for _, got := range fs.Messages() {
+		if got.Token == fcmToken(20) && got.Data["notificationId"] == nid {
+			m = &got
+		}
+	}
+	if m == nil {
+		t.Fatal("user 20's message was not taken")
+	}
+	if m.Notification["title"] != "Ann replied" || m.Notification["body"] != "Looks good" || m.Data["url"] != "https://app.example/t/7" ||
+		m.Data["type"] != "comment.created" || m.Data["severity"] != "high" || m.Android.Priority != "HIGH" || m.Android.TTL != "86400s" ||
+		m.Android.CollapseKey != "thread-7" || m.APNS.Headers["apns-priority"] != "10" || m.APNS.Payload.APS.ThreadID != "thread-7" ||
+		m.APNS.Payload.APS.Badge == nil || *m.APNS.Payload.APS.Badge != 4 {
+		t.Errorf("the message: %+v", *m)
+	}
+	if at := th.devicesOf(t, 20)[0].LastSentAt; at == nil || time.Since(*at) > time.Minute {
+		t.Errorf("lastSentAt after a push: %v", at)
+	}
+	if at := fs.Arrivals(fcmToken(25)); len(at) != 2 || at[1].Sub(at[0]) < time.Second {
+		t.Errorf("QUOTA_EXCEEDED with Retry-After: 1, then 200: tried at %v, want the second a second after the first", at)
+	}
+	if v := metricValue(t, th, `push_devices_removed_total{platform="fcm"}`); v != "2" {
+		t.Errorf("push_devices_removed_total{platform=fcm} = %s, want 2", v)
+	}
+}
+
+// deviceIDs is the set of devices' ids.
+func deviceIDs(ds []push.Device) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range ds {
+		out[d.ID] = true
+	}
+	return out
+}
+
+// An access token FCM refuses as expired is made again and the push sent
+// once more at once: one attempt, two tries, a second grant. A refused key
+// (an assertion the token endpoint refuses) is THIRD_PARTY_AUTH_ERROR.
+func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
+	fs := testfcm.Start(t)
+	rs := testredis.Start(t)
+	th := startFCMHub(t, rs.Addr(), fs, nil)
+	th.register(t, 30, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(30)))
+	th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+	if fs.Grants() != 1 {
+		t.Fatalf("%d grants for the first push, want 1", fs.Grants())
+	}
+	th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+	if fs.Grants() != 1 {
+		t.Fatalf("%d grants for two pushes, want 1: the token is kept", fs.Grants())
+	}
+	fs.ExpireTokens()
+	nid := th.notifyWith(t, 42, "", 30)
+	if r := th.waitDelivery(t, nid, 30, "fcm", "sent"); r.Attempts != 1 {
+		t.Fatalf("after the token expired: %+v, want sent at the first attempt", r)
+	}
+	if fs.Grants() != 2 || fs.Refused() != 1 || fs.Tries(fcmToken(30)) != 3 {
+		t.Fatalf("after the token expired: %d grants, %d refused, %d taken; want 2, 1, 3", fs.Grants(), fs.Refused(), fs.Tries(fcmToken(30)))
+	}
+
+	// Another key than the one FCM's token endpoint knows (a hub of its own:
+	// the first would take the delivery).
+	other := testfcm.Start(t)
+	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) {
+		c.FCMCredentials = strings.Replace(other.Key(), other.URL, fs.URL, 1)
+	})
+	bad.register(t, 31, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(31)))
+	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 31), 31, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
+		t.Fatalf("a key the token endpoint refuses: %+v", r)
+	}
+}
+
+// A device turned off gets nothing while the person's others do; a person
+// looking at the app (a stream open) gets no push when the rule says
+// onlyIfOffline.
+func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
+	fs := testfcm.Start(t)
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) {
+		c.DeliveryRules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
+	})
+	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"phone"}`, fcmToken(40)))
+	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"tablet","enabled":false}`, fcmToken(41)))
+	th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "sent")
+	if fs.Tries(fcmToken(40)) != 1 || fs.Tries(fcmToken(41)) != 0 {
+		t.Fatalf("tries: enabled %d, disabled %d; want 1 and 0", fs.Tries(fcmToken(40)), fs.Tries(fcmToken(41)))
+	}
+	code, env := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":false}`)
+	if code != 200 {
+		t.Fatalf("PATCH: %d %+v", code, env)
+	}
+	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
+		t.Fatalf("every device off: %+v, want skipped unsubscribed", r)
+	}
+	th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":true}`)
+	s := th.settledUserStream(t, 40)
+	defer s.Close()
+	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "online" {
+		t.Fatalf("looking at the app: %+v, want skipped online", r)
+	}
+	if fs.Tries(fcmToken(40)) != 1 {
+		t.Fatalf("%d tries, want still 1", fs.Tries(fcmToken(40)))
+	}
+}

@@ -1,0 +1,233 @@
+// Package fcm is the hub's own Firebase Cloud Messaging sender, the
+// built-in delivery channel "fcm": FCM HTTP v1 (messages:send), one request
+// per device token, authorized by an OAuth 2 access token that the service
+// account's key buys at its token_uri (golang.org/x/oauth2's JWT-bearer
+// grant), one per instance, kept until 5 minutes before it expires.
+//
+// A message carries the inbox item's face, its data, Android's priority,
+// TTL and collapse key, and iOS's badge (the person's exact unread count)
+// and thread. FCM's answers are named with its own MessagingErrorCodes
+// (seed 002); a gone token's device is removed.
+package fcm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"golang.org/x/oauth2/jwt"
+
+	"roomhub/hub"
+	"roomhub/hub/push"
+)
+
+// Scope is the OAuth 2 scope of FCM's HTTP v1 API.
+const Scope = "https://www.googleapis.com/auth/firebase.messaging"
+
+// Service is the fcm channel: the key's access tokens, the users' devices
+// and the pushes to them. Its Push is the channel's delivery.Sender.
+type Service struct {
+	log     *slog.Logger
+	devices *push.Devices
+	rdb     *hub.Redis
+	badge   push.Badge
+	send    string // the messages:send URL
+	client  *http.Client
+	gate    *push.Gate
+	tokens  *tokens
+	meter   *push.Meter
+	timeout time.Duration
+}
+
+// key is what the hub reads of a service account key besides what
+// google.JWTConfigFromJSON does.
+type key struct {
+	Type      string `json:"type"`
+	ProjectID string `json:"project_id"`
+}
+
+// parse reads FCM_CREDENTIALS: the key's JWT config and its project (or
+// FCM_PROJECT_ID). A bad one is a *hub.ConfigError naming the variable.
+func parse(cfg hub.Config) (*jwt.Config, string, error) {
+	bad := func(reason string) error {
+		return &hub.ConfigError{Var: "FCM_CREDENTIALS", Value: "(hidden)", Reason: reason}
+	}
+	raw, err := push.ReadSecret(cfg.FCMCredentials)
+	if err != nil {
+		return nil, "", bad("not a service account key's JSON, nor a file that holds one: " + err.Error())
+	}
+	var k key
+	if err := json.Unmarshal(raw, &k); err != nil || k.Type != "service_account" {
+		return nil, "", bad(`not a service account key (its JSON's "type" is "service_account")`)
+	}
+	conf, err := google.JWTConfigFromJSON(raw, Scope)
+	if err != nil {
+		return nil, "", bad(err.Error())
+	}
+	if conf.TokenURL == "" || conf.Email == "" {
+		return nil, "", bad("the key has no token_uri or client_email")
+	}
+	project := cmpOr(cfg.FCMProjectID, k.ProjectID)
+	if project == "" {
+		return nil, "", &hub.ConfigError{Var: "FCM_PROJECT_ID", Value: "", Reason: "the key names no project_id: set FCM_PROJECT_ID"}
+	}
+	return conf, project, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// CheckConfig reads FCM_CREDENTIALS, as New would, before anything waits
+// for Redis.
+func CheckConfig(cfg hub.Config) error {
+	if !cfg.FCM() {
+		return nil
+	}
+	_, _, err := parse(cfg)
+	return err
+}
+
+// New is the fcm channel of core's configuration, sending to devices'
+// tokens with badge's unread counts. tlsConf (nil: the system's roots) is
+// for tests that stand up FCM and its token endpoint.
+func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
+	cfg := core.Config()
+	conf, project, err := parse(cfg)
+	if err != nil {
+		return nil, err
+	}
+	client := push.NewClient(cfg.DeliveryTimeout, tlsConf, nil)
+	return &Service{
+		log: log, devices: devices, rdb: core.Redis(), badge: badge, client: client, timeout: cfg.DeliveryTimeout,
+		send:   strings.TrimRight(cfg.FCMBaseURL, "/") + "/v1/projects/" + project + "/messages:send",
+		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
+		tokens: newTokens(conf, client),
+		meter:  push.NewMeter(core.Metrics().Set, hub.FCMChannel),
+	}, nil
+}
+
+// Close lets the idle connections go.
+func (s *Service) Close() { s.client.CloseIdleConnections() }
+
+// Push sends a hand-off's items to each of user's enabled FCM devices at
+// once and answers each; a device FCM says is gone (UNREGISTERED,
+// SENDER_ID_MISMATCH) is removed.
+func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
+	devs, err := s.devices.Enabled(ctx, user, hub.FCMChannel)
+	if err != nil || len(devs) == 0 {
+		return nil, err
+	}
+	f, ok := push.FaceOf(items)
+	if !ok {
+		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
+	}
+	badge := -1 // none: the count could not be read
+	if n, err := s.badge.Unread(ctx, user); err == nil {
+		badge = int(n)
+	}
+	return push.Each(devs, func(d push.Device) push.Answer {
+		start := time.Now()
+		a := s.sendOne(ctx, d.Token, f, badge)
+		s.meter.Observe(start, a)
+		switch {
+		case a.Sent:
+			if err := push.Sent(ctx, s.rdb, user, d.ID, time.Now()); err != nil {
+				s.log.WarnContext(ctx, "fcm: noting a push sent", "user", user, "err", err)
+			}
+		case a.Gone:
+			if _, err := s.devices.Remove(ctx, user, hub.FCMChannel, d.ID); err != nil {
+				s.log.WarnContext(ctx, "fcm: removing a gone device", "user", user, "err", err)
+			}
+		}
+		return a
+	}), nil
+}
+
+// sendOne sends one message to token within the hand-off's time and the
+// gate's bounds. An access token FCM refuses (401) is made again and the
+// push sent once more at once.
+func (s *Service) sendOne(ctx context.Context, token string, f push.Face, badge int) push.Answer {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	wait, err := s.gate.Enter(ctx, s.send)
+	switch {
+	case err != nil:
+		return push.NoAnswer(err)
+	case !wait.IsZero():
+		return push.Answer{Wait: wait}
+	}
+	body, err := json.Marshal(messageOf(token, f, badge, time.Now()))
+	if err != nil {
+		s.gate.Leave(s.send, false)
+		return push.Answer{Code: "INVALID_ARGUMENT"}
+	}
+	a, renew := s.post(ctx, body, false)
+	if renew {
+		a, _ = s.post(ctx, body, true)
+	}
+	s.gate.Leave(s.send, failed(a))
+	return a
+}
+
+// failed says whether a counts against the service's breaker: no answer
+// (or one over the bounds). FCM's answers about one token (INTERNAL,
+// QUOTA_EXCEEDED…) pause nothing: FCM is one origin for every device, and
+// they are retried by the delivery's backoff.
+func failed(a push.Answer) bool {
+	return a.Code == "TIMEOUT" || a.Code == "NETWORK" || a.Code == "ANSWER_TOO_LARGE"
+}
+
+// post sends body with an access token and reads the answer within the
+// bounds. renew: FCM refused the token (401) on a first try (not again):
+// a new one was asked for, and the push is to be sent once more.
+func (s *Service) post(ctx context.Context, body []byte, again bool) (a push.Answer, renew bool) {
+	tok, gen, err := s.tokens.get()
+	if err != nil {
+		return tokenFailure(err), false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.send, bytes.NewReader(body))
+	if err != nil {
+		return push.Answer{Code: "INVALID_ARGUMENT"}, false
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return push.NoAnswer(err), false
+	}
+	b, err := push.ReadAnswer(resp)
+	if err != nil {
+		return push.NoAnswer(err), false
+	}
+	if resp.StatusCode == http.StatusUnauthorized && !again {
+		s.tokens.renew(gen)
+		return push.Answer{}, true
+	}
+	return answerOf(resp.StatusCode, resp.Header.Get("Retry-After"), b, time.Now()), false
+}
+
+// tokenFailure is the answer of a push with no access token: the token
+// endpoint refused the key (THIRD_PARTY_AUTH_ERROR, permanent: the key is
+// wrong or revoked), or did not answer (UNAVAILABLE, retried).
+func tokenFailure(err error) push.Answer {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
+		return push.Answer{Code: "THIRD_PARTY_AUTH_ERROR"}
+	}
+	if push.IsTooLarge(err) {
+		return push.NoAnswer(err)
+	}
+	return push.Answer{Code: "UNAVAILABLE", Retryable: true}
+}
