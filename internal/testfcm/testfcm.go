@@ -77,7 +77,7 @@ type Service struct {
 	scripts  map[string][]Answer  // device token → answers in turn (the last repeats)
 	got      []Message
 	tries    map[string][]time.Time // device token → when each message for it arrived
-	arrived  chan string    // each message's device token as it arrives
+	arrived  chan string            // each message's device token as it arrives
 	released chan struct{}
 	release  sync.Once
 }
