@@ -11,6 +11,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/push"
+	"roomhub/hub/push/apns"
 	"roomhub/hub/push/fcm"
 	"roomhub/hub/push/webpush"
 )
@@ -54,6 +55,14 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, badge push.Badge,
 		c.Senders[hub.FCMChannel] = f
 		c.closers = append(c.closers, f.Close)
 	}
+	if cfg.APNS() {
+		a, err := apns.New(core, log, c.Devices, badge, tlsConf)
+		if err != nil {
+			return nil, err
+		}
+		c.Senders[hub.APNSChannel] = a
+		c.closers = append(c.closers, a.Close)
+	}
 	return c, nil
 }
 
@@ -67,7 +76,7 @@ func (c *Channels) Close() {
 // CheckConfig reads every channel's keys, as New would, before anything
 // waits for Redis: a bad one is a *hub.ConfigError naming its variable.
 func CheckConfig(cfg hub.Config) error {
-	for _, check := range []func(hub.Config) error{webpush.CheckConfig, fcm.CheckConfig} {
+	for _, check := range []func(hub.Config) error{webpush.CheckConfig, fcm.CheckConfig, apns.CheckConfig} {
 		if err := check(cfg); err != nil {
 			return err
 		}

@@ -1,0 +1,208 @@
+// Package apns is the hub's own Apple Push Notification service sender,
+// the built-in delivery channel "apns": HTTP/2 with token auth, one
+// request per device token (POST /3/device/{token}), at api.push.apple.com
+// or, for a device registered as a development build, its sandbox.
+//
+// It is written on net/http (HTTP/2 through ALPN) and golang-jwt (already
+// the hub's JWT library) rather than an APNs library: the provider token's
+// schedule (made again after 40 minutes, never sooner on its own, once at
+// once when APNs says it expired), the answers' bounds and the dialer are
+// the hub's own, as for Web Push; what is left is a request and a table of
+// reasons.
+package apns
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"roomhub/hub"
+	"roomhub/hub/push"
+)
+
+// Service is the apns channel: the provider token, the users' devices and
+// the pushes to them. Its Push is the channel's delivery.Sender.
+type Service struct {
+	log     *slog.Logger
+	devices *push.Devices
+	rdb     *hub.Redis
+	badge   push.Badge
+	topic   string
+	hosts   map[bool]string // sandbox? → the service's base URL
+	client  *http.Client
+	gate    *push.Gate
+	tokens  *tokens
+	meter   *push.Meter
+	timeout time.Duration
+}
+
+// parseKey reads APNS_PRIVATE_KEY: the .p8's PEM (a PKCS #8 P-256 key), or
+// the path of the file. A bad one is a *hub.ConfigError naming the variable.
+func parseKey(cfg hub.Config) (*ecdsa.PrivateKey, error) {
+	bad := func(reason string) error {
+		return &hub.ConfigError{Var: "APNS_PRIVATE_KEY", Value: "(hidden)", Reason: reason}
+	}
+	raw, err := push.ReadSecret(cfg.APNSPrivateKey)
+	if err != nil {
+		return nil, bad("not a .p8 key's PEM, nor a file that holds one: " + err.Error())
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		return nil, bad("no PEM block: the .p8 file from Apple's developer account is one")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, bad("not a PKCS #8 private key: " + err.Error())
+	}
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if !ok || ec.Curve.Params().Name != "P-256" {
+		return nil, bad("not a P-256 key (APNs signs with ES256)")
+	}
+	return ec, nil
+}
+
+// CheckConfig reads APNS_PRIVATE_KEY, as New would, before anything waits
+// for Redis.
+func CheckConfig(cfg hub.Config) error {
+	if !cfg.APNS() {
+		return nil
+	}
+	_, err := parseKey(cfg)
+	return err
+}
+
+// New is the apns channel of core's configuration, sending to devices'
+// tokens with badge's unread counts. tlsConf (nil: the system's roots) is
+// for tests that stand up APNs.
+func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
+	cfg := core.Config()
+	key, err := parseKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{
+		log: log, devices: devices, rdb: core.Redis(), badge: badge, topic: cfg.APNSTopic, timeout: cfg.DeliveryTimeout,
+		hosts:  map[bool]string{false: strings.TrimRight(cfg.APNSBaseURL, "/"), true: strings.TrimRight(cfg.APNSSandboxBaseURL, "/")},
+		client: push.NewClient(cfg.DeliveryTimeout, tlsConf, nil),
+		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
+		tokens: newTokens(key, cfg.APNSKeyID, cfg.APNSTeamID, time.Now),
+		meter:  push.NewMeter(core.Metrics().Set, hub.APNSChannel),
+	}, nil
+}
+
+// Close lets the idle connections go.
+func (s *Service) Close() { s.client.CloseIdleConnections() }
+
+// Push sends a hand-off's items to each of user's enabled APNs devices at
+// once and answers each; a device APNs says is gone (Unregistered,
+// BadDeviceToken, DeviceTokenNotForTopic) is removed.
+func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
+	devs, err := s.devices.Enabled(ctx, user, hub.APNSChannel)
+	if err != nil || len(devs) == 0 {
+		return nil, err
+	}
+	f, ok := push.FaceOf(items)
+	if !ok {
+		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
+	}
+	badge := -1 // none: the count could not be read
+	if n, err := s.badge.Unread(ctx, user); err == nil {
+		badge = int(n)
+	}
+	body := payloadOf(f, badge)
+	return push.Each(devs, func(d push.Device) push.Answer {
+		start := time.Now()
+		a := s.sendOne(ctx, d, f, body)
+		s.meter.Observe(start, a)
+		switch {
+		case a.Sent:
+			if err := push.Sent(ctx, s.rdb, user, d.ID, time.Now()); err != nil {
+				s.log.WarnContext(ctx, "apns: noting a push sent", "user", user, "err", err)
+			}
+		case a.Gone:
+			if _, err := s.devices.Remove(ctx, user, hub.APNSChannel, d.ID); err != nil {
+				s.log.WarnContext(ctx, "apns: removing a gone device", "user", user, "err", err)
+			}
+		}
+		return a
+	}), nil
+}
+
+// sendOne sends body to device d within the hand-off's time and the gate's
+// bounds. A provider token APNs calls expired or invalid is made again and
+// the push sent once more at once.
+func (s *Service) sendOne(ctx context.Context, d push.Device, f push.Face, body []byte) push.Answer {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	base := s.hosts[d.Environment == push.Sandbox]
+	wait, err := s.gate.Enter(ctx, base)
+	switch {
+	case err != nil:
+		return push.NoAnswer(err)
+	case !wait.IsZero():
+		return push.Answer{Wait: wait}
+	}
+	a, renew := s.post(ctx, base, d.Token, f, body, false)
+	if renew {
+		a, _ = s.post(ctx, base, d.Token, f, body, true)
+	}
+	s.gate.Leave(base, a.Code == "TIMEOUT" || a.Code == "NETWORK" || a.Code == "ANSWER_TOO_LARGE")
+	return a
+}
+
+// post makes one request and reads its answer within the bounds. renew:
+// APNs refused the provider token on a first try (not again): a new one
+// was made, and the push is to be sent once more.
+func (s *Service) post(ctx context.Context, base, token string, f push.Face, body []byte, again bool) (a push.Answer, renew bool) {
+	jwt, err := s.tokens.get()
+	if err != nil {
+		return push.Answer{Code: "THIRD_PARTY_AUTH_ERROR"}, false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/3/device/"+token, bytes.NewReader(body))
+	if err != nil {
+		return push.Answer{Code: "INVALID_ARGUMENT"}, false
+	}
+	now := time.Now()
+	h := req.Header
+	h.Set("authorization", "bearer "+jwt)
+	h.Set("apns-topic", s.topic)
+	h.Set("apns-push-type", "alert")
+	h.Set("apns-priority", priority(f.Severity))
+	h.Set("apns-expiration", strconv.FormatInt(now.Add(f.TTL(now)).Unix(), 10))
+	h.Set("content-type", "application/json")
+	if id := collapseID(f.GroupKey); id != "" {
+		h.Set("apns-collapse-id", id)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return push.NoAnswer(err), false
+	}
+	b, err := push.ReadAnswer(resp)
+	if err != nil {
+		return push.NoAnswer(err), false
+	}
+	a, refused := answerOf(resp.StatusCode, resp.Header.Get("Retry-After"), b, now)
+	if refused && !again {
+		s.tokens.renew(jwt)
+		return a, true
+	}
+	return a, false
+}
+
+// priority is a severity's apns-priority: 5 (sent when the phone likes)
+// for low, else 10 (at once).
+func priority(severity string) string {
+	if severity == "low" {
+		return "5"
+	}
+	return "10"
+}
