@@ -151,12 +151,19 @@ func vapidKey(t *testing.T, url string) string {
 // the hub at url.
 func subscribeAt(t *testing.T, url string, user int, sub string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/push/subscriptions", strings.NewReader(sub))
+	postAs(t, url, "/api/v1/push/subscriptions", user, sub)
+}
+
+// postAs posts body to path at the hub at url as user, and fails the test
+// unless it answers 200.
+func postAs(t *testing.T, url, path string, user int, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, url, user))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("subscribe: %v %v", resp, err)
+		t.Fatalf("POST %s: %v %v", path, resp, err)
 	}
 	resp.Body.Close()
 }

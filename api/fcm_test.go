@@ -177,3 +177,30 @@ func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
 		t.Fatalf("%d tries, want still 1", fs.Tries(fcmToken(40)))
 	}
 }
+
+// A phone's badge is the person's exact unread count at the push: after
+// two of three items are read in another tab, the fourth's badge is 2.
+func TestFCM_TheBadgeIsTheUnreadCount(t *testing.T) {
+	fs := testfcm.Start(t)
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
+	th.register(t, 45, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(45)))
+	var ids []string
+	for range 3 {
+		nid := th.notifyWith(t, 42, "", 45)
+		th.waitDelivery(t, nid, 45, "fcm", "sent")
+		ids = append(ids, nid)
+	}
+	th.markRead(t, 45, ids[0])
+	th.markRead(t, 45, ids[2])
+	nid := th.notifyWith(t, 42, "", 45)
+	th.waitDelivery(t, nid, 45, "fcm", "sent")
+	var badges []int
+	for _, m := range fs.Messages() {
+		if b := m.APNS.Payload.APS.Badge; b != nil {
+			badges = append(badges, *b)
+		}
+	}
+	if fmt.Sprint(badges) != "[1 2 3 2]" {
+		t.Fatalf("badges %v, want [1 2 3 2]", badges)
+	}
+}

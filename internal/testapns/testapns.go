@@ -74,6 +74,7 @@ type Service struct {
 	got      []Notification
 	tries    map[string][]time.Time
 	refused  int
+	arrived  chan string // each push's device token as it arrives
 	released chan struct{}
 	release  sync.Once
 }
@@ -85,7 +86,7 @@ func Start(t *testing.T) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{key: k, tokens: map[string]bool{}, scripts: map[string][]Answer{}, tries: map[string][]time.Time{}, released: make(chan struct{})}
+	s := &Service{key: k, tokens: map[string]bool{}, scripts: map[string][]Answer{}, tries: map[string][]time.Time{}, arrived: make(chan string, 1024), released: make(chan struct{})}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.EnableHTTP2 = true
 	s.StartTLS()
@@ -155,6 +156,9 @@ func (s *Service) Arrivals(token string) []time.Time {
 	defer s.mu.Unlock()
 	return append([]time.Time(nil), s.tries[token]...)
 }
+
+// Arrived gives each push's device token as it arrives.
+func (s *Service) Arrived() <-chan string { return s.arrived }
 
 // Release answers every push held and every later one at once.
 func (s *Service) Release() { s.release.Do(func() { close(s.released) }) }
@@ -238,6 +242,10 @@ func (s *Service) arrive(token string) Answer {
 	n := len(s.tries[token])
 	s.tries[token] = append(s.tries[token], time.Now())
 	script := s.scripts[token]
+	select {
+	case s.arrived <- token:
+	default: // nobody reads them
+	}
 	if len(script) == 0 {
 		return Answer{}
 	}

@@ -18,6 +18,7 @@ import (
 // subscriptions and the sender. Its Push is the channel's delivery.Sender.
 type Service struct {
 	log          *slog.Logger
+	meter        *push.Meter
 	keys         Keys
 	store        *Store
 	sender       *Sender
@@ -60,7 +61,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 			"publicKey", keys.Public)
 	}
 	return &Service{
-		log: log, keys: keys, store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
+		log: log, keys: keys, meter: push.NewMeter(core.Metrics().Set, hub.WebPushChannel), store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
 		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
 	}, nil
 }
@@ -158,7 +159,9 @@ func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage)
 		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
 	}
 	return push.Each(subs, func(sub Subscription) push.Answer {
+		start := time.Now()
 		a := s.sender.Send(ctx, sub, p).Answer(time.Now())
+		s.meter.Observe(start, a)
 		if a.Sent {
 			if err := push.Sent(ctx, s.store.rdb, user, DeviceID(sub.Endpoint), time.Now()); err != nil {
 				s.log.WarnContext(ctx, "webpush: noting a push sent", "user", user, "err", err)
