@@ -97,6 +97,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDeadCursor -fuzztime 30s ./hub/ingest/
 	$(GO) test -run '^$$' -fuzz FuzzSubscriptionCheck -fuzztime 30s ./hub/push/webpush/
 	$(GO) test -run '^$$' -fuzz FuzzSafeURL -fuzztime 30s ./hub/push/
+	$(GO) test -run '^$$' -fuzz FuzzRegistrationCheck -fuzztime 30s ./hub/push/
 	$(GO) test -run '^$$' -fuzz FuzzParseTraceParent -fuzztime 30s ./hub/
 
 # chaos runs two hub binaries, a Redis master with a replica and three

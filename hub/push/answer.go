@@ -119,29 +119,17 @@ func TimedOut(err error) bool {
 func IsTooLarge(err error) bool { return errors.Is(err, ErrAnswerTooLarge) || headerTooLarge(err) }
 
 // headerTooLarge says whether err is net/http's refusal of headers over
-// MaxResponseHeaderBytes (HTTP/1.1 and HTTP/2 word it differently, and
-// neither exports it).
+// MaxResponseHeaderBytes: HTTP/1.1 and HTTP/2 word it differently, and
+// neither exports it. HTTP/2's header decoder refuses a header longer than
+// the bound as the connection's COMPRESSION_ERROR (a service that speaks
+// HTTP/2 sends no corrupt header block otherwise).
 func headerTooLarge(err error) bool {
 	if err == nil {
 		return false
 	}
 	m := err.Error()
-	return strings.Contains(m, "response headers exceeded") || strings.Contains(m, "header list larger than")
-}
-
-// RetryAfter reads a Retry-After header: seconds or an HTTP date; 0 when
-// absent or unreadable, at most a day.
-func RetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return min(max(d, 0), 24*time.Hour)
+	return strings.Contains(m, "response headers exceeded") || strings.Contains(m, "header list larger than") ||
+		strings.Contains(m, "COMPRESSION_ERROR")
 }
 
 // Badge is a person's unread count, which a phone's badge shows: the
@@ -170,3 +158,18 @@ func Retried(code string) bool {
 // GoneCode says whether code means the device is gone for good and is
 // removed: UNREGISTERED, SENDER_ID_MISMATCH (a token of another project).
 func GoneCode(code string) bool { return code == "UNREGISTERED" || code == "SENDER_ID_MISMATCH" }
+
+// RetryAfter reads a Retry-After header: seconds or an HTTP date; 0 when
+// absent or unreadable, at most a day.
+func RetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), 24*time.Hour)
+}

@@ -64,7 +64,7 @@ type Registration struct {
 	Replaces    string  `json:"replaces"`
 }
 
-// Check says what is wrong with r ("" nothing): a platform of the hub's
+// Check says what is wrong with r (nil: nothing): a platform of the hub's
 // own (fcm, apns), a token of its size and alphabet, a label of at most
 // MaxLabel bytes, an environment only for apns.
 func (r Registration) Check() error {
