@@ -9,6 +9,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/push"
+	"roomhub/internal/testbrowser"
 	"roomhub/internal/testfcm"
 	"roomhub/internal/testredis"
 )
@@ -202,5 +203,28 @@ func TestFCM_TheBadgeIsTheUnreadCount(t *testing.T) {
 	}
 	if fmt.Sprint(badges) != "[1 2 3 2]" {
 		t.Fatalf("badges %v, want [1 2 3 2]", badges)
+	}
+}
+
+// The element's preferences list the person's devices with a switch each
+// (consent per device, in real Chromium): one turned off and saved is off
+// at the hub, and FCM gets nothing for it.
+func TestBrowser_InboxElementListsDevicesWithConsent(t *testing.T) {
+	fs := testfcm.Start(t)
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
+	const user = 7
+	th.register(t, user, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"Pixel 9"}`, fcmToken(7)))
+	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=7", artifactsDir(t))
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `CLICK roomhub-inbox .gear`)
+	d.Send(t, `TEXT roomhub-inbox .devices label | Pixel 9 (Phone)`)
+	d.Send(t, `CLICK roomhub-inbox .devices input[type="checkbox"]`)
+	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
+	eventually(t, 15*time.Second, "the device off at the hub", func() bool {
+		ds := th.devicesOf(t, user)
+		return len(ds) == 1 && !ds[0].Enabled
+	})
+	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", user), user, "fcm", "skipped"); str(r.Reason) != "unsubscribed" || fs.Tries(fcmToken(7)) != 0 {
+		t.Fatalf("a device turned off: %+v, %d tries", r, fs.Tries(fcmToken(7)))
 	}
 }

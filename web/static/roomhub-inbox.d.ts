@@ -30,6 +30,10 @@ export interface InboxMessages {
   save: string;
   saved: string;
   channel: (name: string) => string;
+  /** The device list's heading. */
+  devices: string;
+  /** A device's kind when its app gave it no label: fcm, apns, webpush. */
+  platform: (platform: string) => string;
   delete: string;
   empty: string;
   error: string;

@@ -23,7 +23,7 @@ import { Feed, Burst } from './inbox/feed.js';
 import { MARKUP, placePanel, keepFocus, paintTabs, listFoot } from './inbox/panel.js';
 import { Rows } from './inbox/rows.js';
 import { itemRow } from './inbox/item.js';
-import { fillPrefs, prefsChange } from './inbox/prefs.js';
+import { fillPrefs, prefsChange, devicesChange } from './inbox/prefs.js';
 
 export { MESSAGES, itemText, badgeText, openable } from './inbox/texts.js';
 export { inTab, newer, placeOf } from './inbox/feed.js';
@@ -365,7 +365,8 @@ export class RoomhubInbox extends Base {
       return;
     }
     const types = [...(this.eventTypes || []), ...this.feed.types];
-    await fillPrefs(f, this.settings, { t, types, push: this.hub.push, error: (e) => this.#error(e) });
+    const devices = await this.hub.devices.list().catch(() => []); // none while no push channel is on
+    await fillPrefs(f, this.settings, devices, { t, types, push: this.hub.push, error: (e) => this.#error(e) });
     this.el.scroll.hidden = true;
     this.el.tabs.hidden = true;
     f.hidden = false;
@@ -384,6 +385,7 @@ export class RoomhubInbox extends Base {
   async #savePrefs() {
     try {
       this.settings = await this.hub.settings(prefsChange(this.el.prefs, this.settings));
+      await Promise.all(devicesChange(this.el.prefs).map((d) => this.hub.devices.setEnabled(d.id, d.on)));
       this.el.live.textContent = this.t.saved;
       this.#hidePrefs();
     } catch (e) {

@@ -250,6 +250,26 @@ export declare class WebPush {
   disable(): Promise<PushState>;
 }
 
+/** One of the person's devices the hub pushes to: a phone (fcm, apns) or a browser (webpush). Its id is not its token. */
+export interface Device {
+  id: string;
+  platform: 'fcm' | 'apns' | 'webpush';
+  /** What the app called it ("Pixel 9"); a browser's is its browser's name. */
+  label: string;
+  /** Consent on this device: off, it is kept and sent nothing. */
+  enabled: boolean;
+  addedAt: string;
+  lastSentAt: string | null;
+}
+
+/** The person's devices, each with its own consent: a settings page's list. */
+export declare class Devices {
+  /** Every platform's, first added first. */
+  list(): Promise<Device[]>;
+  /** Turns one on or off; answers it as listed. */
+  setEnabled(id: string, on: boolean): Promise<Device>;
+}
+
 export declare class RoomHub {
   constructor(options: {
     /** The hub's origin; '' (the default) is the page's own. */
@@ -261,6 +281,8 @@ export declare class RoomHub {
   });
   /** This browser's Web Push with the hub. */
   readonly push: WebPush;
+  /** The person's phones and browsers the hub pushes to, consent per device. */
+  readonly devices: Devices;
   room(roomId: number | string, options?: RoomStreamOptions): RoomStream;
   notifications(options?: NotificationStreamOptions): NotificationStream;
   /** One stream for several rooms and, with notifications: true, the user's notifications; shared between the user's tabs. */

@@ -21,11 +21,13 @@
 // One module a job (web/static/sdk/): base.js (Status, HubError, the event
 // types), hub.js (RoomHub: streams and the JSON API), stream.js (a room's
 // and the user's streams, reconnects), page.js (the page stream), shared.js
-// (the page stream the tabs share), push.js (Web Push), slicer.js (event
-// handling in slices of a task).
+// (the page stream the tabs share), push.js (Web Push), devices.js (the
+// person's devices, consent per device), slicer.js (event handling in
+// slices of a task).
 export { Status, HubError } from './sdk/base.js';
 export { RoomHub } from './sdk/hub.js';
 export { WebPush } from './sdk/push.js';
+export { Devices } from './sdk/devices.js';
 export { RoomStream, NotificationStream } from './sdk/stream.js';
 export { PageStream } from './sdk/page.js';
 export { SharedPageStream } from './sdk/shared.js';

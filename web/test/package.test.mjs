@@ -12,11 +12,11 @@ test('package.json exports the SDK and its types', async () => {
   const entry = pkg.exports['.'];
   for (const f of [entry.import, entry.types, pkg.types, ...pkg.files]) await access(new URL(f, root));
   const sdk = await import(new URL(entry.import, root));
-  for (const name of ['RoomHub', 'PageStream', 'SharedPageStream', 'RoomStream', 'NotificationStream', 'HubError', 'Status', 'WebPush']) {
+  for (const name of ['RoomHub', 'PageStream', 'SharedPageStream', 'RoomStream', 'NotificationStream', 'HubError', 'Status', 'WebPush', 'Devices']) {
     assert.ok(sdk[name], `exports ${name}`);
   }
   const dts = await readFile(new URL(entry.types, root), 'utf8');
-  for (const name of ['RoomHub', 'SharedPageStream', 'Counts', 'InboxFilter', 'Settings', 'QuietHours', 'WebPush', 'PushState']) {
+  for (const name of ['RoomHub', 'SharedPageStream', 'Counts', 'InboxFilter', 'Settings', 'QuietHours', 'WebPush', 'PushState', 'Devices', 'Device']) {
     assert.match(dts, new RegExp(`(class|interface|type) ${name}\\b`), `types declare ${name}`);
   }
 });

@@ -4,15 +4,17 @@
 import { humanType } from './texts.js';
 
 /**
- * fillPrefs makes form f from the user's settings st. types are the event
- * types to offer besides those muted; t the texts; push the SDK's Web Push
- * (this browser's row) and error(e) reports its failure.
+ * fillPrefs makes form f from the user's settings st and devices (the
+ * person's phones and browsers). types are the event types to offer
+ * besides those muted; t the texts; push the SDK's Web Push (this
+ * browser's row) and error(e) reports its failure.
  */
-export async function fillPrefs(f, st, { t, types, push, error }) {
+export async function fillPrefs(f, st, devices, { t, types, push, error }) {
   const channels = Object.keys(st.channels || {}).sort();
   const all = [...new Set([...types, ...st.mutedEventTypes, ...channels.flatMap((c) => st.channels[c].mutedEventTypes || [])])].sort();
   f.replaceChildren(typesTable(st, channels, all, t));
   if (channels.includes('webpush')) f.append(await pushRow(t, push, error));
+  if (devices.length) f.append(deviceList(devices, t));
   if (channels.length) f.append(quietHours(st.quietHours, t));
   const save = document.createElement('button');
   save.type = 'submit';
@@ -54,6 +56,31 @@ function typesTable(st, channels, types, t) {
     for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
   }
   return table;
+}
+
+/** deviceList is a switch per device (named "device|<id>"): consent per device. */
+function deviceList(devices, t) {
+  const fs = document.createElement('fieldset');
+  fs.className = 'devices';
+  const lg = document.createElement('legend');
+  lg.textContent = t.devices;
+  fs.append(lg);
+  for (const d of devices) {
+    const name = d.label ? `${d.label} (${t.platform(d.platform)})` : t.platform(d.platform);
+    const box = check(`device|${d.id}`, d.enabled, name);
+    box.dataset.was = String(d.enabled);
+    const label = document.createElement('label');
+    label.className = 'row';
+    label.append(box, name);
+    fs.append(label);
+  }
+  return fs;
+}
+
+/** devicesChange is the devices form f turns on or off: [{id, on}], those changed only. */
+export function devicesChange(f) {
+  return [...f.querySelectorAll('input[type="checkbox"][name^="device|"]')]
+    .filter((c) => String(c.checked) !== c.dataset.was).map((c) => ({ id: c.name.slice('device|'.length), on: c.checked }));
 }
 
 /** quietHours is the quiet hours' fieldset: on or off, from, to, and the time zone. */

@@ -1,6 +1,7 @@
 import { HubError, Status } from './base.js';
 import { PageStream } from './page.js';
 import { WebPush } from './push.js';
+import { Devices } from './devices.js';
 import { SharedPageStream } from './shared.js';
 import { NotificationStream, RoomStream } from './stream.js';
 
@@ -28,6 +29,13 @@ export class RoomHub {
    * @type {WebPush}
    */
   get push() { return (this.webPush ??= new WebPush(this)); }
+
+  /**
+   * devices are the person's phones and browsers the hub pushes to:
+   * list() and setEnabled(id, on), consent per device. See Devices.
+   * @type {Devices}
+   */
+  get devices() { return (this.deviceList ??= new Devices(this)); }
 
   /** room opens the stream of one room. */
   room(roomId, opts = {}) { return new RoomStream(this, roomId, opts); }
