@@ -316,6 +316,54 @@ func TestChart_RedisAndSecrets(t *testing.T) {
 	}
 }
 
+// Each push channel's key has a Secret slot (DESIGN, Kubernetes): given,
+// the chart's Secret holds it and the pod reads it from there; from the
+// operator's own Secret under the slot's key; absent, no variable. A key
+// in plain config is refused.
+func TestChart_PushChannelKeysHaveSecretSlots(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keys := map[string]string{
+		"WEBPUSH_VAPID_PRIVATE_KEY": "vapid-private", "FCM_CREDENTIALS": `{"type":"service_account"}`,
+		"APNS_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nMIG\n-----END PRIVATE KEY-----\n",
+	}
+	o := render(t, write("keys.yaml", "secrets:\n  webpushVapidPrivateKey: vapid-private\n  fcmCredentials: '{\"type\":\"service_account\"}'\n"+
+		"  apnsPrivateKey: |\n    -----BEGIN PRIVATE KEY-----\n    MIG\n    -----END PRIVATE KEY-----\n"))
+	env := envOf(container(t, o))
+	for v, want := range keys {
+		ref := env[v].ValueFrom
+		if env[v].Value != "" || ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != o.Secret.Name {
+			t.Fatalf("%s: %+v", v, env[v])
+		}
+		if got := string(o.Secret.Data[ref.SecretKeyRef.Key]); got != strings.ReplaceAll(want, `\n`, "\n") {
+			t.Errorf("%s: the Secret holds %q, want %q", v, got, want)
+		}
+	}
+	env = envOf(container(t, render(t)))
+	for v := range keys {
+		if _, ok := env[v]; ok {
+			t.Errorf("%s set with no key given", v)
+		}
+	}
+	env = envOf(container(t, render(t, write("own.yaml", "secrets:\n  existingSecret: my-secrets\n"))))
+	for v, slot := range map[string]string{"FCM_CREDENTIALS": "fcm-credentials", "APNS_PRIVATE_KEY": "apns-private-key"} {
+		if r := env[v].ValueFrom; r == nil || r.SecretKeyRef.Name != "my-secrets" || r.SecretKeyRef.Key != slot {
+			t.Errorf("%s with an existing Secret: %+v", v, env[v])
+		}
+	}
+	for _, v := range []string{"FCM_CREDENTIALS", "APNS_PRIVATE_KEY"} {
+		if _, err := renderErr(write("bad.yaml", "config:\n  "+v+": x\n")); err == nil {
+			t.Errorf("%s in plain config rendered", v)
+		}
+	}
+}
+
 // Everything on: the PDB, the HPA on open streams per pod (the metric the
 // hub exports and the adapter's rule serves), the ServiceMonitor on the
 // metrics port, the ingress with the SSE settings, tracing.
