@@ -167,14 +167,17 @@ func TestBinary_BadConfigStops(t *testing.T) {
 		"DELIVERY_SINK_URL": {"DELIVERY_CHANNELS=push"},
 		"DELIVERY_CAPS":     {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", "DELIVERY_CAPS=10"},
 		"WEBPUSH_SUBJECT":   {"DELIVERY_CHANNELS=webpush", "WEBPUSH_VAPID_PUBLIC_KEY=" + webPushPublic, "WEBPUSH_VAPID_PRIVATE_KEY=" + webPushPrivate},
+		"FCM_CREDENTIALS":   {"DELIVERY_CHANNELS=fcm", `FCM_CREDENTIALS={"type":"authorized_user","private_key":"hunter2secret"}`},
+		"APNS_PRIVATE_KEY": {"DELIVERY_CHANNELS=apns", "APNS_KEY_ID=K", "APNS_TEAM_ID=T", "APNS_TOPIC=com.example.app",
+			"APNS_PRIVATE_KEY=-----BEGIN PRIVATE KEY-----\nhunter2secret\n-----END PRIVATE KEY-----\n"},
 		"WEBPUSH_VAPID_PUBLIC_KEY": {"DELIVERY_CHANNELS=webpush", "WEBPUSH_SUBJECT=mailto:ops@example.com",
 			"WEBPUSH_VAPID_PUBLIC_KEY=BEsAkevF0dtcA3qxKqT8CKmJWE9-FG-r-XGuQgNMVSdZ59mMmjQ2GGFF_zsQa7-T0oUenb_HNAbAPFzDsDs2LKg", "WEBPUSH_VAPID_PRIVATE_KEY=" + webPushPrivate},
 	} {
 		cmd = exec.CommandContext(ctx, bin)
 		cmd.Env = append(append(os.Environ(), "REDIS_URL=redis://127.0.0.1:1"), env...)
 		out, err = cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), v) {
-			t.Fatalf("a bad %s must stop start-up, named, before Redis is waited for: %v: %s", v, err, out)
+		if err == nil || !strings.Contains(string(out), v) || strings.Contains(string(out), "hunter2secret") {
+			t.Fatalf("a bad %s must stop start-up, named (a key hidden), before Redis is waited for: %v: %s", v, err, out)
 		}
 	}
 	cmd = exec.CommandContext(ctx, bin)
