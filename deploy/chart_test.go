@@ -255,14 +255,7 @@ func TestChart_ProbesAndShutdown(t *testing.T) {
 // Every secret comes from a Secret; REDIS_URL is built from url, sentinel or
 // cluster, or taken from the operator's own Secret.
 func TestChart_RedisAndSecrets(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := valuesWriter(t)
 	for _, c := range []struct {
 		name, values, url string
 	}{
@@ -316,19 +309,25 @@ func TestChart_RedisAndSecrets(t *testing.T) {
 	}
 }
 
-// Each push channel's key has a Secret slot (DESIGN, Kubernetes): given,
-// the chart's Secret holds it and the pod reads it from there; from the
-// operator's own Secret under the slot's key; absent, no variable. A key
-// in plain config is refused.
-func TestChart_PushChannelKeysHaveSecretSlots(t *testing.T) {
+// valuesWriter writes values files into a folder of the test's: write(name,
+// body) answers the file's path.
+func valuesWriter(t *testing.T) func(name, body string) string {
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	return func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+// Each push channel's key has a Secret slot (DESIGN, Kubernetes): given,
+// the chart's Secret holds it and the pod reads it from there; from the
+// operator's own Secret under the slot's key; absent, no variable. A key
+// in plain config is refused.
+func TestChart_PushChannelKeysHaveSecretSlots(t *testing.T) {
+	write := valuesWriter(t)
 	keys := map[string]string{
 		"WEBPUSH_VAPID_PRIVATE_KEY": "vapid-private", "FCM_CREDENTIALS": `{"type":"service_account"}`,
 		"APNS_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nMIG\n-----END PRIVATE KEY-----\n",

@@ -96,6 +96,20 @@ func ReadAnswer(resp *http.Response) ([]byte, error) {
 	return b, nil
 }
 
+// Exchange sends req through c and reads its answer within the bounds
+// (ReadAnswer). An error is a push with no answer: NoAnswer names it.
+func Exchange(c *http.Client, req *http.Request) (*http.Response, []byte, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := ReadAnswer(resp)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, b, nil
+}
+
 // NoAnswer is the Answer of a push whose answer did not come (in time, or
 // whole) or came over the bounds: all retried.
 func NoAnswer(err error) Answer {

@@ -183,21 +183,30 @@ func (d *Devices) Register(ctx context.Context, user int64, r Registration, now 
 // steps. Two users registering one token at once may both keep it until
 // the next registration; the owner key says who came last.)
 func (d *Devices) own(ctx context.Context, user int64, platform, token string) error {
-	uid := strconv.FormatInt(user, 10)
-	set := d.rdb.B().Set().Key(hub.PushDeviceOwnerKey(platform, token)).Value(uid).Get().Px(DeviceTTL).Build()
-	prev, err := hub.Call(d.rdb, ctx, set, rueidis.RedisResult.ToString)
-	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
-		return nil
-	}
-	if err != nil {
+	before, err := Own(ctx, d.rdb, hub.PushDeviceOwnerKey(platform, token), user, DeviceTTL)
+	if err != nil || before == 0 {
 		return err
-	}
-	before, ok := hub.ParseID(prev)
-	if !ok {
-		return nil // not a user id: nothing to take it from
 	}
 	_, err = d.Remove(ctx, before, platform, DeviceID(platform, token))
 	return err
+}
+
+// Own records user as the owner at key (for ttl) and answers the user who
+// owned it before, if another (0: none).
+func Own(ctx context.Context, rdb *hub.Redis, key string, user int64, ttl time.Duration) (int64, error) {
+	uid := strconv.FormatInt(user, 10)
+	prev, err := hub.Call(rdb, ctx, rdb.B().Set().Key(key).Value(uid).Get().Px(ttl).Build(), rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	before, ok := hub.ParseID(prev)
+	if !ok {
+		return 0, nil // not a user id: nothing to take it from
+	}
+	return before, nil
 }
 
 // Remove forgets user's device id of platform; false when there was none.

@@ -16,14 +16,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"roomhub/internal/standin"
 )
 
 // What the stand-in's key and app are.
@@ -66,17 +66,14 @@ type Notification struct {
 // Service is the stand-in.
 type Service struct {
 	*httptest.Server
-	key *ecdsa.PrivateKey
+	key    *ecdsa.PrivateKey
+	script *standin.Script[Answer] // device token → answers in turn
+	hold   *standin.Hold
 
-	mu       sync.Mutex
-	tokens   map[string]bool // provider tokens seen → refused as expired
-	scripts  map[string][]Answer
-	got      []Notification
-	tries    map[string][]time.Time
-	refused  int
-	arrived  chan string // each push's device token as it arrives
-	released chan struct{}
-	release  sync.Once
+	mu      sync.Mutex
+	tokens  map[string]bool // provider tokens seen → refused as expired
+	got     []Notification
+	refused int
 }
 
 // Start starts the stand-in; it stops with the test. Its sandbox is its
@@ -86,7 +83,7 @@ func Start(t *testing.T) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{key: k, tokens: map[string]bool{}, scripts: map[string][]Answer{}, tries: map[string][]time.Time{}, arrived: make(chan string, 1024), released: make(chan struct{})}
+	s := &Service{key: k, tokens: map[string]bool{}, script: standin.NewScript[Answer](), hold: standin.NewHold()}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.EnableHTTP2 = true
 	s.StartTLS()
@@ -104,20 +101,20 @@ func (s *Service) Key() string {
 
 // CertFile writes the stand-in's certificate to a PEM file, for a hub
 // process's SSL_CERT_FILE.
-func (s *Service) CertFile(t *testing.T) string {
-	f := filepath.Join(t.TempDir(), "apns.pem")
-	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
+func (s *Service) CertFile(t *testing.T) string { return standin.CertFile(t, s.Server) }
 
 // Script sets the answers to the pushes for a device token, in turn.
-func (s *Service) Script(token string, answers ...Answer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scripts[token] = answers
-}
+func (s *Service) Script(token string, answers ...Answer) { s.script.Set(token, answers...) }
+
+// Arrivals is when each push to a device token arrived (its provider token
+// taken).
+func (s *Service) Arrivals(token string) []time.Time { return s.script.Arrivals(token) }
+
+// Arrived gives each push's device token as it arrives.
+func (s *Service) Arrived() <-chan string { return s.script.Arrived() }
+
+// Release answers every push held and every later one at once.
+func (s *Service) Release() { s.hold.Release() }
 
 // ExpireTokens refuses every provider token seen so far as expired.
 func (s *Service) ExpireTokens() {
@@ -149,20 +146,6 @@ func (s *Service) Notifications() []Notification {
 	return append([]Notification(nil), s.got...)
 }
 
-// Arrivals is when each push to a device token arrived (its provider token
-// taken).
-func (s *Service) Arrivals(token string) []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.tries[token]...)
-}
-
-// Arrived gives each push's device token as it arrives.
-func (s *Service) Arrived() <-chan string { return s.arrived }
-
-// Release answers every push held and every later one at once.
-func (s *Service) Release() { s.release.Do(func() { close(s.released) }) }
-
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor != 2 {
 		http.Error(w, "HTTP/2 only", http.StatusHTTPVersionNotSupported)
@@ -190,13 +173,9 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		reason(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "")
 		return
 	}
-	a := s.arrive(token)
-	if a.Hold {
-		select {
-		case <-s.released:
-		case <-r.Context().Done():
-			return
-		}
+	a := s.script.Arrive(token)
+	if a.Hold && !s.hold.Wait(r.Context()) {
+		return
 	}
 	if a.Status != 0 && a.Status != http.StatusOK {
 		reason(w, a.Status, a.Reason, a.RetryAfter)
@@ -233,23 +212,6 @@ func (s *Service) checkToken(h string) string {
 		return "ExpiredProviderToken"
 	}
 	return ""
-}
-
-// arrive counts a push to token and says how to answer it.
-func (s *Service) arrive(token string) Answer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.tries[token])
-	s.tries[token] = append(s.tries[token], time.Now())
-	script := s.scripts[token]
-	select {
-	case s.arrived <- token:
-	default: // nobody reads them
-	}
-	if len(script) == 0 {
-		return Answer{}
-	}
-	return script[min(n, len(script)-1)]
 }
 
 // reason writes APNs' error answer.

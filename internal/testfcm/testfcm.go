@@ -17,14 +17,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"roomhub/internal/standin"
 )
 
 // Project is the stand-in's project id (the key's project_id).
@@ -66,20 +66,17 @@ type Message struct {
 // Service is the stand-in.
 type Service struct {
 	*httptest.Server
-	t   *testing.T
-	key *rsa.PrivateKey
+	t      *testing.T
+	key    *rsa.PrivateKey
+	script *standin.Script[Answer] // device token → answers in turn
+	hold   *standin.Hold
 
 	mu       sync.Mutex
 	tokens   map[string]time.Time // access token → when it expires
 	grants   int                  // access tokens issued
 	refused  int                  // messages refused for their access token
 	lifetime time.Duration        // of the next tokens issued
-	scripts  map[string][]Answer  // device token → answers in turn (the last repeats)
 	got      []Message
-	tries    map[string][]time.Time // device token → when each message for it arrived
-	arrived  chan string            // each message's device token as it arrives
-	released chan struct{}
-	release  sync.Once
 }
 
 // Start starts the stand-in; it stops with the test.
@@ -88,8 +85,7 @@ func Start(t *testing.T) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{t: t, key: k, tokens: map[string]time.Time{}, lifetime: time.Hour, scripts: map[string][]Answer{},
-		tries: map[string][]time.Time{}, arrived: make(chan string, 1024), released: make(chan struct{})}
+	s := &Service{t: t, key: k, tokens: map[string]time.Time{}, lifetime: time.Hour, script: standin.NewScript[Answer](), hold: standin.NewHold()}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(s.CloseClientConnections)
@@ -110,20 +106,19 @@ func (s *Service) Key() string {
 
 // CertFile writes the stand-in's certificate to a PEM file, for a hub
 // process's SSL_CERT_FILE.
-func (s *Service) CertFile(t *testing.T) string {
-	f := filepath.Join(t.TempDir(), "fcm.pem")
-	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
+func (s *Service) CertFile(t *testing.T) string { return standin.CertFile(t, s.Server) }
 
 // Script sets the answers to the messages for a device token, in turn.
-func (s *Service) Script(token string, answers ...Answer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scripts[token] = answers
-}
+func (s *Service) Script(token string, answers ...Answer) { s.script.Set(token, answers...) }
+
+// Tries is how many messages arrived for a device token, answered or not.
+func (s *Service) Tries(token string) int { return s.script.Tries(token) }
+
+// Arrivals is when each message for a device token arrived.
+func (s *Service) Arrivals(token string) []time.Time { return s.script.Arrivals(token) }
+
+// Arrived gives each message's device token as it arrives.
+func (s *Service) Arrived() <-chan string { return s.script.Arrived() }
 
 // ExpireTokens makes every access token issued so far expired, as FCM
 // sees them (the hub still holds them).
@@ -157,25 +152,8 @@ func (s *Service) Messages() []Message {
 	return append([]Message(nil), s.got...)
 }
 
-// Tries is how many messages arrived for a device token, answered or not.
-func (s *Service) Tries(token string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.tries[token])
-}
-
-// Arrivals is when each message for a device token arrived.
-func (s *Service) Arrivals(token string) []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.tries[token]...)
-}
-
-// Arrived gives each message's device token as it arrives.
-func (s *Service) Arrived() <-chan string { return s.arrived }
-
 // Release answers every message held and every later one at once.
-func (s *Service) Release() { s.release.Do(func() { close(s.released) }) }
+func (s *Service) Release() { s.hold.Release() }
 
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -243,13 +221,9 @@ func (s *Service) send(w http.ResponseWriter, r *http.Request) {
 		fcmError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT")
 		return
 	}
-	a := s.arrive(m.Message.Token)
-	if a.Hold {
-		select {
-		case <-s.released:
-		case <-r.Context().Done():
-			return
-		}
+	a := s.script.Arrive(m.Message.Token)
+	if a.Hold && !s.hold.Wait(r.Context()) {
+		return
 	}
 	if a.Status == 0 || a.Status == http.StatusOK {
 		s.mu.Lock()
@@ -264,23 +238,6 @@ func (s *Service) send(w http.ResponseWriter, r *http.Request) {
 	}
 	fcmError(w, a.Status, map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
 		404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[a.Status], a.ErrorCode)
-}
-
-// arrive counts a message for token and says how to answer it.
-func (s *Service) arrive(token string) Answer {
-	s.mu.Lock()
-	n := len(s.tries[token])
-	s.tries[token] = append(s.tries[token], time.Now())
-	script := s.scripts[token]
-	s.mu.Unlock()
-	select {
-	case s.arrived <- token:
-	default: // nobody reads them
-	}
-	if len(script) == 0 {
-		return Answer{}
-	}
-	return script[min(n, len(script)-1)]
 }
 
 // fcmError writes FCM's error answer: a google.rpc.Status with FCM's

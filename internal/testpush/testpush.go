@@ -12,13 +12,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +24,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"roomhub/hub/push/webpush"
+	"roomhub/internal/standin"
 )
 
 // Statuses a script may hold besides real ones.
@@ -43,15 +41,12 @@ type Service struct {
 	*httptest.Server
 	t *testing.T
 
+	script    *standin.Script[int] // path → the statuses to answer, in turn (none: 201)
+	hold      *standin.Hold
 	mu        sync.Mutex
 	publicKey string // the hub's VAPID key (SetPublicKey)
 	devices   map[string]*device
-	scripts   map[string][]int // path → the statuses to answer, in turn (the last repeats)
 	got       []Push
-	arrived   chan string // every push's path as it arrives, before it is answered
-	arrivals  map[string][]time.Time
-	released  chan struct{}
-	release   sync.Once
 	held      int // pushes being held now (Hold)
 	mostHeld  int
 }
@@ -70,7 +65,7 @@ type Push struct {
 
 // Start starts the stand-in; it stops with the test.
 func Start(t *testing.T) *Service {
-	s := &Service{t: t, devices: map[string]*device{}, scripts: map[string][]int{}, arrivals: map[string][]time.Time{}, arrived: make(chan string, 1024), released: make(chan struct{})}
+	s := &Service{t: t, devices: map[string]*device{}, script: standin.NewScript[int](), hold: standin.NewHold()}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(s.CloseClientConnections)
@@ -85,17 +80,11 @@ func (s *Service) SetPublicKey(k string) {
 }
 
 // Arrived gives the path of each push as it arrives.
-func (s *Service) Arrived() <-chan string { return s.arrived }
+func (s *Service) Arrived() <-chan string { return s.script.Arrived() }
 
 // CertFile writes the service's certificate to a PEM file, for a hub
 // process's SSL_CERT_FILE.
-func (s *Service) CertFile(t *testing.T) string {
-	f := filepath.Join(t.TempDir(), "push-service.pem")
-	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
+func (s *Service) CertFile(t *testing.T) string { return standin.CertFile(t, s.Server) }
 
 // Subscription makes a device at path answering statuses in turn (none:
 // 201), and returns the PushSubscription JSON a browser would send for it.
@@ -105,15 +94,15 @@ func (s *Service) Subscription(path string, statuses ...int) string {
 	_, _ = rand.Read(auth)
 	s.mu.Lock()
 	s.devices[path] = &device{priv: priv, auth: auth}
-	s.scripts[path] = statuses
 	s.mu.Unlock()
+	s.script.Set(path, statuses...)
 	b64 := base64.RawURLEncoding.EncodeToString
 	return fmt.Sprintf(`{"endpoint":%q,"expirationTime":null,"keys":{"p256dh":%q,"auth":%q}}`, s.URL+path, b64(priv.PublicKey().Bytes()), b64(auth))
 }
 
 // Release answers every push held (Hold) and every later one at once.
 // Calling it again does nothing.
-func (s *Service) Release() { s.release.Do(func() { close(s.released) }) }
+func (s *Service) Release() { s.hold.Release() }
 
 // MostHeld is the most pushes held at once.
 func (s *Service) MostHeld() int {
@@ -130,33 +119,18 @@ func (s *Service) Pushes() []Push {
 }
 
 // Arrivals is when each push to path arrived, in order.
-func (s *Service) Arrivals(path string) []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.arrivals[path]...)
-}
+func (s *Service) Arrivals(path string) []time.Time { return s.script.Arrivals(path) }
 
 // arrive notes a push's arrival and returns its device, the hub key it
 // must be signed with and the status the script says to answer.
 func (s *Service) arrive(path string) (dev *device, key string, status int) {
-	s.mu.Lock()
-	s.arrivals[path] = append(s.arrivals[path], time.Now())
-	s.mu.Unlock()
-	select {
-	case s.arrived <- path:
-	default:
+	status = s.script.Arrive(path)
+	if status == 0 {
+		status = http.StatusCreated
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dev, script := s.devices[path], s.scripts[path]
-	status = http.StatusCreated
-	if len(script) > 0 {
-		status = script[0]
-		if len(script) > 1 {
-			s.scripts[path] = script[1:]
-		}
-	}
-	return dev, s.publicKey, status
+	return s.devices[path], s.publicKey, status
 }
 
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
@@ -205,10 +179,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		s.held++
 		s.mostHeld = max(s.mostHeld, s.held)
 		s.mu.Unlock()
-		select {
-		case <-s.released:
-		case <-r.Context().Done():
-		}
+		s.hold.Wait(r.Context())
 		s.mu.Lock()
 		s.held--
 		s.mu.Unlock()

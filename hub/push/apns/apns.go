@@ -32,16 +32,12 @@ import (
 // Service is the apns channel: the provider token, the users' devices and
 // the pushes to them. Its Push is the channel's delivery.Sender.
 type Service struct {
-	log     *slog.Logger
-	devices *push.Devices
-	rdb     *hub.Redis
-	badge   push.Badge
+	phones  *push.Phones
 	topic   string
 	hosts   map[bool]string // sandbox? → the service's base URL
 	client  *http.Client
 	gate    *push.Gate
 	tokens  *tokens
-	meter   *push.Meter
 	timeout time.Duration
 }
 
@@ -90,12 +86,11 @@ func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badg
 		return nil, err
 	}
 	return &Service{
-		log: log, devices: devices, rdb: core.Redis(), badge: badge, topic: cfg.APNSTopic, timeout: cfg.DeliveryTimeout,
+		phones: push.NewPhones(core, log, hub.APNSChannel, devices, badge), topic: cfg.APNSTopic, timeout: cfg.DeliveryTimeout,
 		hosts:  map[bool]string{false: strings.TrimRight(cfg.APNSBaseURL, "/"), true: strings.TrimRight(cfg.APNSSandboxBaseURL, "/")},
 		client: push.NewClient(cfg.DeliveryTimeout, tlsConf, nil),
 		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
 		tokens: newTokens(key, cfg.APNSKeyID, cfg.APNSTeamID, time.Now),
-		meter:  push.NewMeter(core.Metrics().Set, hub.APNSChannel),
 	}, nil
 }
 
@@ -106,35 +101,9 @@ func (s *Service) Close() { s.client.CloseIdleConnections() }
 // once and answers each; a device APNs says is gone (Unregistered,
 // BadDeviceToken, DeviceTokenNotForTopic) is removed.
 func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
-	devs, err := s.devices.Enabled(ctx, user, hub.APNSChannel)
-	if err != nil || len(devs) == 0 {
-		return nil, err
-	}
-	f, ok := push.FaceOf(items)
-	if !ok {
-		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
-	}
-	badge := -1 // none: the count could not be read
-	if n, err := s.badge.Unread(ctx, user); err == nil {
-		badge = int(n)
-	}
-	body := payloadOf(f, badge)
-	return push.Each(devs, func(d push.Device) push.Answer {
-		start := time.Now()
-		a := s.sendOne(ctx, d, f, body)
-		s.meter.Observe(start, a)
-		switch {
-		case a.Sent:
-			if err := push.Sent(ctx, s.rdb, user, d.ID, time.Now()); err != nil {
-				s.log.WarnContext(ctx, "apns: noting a push sent", "user", user, "err", err)
-			}
-		case a.Gone:
-			if _, err := s.devices.Remove(ctx, user, hub.APNSChannel, d.ID); err != nil {
-				s.log.WarnContext(ctx, "apns: removing a gone device", "user", user, "err", err)
-			}
-		}
-		return a
-	}), nil
+	return s.phones.Push(ctx, user, items, func(ctx context.Context, d push.Device, m push.Message) push.Answer {
+		return s.sendOne(ctx, d, m.Face, payloadOf(m.Face, m.Badge))
+	})
 }
 
 // sendOne sends body to device d within the hand-off's time and the gate's
@@ -182,11 +151,7 @@ func (s *Service) post(ctx context.Context, base, token string, f push.Face, bod
 	if id := collapseID(f.GroupKey); id != "" {
 		h.Set("apns-collapse-id", id)
 	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return push.NoAnswer(err), false
-	}
-	b, err := push.ReadAnswer(resp)
+	resp, b, err := push.Exchange(s.client, req)
 	if err != nil {
 		return push.NoAnswer(err), false
 	}

@@ -35,15 +35,11 @@ const Scope = "https://www.googleapis.com/auth/firebase.messaging"
 // Service is the fcm channel: the key's access tokens, the users' devices
 // and the pushes to them. Its Push is the channel's delivery.Sender.
 type Service struct {
-	log     *slog.Logger
-	devices *push.Devices
-	rdb     *hub.Redis
-	badge   push.Badge
+	phones  *push.Phones
 	send    string // the messages:send URL
 	client  *http.Client
 	gate    *push.Gate
 	tokens  *tokens
-	meter   *push.Meter
 	timeout time.Duration
 }
 
@@ -110,11 +106,10 @@ func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badg
 	}
 	client := push.NewClient(cfg.DeliveryTimeout, tlsConf, nil)
 	return &Service{
-		log: log, devices: devices, rdb: core.Redis(), badge: badge, client: client, timeout: cfg.DeliveryTimeout,
+		phones: push.NewPhones(core, log, hub.FCMChannel, devices, badge), client: client, timeout: cfg.DeliveryTimeout,
 		send:   strings.TrimRight(cfg.FCMBaseURL, "/") + "/v1/projects/" + project + "/messages:send",
 		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
 		tokens: newTokens(conf, client),
-		meter:  push.NewMeter(core.Metrics().Set, hub.FCMChannel),
 	}, nil
 }
 
@@ -125,34 +120,9 @@ func (s *Service) Close() { s.client.CloseIdleConnections() }
 // once and answers each; a device FCM says is gone (UNREGISTERED,
 // SENDER_ID_MISMATCH) is removed.
 func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage) ([]push.Answer, error) {
-	devs, err := s.devices.Enabled(ctx, user, hub.FCMChannel)
-	if err != nil || len(devs) == 0 {
-		return nil, err
-	}
-	f, ok := push.FaceOf(items)
-	if !ok {
-		return []push.Answer{{Code: "INVALID_ARGUMENT"}}, nil
-	}
-	badge := -1 // none: the count could not be read
-	if n, err := s.badge.Unread(ctx, user); err == nil {
-		badge = int(n)
-	}
-	return push.Each(devs, func(d push.Device) push.Answer {
-		start := time.Now()
-		a := s.sendOne(ctx, d.Token, f, badge)
-		s.meter.Observe(start, a)
-		switch {
-		case a.Sent:
-			if err := push.Sent(ctx, s.rdb, user, d.ID, time.Now()); err != nil {
-				s.log.WarnContext(ctx, "fcm: noting a push sent", "user", user, "err", err)
-			}
-		case a.Gone:
-			if _, err := s.devices.Remove(ctx, user, hub.FCMChannel, d.ID); err != nil {
-				s.log.WarnContext(ctx, "fcm: removing a gone device", "user", user, "err", err)
-			}
-		}
-		return a
-	}), nil
+	return s.phones.Push(ctx, user, items, func(ctx context.Context, d push.Device, m push.Message) push.Answer {
+		return s.sendOne(ctx, d.Token, m.Face, m.Badge)
+	})
 }
 
 // sendOne sends one message to token within the hand-off's time and the
@@ -203,11 +173,7 @@ func (s *Service) post(ctx context.Context, body []byte, again bool) (a push.Ans
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return push.NoAnswer(err), false
-	}
-	b, err := push.ReadAnswer(resp)
+	resp, b, err := push.Exchange(s.client, req)
 	if err != nil {
 		return push.NoAnswer(err), false
 	}

@@ -163,11 +163,8 @@ func (s *Sender) post(ctx context.Context, endpoint, auth string, body []byte, p
 	if p.Topic != "" {
 		req.Header.Set("Topic", p.Topic)
 	}
-	resp, err := s.client.Do(req)
+	resp, _, err := push.Exchange(s.client, req)
 	if err != nil {
-		return noAnswer(err)
-	}
-	if _, err := push.ReadAnswer(resp); err != nil {
 		return noAnswer(err)
 	}
 	return Result{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}

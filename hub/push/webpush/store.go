@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -78,18 +77,9 @@ func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.
 // two steps. Two users subscribing one endpoint at once may both keep it
 // until the next subscribe; the owner key says who came last.)
 func (s *Store) own(ctx context.Context, user int64, endpoint string) error {
-	uid := strconv.FormatInt(user, 10)
-	set := s.rdb.B().Set().Key(hub.PushOwnerKey(endpoint)).Value(uid).Get().Px(unseenFor).Build()
-	prev, err := hub.Call(s.rdb, ctx, set, rueidis.RedisResult.ToString)
-	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
-		return nil
-	}
-	if err != nil {
+	before, err := push.Own(ctx, s.rdb, hub.PushOwnerKey(endpoint), user, unseenFor)
+	if err != nil || before == 0 {
 		return err
-	}
-	before, ok := hub.ParseID(prev)
-	if !ok {
-		return nil // not a user id: nothing to take it from
 	}
 	_, err = s.Remove(ctx, before, endpoint)
 	return err
