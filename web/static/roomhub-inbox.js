@@ -23,7 +23,7 @@ import { Feed, Burst } from './inbox/feed.js';
 import { MARKUP, placePanel, keepFocus, paintTabs, listFoot } from './inbox/panel.js';
 import { Rows } from './inbox/rows.js';
 import { itemRow } from './inbox/item.js';
-import { fillPrefs, prefsChange, devicesChange } from './inbox/prefs.js';
+import { fillPrefs, prefsChange, devicesChange, devicesOf } from './inbox/prefs.js';
 
 export { MESSAGES, itemText, badgeText, openable } from './inbox/texts.js';
 export { inTab, newer, placeOf } from './inbox/feed.js';
@@ -365,7 +365,7 @@ export class RoomhubInbox extends Base {
       return;
     }
     const types = [...(this.eventTypes || []), ...this.feed.types];
-    const devices = await this.hub.devices.list().catch(() => []); // none while no push channel is on
+    const devices = await devicesOf(this.hub, this.settings);
     await fillPrefs(f, this.settings, devices, { t, types, push: this.hub.push, error: (e) => this.#error(e) });
     this.el.scroll.hidden = true;
     this.el.tabs.hidden = true;

@@ -58,6 +58,16 @@ function typesTable(st, channels, types, t) {
   return table;
 }
 
+/**
+ * devicesOf is the person's devices (hub.devices.list()) when the settings
+ * st have a channel the hub sends itself (the device routes are on only
+ * then), else none.
+ */
+export async function devicesOf(hub, st) {
+  const pushed = Object.keys(st.channels || {}).some((c) => ['webpush', 'fcm', 'apns'].includes(c));
+  return pushed ? hub.devices.list().catch(() => []) : [];
+}
+
 /** deviceList is a switch per device (named "device|<id>"): consent per device. */
 function deviceList(devices, t) {
   const fs = document.createElement('fieldset');
