@@ -78,7 +78,7 @@ type Service struct {
 
 // Start starts the stand-in; it stops with the test. Its sandbox is its
 // URL + "/sandbox".
-func Start(t *testing.T) *Service {
+func Start(t testing.TB) *Service {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,6 @@ type Message struct {
 // Service is the stand-in.
 type Service struct {
 	*httptest.Server
-	t      *testing.T
 	key    *rsa.PrivateKey
 	script *standin.Script[Answer] // device token → answers in turn
 	hold   *standin.Hold
@@ -80,12 +79,12 @@ type Service struct {
 }
 
 // Start starts the stand-in; it stops with the test.
-func Start(t *testing.T) *Service {
+func Start(t testing.TB) *Service {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{t: t, key: k, tokens: map[string]time.Time{}, lifetime: time.Hour, script: standin.NewScript[Answer](), hold: standin.NewHold()}
+	s := &Service{key: k, tokens: map[string]time.Time{}, lifetime: time.Hour, script: standin.NewScript[Answer](), hold: standin.NewHold()}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(s.CloseClientConnections)
