@@ -135,6 +135,17 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 		t.Fatalf("after the token expired: %d grants, %d refused, %d taken; want 2, 1, 3", fs.Grants(), fs.Refused(), fs.Tries(fcmToken(30)))
 	}
 
+	// A token is kept until 5 minutes before it expires: one that lives 4
+	// minutes is made again for every push.
+	fs.SetTokenLifetime(4 * time.Minute)
+	fs.ExpireTokens()
+	for range 2 {
+		th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+	}
+	if fs.Grants() != 4 {
+		t.Fatalf("%d grants after two pushes with 4-minute tokens, want 4", fs.Grants())
+	}
+
 	// Another key than the one FCM's token endpoint knows (a hub of its own:
 	// the first would take the delivery).
 	other := testfcm.Start(t)

@@ -129,6 +129,13 @@ func (s *Service) ExpireTokens() {
 	}
 }
 
+// SetTokenLifetime sets how long the access tokens issued from now on live.
+func (s *Service) SetTokenLifetime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lifetime = d
+}
+
 // Grants is how many access tokens the stand-in issued.
 func (s *Service) Grants() int {
 	s.mu.Lock()
