@@ -42,10 +42,18 @@ export interface InboxMessages {
   loadMore: string;
   close: string;
   actions: string;
+  /** "Ana, Ben and 3 others": names, and how many more. */
   others: (name: string, n: number) => string;
   user: (id: string) => string;
+  /** "Ana and Ben". */
+  and: (a: string, b: string) => string;
+  /** "Ana (3)": one person, and how many times. */
+  times: (who: string, n: number) => string;
+  /** The heading of each channel's on/off switch in the preferences. */
+  on: string;
   showGroup: (n: number) => string;
   hideGroup: string;
+  /** "3 events from Ana and Ben". */
   groupOf: (n: number, who: string) => string;
   newArrived: (n: number) => string;
 }

@@ -70,3 +70,21 @@ test('an item opens an http(s) URL or a path of the page\'s own origin, never a 
     assert.equal(openable(bad, page), '', String(bad));
   }
 });
+
+test('a group names its people, not its events, in both languages', async () => {
+  const { metaText, peopleText } = await import('../static/inbox/texts.js');
+  const at = () => '';
+  const group = (count, actors) => ({ publisherId: actors[0], group: { count, actors } });
+  for (const [lang, want] of Object.entries({
+    en: ['User 5 (3)', 'User 8 and User 6', 'User 1, User 2 and 1 other', 'User 1, User 2 and 3 others', 'User 5'],
+    ko: ['사용자 5 (3)', '사용자 8, 사용자 6', '사용자 1, 사용자 2 외 1명', '사용자 1, 사용자 2 외 3명', '사용자 5'],
+  })) {
+    const t = MESSAGES[lang];
+    assert.deepEqual([
+      metaText(t, group(3, ['5']), at), metaText(t, group(2, ['8', '6']), at), metaText(t, group(4, ['1', '2', '3']), at),
+      metaText(t, group(9, ['1', '2', '3', '4', '5']), at), metaText(t, { publisherId: '5' }, at),
+    ], want, lang);
+  }
+  assert.equal(MESSAGES.en.groupOf(2, peopleText(MESSAGES.en, ['8', '6'])), '2 events from User 8 and User 6');
+  assert.equal(MESSAGES.ko.groupOf(3, peopleText(MESSAGES.ko, ['5'])), '사용자 5의 이벤트 3개');
+});

@@ -1,7 +1,7 @@
 // An item's row: its text (the page's renderItem, or the event's title and
 // body), who and when, its group and tags, and its actions (read, archive,
 // snooze, delete).
-import { itemText } from './texts.js';
+import { itemText, peopleText } from './texts.js';
 import { ICONS } from './style.js';
 
 /**
@@ -62,7 +62,7 @@ function groupOf(n, t) {
   const detail = document.createElement('div');
   detail.className = 'meta';
   detail.hidden = true;
-  detail.textContent = t.groupOf(g.count, (g.actors || []).map((a) => t.user(a)).join(', '));
+  detail.textContent = t.groupOf(g.count, peopleText(t, g.actors || []));
   more.addEventListener('click', () => {
     detail.hidden = !detail.hidden;
     more.setAttribute('aria-expanded', String(!detail.hidden));

@@ -52,7 +52,7 @@ function typesTable(st, channels, types, t) {
   }
   if (channels.length) {
     const r = body.insertRow();
-    r.append(header('row', ''), document.createElement('td'));
+    r.append(header('row', t.on), document.createElement('td'));
     for (const c of channels) r.insertCell().append(check(`on|${c}`, st.channels[c].enabled !== false, `${t.channel(c)}: on`));
   }
   return table;

@@ -16,7 +16,8 @@ export const MESSAGES = {
     delete: 'Delete', empty: 'Nothing here yet', error: 'Could not load notifications', retry: 'Try again',
     newItems: (n) => `${n} new`, loadMore: 'Load more', close: 'Close', actions: 'Actions',
     others: (name, n) => `${name} and ${n} other${n === 1 ? '' : 's'}`, user: (id) => `User ${id}`,
-    showGroup: (n) => `Show all ${n}`, hideGroup: 'Show less', groupOf: (n, who) => `${n} events, latest from ${who}`,
+    and: (a, b) => `${a} and ${b}`, times: (who, n) => `${who} (${n})`, on: 'On',
+    showGroup: (n) => `Show all ${n}`, hideGroup: 'Show less', groupOf: (n, who) => `${n} events from ${who}`,
     newArrived: (n) => `${n} new notification${n === 1 ? '' : 's'}`,
   },
   ko: {
@@ -32,7 +33,8 @@ export const MESSAGES = {
     delete: '삭제', empty: '아직 알림이 없습니다', error: '알림을 불러오지 못했습니다', retry: '다시 시도',
     newItems: (n) => `새 알림 ${n}개`, loadMore: '더 보기', close: '닫기', actions: '작업',
     others: (name, n) => `${name} 외 ${n}명`, user: (id) => `사용자 ${id}`,
-    showGroup: (n) => `${n}개 모두 보기`, hideGroup: '접기', groupOf: (n, who) => `이벤트 ${n}개, 최근: ${who}`,
+    and: (a, b) => `${a}, ${b}`, times: (who, n) => `${who} (${n})`, on: '사용',
+    showGroup: (n) => `${n}개 모두 보기`, hideGroup: '접기', groupOf: (n, who) => `${who}의 이벤트 ${n}개`,
     newArrived: (n) => `새 알림 ${n}개`,
   },
 };
@@ -70,15 +72,28 @@ export function openable(url, base) {
 export function badgeText(n) { return n > 99 ? '99+' : String(n); }
 
 /**
- * metaText is an item's second line: who (the publisher, or the first of a
- * group and how many others) and how long ago (ago(ts)).
+ * peopleText names people by their ids: "Ana", "Ana and Ben", "Ana, Ben
+ * and 3 others" (a group keeps its 5 latest people: past that, "others"
+ * counts those kept).
+ */
+export function peopleText(t, ids) {
+  const names = ids.map((id) => t.user(id));
+  if (names.length <= 1) return names[0] || '';
+  if (names.length === 2) return t.and(names[0], names[1]);
+  return t.others(`${names[0]}, ${names[1]}`, names.length - 2);
+}
+
+/**
+ * metaText is an item's second line: who (the publisher; a group's
+ * people, or its one person and how many times) and how long ago (ago(ts)).
  */
 export function metaText(t, n, ago) {
   const g = n.group;
-  const who = (id) => (id ? t.user(id) : '');
-  let actor = who(n.publisherId);
-  if (g && g.count > 1 && g.actors && g.actors.length) actor = t.others(who(g.actors[0]), g.count - 1);
-  return [actor, ago(n.activityAt || n.timestamp)].filter(Boolean).join(' · ');
+  let who = n.publisherId ? t.user(n.publisherId) : '';
+  if (g && g.count > 1 && g.actors && g.actors.length) {
+    who = g.actors.length === 1 ? t.times(t.user(g.actors[0]), g.count) : peopleText(t, g.actors);
+  }
+  return [who, ago(n.activityAt || n.timestamp)].filter(Boolean).join(' · ');
 }
 
 /** Ago says how long ago a time was, in a locale ("5 minutes ago", "yesterday"). */
