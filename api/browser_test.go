@@ -322,7 +322,7 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	for i := range 5 {
 		ids = append(ids, th.notifyWith(t, 50, fmt.Sprintf(`"severity":"%s"`, []string{"normal", "high", "low", "normal", "critical"}[i]), user))
 	}
-	for _, p := range []int{2, 3, 4, 6} { // a group: "User 6 and 3 others"
+	for _, p := range []int{2, 3, 4, 6} { // a group: "User 6, User 4 and 2 others"
 		th.notifyExtra(t, 50, "like.toggled", fmt.Sprintf(`"groupKey":"likes","publisherId":%d`, p), user)
 	}
 	// The tabs' clicks answer before their requests do: compare the badges
@@ -341,7 +341,7 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	badgesMatch()
 
 	tab1.Send(t, `CLICK roomhub-inbox [part="bell"]`)
-	tab1.Send(t, `TEXT roomhub-inbox [part="item"] .meta | User 6 and 3 others`)
+	tab1.Send(t, `TEXT roomhub-inbox [part="item"] .meta | User 6, User 4 and 2 others`)
 	eventually(t, wait, "opening the bell marks everything seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
 
 	// Actions from the first tab, the second, and the API.

@@ -153,7 +153,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	}
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .group | Show all 3`)
 	d.Send(t, `CLICK roomhub-inbox [part="item"] .group`)
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .meta | 3 events, latest from User 6, User 5`)
+	d.Send(t, `TEXT roomhub-inbox [part="item"] .meta | 3 events from User 6 and User 5`)
 
 	// A burst of 500 with the list open: no count dropped (the element
 	// paints once a frame and draws the list once the burst has passed).
