@@ -101,6 +101,10 @@ func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
 		Concurrency:  64,
 		ItemMaxBytes: 65536,
 	}
+	for _, ch := range unselected(rules, cfg.DeliveryChannels) {
+		log.Warn("delivery: a channel is on but no rule in DELIVERY_RULES selects it: nothing goes out on it unless a publish's delivery field names it (the key \"*\" is every event type's rule)",
+			"channel", ch)
+	}
 	d.set.NewGauge("deliveries_due", func() float64 { return float64(d.due.Load()) })
 	d.set.NewGauge("deliveries_due_oldest_seconds", func() float64 { return float64(d.oldest.Load()) / 1000 })
 	for _, ch := range cfg.DeliveryChannels {

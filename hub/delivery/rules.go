@@ -74,7 +74,7 @@ func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
 		return nil, fmt.Errorf("not the rules' JSON: %v", err)
 	}
 	for typ, rs := range all {
-		if !cfg.Publishable(typ) {
+		if typ != AnyType && !cfg.Publishable(typ) {
 			return nil, fmt.Errorf("event type %q is not publishable (EVENT_TYPES)", typ)
 		}
 		if err := rs.check(cfg); err != nil {
@@ -82,6 +82,37 @@ func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
 		}
 	}
 	return all, nil
+}
+
+// AnyType is the DELIVERY_RULES key whose rules are those of every event
+// type without an entry of its own.
+const AnyType = "*"
+
+// rulesOf is eventType's rules: its own entry, else "*"'s.
+func (d *Delivery) rulesOf(eventType string) Rules {
+	if rs, ok := d.rules[eventType]; ok {
+		return rs
+	}
+	return d.rules[AnyType]
+}
+
+// unselected is the channels on that no rule selects: nothing goes out on
+// them unless a publish's own delivery field names them.
+func unselected(rules map[string]Rules, channels []string) []string {
+	var out []string
+	for _, ch := range channels {
+		selected := false
+		for _, rs := range rules {
+			if _, ok := rs[ch]; ok {
+				selected = true
+				break
+			}
+		}
+		if !selected {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // Cap bounds hand-offs per user and channel in sliding windows (0: none).
@@ -158,7 +189,7 @@ func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
 	if o.DedupeWindowSecs < 0 || o.DedupeWindowSecs > MaxDedupeWindow {
 		return Plan{}, fmt.Errorf("%w: dedupeWindowSecs must be 1 to %d", hub.ErrInvalid, MaxDedupeWindow)
 	}
-	rules := d.rules[eventType]
+	rules := d.rulesOf(eventType)
 	if o.Delivery != nil {
 		if err := o.Delivery.check(d.cfg); err != nil {
 			return Plan{}, fmt.Errorf("%w: delivery: %v", hub.ErrInvalid, err)

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -171,4 +172,26 @@ func FuzzOverrideAndQuietHours(f *testing.F) {
 			t.Fatalf("%+v at %v ends at %v", q, now, e)
 		}
 	})
+}
+
+// "*" is the rule of every event type without an entry of its own; a
+// channel that is on but selected by no rule is named in a warning at
+// start (issue 43, 2).
+func TestRules_AnyTypeAndChannelsNoRuleSelects(t *testing.T) {
+	cfg := testConfig()
+	cfg.DeliveryRules = `{"*":{"push":{"afterSecs":5}},"like.toggled":{"push":{"afterSecs":60}}}`
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	d, err := New(hub.New(cfg, nil, log, hub.NewMetrics(cfg.EventTypes)), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, want := range map[string]string{"comment.created": `[{"c":"push","a":5,"u":"none","o":0,"d":0}]`, "like.toggled": `[{"c":"push","a":60,"u":"none","o":0,"d":0}]`} {
+		if p, err := d.Plan(typ, Options{}); err != nil || p.JSON != want {
+			t.Errorf("%s: %+v %v, want %s", typ, p, err, want)
+		}
+	}
+	if !strings.Contains(logs.String(), "channel=email") || strings.Contains(logs.String(), "channel=push") {
+		t.Errorf("the warning names email alone (on, no rule): %s", logs.String())
+	}
 }
