@@ -37,11 +37,16 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
-		os.Exit(healthcheck())
-	}
-	if len(os.Args) > 1 && os.Args[1] == "webpush-keys" {
-		os.Exit(printWebPushKeys())
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "healthcheck":
+			os.Exit(healthcheck())
+		case "webpush-keys":
+			os.Exit(printWebPushKeys())
+		default: // --help, help, a typo: never a hub started by mistake
+			fmt.Fprint(os.Stderr, usage)
+			os.Exit(2)
+		}
 	}
 	m, err := NewMain()
 	if err == nil {
@@ -55,6 +60,18 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// usage is what the program says to anything but its commands.
+const usage = `usage: roomhub [command]
+
+With no command, roomhub serves on SERVER_PORT (8083): with REDIS_URL unset it
+runs on an embedded in-process Redis (the dev mode). Configuration is the
+environment (README.md, Configuration; .env.example lists every variable).
+
+Commands:
+  healthcheck    ask the hub on this machine for /health (exit 0 when healthy)
+  webpush-keys   print a new VAPID key pair for WEBPUSH_VAPID_*
+`
 
 // Main is the program: its configuration, logger and tracing (NewMain),
 // then what Run opens and wires. Close gives back what Run opened, in the

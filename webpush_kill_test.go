@@ -102,6 +102,9 @@ func TestBinary_DevModeRingsAClosedTab(t *testing.T) {
 	ps := testpush.Start(t)
 	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE="+ps.CertFile(t))
 	testbin.WaitHealth(t, a, 200, 15*time.Second)
+	if !strings.Contains(logs.String(), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true") {
+		t.Errorf("no warning for WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true:\n%s", logs)
+	}
 	resp, err := http.Get(a + "/static/roomhub-sw.js")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the service worker: %v %v\n%s", resp, err, logs)

@@ -647,3 +647,18 @@ func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
 		t.Fatalf("an allowed sibling site's EventSource with the cookie: %d, want 200", code)
 	}
 }
+
+// HEAD on the static files answers as GET without the body (a CDN, a
+// service worker's update check; issue 43, 8).
+func TestStatic_HeadAnswers(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	req, _ := http.NewRequest(http.MethodHead, th.URL+"/static/roomhub-sw.js", nil)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "javascript") {
+		t.Fatalf("HEAD /static/roomhub-sw.js: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}

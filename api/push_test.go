@@ -207,12 +207,22 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 		with("https://fcm.googleapis.com.evil.example/x"),
 		with("http://fcm.googleapis.com/x"), with("https://10.0.0.8/x"),
 		strings.Replace(good, `"auth":"`, `"auth":"AAAA`, 1),
+		strings.Replace(good, `"expirationTime":null`, `"expirationTime":1000`, 1), // long past: the browser subscribes again
 		strings.Replace(good, `"keys"`, `"extra":1,"keys"`, 1),
 		`{"endpoint":"https://fcm.googleapis.com/x"}`,
 	} {
 		code, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%.90s: %d %+v, want 400", body, code, env)
+		}
+	}
+	// What is missing is named (issue 43, 8).
+	for body, field := range map[string]string{
+		`{"endpoint":"https://fcm.googleapis.com/x"}`: "keys: required",
+		strings.Replace(with("https://fcm.googleapis.com/fcm/send/old"), `"expirationTime":null`, `"expirationTime":1000`, 1): "expirationTime",
+	} {
+		if _, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body); !strings.HasPrefix(env.Message, field) {
+			t.Errorf("%.60s: %q, want it to begin with %q", body, env.Message, field)
 		}
 	}
 	// A host or address refused: one message, whatever the name resolves to

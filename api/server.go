@@ -168,7 +168,9 @@ func (s *Server) routes() {
 	}
 	if s.web != nil {
 		e.GET("/", s.index)
-		e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", staticFiles(s.web))))
+		static := echo.WrapHandler(http.StripPrefix("/static/", staticFiles(s.web)))
+		e.GET("/static/*", static)
+		e.HEAD("/static/*", static) // a CDN or a service worker's update check asks HEAD
 	}
 }
 

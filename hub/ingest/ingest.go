@@ -275,7 +275,7 @@ func (in *Ingest) run(ctx context.Context) {
 			}
 			in.readFailing.Store(true)
 			d := backoff.Next()
-			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", d)
+			in.log.Warn("ingest: reading or publishing", "err", err, "retryIn", d.String())
 			hub.Sleep(ctx, d)
 			continue
 		}

@@ -60,6 +60,9 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		log.Warn("webpush: no WEBPUSH_VAPID_* keys: the embedded dev mode made a key pair (kept in its Redis at "+hub.PushVAPIDKey+"); set your own with a real Redis",
 			"publicKey", keys.Public)
 	}
+	if cfg.WebPushAllowPrivate {
+		log.Warn("webpush: WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true: subscriptions may point at loopback, link-local and private addresses (the SSRF rule is off): tests and dev only")
+	}
 	return &Service{
 		log: log, keys: keys, meter: push.NewMeter(core.Metrics().Set, hub.WebPushChannel), store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
 		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
@@ -120,6 +123,9 @@ func (e *BadSubscription) Error() string { return "webpush: " + e.Reason }
 func (s *Service) Subscribe(ctx context.Context, user int64, sub Subscription) error {
 	if err := sub.Check(s.allowedHosts, s.allowPrivate); err != nil {
 		return &BadSubscription{Reason: err.Error()}
+	}
+	if e := sub.ExpirationTime; e != nil && *e > 0 && *e <= time.Now().UnixMilli() {
+		return &BadSubscription{Reason: "expirationTime: has passed (the browser subscribes again: the SDK's state() does)"}
 	}
 	return s.store.Add(ctx, user, sub, time.Now())
 }

@@ -63,6 +63,14 @@ type SubKeys struct {
 
 // Decode reads the subscription's keys: a P-256 point and 16 bytes.
 func (s Subscription) Decode() (SubKeys, error) {
+	switch {
+	case s.Keys.P256dh == "" && s.Keys.Auth == "":
+		return SubKeys{}, errors.New(`keys: required, {"p256dh","auth"} as the browser's PushSubscription.toJSON() gives them`)
+	case s.Keys.P256dh == "":
+		return SubKeys{}, errors.New("keys.p256dh: required")
+	case s.Keys.Auth == "":
+		return SubKeys{}, errors.New("keys.auth: required")
+	}
 	p, err := decodeB64(s.Keys.P256dh)
 	if err != nil {
 		return SubKeys{}, errors.New("keys.p256dh: not base64url")
