@@ -14,9 +14,10 @@
 -- ARGV[4]  the most bytes one entry may hold (its fields and values)
 -- ARGV[5]  the bytes the entries returned may hold together
 -- Returns one array per key, in order: five values per entry: its id, its
--- event field (false when it has none or is too big), its traceparent field
--- (or false), its size in bytes, 1 when it is too big (else 0); then 1 when
--- the budget stopped the read (else 0).
+-- event field (false when it is too big; when it has none, its fields as a
+-- JSON object, kept for the dead list), its traceparent field (or false),
+-- its size in bytes, 1 when it is too big, 2 when it has no event field
+-- (else 0); then 1 when the budget stopped the read (else 0).
 local group, consumer, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local most, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
 local used, full = 0, false
@@ -53,11 +54,18 @@ for i, key in ipairs(KEYS) do
         used = used + size
       end
       got[#got + 1] = e[1]
-      if big then event, tp = false, false end
+      local kind = big and 1 or 0
+      if big then
+        event, tp = false, false
+      elseif not event then -- the fields it has instead, as they were sent
+        local all = {}
+        for j = 1, #fields, 2 do all[fields[j]] = fields[j + 1] end
+        event, kind = cjson.encode(all), 2
+      end
       got[#got + 1] = event
       got[#got + 1] = tp
       got[#got + 1] = size
-      got[#got + 1] = big and 1 or 0
+      got[#got + 1] = kind
     end
   end
   out[i] = got

@@ -65,7 +65,8 @@ const (
 type Entry struct {
 	ID   string
 	Body []byte // the entry's event field
-	// Missing is set when the entry has no event field.
+	// Missing is set when the entry has no event field: Body is then its
+	// fields as a JSON object, kept in the dead list.
 	Missing bool
 	// TooLarge is the entry's size when it is over the most an entry may
 	// hold (its text was never read: Body is empty), else 0.

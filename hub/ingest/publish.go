@@ -21,7 +21,7 @@ func (in *Ingest) publishEntries(ctx context.Context, entries []Entry) []Outcome
 	for i, e := range entries {
 		switch {
 		case e.Missing:
-			out[i] = Outcome{Result: Dead, Code: "COMMON400", Message: "the entry has no event field"}
+			out[i] = Outcome{Result: Dead, Code: "COMMON400", Message: "the entry has no event field (its fields are kept in event, as a JSON object)"}
 		case e.TooLarge > 0:
 			out[i] = Outcome{Result: Dead, Code: "COMMON413",
 				Message: "the entry's " + strconv.FormatInt(e.TooLarge, 10) + " bytes are over the " + limit + " an event may hold; its text is not kept"}

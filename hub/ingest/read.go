@@ -303,13 +303,14 @@ func entriesOf(m rueidis.RedisMessage) ([]Entry, error) {
 			return nil, fmt.Errorf("%w: an ingest entry's id", hub.ErrRedisReply)
 		}
 		e.Key = hub.IngestIdempotencyKey(e.ID)
-		event, err := vals[k+1].ToString()
+		event, _ := vals[k+1].ToString()
 		e.Body = []byte(event)
 		e.traceparent, _ = vals[k+2].ToString()
-		if big, _ := vals[k+4].AsInt64(); big == 1 {
+		switch kind, _ := vals[k+4].AsInt64(); kind {
+		case 1:
 			e.TooLarge, _ = vals[k+3].AsInt64()
-		} else {
-			e.Missing = err != nil
+		case 2:
+			e.Missing = true // Body: its fields, as a JSON object
 		}
 		out = append(out, e)
 	}
