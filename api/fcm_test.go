@@ -68,6 +68,9 @@ func TestFCM_AnswersAndTheMessage(t *testing.T) {
 		if str(r.LastErrorCode) != c.want.code || r.Attempts != c.want.attempts {
 			t.Errorf("user %d: %+v, want %+v", u, r, c.want)
 		}
+		if at := r.LastErrorAttempt; c.want.code != "" && (at == nil || *at != c.want.attempts-map[bool]int{true: 1}[c.want.state == "sent"]) {
+			t.Errorf("user %d: the error came from attempt %v, want the last failed one", u, at)
+		}
 		if _, kept := deviceIDs(th.devicesOf(t, u))[push.DeviceID("fcm", fcmToken(int(u)))]; kept != c.want.kept {
 			t.Errorf("user %d: device kept %v, want %v", u, kept, c.want.kept)
 		}

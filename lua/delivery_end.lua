@@ -1,5 +1,6 @@
 -- Record how a hand-off ended (delivery_claim.lua leased it): sent, retry
--- at a time with the error code, dead with it, or requeue (not tried: an
+-- at a time with the error code (and the attempt it came from: "ea"), dead
+-- with it, or requeue (not tried: an
 -- earlier hand-off of the channel failed, so this one waits behind it). A
 -- record whose lease is no longer the caller's (it ran out and another
 -- instance took over) is left alone.
@@ -37,12 +38,12 @@ for i = 8, #ARGV do
     end
     if outcome == 'sent' or outcome == 'dead' or outcome == 'skipped' then
       rec.s, rec.due = outcome, nil
-      if outcome == 'dead' then rec.e = code end
+      if outcome == 'dead' then rec.e, rec.ea = code, rec.n end
       if outcome == 'skipped' then rec.r = code end
       redis.call('ZREM', K_DDUE, rid)
       redis.call('ZADD', K_DONE, NOW, rid)
     elseif outcome == 'retry' then
-      rec.s, rec.e, rec.due = 'retrying', code, again
+      rec.s, rec.e, rec.ea, rec.due = 'retrying', code, rec.n, again
       redis.call('ZADD', K_DDUE, again, rid)
     else -- requeue
       rec.s, rec.n, rec.due = rec.ps or 'scheduled', rec.n - 1, again

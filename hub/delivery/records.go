@@ -26,7 +26,10 @@ type Record struct {
 	DueAt          *string `json:"dueAt"`
 	Attempts       int     `json:"attempts"`
 	LastErrorCode  *string `json:"lastErrorCode"`
-	UpdatedAt      string  `json:"updatedAt"`
+	// LastErrorAttempt is the attempt lastErrorCode came from: a sent
+	// record keeps its earlier attempt's error, and says which (nil: none).
+	LastErrorAttempt *int   `json:"lastErrorAttempt"`
+	UpdatedAt        string `json:"updatedAt"`
 }
 
 // stored is a record as the scripts keep it (see lua/delivery_claim.lua).
@@ -36,6 +39,7 @@ type stored struct {
 	Due float64 `json:"due"`
 	N   int     `json:"n"`
 	E   string  `json:"e"`
+	EA  int     `json:"ea"`
 	T   float64 `json:"t"`
 }
 
@@ -64,6 +68,10 @@ func (d *Delivery) record(user int64, rid, raw string) (Record, bool) {
 	}
 	r := Record{NotificationID: nid, UserID: user, Channel: ch, State: s.S, Reason: optional(s.R), Attempts: s.N,
 		LastErrorCode: optional(s.E), UpdatedAt: isoMs(s.T)}
+	if s.E != "" && s.EA > 0 {
+		ea := s.EA
+		r.LastErrorAttempt = &ea
+	}
 	if s.Due > 0 && !finished {
 		due := isoMs(s.Due)
 		r.DueAt = &due
