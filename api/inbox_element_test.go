@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -493,4 +495,34 @@ ReactDOM.createRoot(document.getElementById('root')).render(h(App));
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
+}
+
+// A page on an origin the hub does not allow, with the element served from
+// the page's own origin (as web/README says to): the browser hides the
+// CORS refusal from the page, so the element says it itself, a
+// roomhub-error naming ALLOWED_ORIGINS (issue 43, 5).
+func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
+	hubURL, _ := url.Parse(th.URL)
+	files := httputil.NewSingleHostReverseProxy(hubURL)
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/static/"): // the element from the app's own origin
+			files.ServeHTTP(w, r)
+		case r.URL.Path == "/token":
+			_, _ = io.WriteString(w, th.token(t, 11))
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
+<script type="module">window.__errs = []; document.addEventListener('roomhub-error', (e) => window.__errs.push(e.detail));</script>
+<script type="module" src="/static/roomhub-inbox.js"></script></head>
+<body><main><h1>App</h1><roomhub-inbox id="inbox" base-url="%s"></roomhub-inbox></main>
+<script type="module">document.getElementById('inbox').tokenProvider = async () => (await fetch('/token')).text();</script></body></html>`, th.URL)
+		}
+	}))
+	defer app.Close()
+	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/#no-counts", artifactsDir(t))
+	eventually(t, 15*time.Second, "a roomhub-error naming ALLOWED_ORIGINS and the page's origin", func() bool {
+		return d.Send(t, "EVAL window.__errs.some((e) => e.code === 'UNREACHABLE' && e.message.includes('ALLOWED_ORIGINS') && e.message.includes(location.origin))")["value"] == true
+	})
 }

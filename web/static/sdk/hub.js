@@ -59,9 +59,14 @@ export class RoomHub {
     // No token: the hub's access_token cookie (sent with credentials) authenticates.
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const resp = await this.fetch(this.baseUrl + path, {
-      method, headers, credentials: 'include', body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    let resp;
+    try {
+      resp = await this.fetch(this.baseUrl + path, {
+        method, headers, credentials: 'include', body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      throw unreachable(this.baseUrl, e);
+    }
     let env = null;
     try { env = await resp.json(); } catch { /* not JSON: a proxy's page */ }
     if (!resp.ok || !env || !env.isSuccess) {
@@ -227,4 +232,20 @@ export class RoomHub {
       since = page.lastId;
     }
   }
+}
+
+/**
+ * unreachable is the HubError of a request that got no answer (status 0,
+ * code UNREACHABLE): from a page of another origin than the hub's, most
+ * often the hub's ALLOWED_ORIGINS lacks the page's (the browser hides a
+ * CORS refusal from the page), so the message says so.
+ */
+function unreachable(baseUrl, cause) {
+  const here = globalThis.location?.origin;
+  let hub = here;
+  try { hub = new URL(baseUrl || '/', globalThis.location?.href).origin; } catch { /* a relative or bad base */ }
+  const msg = hub && here && hub !== here
+    ? `the hub at ${hub} did not answer this page: is ${here} in the hub's ALLOWED_ORIGINS? (else the network failed: ${cause && cause.message})`
+    : `the hub did not answer (${cause && cause.message})`;
+  return new HubError(0, 'UNREACHABLE', msg);
 }
