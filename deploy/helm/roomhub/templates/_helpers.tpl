@@ -34,17 +34,37 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- else if $r.cluster.addresses -}}
 {{- printf "redis+cluster://%s%s" $auth (join "," $r.cluster.addresses) -}}
 {{- else -}}
-{{- $r.url -}}
+{{- $r.url | default "redis://redis:6379" -}}
 {{- end -}}
 {{- end -}}
 
-{{/* Fails on a Redis setting that names two Redis, or none. */}}
+{{/* Fails on a Redis setting that names two Redis. */}}
 {{- define "roomhub.checkRedis" -}}
 {{- $r := .Values.redis -}}
-{{- if and $r.sentinel.addresses $r.cluster.addresses -}}
-{{- fail "redis: set redis.sentinel.addresses or redis.cluster.addresses, not both" -}}
+{{- $given := 0 -}}
+{{- range (list $r.url $r.sentinel.addresses $r.cluster.addresses $r.existingSecret) }}{{ if . }}{{ $given = add1 $given }}{{ end }}{{ end -}}
+{{- if gt $given 1 -}}
+{{- fail "redis: set one of redis.url, redis.sentinel.addresses, redis.cluster.addresses and redis.existingSecret, not several (Sentinel would win silently)" -}}
 {{- end -}}
-{{- if not (or $r.existingSecret $r.url $r.sentinel.addresses $r.cluster.addresses) -}}
-{{- fail "redis: set redis.url, redis.sentinel.addresses, redis.cluster.addresses or redis.existingSecret" -}}
 {{- end -}}
+
+{{/*
+Fails on a channel the hub sends itself turned on (config.DELIVERY_CHANNELS)
+without its keys, naming the value: the pod would stop at start-up. Keys
+held in secrets.existingSecret are the operator's to check.
+*/}}
+{{- define "roomhub.checkChannels" -}}
+{{- $c := .Values.config -}}
+{{- $s := .Values.secrets -}}
+{{- $channels := splitList "," (toString (get $c "DELIVERY_CHANNELS")) -}}
+{{- $need := dict "webpush" (list "config.WEBPUSH_VAPID_PUBLIC_KEY" "config.WEBPUSH_SUBJECT" "secrets.webpushVapidPrivateKey") "fcm" (list "secrets.fcmCredentials") "apns" (list "config.APNS_KEY_ID" "config.APNS_TEAM_ID" "config.APNS_TOPIC" "secrets.apnsPrivateKey") -}}
+{{- range $ch := $channels }}
+{{- range $v := (get $need (trim $ch)) | default (list) }}
+{{- $parts := splitList "." $v -}}
+{{- $from := ternary $c $s (eq (first $parts) "config") -}}
+{{- if and (not (get $from (last $parts))) (or (eq (first $parts) "config") (not $s.existingSecret)) }}
+{{- fail (printf "config.DELIVERY_CHANNELS lists %s: set %s (docs/delivery.md says where it comes from)" (trim $ch) $v) -}}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end -}}
