@@ -115,12 +115,38 @@ export class RoomhubInbox extends HTMLElement {
   readonly counts: Counts | null;
 }
 
+/** The element's attributes, as JSX writes them (React, Preact, Solid…). */
+export interface RoomhubInboxAttributes {
+  'base-url'?: string;
+  badge?: 'unread' | 'unseen';
+  locale?: string;
+  mode?: 'popover' | 'inline';
+  auth?: 'token' | 'cookie';
+  'service-worker'?: string;
+  'user-id'?: string;
+  id?: string;
+  class?: string;
+  className?: string;
+  slot?: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  ref?: any;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  style?: any;
+}
+
 declare global {
   interface HTMLElementTagNameMap {
     'roomhub-inbox': RoomhubInbox;
   }
+  // <roomhub-inbox> in JSX is typed (the plain element; roomhub-client/react is the component).
+  namespace JSX {
+    interface IntrinsicElements {
+      'roomhub-inbox': RoomhubInboxAttributes;
+    }
+  }
   interface HTMLElementEventMap {
-    'roomhub-notification-click': CustomEvent<Notification>;
+    /** preventDefault() stops only the navigation; keepUnread() leaves the item unread. */
+    'roomhub-notification-click': CustomEvent<Notification> & { keepUnread(): void };
     'roomhub-counts': CustomEvent<Counts>;
     'roomhub-error': CustomEvent<InboxErrorDetail>;
   }

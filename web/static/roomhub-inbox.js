@@ -17,12 +17,12 @@
 // change them), rows.js (the rows near the view), item.js (an item's row)
 // and prefs.js (the preferences form).
 import { RoomHub, HubError } from './roomhub.js';
-import { MESSAGES, badgeText, openable, metaText, Ago } from './inbox/texts.js';
+import { MESSAGES, badgeText, metaText, Ago } from './inbox/texts.js';
 import { sheet } from './inbox/style.js';
 import { Feed, Burst } from './inbox/feed.js';
 import { MARKUP, placePanel, keepFocus, paintTabs, listFoot } from './inbox/panel.js';
 import { Rows } from './inbox/rows.js';
-import { itemRow } from './inbox/item.js';
+import { itemRow, opened } from './inbox/item.js';
 import { fillPrefs, prefsChange, devicesChange, devicesOf } from './inbox/prefs.js';
 
 export { MESSAGES, itemText, badgeText, openable } from './inbox/texts.js';
@@ -350,7 +350,7 @@ export class RoomhubInbox extends Base {
   get #rowParts() {
     return {
       t: this.t, renderItem: this.renderItem, hub: this.hub, meta: (n) => this.#meta(n),
-      act: (fn) => this.#act(fn), click: (n) => this.#clicked(n),
+      act: (fn) => this.#act(fn), click: (n) => opened(this, this.hub, n, (e) => this.#error(e)),
     };
   }
 
@@ -470,14 +470,6 @@ export class RoomhubInbox extends Base {
     }
     this.#paintList();
     this.el.scroll.scrollTop = top;
-  }
-
-  #clicked(n) {
-    const ev = new CustomEvent('roomhub-notification-click', { detail: n, bubbles: true, composed: true, cancelable: true });
-    if (!this.dispatchEvent(ev)) return;
-    const done = n.readAt ? Promise.resolve() : this.hub.markRead(n.notificationId).catch((e) => this.#error(e));
-    const url = openable(n.data && n.data.url, location.href);
-    if (url) done.then(() => { location.href = url; });
   }
 
   async #act(fn) {

@@ -29,3 +29,14 @@ test('package.json exports the inbox element and its types', async () => {
   const dts = await readFile(new URL(entry.types, root), 'utf8');
   assert.match(dts, /'roomhub-inbox': RoomhubInbox/, 'HTMLElementTagNameMap names the element');
 });
+
+test('package.json exports the React component, React a peer dependency', async () => {
+  const pkg = JSON.parse(await readFile(new URL('package.json', root), 'utf8'));
+  const entry = pkg.exports['./react'];
+  for (const f of [entry.import, entry.types]) await access(new URL(f, root));
+  assert.ok(pkg.files.includes(entry.import.replace('./', '')), 'the component is in the package');
+  assert.ok(pkg.peerDependencies.react && pkg.peerDependenciesMeta.react.optional, 'React is the app\'s, optional');
+  assert.ok(!pkg.dependencies || !pkg.dependencies.react, 'React is not bundled');
+  const dts = await readFile(new URL(entry.types, root), 'utf8');
+  assert.match(dts, /export declare function RoomhubInbox\(props: RoomhubInboxProps\)/);
+});

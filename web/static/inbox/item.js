@@ -1,7 +1,7 @@
 // An item's row: its text (the page's renderItem, or the event's title and
 // body), who and when, its group and tags, and its actions (read, archive,
 // snooze, delete).
-import { itemText, peopleText } from './texts.js';
+import { itemText, peopleText, openable } from './texts.js';
 import { ICONS } from './style.js';
 
 /**
@@ -148,4 +148,21 @@ function toggleSnooze(li, n, el) {
   });
   li.querySelector('.body').append(row);
   row.querySelector('button').focus();
+}
+
+/**
+ * opened opens item n of element el: roomhub-notification-click first
+ * (cancelable: preventDefault() stops only the navigation, for an app's
+ * own router; e.keepUnread() leaves the item unread), then the item is
+ * read (hub.markRead; error(e) on failure) and the page goes to its
+ * data.url when that is one a click may open.
+ */
+export function opened(el, hub, n, error) {
+  let keep = false;
+  const ev = new CustomEvent('roomhub-notification-click', { detail: n, bubbles: true, composed: true, cancelable: true });
+  ev.keepUnread = () => { keep = true; };
+  const go = el.dispatchEvent(ev);
+  const done = n.readAt || keep ? Promise.resolve() : hub.markRead(n.notificationId).catch(error);
+  const url = go ? openable(n.data && n.data.url, location.href) : '';
+  if (url) done.then(() => { location.href = url; });
 }
