@@ -12,8 +12,9 @@ run:
 
 # deps installs what the tests need and the machine may lack: redis-server and
 # redis-cli, Chromium and Node.js (Debian packages), playwright-core,
-# axe-core, React and esbuild (npm: to drive Chromium, check accessibility,
-# and compile and run the React example) and staticcheck.
+# axe-core, React, esbuild and Redocly (npm: to drive Chromium, check
+# accessibility, compile and run the React example, lint the OpenAPI
+# description) and staticcheck.
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
 	$(if $(shell command -v redis-cli),,redis-tools) \
@@ -21,7 +22,7 @@ APT_MISSING = $(strip \
 	$(if $(shell command -v npm),,nodejs npm))
 
 # E2E_PACKAGES are web/e2e's npm packages (package.json): any missing, npm ci.
-E2E_PACKAGES = playwright-core axe-core react react-dom esbuild
+E2E_PACKAGES = playwright-core axe-core react react-dom esbuild @redocly/cli
 
 deps:
 	@if [ -n "$(APT_MISSING)" ]; then \
