@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk chart screenshots bench fuzz loadtest loadtest-ingest chaos soak
+.PHONY: run test deps vet lint unit sdk chart client screenshots bench fuzz loadtest loadtest-ingest chaos soak
 
 run:
 	$(GO) run .
@@ -59,9 +59,15 @@ sdk:
 chart:
 	cd deploy && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
 
+# client is the backends' Go client (api/client), a module of its own on the
+# standard library alone: vetted and tested apart (api/backendclient_test.go
+# runs it against a live hub).
+client:
+	cd api/client && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
+
 # unit and chart run side by side: the chart's build (Helm, the Kubernetes
 # types) takes the cores while most of unit's tests wait on sockets.
-test: deps vet lint sdk
+test: deps vet lint sdk client
 	$(MAKE) -j2 --output-sync=target unit chart
 
 # screenshots regenerates the inbox element's images in docs/img (web/README.md)

@@ -1,0 +1,96 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/api/client"
+	"roomhub/hub"
+	"roomhub/internal/testredis"
+)
+
+// rueidisXAdd is the backend's own Redis client as client.XAdder: the few
+// lines README shows.
+type rueidisXAdd struct{ rdb rueidis.Client }
+
+func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields []string) (string, error) {
+	cmd := r.rdb.B().Xadd().Key(key).Maxlen().Almost().Threshold(strconv.FormatInt(maxLen, 10)).Id("*").FieldValue()
+	for i := 0; i+1 < len(fields); i += 2 {
+		cmd = cmd.FieldValue(fields[i], fields[i+1])
+	}
+	return r.rdb.Do(ctx, cmd.Build()).ToString()
+}
+
+// The backend's client (api/client, a module of its own) against a live
+// hub: a publish with recipients, a batch with one refusal in its place,
+// an event through ingest on the backend's own Redis (its partition
+// computed), the deliveries, an empty dead list and a re-drive, every
+// refusal a typed *client.Error (issue 43, 7).
+func TestBackendClient_AgainstALiveHub(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHubFull(t, rs.Addr(), func(c *hub.Config) {
+		withIngest(4)(c)
+		c.DeliveryChannels, c.DeliverySinkURL, c.DeliveryRules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
+	}, nil, hubExtras{})
+	ctx := context.Background()
+	hc := client.New(th.URL, th.Cfg.InternalAPIKey, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+
+	e := client.Event{RoomID: 42, EventType: "comment.created", Data: map[string]any{"title": "Hi"},
+		RecipientIDs: []int64{7}, IdempotencyKey: "c-1", Severity: "high", ExpiresAt: time.Now().Add(time.Hour).Truncate(time.Second)}
+	res, err := hc.Publish(ctx, e)
+	if err != nil || res.StreamID == "" || res.Duplicate {
+		t.Fatalf("publish: %+v %v", res, err)
+	}
+	again, err := hc.Publish(ctx, e)
+	if err != nil || !again.Duplicate || again.StreamID != res.StreamID {
+		t.Fatalf("the same publish again: %+v %v", again, err)
+	}
+	e.Severity = "low"
+	if _, err := hc.Publish(ctx, e); !client.IsCode(err, "NOTIF4091") {
+		t.Fatalf("the key again with another body: %v, want NOTIF4091", err)
+	}
+	nid := res.NotificationID(42)
+	if ds, err := hc.Deliveries(ctx, nid); err != nil || len(ds) != 1 || ds[0].Channel != "email" || ds[0].State != "scheduled" {
+		t.Fatalf("deliveries: %+v %v", ds, err)
+	}
+	batch, err := hc.PublishBatch(ctx, []client.Event{
+		{RoomID: 43, EventType: "comment.created"}, {RoomID: 43, EventType: "no.such.type"}, {RoomID: 44, EventType: "like.toggled"},
+	})
+	if err != nil || len(batch) != 3 || batch[0].Err != nil || batch[1].Err == nil || batch[1].Err.Code != "NOTIF4001" || batch[2].Err != nil {
+		t.Fatalf("batch: %+v %v", batch, err)
+	}
+	_, err = hc.Publish(ctx, client.Event{RoomID: 0, EventType: "comment.created"})
+	if !client.IsCode(err, "COMMON400") {
+		t.Fatalf("a bad publish: %v, want a COMMON400 *client.Error", err)
+	}
+	if _, err := client.New(th.URL, "wrong").Publish(ctx, client.Event{RoomID: 1, EventType: "comment.created"}); !client.IsCode(err, "AUTH4001") {
+		t.Fatalf("a wrong key: %v", err)
+	}
+
+	rdb := testredis.Client(t, rs.Addr())
+	in := client.NewIngest(rueidisXAdd{rdb}, 4)
+	id, err := in.Publish(ctx, client.Event{RoomID: 45, EventType: "comment.created", Data: map[string]any{"via": "ingest"}})
+	if err != nil || id == "" || client.IngestKey(45, 4) != "ingest:{1}" {
+		t.Fatalf("ingest: %q %v", id, err)
+	}
+	eventually(t, 15*time.Second, "the ingest entry published", func() bool { return len(th.historyNs(t, 45)) == 1 })
+	page, err := hc.DeadDeliveries(ctx, "email", 10, "")
+	if err != nil || len(page.Deliveries) != 0 || page.Next != "" {
+		t.Fatalf("dead: %+v %v", page, err)
+	}
+	entries, next, err := hc.DeadIngestEntries(ctx, -1, 10, "")
+	if err != nil || len(entries) != 0 || next != "" {
+		t.Fatalf("dead ingest entries: %+v %q %v", entries, next, err)
+	}
+	if r, err := hc.Redrive(ctx, client.Redrive{Channel: "email"}); err != nil || r.Requeued != 0 {
+		t.Fatalf("redrive: %+v %v", r, err)
+	}
+	if _, err := hc.Redrive(ctx, client.Redrive{}); !client.IsCode(err, "COMMON400") {
+		t.Fatalf("a redrive naming nothing: %v", err)
+	}
+}

@@ -1,0 +1,3 @@
+module roomhub/api/client
+
+go 1.26.0

@@ -1,0 +1,104 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Event is one publish (api/openapi.yaml's PublishRequest): a room's event
+// and, with RecipientIDs, an inbox item for each recipient.
+type Event struct {
+	RoomID         int64    `json:"roomId"`
+	EventType      string   `json:"eventType"`
+	Data           any      `json:"data"`
+	PublisherID    int64    `json:"publisherId,omitempty"`
+	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
+	RecipientIDs   []int64  `json:"recipientIds,omitempty"`
+	Severity       string   `json:"severity,omitempty"` // low, normal, high, critical
+	Tags           []string `json:"tags,omitempty"`
+	// ExpiresAt is when the recipients' items leave their lists (zero: never).
+	ExpiresAt        time.Time `json:"-"`
+	GroupKey         string    `json:"groupKey,omitempty"`
+	GroupWindowSecs  int       `json:"groupWindowSecs,omitempty"`
+	DedupeKey        string    `json:"dedupeKey,omitempty"`
+	DedupeWindowSecs int       `json:"dedupeWindowSecs,omitempty"`
+	// Delivery replaces DELIVERY_RULES of the event type for this publish:
+	// channel → rule (an empty, non-nil map: none).
+	Delivery map[string]Rule `json:"delivery,omitempty"`
+}
+
+// MarshalJSON writes e as the hub reads it (expiresAt in RFC 3339, when set).
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	var exp *string
+	if !e.ExpiresAt.IsZero() {
+		s := e.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		exp = &s
+	}
+	if e.Data == nil {
+		e.Data = map[string]any{}
+	}
+	return json.Marshal(struct {
+		plain
+		ExpiresAt *string `json:"expiresAt,omitempty"`
+	}{plain(e), exp})
+}
+
+// Rule is one channel's delivery rule.
+type Rule struct {
+	AfterSecs     int    `json:"afterSecs,omitempty"`
+	Unless        string `json:"unless,omitempty"` // seen, read or none
+	OnlyIfOffline bool   `json:"onlyIfOffline,omitempty"`
+	DigestSecs    int    `json:"digestSecs,omitempty"`
+}
+
+// Result is what a publish did: the event's stream id, whether it was a
+// duplicate of an earlier publish of its idempotency key, and how many
+// streams it reached on the instance that answered.
+type Result struct {
+	StreamID    string `json:"streamId"`
+	Duplicate   bool   `json:"duplicate"`
+	DeliveredTo int    `json:"deliveredTo"`
+}
+
+// NotificationID is the recipients' items' id: "<roomId>:<streamId>".
+func (r Result) NotificationID(roomID int64) string { return itoa64(roomID) + ":" + r.StreamID }
+
+// Publish publishes one event (POST /api/v1/notifications/publish).
+func (c *Client) Publish(ctx context.Context, e Event) (Result, error) {
+	var r Result
+	err := c.call(ctx, "POST", "/api/v1/notifications/publish", e, &r)
+	return r, err
+}
+
+// BatchResult is one event's answer in a batch: its Result, or its refusal.
+type BatchResult struct {
+	Result Result
+	Err    *Error
+}
+
+// PublishBatch publishes up to 500 events at once, each answered as it
+// would be alone, in the order sent (POST /api/v1/notifications/publish/batch).
+func (c *Client) PublishBatch(ctx context.Context, events []Event) ([]BatchResult, error) {
+	var raw struct {
+		Results []struct {
+			IsSuccess bool   `json:"isSuccess"`
+			Result    Result `json:"result"`
+			Code      string `json:"code"`
+			Message   string `json:"message"`
+		} `json:"results"`
+	}
+	if err := c.call(ctx, "POST", "/api/v1/notifications/publish/batch", map[string]any{"events": events}, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]BatchResult, len(raw.Results))
+	for i, r := range raw.Results {
+		if r.IsSuccess {
+			out[i].Result = r.Result
+		} else {
+			out[i].Err = &Error{Status: 200, Code: r.Code, Message: r.Message}
+		}
+	}
+	return out, nil
+}
