@@ -398,3 +398,51 @@ func TestBinary_UnknownWordsPrintUsage(t *testing.T) {
 		}
 	}
 }
+
+// README's "Try it" walk-through runs as printed, on a dev-mode hub (the
+// built binary for `go run . &`, on a free port for 8083; the two streams
+// that run until stopped are stopped after a few seconds): every call
+// answers success, the room's stream shows the event, and user 7's own
+// stream the notification (issue 43, the examples).
+func TestBinary_ReadmeWalkThroughRunsAsPrinted(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(readme), "## Try it (dev mode)")
+	_, block, _ := strings.Cut(after, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !strings.Contains(block, "go run . &") || !strings.Contains(block, "curl -N") {
+		t.Fatalf("README's walk-through is not the one this test knows:\n%s", block)
+	}
+	bin := testbin.Build(t)
+	url, _, logs := testbin.Start(t, bin, "REDIS_URL=")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	host := strings.TrimPrefix(url, "http://")
+	script := strings.NewReplacer(
+		"go run . &", "", // the hub runs already
+		"localhost:8083", host,
+		`curl -N "`, `timeout 4 curl -sN "`, // a stream runs until stopped
+	).Replace(block)
+	// The room's stream runs "in another terminal": here beside the rest,
+	// watched until it is open, as the person would before publishing.
+	lines := strings.Split(script, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "timeout 4 curl -sN") && !strings.HasSuffix(l, "&") {
+			lines[i] = l + " > room.out &\nuntil grep -q retry: room.out; do sleep 0.05; done"
+		}
+	}
+	script = "set -e\ncd " + t.TempDir() + "\n" + strings.Join(lines, "\n") + "\nwait\ncat room.out\n"
+	out, err := exec.Command("bash", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the walk-through: %v\n%s\nthe hub's log:\n%s", err, out, logs)
+	}
+	if n := strings.Count(string(out), `"isSuccess":true`); n < 5 || strings.Contains(string(out), `"isSuccess":false`) {
+		t.Fatalf("the walk-through's answers (%d successes):\n%s", n, out)
+	}
+	for _, want := range []string{"event: comment.created", `"text":"hi"`, `"text":"for you"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the walk-through's output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -480,4 +483,29 @@ func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
 	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
 	eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.historyNs(t, 51), []int{0, 1, 2}) })
 	waitIngested(t, rdb, 2)
+}
+
+// README's redis-cli line publishes as printed: room 42's entry in
+// ingest:{10} is published, with user 7's item (issue 43, the examples).
+func TestIngest_ReadmesRedisCliLineRunsAsPrinted(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(readme), "**Ingest: publish without HTTP**")
+	_, block, _ := strings.Cut(after, "```sh\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(block), "\n")
+	if !strings.HasPrefix(line, "redis-cli XADD") {
+		t.Fatalf("README's ingest example is not the redis-cli line this test knows: %q", line)
+	}
+	rs := testredis.Start(t)
+	th := startHubWith(t, rs.Addr(), withIngest(16), nil)
+	host, port, _ := strings.Cut(rs.Addr(), ":")
+	out, err := exec.Command("bash", "-c", strings.Replace(line, "redis-cli ", "redis-cli -h "+host+" -p "+port+" ", 1)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	eventually(t, 15*time.Second, "room 42's event and user 7's item", func() bool {
+		return len(th.historyNs(t, 42)) == 1 && th.countsOf(t, 7).Unread == 1
+	})
 }
