@@ -99,3 +99,32 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// The JavaScript snippets a reader pastes parse as printed (node --check,
+// as ES modules): README's Node ingest line and docs/delivery.md's React
+// Native registration. (What they call needs the reader's Redis or app:
+// their Go and browser twins run in other tests.)
+func TestDocs_JavaScriptSnippetsParse(t *testing.T) {
+	snippet := func(file, after, fence string) string {
+		t.Helper()
+		_, rest, ok := strings.Cut(readFile(t, filepath.Join("..", file)), after)
+		if !ok {
+			t.Fatalf("%s has no %q", file, after)
+		}
+		_, rest, _ = strings.Cut(rest, fence)
+		code, _, _ := strings.Cut(rest, "```")
+		return code
+	}
+	for name, code := range map[string]string{
+		"ingest.mjs":      snippet("README.md", "**Ingest: publish without HTTP**", "```js\n"),
+		"reactnative.mjs": snippet("docs/delivery.md", "React Native (", "```js\n"),
+	} {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(code), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("node", "--check", p).CombinedOutput(); err != nil || strings.TrimSpace(code) == "" {
+			t.Errorf("%s does not parse: %v\n%s\n%s", name, err, out, code)
+		}
+	}
+}
