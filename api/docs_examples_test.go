@@ -100,31 +100,50 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-// The JavaScript snippets a reader pastes parse as printed (node --check,
-// as ES modules): README's Node ingest line and docs/delivery.md's React
-// Native registration. (What they call needs the reader's Redis or app:
-// their Go and browser twins run in other tests.)
+// Every JavaScript snippet in README.md, web/README.md and docs/ parses as
+// printed (node --check, as an ES module): what they call needs the
+// reader's page, Redis or app, and their twins run in other tests (the
+// SDK's in Chromium and node's tests, ingest through redis-cli and Go).
 func TestDocs_JavaScriptSnippetsParse(t *testing.T) {
-	snippet := func(file, after, fence string) string {
-		t.Helper()
-		_, rest, ok := strings.Cut(readFile(t, filepath.Join("..", file)), after)
-		if !ok {
-			t.Fatalf("%s has no %q", file, after)
+	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	fence := regexp.MustCompile("(?s)```(?:js|javascript)\n(.*?)```")
+	n := 0
+	for _, f := range append(files, docs...) {
+		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
+			p := filepath.Join(t.TempDir(), "snippet.mjs")
+			if err := os.WriteFile(p, []byte(m[1]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("node", "--check", p).CombinedOutput(); err != nil {
+				t.Errorf("%s's JavaScript snippet %d does not parse: %v\n%s\n%s", f, i, err, out, m[1])
+			}
+			n++
 		}
-		_, rest, _ = strings.Cut(rest, fence)
-		code, _, _ := strings.Cut(rest, "```")
-		return code
 	}
-	for name, code := range map[string]string{
-		"ingest.mjs":      snippet("README.md", "**Ingest: publish without HTTP**", "```js\n"),
-		"reactnative.mjs": snippet("docs/delivery.md", "React Native (", "```js\n"),
-	} {
-		p := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(p, []byte(code), 0o600); err != nil {
-			t.Fatal(err)
+	if n < 9 {
+		t.Fatalf("%d JavaScript snippets found in the docs, want at least 9: the fences changed?", n)
+	}
+}
+
+// Every shell snippet in README.md, web/README.md and docs/ parses as
+// printed (bash -n); the dev-mode walk-through and the redis-cli ingest line
+// also run (TestBinary_ReadmeWalkThroughRunsAsPrinted,
+// TestIngest_ReadmesRedisCliLineRunsAsPrinted).
+func TestDocs_ShellSnippetsParse(t *testing.T) {
+	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	fence := regexp.MustCompile("(?s)```(?:sh|bash|shell)\\n(.*?)```")
+	n := 0
+	for _, f := range append(files, docs...) {
+		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
+			if out, err := exec.Command("bash", "-n", "-c", m[1]).CombinedOutput(); err != nil {
+				t.Errorf("%s's shell snippet %d does not parse: %v\n%s\n%s", f, i, err, out, m[1])
+			}
+			n++
 		}
-		if out, err := exec.Command("node", "--check", p).CombinedOutput(); err != nil || strings.TrimSpace(code) == "" {
-			t.Errorf("%s does not parse: %v\n%s\n%s", name, err, out, code)
-		}
+	}
+	if n < 10 {
+		t.Fatalf("%d shell snippets found in the docs, want at least 10: the fences changed?", n)
 	}
 }
