@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +207,24 @@ func TestDocs_PythonSnippetsParse(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("README's Python snippet does not parse: %v\n%s\n%s", err, out, b[1])
 		}
+	}
+}
+
+// Every JSON snippet in README.md, web/README.md and docs/ is JSON.
+func TestDocs_JSONSnippetsParse(t *testing.T) {
+	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	fence := regexp.MustCompile("(?s)```json\\n(.*?)```")
+	n := 0
+	for _, f := range append(files, docs...) {
+		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
+			if !json.Valid([]byte(m[1])) {
+				t.Errorf("%s's JSON snippet %d is not JSON:\n%s", f, i, m[1])
+			}
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d JSON snippets found in the docs, want at least 3: the fences changed?", n)
 	}
 }

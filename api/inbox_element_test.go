@@ -281,23 +281,28 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	}
 }
 
-// The issue's "done when": two lines in a blank page served from another
-// origin, which ALLOWED_ORIGINS lists, give a working bell and feed; the
-// token comes from the app's own route.
+// The issue's "done when": web/README.md's two lines, as printed (the hub's
+// URL for hub.example), in a blank page served from another origin, which
+// ALLOWED_ORIGINS lists, give a working bell and feed; the token comes from
+// the app's own route.
 func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
+	_, rest, _ := strings.Cut(readFile(t, filepath.Join("..", "web", "README.md")), "## The bell and feed in two lines")
+	_, rest, _ = strings.Cut(rest, "```html\n")
+	readmeElement, _, _ := strings.Cut(rest, "```")
+	if !strings.Contains(readmeElement, "<roomhub-inbox") || !strings.Contains(readmeElement, "/my/token") {
+		t.Fatalf("web/README.md's element example is not the one this test knows:\n%s", readmeElement)
+	}
 	// The app's server is made first, for its origin, and started once the
 	// hub it names exists.
 	var th *testHub
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/token": // the app's backend mints the user's token
+		case "/my/token": // the app's backend mints the user's token
 			_, _ = io.WriteString(w, th.token(t, 11))
-		default:
+		default: // web/README.md's two lines, as printed, for this hub
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
-<script type="module" src="%[1]s/static/roomhub-inbox.js"></script></head>
-<body><main><h1>App</h1><roomhub-inbox id="inbox" base-url="%[1]s"></roomhub-inbox></main>
-<script type="module">document.getElementById('inbox').tokenProvider = async () => (await fetch('/token')).text();</script></body></html>`, th.URL)
+			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"></head>
+<body><main><h1>App</h1>%s</main></body></html>`, strings.ReplaceAll(readmeElement, "https://hub.example", th.URL))
 		}
 	}))
 	origin := "http://" + app.Listener.Addr().String()
