@@ -170,3 +170,59 @@ func postAs(t *testing.T, url, path string, user int, body string) {
 	}
 	resp.Body.Close()
 }
+
+// The device routes' scripts run on the dev mode's embedded Redis too
+// (miniredis's Lua): a phone registered, listed, turned off, registered
+// again with its consent kept, and a browser's subscription listed beside
+// it, turned off through its id.
+func TestBinary_DevModeDevices(t *testing.T) {
+	ps := testpush.Start(t)
+	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE="+ps.CertFile(t))
+	testbin.WaitHealth(t, a, 200, 15*time.Second)
+	ps.SetPublicKey(vapidKey(t, a))
+	token := testbin.DevToken(t, a, 7)
+	call := func(method, path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(method, a+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env struct {
+			IsSuccess bool
+			Result    map[string]any
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || !env.IsSuccess {
+			t.Fatalf("%s %s: %d %v %+v\n%s", method, path, resp.StatusCode, err, env, logs)
+		}
+		return env.Result
+	}
+	enabled := func() map[string]bool {
+		out := map[string]bool{}
+		for _, d := range call("GET", "/api/v1/push/devices", "")["devices"].([]any) {
+			m := d.(map[string]any)
+			out[m["platform"].(string)+"/"+m["id"].(string)] = m["enabled"].(bool)
+		}
+		return out
+	}
+	call("POST", "/api/v1/push/devices", `{"platform":"fcm","token":"abc:def","label":"Pixel"}`)
+	subscribeAt(t, a, 7, ps.Subscription("/push/7"))
+	devs := enabled()
+	if len(devs) != 2 {
+		t.Fatalf("devices: %v", devs)
+	}
+	for key := range devs {
+		_, id, _ := strings.Cut(key, "/")
+		call("PATCH", "/api/v1/push/devices/"+id, `{"enabled":false}`)
+	}
+	call("POST", "/api/v1/push/devices", `{"platform":"fcm","token":"abc:def"}`)
+	subscribeAt(t, a, 7, ps.Subscription("/push/7"))
+	for key, on := range enabled() {
+		if on {
+			t.Errorf("%s is on again after registering again", key)
+		}
+	}
+}
