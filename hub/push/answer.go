@@ -32,6 +32,13 @@ type Answer struct {
 	Gone bool
 }
 
+// Unanswered says whether the push got no answer (in time, or whole) or
+// one over the bounds: NoAnswer's codes, what counts against a service's
+// breaker.
+func (a Answer) Unanswered() bool {
+	return a.Code == "TIMEOUT" || a.Code == "NETWORK" || a.Code == "ANSWER_TOO_LARGE"
+}
+
 // Each sends to every target at once (a slow device does not hold the
 // others) and answers in the targets' order.
 func Each[T any](targets []T, send func(T) Answer) []Answer {

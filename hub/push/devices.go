@@ -222,7 +222,7 @@ func (d *Devices) Remove(ctx context.Context, user int64, platform, id string) (
 }
 
 // List is user's devices of every platform the hub keeps here (fcm, apns),
-// first added first.
+// first added first, with when the hub last sent to each.
 func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
 	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
 		d.rdb.B().Hgetall().Key(hub.PushDevicesKey(user)).Build(),
@@ -235,6 +235,22 @@ func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
 	if err != nil {
 		return nil, hub.RedisErr(err)
 	}
+	return devicesOf(held, sent), nil
+}
+
+// Enabled is user's devices of platform that may be sent to: one read of
+// the devices alone (a push needs no lastSentAt).
+func (d *Devices) Enabled(ctx context.Context, user int64, platform string) ([]Device, error) {
+	held, err := hub.Call(d.rdb, ctx, d.rdb.B().Hgetall().Key(hub.PushDevicesKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(devicesOf(held, nil), func(x Device) bool { return x.Platform != platform || !x.Enabled }), nil
+}
+
+// devicesOf reads the devices hash (and the sent hash, nil: not read),
+// first added first.
+func devicesOf(held, sent map[string]string) []Device {
 	out := make([]Device, 0, len(held))
 	for id, raw := range held {
 		var e entry
@@ -245,13 +261,7 @@ func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
 			LastSentAt: SentAt(sent, id), Token: e.Token, Environment: e.Environment})
 	}
 	slices.SortFunc(out, func(a, b Device) int { return cmp.Or(a.AddedAt.Compare(b.AddedAt), strings.Compare(a.ID, b.ID)) })
-	return out, nil
-}
-
-// Enabled is user's devices of platform that may be sent to.
-func (d *Devices) Enabled(ctx context.Context, user int64, platform string) ([]Device, error) {
-	all, err := d.List(ctx, user)
-	return slices.DeleteFunc(all, func(x Device) bool { return x.Platform != platform || !x.Enabled }), err
+	return out
 }
 
 // SetEnabled sets consent on user's device id; false when user has none

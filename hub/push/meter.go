@@ -1,6 +1,9 @@
 package push
 
 import (
+	"context"
+	"log/slog"
+	"roomhub/hub"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -49,4 +52,35 @@ func (m *Meter) Observe(start time.Time, a Answer) {
 	}
 	m.seconds.UpdateDuration(start)
 	m.outcomes[o].Inc()
+}
+
+// Ledger keeps what one platform's pushes leave behind: its metrics, when
+// the hub last sent to a device (lastSentAt), a gone device forgotten.
+type Ledger struct {
+	platform string
+	rdb      *hub.Redis
+	meter    *Meter
+	log      *slog.Logger
+}
+
+// NewLedger is platform's ledger on core's Redis and metrics.
+func NewLedger(core *hub.Hub, log *slog.Logger, platform string) *Ledger {
+	return &Ledger{platform: platform, rdb: core.Redis(), meter: NewMeter(core.Metrics().Set, platform), log: log}
+}
+
+// Settle counts a push to user's device id begun at start and answered a:
+// sent, it notes when; gone, forget drops the device (the channel's own
+// store).
+func (l *Ledger) Settle(ctx context.Context, user int64, id string, start time.Time, a Answer, forget func(context.Context) error) {
+	l.meter.Observe(start, a)
+	switch {
+	case a.Sent:
+		if err := Sent(ctx, l.rdb, user, id, time.Now()); err != nil {
+			l.log.WarnContext(ctx, l.platform+": noting a push sent", "user", user, "err", err)
+		}
+	case a.Gone:
+		if err := forget(ctx); err != nil {
+			l.log.WarnContext(ctx, l.platform+": forgetting a gone device", "user", user, "err", err)
+		}
+	}
 }

@@ -16,16 +16,13 @@ import (
 type Phones struct {
 	platform string
 	devices  *Devices
-	rdb      *hub.Redis
 	badge    Badge
-	meter    *Meter
-	log      *slog.Logger
+	ledger   *Ledger
 }
 
 // NewPhones is platform's fan-out over devices, with badge's unread counts.
 func NewPhones(core *hub.Hub, log *slog.Logger, platform string, devices *Devices, badge Badge) *Phones {
-	return &Phones{platform: platform, devices: devices, rdb: core.Redis(), badge: badge, log: log,
-		meter: NewMeter(core.Metrics().Set, platform)}
+	return &Phones{platform: platform, devices: devices, badge: badge, ledger: NewLedger(core, log, platform)}
 }
 
 // Message is one push's content for every device of a user: the face of
@@ -55,17 +52,10 @@ func (p *Phones) Push(ctx context.Context, user int64, items []json.RawMessage, 
 	return Each(devs, func(d Device) Answer {
 		start := time.Now()
 		a := send(ctx, d, m)
-		p.meter.Observe(start, a)
-		switch {
-		case a.Sent:
-			if err := Sent(ctx, p.rdb, user, d.ID, time.Now()); err != nil {
-				p.log.WarnContext(ctx, p.platform+": noting a push sent", "user", user, "err", err)
-			}
-		case a.Gone:
-			if _, err := p.devices.Remove(ctx, user, p.platform, d.ID); err != nil {
-				p.log.WarnContext(ctx, p.platform+": removing a gone device", "user", user, "err", err)
-			}
-		}
+		p.ledger.Settle(ctx, user, d.ID, start, a, func(ctx context.Context) error {
+			_, err := p.devices.Remove(ctx, user, p.platform, d.ID)
+			return err
+		})
 		return a
 	}), nil
 }

@@ -124,7 +124,7 @@ func (s *Service) sendOne(ctx context.Context, d push.Device, f push.Face, body 
 	if renew {
 		a, _ = s.post(ctx, base, d.Token, f, body, true)
 	}
-	s.gate.Leave(base, a.Code == "TIMEOUT" || a.Code == "NETWORK" || a.Code == "ANSWER_TOO_LARGE")
+	s.gate.Leave(base, a.Unanswered()) // as FCM: per-token answers pause nothing
 	return a
 }
 

@@ -147,16 +147,11 @@ func (s *Service) sendOne(ctx context.Context, token string, f push.Face, badge 
 	if renew {
 		a, _ = s.post(ctx, body, true)
 	}
-	s.gate.Leave(s.send, failed(a))
+	// Only a push with no answer counts against FCM's breaker: FCM is one
+	// origin for every device, and its answers about one token (INTERNAL,
+	// QUOTA_EXCEEDED…) are retried by the delivery's backoff.
+	s.gate.Leave(s.send, a.Unanswered())
 	return a
-}
-
-// failed says whether a counts against the service's breaker: no answer
-// (or one over the bounds). FCM's answers about one token (INTERNAL,
-// QUOTA_EXCEEDED…) pause nothing: FCM is one origin for every device, and
-// they are retried by the delivery's backoff.
-func failed(a push.Answer) bool {
-	return a.Code == "TIMEOUT" || a.Code == "NETWORK" || a.Code == "ANSWER_TOO_LARGE"
 }
 
 // post sends body with an access token and reads the answer within the

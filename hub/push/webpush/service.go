@@ -17,8 +17,7 @@ import (
 // Service is the webpush channel: the hub's keys, its users'
 // subscriptions and the sender. Its Push is the channel's delivery.Sender.
 type Service struct {
-	log          *slog.Logger
-	meter        *push.Meter
+	ledger       *push.Ledger
 	keys         Keys
 	store        *Store
 	sender       *Sender
@@ -64,7 +63,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		log.Warn("webpush: WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true: subscriptions may point at loopback, link-local and private addresses (the SSRF rule is off): tests and dev only")
 	}
 	return &Service{
-		log: log, keys: keys, meter: push.NewMeter(core.Metrics().Set, hub.WebPushChannel), store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
+		keys: keys, ledger: push.NewLedger(core, log, hub.WebPushChannel), store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
 		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
 	}, nil
 }
@@ -167,17 +166,10 @@ func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage)
 	return push.Each(subs, func(sub Subscription) push.Answer {
 		start := time.Now()
 		a := s.sender.Send(ctx, sub, p).Answer(time.Now())
-		s.meter.Observe(start, a)
-		if a.Sent {
-			if err := push.Sent(ctx, s.store.rdb, user, DeviceID(sub.Endpoint), time.Now()); err != nil {
-				s.log.WarnContext(ctx, "webpush: noting a push sent", "user", user, "err", err)
-			}
-		}
-		if a.Gone {
-			if _, err := s.store.Remove(ctx, user, sub.Endpoint); err != nil {
-				s.log.WarnContext(ctx, "webpush: forgetting a gone subscription", "user", user, "err", err)
-			}
-		}
+		s.ledger.Settle(ctx, user, DeviceID(sub.Endpoint), start, a, func(ctx context.Context) error {
+			_, err := s.store.Remove(ctx, user, sub.Endpoint)
+			return err
+		})
 		return a
 	}), nil
 }
