@@ -335,12 +335,13 @@ export class RoomhubInbox extends Base {
   #paintWindow(force) {
     const sc = this.el.scroll;
     const { items, next } = this.feed;
+    let parts; // made once a paint, when a row is: the texts are a merge
     const w = this.rows.paint({
       items, top: sc.scrollTop, view: sc.clientHeight || 560, force,
       size: next ? (this.counts?.[this.feed.count] ?? -1) : items.length,
-      make: (n) => itemRow(n, this.#rowParts),
+      make: (n) => itemRow(n, (parts ??= this.#rowParts)),
       active: this.shadowRoot.activeElement,
-      fallback: this.el.tabs.querySelector('[aria-selected="true"]'),
+      fallback: () => this.el.tabs.querySelector('[aria-selected="true"]'),
     });
     // The rows reach the end of what is loaded: load more before the reader gets there.
     if (w && w.to === items.length && next && !this.feed.failed && !this.el.panel.hidden) this.#loadMore();

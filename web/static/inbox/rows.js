@@ -61,7 +61,7 @@ export class Rows {
    * A row kept stays in the page, so the focus stays in it; a keyboard user
    * whose row went (active: the focused element) keeps their place: the
    * same control of the same item, or the item's main button, or the one
-   * that took its place, or else fallback.
+   * that took its place, or else fallback() (asked only then).
    */
   paint({ items, top, view, force, size, make, active, fallback }) {
     const est = this.rowH;
@@ -90,7 +90,7 @@ export class Rows {
       const near = this.list.querySelectorAll('li.item')[Math.max(0, Math.min(at - w.from, made.size - 1))];
       const target = (same && label && same.querySelector(`[aria-label="${CSS.escape(label)}"]`)) || same?.querySelector('.open') ||
         near?.querySelector('.open');
-      (target || fallback)?.focus();
+      (target || fallback())?.focus();
     }
     return w;
   }
