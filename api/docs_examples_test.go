@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +36,7 @@ func TestReadme_GoClientSnippetsCompile(t *testing.T) {
 	if !ok || !strings.Contains(blocks[0], "client.New(") {
 		t.Fatalf("README's Go snippets are not the ones this test knows:\n%s", strings.Join(blocks, "\n---\n"))
 	}
-	_, ingestPart, _ := strings.Cut(string(readme), "**Ingest: publish without HTTP**")
-	_, rawIngest, _ := strings.Cut(ingestPart, "```go\n")
-	rawIngest, _, _ = strings.Cut(rawIngest, "```")
+	rawIngest := snippetAfter(t, "README.md", "**Ingest: publish without HTTP**", "go")
 	if !strings.Contains(rawIngest, "Xadd()") {
 		t.Fatalf("README's rueidis ingest snippet is not the one this test knows:\n%s", rawIngest)
 	}
@@ -106,25 +106,13 @@ func readFile(t *testing.T, p string) string {
 // reader's page, Redis or app, and their twins run in other tests (the
 // SDK's in Chromium and node's tests, ingest through redis-cli and Go).
 func TestDocs_JavaScriptSnippetsParse(t *testing.T) {
-	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
-	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
-	fence := regexp.MustCompile("(?s)```(?:js|javascript)\n(.*?)```")
-	n := 0
-	for _, f := range append(files, docs...) {
-		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
-			p := filepath.Join(t.TempDir(), "snippet.mjs")
-			if err := os.WriteFile(p, []byte(m[1]), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := exec.Command("node", "--check", p).CombinedOutput(); err != nil {
-				t.Errorf("%s's JavaScript snippet %d does not parse: %v\n%s\n%s", f, i, err, out, m[1])
-			}
-			n++
+	eachSnippet(t, "js|javascript", 9, func(code string) error {
+		p := filepath.Join(t.TempDir(), "snippet.mjs")
+		if err := os.WriteFile(p, []byte(code), 0o600); err != nil {
+			return err
 		}
-	}
-	if n < 9 {
-		t.Fatalf("%d JavaScript snippets found in the docs, want at least 9: the fences changed?", n)
-	}
+		return run("", "node", "--check", p)
+	})
 }
 
 // Every shell snippet in README.md, web/README.md and docs/ parses as
@@ -132,29 +120,69 @@ func TestDocs_JavaScriptSnippetsParse(t *testing.T) {
 // also run (TestBinary_ReadmeWalkThroughRunsAsPrinted,
 // TestIngest_ReadmesRedisCliLineRunsAsPrinted).
 func TestDocs_ShellSnippetsParse(t *testing.T) {
+	eachSnippet(t, "sh|bash|shell", 10, func(code string) error { return run("", "bash", "-n", "-c", code) })
+}
+
+// docs are the files whose examples a reader pastes: README.md,
+// web/README.md and docs/*.md.
+func docs(t *testing.T) []string {
+	t.Helper()
 	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
-	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
-	fence := regexp.MustCompile("(?s)```(?:sh|bash|shell)\\n(.*?)```")
+	more, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(files, more...)
+}
+
+// eachSnippet checks every snippet fenced as one of langs ("js|javascript")
+// in the docs with check (an error: it fails, named), and fails when fewer
+// than least are found (the fences changed).
+func eachSnippet(t *testing.T, langs string, least int, check func(code string) error) {
+	t.Helper()
+	fence := regexp.MustCompile("(?s)```(?:" + langs + ")\n(.*?)```")
 	n := 0
-	for _, f := range append(files, docs...) {
+	for _, f := range docs(t) {
 		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
-			if out, err := exec.Command("bash", "-n", "-c", m[1]).CombinedOutput(); err != nil {
-				t.Errorf("%s's shell snippet %d does not parse: %v\n%s\n%s", f, i, err, out, m[1])
+			if err := check(m[1]); err != nil {
+				t.Errorf("%s's %s snippet %d: %v\n%s", f, langs, i, err, m[1])
 			}
 			n++
 		}
 	}
-	if n < 10 {
-		t.Fatalf("%d shell snippets found in the docs, want at least 10: the fences changed?", n)
+	if n < least {
+		t.Fatalf("%d %s snippets found in the docs, want at least %d: the fences changed?", n, langs, least)
 	}
+}
+
+// snippetAfter is the first snippet fenced as lang after marker in the
+// file at path (relative to api/), as printed.
+func snippetAfter(t *testing.T, path, marker, lang string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readFile(t, filepath.Join("..", path)), marker)
+	if !ok {
+		t.Fatalf("%s has no %q", path, marker)
+	}
+	_, rest, _ = strings.Cut(rest, "```"+lang+"\n")
+	code, _, _ := strings.Cut(rest, "```")
+	return code
+}
+
+// run runs name with args and answers its output, err on failure with it.
+func run(stdin, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
 }
 
 // docs/delivery.md's gateway handler compiles as printed, with what it
 // takes from the reader's code (the key, the provider's send, the memory of
 // idempotency keys) declared around it.
 func TestDocs_GatewaySnippetCompiles(t *testing.T) {
-	_, rest, _ := strings.Cut(readFile(t, filepath.Join("..", "docs", "delivery.md")), "```go\n")
-	snippet, _, _ := strings.Cut(rest, "```")
+	snippet := snippetAfter(t, "docs/delivery.md", "The gateway contract", "go")
 	if !strings.Contains(snippet, `http.HandleFunc("/notify"`) {
 		t.Fatalf("docs/delivery.md's Go snippet is not the gateway this test knows:\n%s", snippet)
 	}
@@ -194,37 +222,20 @@ func main() {
 	}
 }
 
-// README's Python ingest line parses as printed (python3's ast).
+// The Python snippets parse as printed (python3's ast; a list item indents
+// them).
 func TestDocs_PythonSnippetsParse(t *testing.T) {
-	fence := regexp.MustCompile("(?s)```python\\n(.*?)```")
-	blocks := fence.FindAllStringSubmatch(readFile(t, filepath.Join("..", "README.md")), -1)
-	if len(blocks) == 0 {
-		t.Fatal("no Python snippet in README.md: the fences changed?")
-	}
-	for _, b := range blocks {
-		cmd := exec.Command("python3", "-c", "import ast, sys, textwrap; ast.parse(textwrap.dedent(sys.stdin.read()))") // a list item indents it
-		cmd.Stdin = strings.NewReader(b[1])
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README's Python snippet does not parse: %v\n%s\n%s", err, out, b[1])
-		}
-	}
+	eachSnippet(t, "python", 1, func(code string) error {
+		return run(code, "python3", "-c", "import ast, sys, textwrap; ast.parse(textwrap.dedent(sys.stdin.read()))")
+	})
 }
 
 // Every JSON snippet in README.md, web/README.md and docs/ is JSON.
 func TestDocs_JSONSnippetsParse(t *testing.T) {
-	files := []string{filepath.Join("..", "README.md"), filepath.Join("..", "web", "README.md")}
-	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
-	fence := regexp.MustCompile("(?s)```json\\n(.*?)```")
-	n := 0
-	for _, f := range append(files, docs...) {
-		for i, m := range fence.FindAllStringSubmatch(readFile(t, f), -1) {
-			if !json.Valid([]byte(m[1])) {
-				t.Errorf("%s's JSON snippet %d is not JSON:\n%s", f, i, m[1])
-			}
-			n++
+	eachSnippet(t, "json", 3, func(code string) error {
+		if !json.Valid([]byte(code)) {
+			return errors.New("not JSON")
 		}
-	}
-	if n < 3 {
-		t.Fatalf("%d JSON snippets found in the docs, want at least 3: the fences changed?", n)
-	}
+		return nil
+	})
 }

@@ -286,9 +286,7 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 // ALLOWED_ORIGINS lists, give a working bell and feed; the token comes from
 // the app's own route.
 func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
-	_, rest, _ := strings.Cut(readFile(t, filepath.Join("..", "web", "README.md")), "## The bell and feed in two lines")
-	_, rest, _ = strings.Cut(rest, "```html\n")
-	readmeElement, _, _ := strings.Cut(rest, "```")
+	readmeElement := snippetAfter(t, "web/README.md", "## The bell and feed in two lines", "html")
 	if !strings.Contains(readmeElement, "<roomhub-inbox") || !strings.Contains(readmeElement, "/my/token") {
 		t.Fatalf("web/README.md's element example is not the one this test knows:\n%s", readmeElement)
 	}

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -488,13 +486,7 @@ func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
 // README's redis-cli line publishes as printed: room 42's entry in
 // ingest:{10} is published, with user 7's item (issue 43, the examples).
 func TestIngest_ReadmesRedisCliLineRunsAsPrinted(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, _ := strings.Cut(string(readme), "**Ingest: publish without HTTP**")
-	_, block, _ := strings.Cut(after, "```sh\n")
-	line, _, _ := strings.Cut(strings.TrimSpace(block), "\n")
+	line, _, _ := strings.Cut(strings.TrimSpace(snippetAfter(t, "README.md", "**Ingest: publish without HTTP**", "sh")), "\n")
 	if !strings.HasPrefix(line, "redis-cli XADD") {
 		t.Fatalf("README's ingest example is not the redis-cli line this test knows: %q", line)
 	}
