@@ -29,8 +29,9 @@ func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields 
 // The backend's client (api/client, a module of its own) against a live
 // hub: a publish with recipients, a batch with one refusal in its place,
 // an event through ingest on the backend's own Redis (its partition
-// computed), the deliveries, an empty dead list and a re-drive, every
-// refusal a typed *client.Error (issue 43, 7).
+// computed), the deliveries, an empty dead list and a re-drive, a room's
+// presence read with a user's token, every refusal a typed *client.Error
+// (issue 43, 7).
 func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	rs := testredis.Start(t)
 	th := startHubFull(t, rs.Addr(), func(c *hub.Config) {
@@ -92,5 +93,16 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	}
 	if _, err := hc.Redrive(ctx, client.Redrive{}); !client.IsCode(err, "COMMON400") {
 		t.Fatalf("a redrive naming nothing: %v", err)
+	}
+
+	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/46/presence/heartbeat", 9, ""); code != http.StatusOK {
+		t.Fatalf("heartbeat: %d", code)
+	}
+	p, err := hc.Presence(ctx, 46, th.token(t, 1))
+	if err != nil || p.Count != 1 || len(p.OnlineUsers) != 1 || p.OnlineUsers[0].UserID != 9 || time.Since(p.OnlineUsers[0].LastSeen) > time.Minute {
+		t.Fatalf("presence: %+v %v", p, err)
+	}
+	if _, err := hc.Presence(ctx, 46, "not-a-token"); !client.IsCode(err, "AUTH4001") {
+		t.Fatalf("presence with a bad token: %v", err)
 	}
 }

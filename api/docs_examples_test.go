@@ -14,11 +14,10 @@ import (
 
 // README's Go snippets for backends (roomhub/api/client, over HTTP and
 // through ingest with a rueidis adapter; the raw rueidis XADD of Ingest)
-// compile as printed: each is put
-// in a function of a program of its own with what it takes from the
-// reader's code (ctx, events, rdb) and built against this repository's
-// client; only "declared and not used" is forgiven (a snippet shows the
-// values a call returns).
+// compile as printed: each is put in a function of a program of its own
+// with what it takes from the reader's code (ctx, events, serviceToken,
+// rdb) and built against this repository's client; only "declared and not
+// used" is forgiven (a snippet shows the values a call returns).
 func TestReadme_GoClientSnippetsCompile(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
@@ -56,7 +55,7 @@ import (
 
 ` + top + `
 
-func http(ctx context.Context, events []client.Event) {
+func http(ctx context.Context, events []client.Event, serviceToken string) {
 ` + blocks[0] + `}
 
 func ingest(ctx context.Context, rdb rueidis.Client) {

@@ -1,9 +1,10 @@
 // Package client is roomhub's client for backends: publish one event or a
 // batch over the internal HTTP routes, publish through the ingest streams
 // on the backend's own Redis client (the partition computed, inside the
-// backend's MULTI for an outbox), and read deliveries, dead lists and
-// re-drive them. It is a module of its own on the standard library alone:
-// a backend that imports it pulls none of the hub's dependencies.
+// backend's MULTI for an outbox), read deliveries and dead lists, re-drive
+// them, and read a room's presence. It is a module of its own on the
+// standard library alone: a backend that imports it pulls none of the hub's
+// dependencies.
 //
 //	hub := client.New("http://roomhub.chat.svc:8083", os.Getenv("INTERNAL_API_KEY"))
 //	res, err := hub.Publish(ctx, client.Event{RoomID: 42, EventType: "comment.created",
@@ -72,8 +73,15 @@ type envelope struct {
 	Result    json.RawMessage `json:"result"`
 }
 
-// call sends method path with body (nil: none) and decodes the result into out.
+// call sends method path with body (nil: none) and the internal key, and
+// decodes the result into out.
 func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
+	return c.send(ctx, method, path, map[string]string{"X-Internal-Key": c.key}, body, out)
+}
+
+// send sends method path with body (nil: none) and the headers hdr, and
+// decodes the result into out.
+func (c *Client) send(ctx context.Context, method, path string, hdr map[string]string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -86,7 +94,9 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	if err != nil {
 		return err
 	}
-	req.Header.Set("X-Internal-Key", c.key)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

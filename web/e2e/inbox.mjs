@@ -1,7 +1,8 @@
 // Drives headless Chromium on a page with <roomhub-inbox> for roomhub's Go
 // browser tests. Usage: node inbox.mjs <pageURL> <screenshot dir>
 // Prints READY once the element has its counts (with "#no-counts" in the
-// page URL, once it is drawn: a page the hub refuses). Commands on stdin, one JSON
+// page URL, once it is drawn: a page the hub refuses; with "#no-element",
+// once the page is loaded: a page of the SDK alone). Commands on stdin, one JSON
 // line answered each; selectors pierce the element's shadow root:
 // "TEXT <selector> | <text>" waits until an element matching the selector
 // holds text exactly; "COUNT <selector> | <n>" waits until n elements match;
@@ -43,8 +44,9 @@ try {
       .observe({ type: 'long-animation-frame', buffered: true });
   });
   await page.goto(url);
-  await page.locator('roomhub-inbox [part="bell"][aria-label]').waitFor({ timeout: 15000 });
-  if (!new URL(url).hash.includes('no-counts')) {
+  const { hash } = new URL(url);
+  if (!hash.includes('no-element')) await page.locator('roomhub-inbox [part="bell"][aria-label]').waitFor({ timeout: 15000 });
+  if (!hash.includes('no-counts') && !hash.includes('no-element')) {
     await page.waitForFunction(() => !!document.querySelector('roomhub-inbox')?.counts, null, { timeout: 15000 });
   }
   console.log('READY');
