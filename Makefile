@@ -14,7 +14,8 @@ run:
 # redis-cli, Chromium and Node.js (Debian packages), playwright-core,
 # axe-core, React, esbuild and Redocly (npm: to drive Chromium, check
 # accessibility, compile and run the React example, lint the OpenAPI
-# description) and staticcheck.
+# description), staticcheck, and nginx for README's proxy snippet (Debian's
+# binary unpacked under .cache/nginx, not installed: no service starts).
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
 	$(if $(shell command -v redis-cli),,redis-tools) \
@@ -32,6 +33,10 @@ deps:
 	fi
 	@for p in $(E2E_PACKAGES); do test -d web/e2e/node_modules/$$p || { npm ci --prefix web/e2e --no-audit --no-fund; break; }; done
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@command -v nginx >/dev/null || test -x .cache/nginx/usr/sbin/nginx || { \
+		mkdir -p .cache/nginx && cd .cache/nginx && \
+		{ apt-get download -qq nginx 2>/dev/null || { $(SUDO) apt-get update -qq && apt-get download -qq nginx 2>/dev/null; }; } && \
+		dpkg -x nginx_*.deb . && rm nginx_*.deb; }
 
 vet:
 	$(GO) vet ./...

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
 
@@ -81,5 +82,26 @@ const banner = (m) => note('banner', m), debug = (type) => note('debug', type), 
 	})
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
+	}
+}
+
+// docs/delivery.md's device registration, the request as printed (its two
+// placeholders filled: a user's token, an FCM token), registers the phone
+// with its label.
+func TestDocs_DeviceRegistrationRequestAsPrinted(t *testing.T) {
+	req := snippetAfter(t, "docs/delivery.md", "", "http")
+	head, body, ok := strings.Cut(req, "\n\n")
+	lines := strings.Split(head, "\n")
+	method, path, _ := strings.Cut(lines[0], " ")
+	if !ok || len(lines) != 2 || !strings.HasPrefix(lines[1], "Authorization: Bearer <") {
+		t.Fatalf("docs/delivery.md's request is not the one this test knows:\n%s", req)
+	}
+	const user = 31
+	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
+	body = strings.Replace(body, "<FCM registration token>", fcmToken(1), 1)
+	code, env := th.do(t, method, path, map[string]string{"Authorization": "Bearer " + th.token(t, user)}, body)
+	ds := th.devicesOf(t, user)
+	if code != http.StatusOK || len(ds) != 1 || ds[0].Platform != "fcm" || ds[0].Label != "Pixel 9" || !ds[0].Enabled {
+		t.Fatalf("the printed request: %d %+v; devices %+v", code, env, ds)
 	}
 }
