@@ -175,7 +175,7 @@ func (s Script) execMany(ctx context.Context, rdb pipeliner, sharded bool, execs
 	var again rueidis.Commands
 	var at []int
 	for i, r := range results {
-		if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
+		if IsNoScript(r.Error()) {
 			again = append(again, s.eval(rdb, execs[i]))
 			at = append(at, i)
 		}
@@ -191,6 +191,24 @@ func (s Script) execMany(ctx context.Context, rdb pipeliner, sharded bool, execs
 // eval is the EVAL (with the source) of one call.
 func (s Script) eval(rdb pipeliner, e rueidis.LuaExec) rueidis.Completed {
 	return rdb.B().Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+}
+
+// Cmd is the EVALSHA of one call of s, or its EVAL (with the source) when
+// withSource: for a pipeline that mixes the script with other commands
+// (DoMany). A caller that sends EVALSHA first learns from NOSCRIPT
+// (IsNoScript) that Redis does not know the script yet.
+func (s Script) Cmd(b rueidis.Builder, e rueidis.LuaExec, withSource bool) rueidis.Completed {
+	if withSource {
+		return b.Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+	}
+	return b.Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+}
+
+// IsNoScript says whether err is Redis' NOSCRIPT: an EVALSHA of a script it
+// does not know.
+func IsNoScript(err error) bool {
+	e, ok := rueidis.IsRedisErr(err)
+	return ok && e.IsNoScript()
 }
 
 // Call sends one command by the rules of Redis. as reads the reply, e.g.

@@ -6,7 +6,7 @@
 -- stay pending, and the next read returns them first (so a partition keeps
 -- its order), and later partitions are not read this time. The first entry
 -- is always returned, whatever its size (up to the most), so a read makes
--- progress.
+-- progress. An empty stream costs one XLEN.
 -- KEYS     the partitions' streams (ingest:{p})
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
@@ -30,7 +30,10 @@ end
 
 for i, key in ipairs(KEYS) do
   local got = {}
-  if not full then
+  -- An empty stream has nothing to read (what it holds is what is left to
+  -- do: finished entries are trimmed), and one O(1) XLEN says so. Entries
+  -- deleted while pending wait for the stream's next entry.
+  if not full and redis.call('XLEN', key) > 0 then
     local entries = entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', key, '0'))
     if #entries < count then
       for _, e in ipairs(entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer,

@@ -55,10 +55,6 @@ const (
 	maxDeadKept  = 10000                 // dead entries kept per partition (approximately)
 	maxDeadEntry = 64 << 10              // bytes of a dead entry's text kept
 	releaseWait  = 2 * time.Second       // leases are released on Close within this
-	// linger is the pause after a read that found entries but no backlog:
-	// the next read then takes more at once (fewer reads, pipelines and
-	// acknowledgements per event) for at most this much more latency.
-	linger = 5 * time.Millisecond
 )
 
 // Entry is one ingest entry on its way to be published.
@@ -128,6 +124,13 @@ type Ingest struct {
 	// idle: the last round read all there was (nothing pending, no
 	// partition full), so the next one waits for an entry first.
 	idle bool
+	// held is the last round's finish, sent first in the next read's
+	// pipeline (one Redis); nil when there is none.
+	held *heldFinish
+	// knows says which scripts of readOne's pipeline Redis is known to
+	// have: until one has run, or after NOSCRIPT, it is sent as EVAL, with
+	// its source (a pipeline never runs a script's calls out of order).
+	knows struct{ read, done bool }
 
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition
@@ -245,6 +248,11 @@ func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Sec
 // gives back leases every tick.
 func (in *Ingest) run(ctx context.Context) {
 	defer in.releaseAll()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
+		defer cancel()
+		in.sendHeld(ctx)
+	}()
 	in.logStrays(ctx)
 	var nextLease, nextSample time.Time
 	backoff := hub.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second} // after failed reads
@@ -282,11 +290,8 @@ func (in *Ingest) run(ctx context.Context) {
 		}
 		in.readFailing.Store(false)
 		backoff.Reset()
-		switch {
-		case n == 0 && in.rdb.Sharded():
+		if n == 0 && in.rdb.Sharded() {
 			hub.Sleep(ctx, min(idlePoll, wait))
-		case n > 0 && n < in.cfg.IngestBatch:
-			hub.Sleep(ctx, linger)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -48,7 +49,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err
 	// room's entries are all in one partition, so each keeps its order.
 	groups := min(readGroups, len(parts))
 	if total < bigRead || groups == 1 {
-		return total, in.publishRead(ctx, parts, read)
+		return total, in.publishRead(ctx, parts, read, true)
 	}
 	errs := make([]error, groups)
 	var wg sync.WaitGroup
@@ -60,7 +61,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err
 			}
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read) }()
+		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read, false) }()
 	}
 	wg.Wait()
 	return total, errors.Join(errs...)
@@ -73,12 +74,13 @@ const (
 	readGroups = 4
 )
 
-// publishRead publishes what a read found in parts and finishes it.
+// publishRead publishes what a read found in parts and finishes it (hold:
+// the finish may be held for the next read, see finish).
 // A read is traced as one span. An entry whose traceparent field names a
 // trace (the backend's, written with the entry) gets a span in that trace,
 // as its child, sampled as the backend's flag says, linked to the read; an
 // entry without one gets a span under the read's, when that records.
-func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]Entry) error {
+func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]Entry, hold bool) error {
 	var entries []Entry
 	var from []int // each entry's partition
 	for _, p := range parts {
@@ -102,7 +104,7 @@ func (in *Ingest) publishRead(ctx context.Context, parts []int, read map[int][]E
 			endEntrySpan(e.Span, outcomes[i])
 		}
 	}
-	return in.finish(ctx, parts, entries, from, outcomes)
+	return in.finish(ctx, parts, entries, from, outcomes, hold)
 }
 
 // maxPanicsKept bounds the entries whose panics are remembered.
@@ -194,49 +196,16 @@ func endEntrySpan(span trace.Span, o Outcome) {
 // read reads up to INGEST_BATCH entries of each partition, pending ones
 // first, within the read's byte budget (lua/ingest_read.lua); more says
 // there may be more to read at once (a partition gave a full batch, or the
-// budget stopped the read). On one Redis, when the last round read all
-// there was, it first waits up to wait for an entry with one blocking
-// XREADGROUP of at most one entry a partition (the entry stays pending, and
-// the script, run on the partitions that got one, returns it); a cluster's
-// partitions lie in different slots, so there each is read by its own
-// script, in one pipeline, without waiting.
+// budget stopped the read). On one Redis it is one pipeline (readOne); a
+// cluster's partitions lie in different slots, so there each is read by its
+// own script, in one pipeline, without waiting.
 func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]Entry, more bool, err error) {
-	out = make(map[int][]Entry, len(parts))
 	args := []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
 		strconv.FormatInt(in.readBudget, 10)}
 	if !in.rdb.Sharded() {
-		if in.idle {
-			woken, err := in.wait(ctx, parts, wait)
-			if err != nil || len(woken) == 0 {
-				return out, false, err
-			}
-			parts = woken
-		}
-		keys := make([]string, len(parts))
-		for i, p := range parts {
-			keys[i] = hub.IngestKey(p)
-		}
-		arr, err := hub.Run(in.rdb, ctx, readScript, keys, args, rueidis.RedisResult.ToArray)
-		if wrongType(err) {
-			// One key of the read is not a stream: find it and leave it,
-			// so that the others are read at once.
-			return out, true, in.dropUnreadable(ctx, parts)
-		}
-		if err != nil {
-			return nil, false, in.checkGroups(ctx, parts, err)
-		}
-		if len(arr) != len(parts)+1 {
-			return nil, false, fmt.Errorf("%w: an ingest read answered %d values for %d partitions", hub.ErrRedisReply, len(arr), len(parts))
-		}
-		for i, p := range parts {
-			if out[p], err = entriesOf(arr[i]); err != nil {
-				return nil, false, err
-			}
-			more = more || len(out[p]) >= in.cfg.IngestBatch
-		}
-		full, _ := arr[len(parts)].AsInt64()
-		return out, more || full == 1, nil
+		return in.readOne(ctx, parts, wait, args)
 	}
+	out = make(map[int][]Entry, len(parts))
 	execs := make([]rueidis.LuaExec, len(parts))
 	for i, p := range parts {
 		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestKey(p)}, Args: args}
@@ -263,30 +232,132 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ou
 	return out, more, nil
 }
 
-// wait blocks up to wait for an entry in any of parts (one XREADGROUP, at
-// most one entry a partition, left pending for the script to return) and
-// reports the partitions that got one.
-func (in *Ingest) wait(ctx context.Context, parts []int, wait time.Duration) ([]int, error) {
-	keys, ids := make([]string, len(parts)), make([]string, len(parts))
+// readOne reads parts on one Redis in one pipeline, led by the last
+// round's finish (its acknowledgements and trims, held back to travel
+// here). When the last round read all there was, the read is a blocking
+// XREADGROUP of at most one entry a partition, which waits up to wait for
+// one, followed by each stream's XLEN, which Redis answers as soon as the
+// wait ends: an entry beyond the ones woken on means more to read at once
+// (the next round's read script). Else it is the read script
+// (lua/ingest_read.lua): pending entries first, within the byte budget. A
+// round is thus batched by what is waiting, never by sleeping.
+func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, args []string) (map[int][]Entry, bool, error) {
+	keys := make([]string, len(parts))
 	for i, p := range parts {
-		keys[i], ids[i] = hub.IngestKey(p), ">"
+		keys[i] = hub.IngestKey(p)
 	}
-	cmd := in.rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
-		Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build()
-	got, err := hub.Call(in.rdb, ctx, cmd, asXRead)
-	if wrongType(err) {
-		return nil, in.dropUnreadable(ctx, parts)
+	b := in.rdb.B()
+	var cmds rueidis.Commands
+	done := in.held
+	if done != nil {
+		cmds = append(cmds, doneScript.Cmd(b, done.exec, !in.knows.done))
 	}
+	idle := in.idle
+	if idle {
+		ids := make([]string, len(parts))
+		for i := range ids {
+			ids[i] = ">"
+		}
+		cmds = append(cmds, b.Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
+			Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build())
+		for _, k := range keys {
+			cmds = append(cmds, b.Xlen().Key(k).Build())
+		}
+	} else {
+		cmds = append(cmds, readScript.Cmd(b, rueidis.LuaExec{Keys: keys, Args: args}, !in.knows.read))
+	}
+	res := hub.DoMany(in.rdb, ctx, cmds)
+	if done != nil {
+		if err := in.sent(res[0]); err != nil {
+			return nil, false, err // what the read found is read again, after the finish
+		}
+		res = res[1:]
+	}
+	if idle {
+		return in.woken(ctx, parts, keys, res)
+	}
+	arr, err := res[0].ToArray()
+	in.knows.read = in.knows.read && !hub.IsNoScript(err) || err == nil
 	if err != nil {
-		return nil, in.checkGroups(ctx, parts, err)
+		return in.readFailed(ctx, parts, hub.RedisErr(err))
 	}
-	var woken []int
+	if len(arr) != len(parts)+1 {
+		return nil, false, fmt.Errorf("%w: an ingest read answered %d values for %d partitions", hub.ErrRedisReply, len(arr), len(parts))
+	}
+	out := make(map[int][]Entry, len(parts))
+	more := false
 	for i, p := range parts {
-		if len(got[keys[i]]) > 0 {
-			woken = append(woken, p)
+		if out[p], err = entriesOf(arr[i]); err != nil {
+			return nil, false, err
+		}
+		more = more || len(out[p]) >= in.cfg.IngestBatch
+	}
+	full, _ := arr[len(parts)].AsInt64()
+	return out, more || full == 1, nil
+}
+
+// woken reads the replies of an idle read: the blocking XREADGROUP's (nil:
+// nothing came within the wait), then each stream's XLEN; more when a
+// stream holds more than the entry woken on.
+func (in *Ingest) woken(ctx context.Context, parts []int, keys []string, res []rueidis.RedisResult) (map[int][]Entry, bool, error) {
+	got, err := res[0].AsXReadSlices()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return in.readFailed(ctx, parts, hub.RedisErr(err))
+	}
+	out := make(map[int][]Entry, len(parts))
+	more := false
+	for i, p := range parts {
+		for _, x := range got[keys[i]] {
+			out[p] = append(out[p], in.entryOf(x))
+		}
+		n, err := res[1+i].AsInt64()
+		if err != nil {
+			return in.readFailed(ctx, parts, hub.RedisErr(err))
+		}
+		more = more || n > int64(len(out[p]))
+	}
+	return out, more, nil
+}
+
+// entryOf is an entry an XREADGROUP returned whole, classed as
+// lua/ingest_read.lua classes the entries it reads: over the most an entry
+// may hold (its fields and values), its size alone; without an event field,
+// its fields as a JSON object.
+func (in *Ingest) entryOf(x rueidis.XRangeSlice) Entry {
+	e := Entry{ID: x.ID, Key: hub.IngestIdempotencyKey(x.ID)}
+	var size int64
+	found := false
+	for _, f := range x.FieldValues {
+		size += int64(len(f.Field) + len(f.Value))
+		switch f.Field {
+		case "event":
+			e.Body, found = []byte(f.Value), true
+		case "traceparent":
+			e.traceparent = f.Value
 		}
 	}
-	return woken, nil
+	switch {
+	case size > in.maxEntry:
+		e.TooLarge, e.Body, e.traceparent = size, nil, ""
+	case !found:
+		all := make(map[string]string, len(x.FieldValues))
+		for _, f := range x.FieldValues {
+			all[f.Field] = f.Value
+		}
+		e.Body, _ = json.Marshal(all)
+		e.Missing = true
+	}
+	return e
+}
+
+// readFailed answers a read's error: a key that is not a stream is found
+// and left, and the others are read again at once (more); a missing group
+// is made again.
+func (in *Ingest) readFailed(ctx context.Context, parts []int, err error) (map[int][]Entry, bool, error) {
+	if wrongType(err) {
+		return nil, true, in.dropUnreadable(ctx, parts)
+	}
+	return nil, false, in.checkGroups(ctx, parts, err)
 }
 
 // entriesOf reads one partition's entries from lua/ingest_read.lua's reply:
@@ -317,15 +388,6 @@ func entriesOf(m rueidis.RedisMessage) ([]Entry, error) {
 	return out, nil
 }
 
-// asXRead reads an XREADGROUP reply; nil (nothing within the wait) is none.
-func asXRead(r rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
-	got, err := r.AsXRead()
-	if rueidis.IsRedisNil(err) {
-		return nil, nil
-	}
-	return got, err
-}
-
 // checkGroups makes the groups again when a read found one missing (the
 // stream was deleted), then returns err.
 func (in *Ingest) checkGroups(ctx context.Context, parts []int, err error) error {
@@ -337,79 +399,4 @@ func (in *Ingest) checkGroups(ctx context.Context, parts []int, err error) error
 		}
 	}
 	return err
-}
-
-// finish acknowledges, per partition, the entries that were published or
-// are dead, in their order up to the first to be retried (the rest is read
-// again, pending, so the partition keeps its order); keeps the dead ones;
-// and counts them.
-func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from []int, outcomes []Outcome) error {
-	now := hub.NowTimestamp()
-	keepAfter := strconv.FormatInt(time.Now().Add(-in.cfg.DeliveryRecordTTL).UnixMilli(), 10)
-	var counted [Dead + 1]int
-	retried := false // some partition stopped at an entry to read again
-	// One call for every partition on one Redis; one each on a cluster.
-	var execs []rueidis.LuaExec
-	exec := func() *rueidis.LuaExec {
-		if len(execs) == 0 || in.rdb.Sharded() {
-			execs = append(execs, rueidis.LuaExec{Args: []string{hub.IngestGroup, keepAfter, strconv.Itoa(maxDeadKept)}})
-		}
-		return &execs[len(execs)-1]
-	}
-	for _, p := range parts {
-		var acked, dead []string
-		trimTo := ""
-		stopped := false
-		for i, e := range entries {
-			if from[i] != p {
-				continue
-			}
-			o := outcomes[i]
-			if stopped || o.Result == Retry {
-				if !stopped {
-					trimTo = e.ID // the first entry left to do
-				}
-				stopped = true
-				continue
-			}
-			counted[o.Result]++
-			acked = append(acked, e.ID)
-			if o.Result == Dead {
-				body, msg := e.Body, o.Message
-				if len(body) > maxDeadEntry {
-					body = body[:maxDeadEntry]
-					msg += fmt.Sprintf(" (the entry's first %d of %d bytes are kept)", maxDeadEntry, len(e.Body))
-				}
-				dead = append(dead, e.ID, string(body), o.Code, msg, now)
-			}
-		}
-		if stopped {
-			retried = true // the rest stays pending: the next read returns it first
-		} else if len(acked) > 0 {
-			trimTo = nextID(acked[len(acked)-1])
-		}
-		if len(acked) == 0 {
-			continue
-		}
-		e := exec()
-		e.Keys = append(e.Keys, hub.IngestKey(p), hub.IngestDeadKey(p))
-		e.Args = append(e.Args, trimTo, strconv.Itoa(len(acked)), strconv.Itoa(len(dead)/5))
-		e.Args = append(append(e.Args, acked...), dead...)
-	}
-	var firstErr error
-	for _, r := range hub.RunMany(in.rdb, ctx, doneScript, execs) {
-		if err := r.Error(); err != nil && firstErr == nil {
-			firstErr = hub.RedisErr(err)
-		}
-	}
-	if firstErr != nil {
-		return firstErr // published, not acknowledged: read again (pending) and answered duplicate
-	}
-	for r := Published; r <= Dead; r++ {
-		in.entries[r].Add(counted[r])
-	}
-	if retried {
-		return fmt.Errorf("%w: some entries could not be published and will be read again", hub.ErrRedis)
-	}
-	return nil
 }
