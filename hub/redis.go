@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -112,6 +114,7 @@ type Redis struct {
 	rueidis.Client
 	metrics *Metrics
 	sharded bool
+	known   scriptsKnown // where Redis has which script (execMany)
 }
 
 // newRedis wraps rdb (nil in tests that need no Redis).
@@ -146,62 +149,133 @@ type pipeliner interface {
 // execMany runs the script once per exec in one pipeline (on a cluster, one
 // per node involved), in order. Unlike rueidis' ExecMulti it does not SCRIPT
 // LOAD on every node each time: it sends EVALSHA, and EVAL (the source) for
-// the first of the calls that share a node (on a cluster, a slot), so that
-// Redis knows the script for the rest of them. Were that call EVALSHA too
-// and answered NOSCRIPT, another client could load the script meanwhile: the
-// calls behind it would succeed, and run before it once it was sent again.
-// A lone call answered NOSCRIPT is sent again as EVAL.
-func (s Script) execMany(ctx context.Context, rdb pipeliner, sharded bool, execs []rueidis.LuaExec) []rueidis.RedisResult {
+// the first of the calls that share a node (on a cluster, a slot) where
+// Redis is not known to have the script yet (known: a call of it succeeded
+// there), so that Redis learns it before the rest. Were that call EVALSHA
+// too and answered NOSCRIPT, another client could load the script
+// meanwhile: the calls behind it would succeed, and run before it once it
+// was sent again. Calls answered NOSCRIPT (Redis lost its scripts: a
+// restart, SCRIPT FLUSH) are sent again as EVAL, in order, and the node is
+// no longer known.
+func (r *Redis) execMany(ctx context.Context, rdb pipeliner, s Script, execs []rueidis.LuaExec) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(execs))
 	for i, e := range execs {
-		cmds[i] = rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+		cmds[i] = s.cmd(rdb.B(), e, false)
 	}
-	switch {
-	case len(execs) < 2:
-	case !sharded:
-		cmds[0] = s.eval(rdb, execs[0])
-	default:
-		calls := map[uint16]int{}
+	if len(execs) > 1 {
+		calls := map[int]int{}
 		for _, c := range cmds {
-			calls[c.Slot()]++
+			calls[r.bucket(c)]++
 		}
 		for i, c := range cmds {
-			if slot := c.Slot(); calls[slot] > 1 {
-				cmds[i], calls[slot] = s.eval(rdb, execs[i]), 0 // the slot's first
+			if b := r.bucket(c); calls[b] > 1 && !r.known.has(s.sha1, b) {
+				cmds[i], calls[b] = s.cmd(rdb.B(), execs[i], true), 0 // the node's first
 			}
 		}
 	}
 	results := rdb.DoMulti(ctx, cmds...)
 	var again rueidis.Commands
 	var at []int
-	for i, r := range results {
-		if IsNoScript(r.Error()) {
-			again = append(again, s.eval(rdb, execs[i]))
+	for i, res := range results {
+		err := res.Error()
+		r.Learned(s, cmds[i], err)
+		if IsNoScript(err) {
+			again = append(again, s.cmd(rdb.B(), execs[i], true))
 			at = append(at, i)
 		}
 	}
 	if len(again) > 0 {
-		for j, r := range rdb.DoMulti(ctx, again...) {
-			results[at[j]] = r
+		for j, res := range rdb.DoMulti(ctx, again...) {
+			results[at[j]] = res
 		}
 	}
 	return results
 }
 
-// eval is the EVAL (with the source) of one call.
-func (s Script) eval(rdb pipeliner, e rueidis.LuaExec) rueidis.Completed {
-	return rdb.B().Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+// bucket is where a command's script must be known: on a cluster its slot
+// (a call without keys, which may go to any node, is -1: never known), on
+// one Redis 0.
+func (r *Redis) bucket(c rueidis.Completed) int {
+	if !r.sharded {
+		return 0
+	}
+	slot := int(c.Slot() &^ (1 << 15)) // less rueidis' flag for commands without a slot
+	if slot >= clusterSlots {
+		return -1
+	}
+	return slot
 }
 
-// Cmd is the EVALSHA of one call of s, or its EVAL (with the source) when
-// withSource: for a pipeline that mixes the script with other commands
-// (DoMany). A caller that sends EVALSHA first learns from NOSCRIPT
-// (IsNoScript) that Redis does not know the script yet.
-func (s Script) Cmd(b rueidis.Builder, e rueidis.LuaExec, withSource bool) rueidis.Completed {
+// clusterSlots is a Redis Cluster's number of hash slots.
+const clusterSlots = 16384
+
+// scriptsKnown records, per script, the buckets (Redis.bucket) where Redis
+// is known to have it.
+type scriptsKnown struct {
+	mu   sync.Mutex
+	sets map[string]*[clusterSlots / 64]atomic.Uint64 // by sha1
+}
+
+func (k *scriptsKnown) set(sha string) *[clusterSlots / 64]atomic.Uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.sets == nil {
+		k.sets = map[string]*[clusterSlots / 64]atomic.Uint64{}
+	}
+	set := k.sets[sha]
+	if set == nil {
+		set = new([clusterSlots / 64]atomic.Uint64)
+		k.sets[sha] = set
+	}
+	return set
+}
+
+func (k *scriptsKnown) has(sha string, b int) bool {
+	return b >= 0 && k.set(sha)[b/64].Load()&(1<<(b%64)) != 0
+}
+
+func (k *scriptsKnown) add(sha string, b int) {
+	if b >= 0 && !k.has(sha, b) {
+		k.set(sha)[b/64].Or(1 << (b % 64))
+	}
+}
+
+func (k *scriptsKnown) forget(sha string, b int) {
+	if b >= 0 {
+		k.set(sha)[b/64].And(^(uint64(1) << (b % 64)))
+	}
+}
+
+// cmd is the EVALSHA of one call of s, or its EVAL (with the source) when
+// withSource.
+func (s Script) cmd(b rueidis.Builder, e rueidis.LuaExec, withSource bool) rueidis.Completed {
 	if withSource {
 		return b.Eval().Script(s.src).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
 	}
 	return b.Evalsha().Sha1(s.sha1).Numkeys(int64(len(e.Keys))).Key(e.Keys...).Arg(e.Args...).Build()
+}
+
+// ScriptCmd is one call of s for a pipeline that mixes it with other
+// commands (DoMany): EVALSHA where Redis is known to have s, else EVAL with
+// the source, so that a pipeline never runs NOSCRIPT first and its next
+// call later. Learned takes what Redis answered.
+func (r *Redis) ScriptCmd(s Script, e rueidis.LuaExec) rueidis.Completed {
+	c := s.cmd(r.B(), e, false)
+	if !r.known.has(s.sha1, r.bucket(c)) {
+		c = s.cmd(r.B(), e, true)
+	}
+	return c
+}
+
+// Learned records what Redis answered c, a call of s: it has s (an
+// answer), or not (NOSCRIPT).
+func (r *Redis) Learned(s Script, c rueidis.Completed, err error) {
+	switch {
+	case IsNoScript(err):
+		r.known.forget(s.sha1, r.bucket(c))
+	case err == nil:
+		r.known.add(s.sha1, r.bucket(c))
+	}
 }
 
 // IsNoScript says whether err is Redis' NOSCRIPT: an EVALSHA of a script it
@@ -238,7 +312,7 @@ func RunMany(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec) [
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	results := s.execMany(ctx, r.Client, r.sharded, execs)
+	results := r.execMany(ctx, r.Client, s, execs)
 	r.metrics.observeRedis(start)
 	return results
 }
@@ -263,7 +337,7 @@ func RunChunked(r *Redis, ctx context.Context, s Script, execs []rueidis.LuaExec
 	for start := 0; start < len(execs); start += chunk {
 		cctx, cancel := context.WithTimeout(ctx, redisTimeout)
 		began := time.Now()
-		part := s.execMany(cctx, p, r.sharded, execs[start:min(start+chunk, len(execs))])
+		part := r.execMany(cctx, p, s, execs[start:min(start+chunk, len(execs))])
 		r.metrics.observeRedis(began)
 		cancel()
 		results = append(results, part...)

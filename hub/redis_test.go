@@ -98,7 +98,7 @@ func TestScript_ManyCallsKeepTheirOrderWhileTheScriptIsLoaded(t *testing.T) {
 					rueidis.LuaExec{Keys: []string{"order:{2}"}, Args: []string{strconv.Itoa(i)}})
 			}
 			execs = append([]rueidis.LuaExec{{Keys: []string{"lone:{3}"}, Args: []string{"x"}}}, execs...)
-			for i, r := range s.execMany(context.Background(), rdb, tc.sharded, execs) {
+			for i, r := range (&Redis{sharded: tc.sharded}).execMany(context.Background(), rdb, s, execs) {
 				if err := r.Error(); err != nil {
 					t.Fatalf("call %d: %v", i, err)
 				}
@@ -113,5 +113,55 @@ func TestScript_ManyCallsKeepTheirOrderWhileTheScriptIsLoaded(t *testing.T) {
 				t.Errorf("the lone call: %v", got)
 			}
 		})
+	}
+}
+
+// Once Redis is known to have a script, a pipeline of its calls carries no
+// source (the commands stats count one EVAL, then none); after Redis lost
+// it (SCRIPT FLUSH), the calls are sent again as EVAL and still run in
+// their order.
+func TestScript_TheSourceGoesOncePerNode(t *testing.T) {
+	rdb := testredis.Client(t, testredis.Start(t).Addr())
+	r := &Redis{Client: rdb}
+	s := NewScript("-- " + t.Name() + "\nreturn redis.call('RPUSH', KEYS[1], ARGV[1])")
+	evals := func() string {
+		stats, _ := testredis.Do(t, rdb, "INFO", "commandstats").ToString()
+		for _, l := range strings.Split(stats, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_eval:calls="); ok {
+				n, _, _ := strings.Cut(v, ",")
+				return n
+			}
+		}
+		return "0"
+	}
+	var next int
+	pipeline := func() {
+		var execs []rueidis.LuaExec
+		for range 5 {
+			execs = append(execs, rueidis.LuaExec{Keys: []string{"order"}, Args: []string{strconv.Itoa(next)}})
+			next++
+		}
+		for i, res := range r.execMany(context.Background(), rdb, s, execs) {
+			if err := res.Error(); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+	}
+	pipeline()
+	pipeline()
+	if n := evals(); n != "1" {
+		t.Errorf("%s EVALs for two pipelines, want 1 (the first call of the first)", n)
+	}
+	testredis.Do(t, rdb, "SCRIPT", "FLUSH")
+	pipeline()
+	pipeline()
+	if n := evals(); n == "1" {
+		t.Errorf("no EVAL after SCRIPT FLUSH")
+	}
+	got, _ := testredis.Do(t, rdb, "LRANGE", "order", "0", "-1").AsStrSlice()
+	for i, v := range got {
+		if v != strconv.Itoa(i) || len(got) != 20 {
+			t.Fatalf("the calls ran as %v, want 0…19 in order", got)
+		}
 	}
 }

@@ -47,11 +47,11 @@ type heldFinish struct {
 	exec rueidis.LuaExec
 }
 
-// sent takes the reply of the held finish: done, it is forgotten; else its
-// error (it stays held and goes with the next read).
-func (in *Ingest) sent(r rueidis.RedisResult) error {
+// sent takes the reply r of the held finish, sent as c: done, it is
+// forgotten; else its error (it stays held and goes with the next read).
+func (in *Ingest) sent(c rueidis.Completed, r rueidis.RedisResult) error {
 	err := r.Error()
-	in.knows.done = in.knows.done && !hub.IsNoScript(err) || err == nil
+	in.rdb.Learned(doneScript, c, err)
 	if err != nil {
 		return hub.RedisErr(err)
 	}
@@ -62,7 +62,8 @@ func (in *Ingest) sent(r rueidis.RedisResult) error {
 // sendHeld sends the held finish alone, if any (the consumer stops).
 func (in *Ingest) sendHeld(ctx context.Context) {
 	if f := in.held; f != nil {
-		if err := in.sent(in.rdb.Do(ctx, doneScript.Cmd(in.rdb.B(), f.exec, true))); err != nil {
+		c := in.rdb.ScriptCmd(doneScript, f.exec)
+		if err := in.sent(c, in.rdb.Do(ctx, c)); err != nil {
 			in.log.Warn("ingest: acknowledging the last entries", "err", err)
 		}
 	}

@@ -127,10 +127,6 @@ type Ingest struct {
 	// held is the last round's finish, sent first in the next read's
 	// pipeline (one Redis); nil when there is none.
 	held *heldFinish
-	// knows says which scripts of readOne's pipeline Redis is known to
-	// have: until one has run, or after NOSCRIPT, it is sent as EVAL, with
-	// its source (a pipeline never runs a script's calls out of order).
-	knows struct{ read, done bool }
 
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition

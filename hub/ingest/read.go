@@ -250,7 +250,7 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 	var cmds rueidis.Commands
 	done := in.held
 	if done != nil {
-		cmds = append(cmds, doneScript.Cmd(b, done.exec, !in.knows.done))
+		cmds = append(cmds, in.rdb.ScriptCmd(doneScript, done.exec))
 	}
 	idle := in.idle
 	if idle {
@@ -264,11 +264,11 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 			cmds = append(cmds, b.Xlen().Key(k).Build())
 		}
 	} else {
-		cmds = append(cmds, readScript.Cmd(b, rueidis.LuaExec{Keys: keys, Args: args}, !in.knows.read))
+		cmds = append(cmds, in.rdb.ScriptCmd(readScript, rueidis.LuaExec{Keys: keys, Args: args}))
 	}
 	res := hub.DoMany(in.rdb, ctx, cmds)
 	if done != nil {
-		if err := in.sent(res[0]); err != nil {
+		if err := in.sent(cmds[0], res[0]); err != nil {
 			return nil, false, err // what the read found is read again, after the finish
 		}
 		res = res[1:]
@@ -277,7 +277,7 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 		return in.woken(ctx, parts, keys, res)
 	}
 	arr, err := res[0].ToArray()
-	in.knows.read = in.knows.read && !hub.IsNoScript(err) || err == nil
+	in.rdb.Learned(readScript, cmds[len(cmds)-1], err)
 	if err != nil {
 		return in.readFailed(ctx, parts, hub.RedisErr(err))
 	}

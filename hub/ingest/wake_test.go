@@ -131,3 +131,40 @@ func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 		t.Errorf("%d entries in one burst took %d reads, want a few", n, runs)
 	}
 }
+
+// After Redis lost its scripts (SCRIPT FLUSH), the consumer goes on: the
+// held finish and the read are sent again with their source.
+func TestWoken_ReadsOnAfterRedisLostItsScripts(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	rdb, _ := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bodies {
+			seen[string(b.Raw)] = true
+		}
+		return make([]publish.Outcome, len(bodies))
+	}})
+	ctx := context.Background()
+	add := func(body string) {
+		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		add(strconv.Itoa(i))
+	}
+	waitDrained(t, rdb)
+	testredis.Do(t, rdb, "SCRIPT", "FLUSH")
+	for i := 3; i < 6; i++ {
+		add(strconv.Itoa(i))
+	}
+	waitDrained(t, rdb)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 6 {
+		if !seen[strconv.Itoa(i)] {
+			t.Errorf("entry %d never published (published: %v)", i, seen)
+		}
+	}
+}
