@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"roomhub/internal/testredis"
 )
@@ -112,4 +115,56 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFanOut_HTTP1000 is the answer time of POST
+// /notifications/publish to 1,000 recipients over HTTP, warm (a fresh room
+// each publish, the same 1,000 people, whose inboxes grow), with
+// redis-server's CPU per recipient (INFO cpu). Run:
+//
+//	go test -run '^$' -bench FanOut_HTTP1000 -benchtime 30x ./api/
+func BenchmarkFanOut_HTTP1000(b *testing.B) {
+	rs := testredis.Start(b)
+	th := startHub(b, rs.Addr(), nil)
+	rdb := testredis.Client(b, rs.Addr())
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i + 1)
+	}
+	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	publish := func(i int) time.Duration {
+		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"text":"all hands"},"recipientIds":[%s]}`, 1000+i, strings.Join(ids, ","))
+		start := time.Now()
+		if code, env := th.do(b, http.MethodPost, "/api/v1/notifications/publish", key, body); code != 200 {
+			b.Fatalf("publish: %d %+v", code, env)
+		}
+		return time.Since(start)
+	}
+	publish(-1) // warm: scripts loaded, connections open
+	cpu := redisCPUOf(b, rdb)
+	took := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		took[i] = publish(i)
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric((redisCPUOf(b, rdb)-cpu)*1e6/float64(b.N*1000), "redis-cpu-µs/recipient")
+}
+
+// redisCPUOf is redis-server's CPU time so far, in seconds (INFO cpu).
+func redisCPUOf(b *testing.B, rdb rueidis.Client) float64 {
+	info, err := testredis.Do(b, rdb, "INFO", "cpu").ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
 }
