@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/rueidis"
 
 	"roomhub/internal/testredis"
 )
@@ -141,7 +138,7 @@ func BenchmarkFanOut_HTTP1000(b *testing.B) {
 		return time.Since(start)
 	}
 	publish(-1) // warm: scripts loaded, connections open
-	cpu := redisCPUOf(b, rdb)
+	cpu := testredis.CPU(b, rdb)
 	took := make([]time.Duration, b.N)
 	b.ResetTimer()
 	for i := range b.N {
@@ -150,21 +147,5 @@ func BenchmarkFanOut_HTTP1000(b *testing.B) {
 	b.StopTimer()
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
-	b.ReportMetric((redisCPUOf(b, rdb)-cpu)*1e6/float64(b.N*1000), "redis-cpu-µs/recipient")
-}
-
-// redisCPUOf is redis-server's CPU time so far, in seconds (INFO cpu).
-func redisCPUOf(b *testing.B, rdb rueidis.Client) float64 {
-	info, err := testredis.Do(b, rdb, "INFO", "cpu").ToString()
-	if err != nil {
-		b.Fatal(err)
-	}
-	total := 0.0
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return total
+	b.ReportMetric((testredis.CPU(b, rdb)-cpu)*1e6/float64(b.N*1000), "redis-cpu-µs/recipient")
 }

@@ -23,13 +23,13 @@ func BenchmarkRedisFloor(b *testing.B) {
 	ctx := context.Background()
 	h := New(DefaultConfig(), rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
 	perCall := func(b *testing.B, call func(i int)) {
-		cpu := redisCPU(b, rs)
+		cpu := testredis.CPU(b, rdb)
 		b.ResetTimer()
 		for i := range b.N {
 			call(i)
 		}
 		b.StopTimer()
-		b.ReportMetric((redisCPU(b, rs)-cpu)*1e6/float64(b.N), "redis-cpu-µs/op")
+		b.ReportMetric((testredis.CPU(b, rdb)-cpu)*1e6/float64(b.N), "redis-cpu-µs/op")
 	}
 	publish := func(i int) {
 		if _, err := h.Publish(ctx, PublishRequest{Room: int64(i%1000 + 1), EventType: "comment.created", Data: []byte(`{"text":"hello"}`)}); err != nil {

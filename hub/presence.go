@@ -44,12 +44,12 @@ type HeartbeatAck struct {
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
 	ctx, cancel := Detach(ctx)
 	defer cancel()
-	e := h.touchExec(presenceTouch{room: room, user: user, members: []string{member}})
-	joined, err := Run(h.rdb, ctx, presenceTouchScript, e.Keys, e.Args, rueidis.RedisResult.AsInt64)
+	calls, _ := h.touchCalls([]presenceTouch{{room: room, user: user, members: []string{member}}})
+	joined, err := Run(h.rdb, ctx, presenceTouchScript, calls[0].Keys, calls[0].Args, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return err
 	}
-	if joined == 1 {
+	if len(joined) == 1 && joined[0] == 1 {
 		h.joined(ctx, room)
 	}
 	return nil
@@ -72,14 +72,35 @@ type presenceTouch struct {
 	members    []string
 }
 
-// touchExec is presence_touch.lua's keys and arguments for one touch.
-func (h *Hub) touchExec(t presenceTouch) rueidis.LuaExec {
-	args := make([]string, 0, 3+len(t.members))
-	args = append(args, itoa(t.user), itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL/time.Second)))
-	return rueidis.LuaExec{
-		Keys: []string{PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user), EventsKey(t.room), RoomSeqKey(t.room)},
-		Args: append(args, t.members...),
+// touchesPerCall bounds the touches of one presence_touch.lua call: about
+// a millisecond of Redis' time, so an instance's refresh of 10,000 streams
+// is 50 calls, each sent when the one before has answered (the Cost rule).
+const touchesPerCall = 200
+
+// touchCalls groups touches into presence_touch.lua's calls: on one Redis
+// touchesPerCall at a time; on a cluster each room's apart (its keys share
+// its slot). at[i] is the touch the i-th result of the calls (in order)
+// answers.
+func (h *Hub) touchCalls(items []presenceTouch) (calls []rueidis.LuaExec, at []int) {
+	head := []string{itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))}
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
 	}
+	if h.sharded {
+		sort.SliceStable(order, func(a, b int) bool { return items[order[a]].room < items[order[b]].room })
+	}
+	for n, i := range order {
+		t := items[i]
+		if n%touchesPerCall == 0 || h.sharded && t.room != items[order[n-1]].room {
+			calls = append(calls, rueidis.LuaExec{Args: append([]string(nil), head...)})
+		}
+		c := &calls[len(calls)-1]
+		c.Keys = append(c.Keys, PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user), EventsKey(t.room), RoomSeqKey(t.room))
+		c.Args = append(append(c.Args, itoa(t.user), strconv.Itoa(len(t.members))), t.members...)
+		at = append(at, i)
+	}
+	return calls, at
 }
 
 // refreshes collects the clock's presence refreshes of one tick, one touch
@@ -140,34 +161,38 @@ func (r *refreshes) add(room, user int64, member string) {
 	r.touches = append(r.touches, presenceTouch{room: room, user: user, members: []string{member}})
 }
 
-// touchBatch runs many touches in one pipeline (the clock's refreshes, a page
-// stream's join). Like touch, it is not abandoned when ctx is cancelled.
+// touchBatch runs many touches (the clock's refreshes, a page stream's
+// join): calls of many touches each, one after the other (see
+// touchesPerCall). Like touch, it is not abandoned when ctx is cancelled.
 func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	if len(items) == 0 {
 		return
 	}
 	ctx, cancel := Detach(ctx)
 	defer cancel()
-	execs := make([]rueidis.LuaExec, len(items))
-	for i, t := range items {
-		execs[i] = h.touchExec(t)
+	calls, at := h.touchCalls(items)
+	chunk := 1
+	if h.sharded {
+		chunk = 32 // a room's calls, spread over the masters
 	}
-	failed := 0
+	failed, k := 0, 0 // k: the first touch of call i
 	var firstErr error
-	for i, r := range RunMany(h.rdb, ctx, presenceTouchScript, execs) {
-		joined, err := r.AsInt64()
+	for i, r := range RunChunked(h.rdb, ctx, presenceTouchScript, calls, chunk) {
+		joined, err := r.AsIntSlice()
 		if err != nil {
 			if failed++; firstErr == nil {
 				firstErr = err
 			}
-			continue
 		}
-		if joined == 1 {
-			h.joined(ctx, items[i].room)
+		for j, v := range joined {
+			if v == 1 {
+				h.joined(ctx, items[at[k+j]].room)
+			}
 		}
+		k += len(calls[i].Keys) / 5
 	}
 	if failed > 0 {
-		h.log.Warn("refreshing presence", "failed", failed, "of", len(items), "err", firstErr)
+		h.log.Warn("refreshing presence", "failedCalls", failed, "of", len(calls), "err", firstErr)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -38,7 +36,7 @@ func BenchmarkPresenceStorm(b *testing.B) {
 					time.Sleep(10 * time.Millisecond)
 				}
 				base := int64(i) * rooms // fresh rooms each iteration
-				redisCPU0 := redisCPU(b, rs)
+				redisCPU0 := testredis.CPU(b, testredis.Client(b, rs.Addr()))
 				var ru0 syscall.Rusage
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				start := time.Now()
@@ -76,7 +74,7 @@ func BenchmarkPresenceStorm(b *testing.B) {
 				wall := time.Since(start)
 				var ru1 syscall.Rusage
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-				redisCPU1 := redisCPU(b, rs)
+				redisCPU1 := testredis.CPU(b, testredis.Client(b, rs.Addr()))
 
 				b.ReportMetric(float64(h.metrics.PresenceUpdates.Get()), "updates")
 				b.ReportMetric(float64(h.metrics.Delivered.Get()), "deliveries")
@@ -117,21 +115,4 @@ func presenceSettled(h *Hub, rdb rueidis.Client, base int64, rooms int) bool {
 
 func cpuSecs(ru syscall.Rusage) float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
-
-// redisCPU reads used_cpu_sys + used_cpu_user from INFO cpu.
-func redisCPU(b *testing.B, rs *testredis.Server) float64 {
-	info, err := testredis.Do(b, testredis.Client(b, rs.Addr()), "INFO", "cpu").ToString()
-	if err != nil {
-		b.Fatal(err)
-	}
-	total := 0.0
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return total
 }

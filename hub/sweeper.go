@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -51,28 +52,42 @@ func (h *Hub) sweep(ctx context.Context) error {
 }
 
 // sweepRooms sweeps rooms, each step for all of them in one pipeline: their
-// users (HKEYS); those users' expired members, the users left with none
+// users and when each was last seen (HGETALL); the expired members of the
+// users not seen for half PRESENCE_USER_TTL_SECS, the users left with none
 // leaving (lua/presence_leave.lua, sweepBatch users a call); what is still
 // queued for a broadcast (LLEN). A room with neither users nor a queue is
-// no longer listed.
+// no longer listed. A user seen more recently has a member touched then,
+// which lives a whole TTL from it, so none of theirs can have expired (a
+// stream that closes removes its member and looks at the rest itself):
+// an open stream costs the sweep nothing but its field's read. The half
+// TTL is the margin for this hub's clock against Redis' (TIME stamps the
+// hash).
 func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	if len(rooms) == 0 {
 		return nil
 	}
 	cmds := make(rueidis.Commands, len(rooms))
 	for i, room := range rooms {
-		cmds[i] = h.rdb.B().Hkeys().Key(PresenceKey(room)).Build()
+		cmds[i] = h.rdb.B().Hgetall().Key(PresenceKey(room)).Build()
 	}
-	users := make([][]string, len(rooms))
+	users := make([]int, len(rooms)) // how many each room has
 	var execs []rueidis.LuaExec
 	var execRooms []int64
+	seenSince := time.Now().Add(-h.cfg.PresenceUserTTL / 2).UnixMilli()
 	for i, r := range DoMany(h.rdb, ctx, cmds) {
-		var err error
-		if users[i], err = r.AsStrSlice(); err != nil {
+		seen, err := r.AsStrMap()
+		if err != nil {
 			return RedisErr(err)
 		}
-		for j := 0; j < len(users[i]); j += sweepBatch {
-			execs = append(execs, h.leaveExec(rooms[i], "", users[i][j:min(j+sweepBatch, len(users[i]))]))
+		users[i] = len(seen)
+		var stale []string
+		for u, ms := range seen {
+			if at, err := strconv.ParseInt(ms, 10, 64); err != nil || at < seenSince {
+				stale = append(stale, u)
+			}
+		}
+		for j := 0; j < len(stale); j += sweepBatch {
+			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))]))
 			execRooms = append(execRooms, rooms[i])
 		}
 	}
@@ -98,7 +113,7 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 		if queued > 0 {
 			h.scheduleBroadcast(rooms[i])
 		}
-		if len(users[i]) == 0 && queued == 0 {
+		if users[i] == 0 && queued == 0 {
 			empty = append(empty, rooms[i])
 		}
 	}

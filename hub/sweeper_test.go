@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // no state is unlisted; once the leaves are broadcast, the emptied rooms are
 // unlisted too.
 func TestSweep_ManyRoomsInPipelines(t *testing.T) {
-	h := startTestHub(t, func(c *Config) { c.PresenceBroadcast = 0 })
+	h := startTestHub(t, func(c *Config) { c.PresenceBroadcast, c.PresenceUserTTL = 0, time.Minute })
 	rdb := h.rdb.Client
 	const dead = 1200
 	now := time.Now().UnixMilli()
@@ -27,13 +28,14 @@ func TestSweep_ManyRoomsInPipelines(t *testing.T) {
 		if r == dead+2 {
 			continue // listed, no state
 		}
-		deadline := now - 1000 // a dead instance's member
+		// A dead instance's member, last touched a TTL and a second ago…
+		seen, ttl := now-61_000, int64(60_000)
 		if r == dead+1 {
-			deadline = now + 60_000 // a live one
+			seen = now - 5000 // … and a live one
 		}
 		cmds = append(cmds,
-			[]string{"HSET", PresenceKey(r), room, strconv.FormatInt(now-5000, 10)},
-			[]string{"ZADD", PresenceConnsKey(r, r), strconv.FormatInt(deadline, 10), "m" + room})
+			[]string{"HSET", PresenceKey(r), room, strconv.FormatInt(seen, 10)},
+			[]string{"ZADD", PresenceConnsKey(r, r), strconv.FormatInt(seen+ttl, 10), "m" + room})
 	}
 	for _, c := range cmds {
 		testredis.Do(t, rdb, c...)
@@ -65,6 +67,32 @@ func TestSweep_ManyRoomsInPipelines(t *testing.T) {
 	}
 }
 
+// Users seen within half the TTL cost the sweep no script: a member of
+// theirs was touched then and lives a whole TTL from it.
+func TestSweep_LeavesRecentlySeenUsersAlone(t *testing.T) {
+	h := startTestHub(t, func(c *Config) { c.PresenceUserTTL = time.Minute })
+	rdb := h.rdb.Client
+	now := time.Now().UnixMilli()
+	testredis.Do(t, rdb, "SADD", PresenceRoomsKey, "7")
+	for u := int64(1); u <= 300; u++ {
+		testredis.Do(t, rdb, "HSET", PresenceKey(7), strconv.FormatInt(u, 10), strconv.FormatInt(now-20_000, 10))
+		testredis.Do(t, rdb, "ZADD", PresenceConnsKey(7, u), strconv.FormatInt(now+40_000, 10), "m")
+	}
+	testredis.Do(t, rdb, "CONFIG", "RESETSTAT")
+	if err := h.sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := testredis.Do(t, rdb, "INFO", "commandstats").ToString()
+	for _, c := range []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_zremrangebyscore:"} {
+		if strings.Contains(stats, c) {
+			t.Errorf("a sweep of users seen 20 s ago ran %s\n%s", c, stats)
+		}
+	}
+	if n, _ := testredis.Do(t, rdb, "HLEN", PresenceKey(7)).AsInt64(); n != 300 {
+		t.Fatalf("room 7 keeps %d of its 300 users", n)
+	}
+}
+
 // BenchmarkSweep measures one sweep pass over 10,000 rooms with one live
 // user each (nothing to remove: the steady state), on a real redis-server,
 // and reports redis-server's CPU per pass.
@@ -89,7 +117,7 @@ func BenchmarkSweep(b *testing.B) {
 			}
 		}
 	}
-	cpu := redisCPU(b, rs)
+	cpu := testredis.CPU(b, rdb)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := h.sweep(ctx); err != nil {
@@ -97,5 +125,5 @@ func BenchmarkSweep(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric((redisCPU(b, rs)-cpu)*1000/float64(b.N), "redis-cpu-ms/pass")
+	b.ReportMetric((testredis.CPU(b, rdb)-cpu)*1000/float64(b.N), "redis-cpu-ms/pass")
 }

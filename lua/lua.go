@@ -34,7 +34,8 @@ var (
 	PublishPresence = publishLib + publishPresence
 )
 
-// PresenceTouch marks a user present through one member (stream or heartbeat).
+// PresenceTouch marks users present in rooms through members (streams or
+// heartbeats), many touches a call.
 //
 //go:embed presence_touch.lua
 var PresenceTouch string

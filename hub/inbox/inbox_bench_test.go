@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,29 +15,6 @@ import (
 	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
-
-// redisStat reads a number from redis-server's INFO section: for example
-// total_commands_processed (each script counts once, plus every command it
-// called) or used_cpu_user (seconds).
-func redisStat(tb testing.TB, rdb rueidis.Client, section, field string) float64 {
-	info, err := rdb.Do(context.Background(), rdb.B().Info().Section(section).Build()).ToString()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseFloat(v, 64)
-			return n
-		}
-	}
-	tb.Fatalf("no %s in INFO %s", field, section)
-	return 0
-}
-
-// redisCPU is redis-server's CPU time so far, in seconds.
-func redisCPU(tb testing.TB, rdb rueidis.Client) float64 {
-	return redisStat(tb, rdb, "cpu", "used_cpu_user") + redisStat(tb, rdb, "cpu", "used_cpu_sys")
-}
 
 // BenchmarkPublishRecipients publishes one event with 0, 100, 1,000 and
 // 10,000 recipients on a real redis-server and reports publishes/s and the
@@ -69,7 +44,7 @@ func benchmarkPublishRecipients(b *testing.B, rdb rueidis.Client, sizes []int) {
 			for i := 0; i < n; i++ {
 				req.RecipientIDs = append(req.RecipientIDs, int64(i+1))
 			}
-			before, cpu := redisStat(b, rdb, "stats", "total_commands_processed"), redisCPU(b, rdb)
+			before, cpu := testredis.Stat(b, rdb, "stats", "total_commands_processed"), testredis.CPU(b, rdb)
 			b.ResetTimer()
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
@@ -78,8 +53,8 @@ func benchmarkPublishRecipients(b *testing.B, rdb rueidis.Client, sizes []int) {
 				}
 			}
 			b.StopTimer()
-			cpu = redisCPU(b, rdb) - cpu
-			after := redisStat(b, rdb, "stats", "total_commands_processed")
+			cpu = testredis.CPU(b, rdb) - cpu
+			after := testredis.Stat(b, rdb, "stats", "total_commands_processed")
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "publishes/s")
 			b.ReportMetric((after-before-3)/float64(b.N), "redis-commands/op") // less the three INFO before
 			b.ReportMetric(cpu*1000/float64(b.N), "redis-cpu-ms/op")

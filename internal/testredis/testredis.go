@@ -319,3 +319,28 @@ func (s *Sentinels) MasterPort(tb testing.TB) int {
 	p, _ := strconv.Atoi(f[1])
 	return p
 }
+
+// Stat reads a number from redis-server's INFO section: for example
+// total_commands_processed (each script counts once, plus every command it
+// called) or used_cpu_user (seconds).
+func Stat(tb testing.TB, c rueidis.Client, section, field string) float64 {
+	tb.Helper()
+	info, err := Do(tb, c, "INFO", section).ToString()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseFloat(v, 64)
+			return n
+		}
+	}
+	tb.Fatalf("no %s in INFO %s", field, section)
+	return 0
+}
+
+// CPU is redis-server's CPU time so far (user and system), in seconds.
+func CPU(tb testing.TB, c rueidis.Client) float64 {
+	tb.Helper()
+	return Stat(tb, c, "cpu", "used_cpu_user") + Stat(tb, c, "cpu", "used_cpu_sys")
+}

@@ -157,12 +157,16 @@ type report struct {
 	Redis *procUse `json:"redis,omitempty"`
 }
 
-// procUse is a process's CPU over the publishing window and its RSS at the end.
+// procUse is a process's CPU over the publishing window (and the drain after
+// it) and its RSS at the end.
 type procUse struct {
 	CPUSecs             float64 `json:"cpuSecs"`
 	CPUSecsPer1kDeliver float64 `json:"cpuSecsPer1000Deliveries"`
-	RSSKB               int64   `json:"rssKB"`
-	RSSKBPerStream      float64 `json:"rssKBPerStream"`
+	// CPUMicrosPerStreamSec is the CPU per open stream per second of the
+	// window: what a stream costs while it waits (the idle shapes).
+	CPUMicrosPerStreamSec float64 `json:"cpuMicrosPerStreamSec"`
+	RSSKB                 int64   `json:"rssKB"`
+	RSSKBPerStream        float64 `json:"rssKBPerStream"`
 }
 
 func runParent(ctx context.Context, c config) error {
@@ -186,6 +190,7 @@ func runParent(ctx context.Context, c config) error {
 	window := time.Since(pubStart)
 	sleep(ctx, c.drain)
 	hub1, redis1 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
+	measured := time.Since(pubStart).Seconds() // the CPU's window: publishing and the drain
 
 	// Collect.
 	var results []received
@@ -208,8 +213,8 @@ func runParent(ctx context.Context, c config) error {
 	rep.Delivery.PerSec = float64(rep.Delivery.Delivered) / window.Seconds()
 	rep.Delivery.P50ms, rep.Delivery.P95ms, rep.Delivery.P99ms = pct(lats, 50), pct(lats, 95), pct(lats, 99)
 	rep.Delivery.MaxMs, rep.Delivery.SampleCount = pct(lats, 100), len(lats)
-	rep.Hub = use(c.hubPIDs, hub1-hub0, rep.Delivery.Delivered, c.streams)
-	rep.Redis = use(c.redisPIDs, redis1-redis0, rep.Delivery.Delivered, c.streams)
+	rep.Hub = use(c.hubPIDs, hub1-hub0, rep.Delivery.Delivered, c.streams, measured)
+	rep.Redis = use(c.redisPIDs, redis1-redis0, rep.Delivery.Delivered, c.streams, measured)
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)

@@ -81,7 +81,7 @@ func cpuOfAll(pids []int) float64 {
 }
 
 // use reports what the processes pids used together (nil when none is known).
-func use(pids []int, cpu float64, delivered int64, streams int) *procUse {
+func use(pids []int, cpu float64, delivered int64, streams int, secs float64) *procUse {
 	if len(pids) == 0 || pids[0] == 0 {
 		return nil
 	}
@@ -93,6 +93,9 @@ func use(pids []int, cpu float64, delivered int64, streams int) *procUse {
 		u.CPUSecsPer1kDeliver = cpu / float64(delivered) * 1000
 	}
 	u.RSSKBPerStream = float64(u.RSSKB) / float64(streams)
+	if streams > 0 && secs > 0 {
+		u.CPUMicrosPerStreamSec = cpu / float64(streams) / secs * 1e6
+	}
 	return u
 }
 

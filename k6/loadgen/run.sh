@@ -74,7 +74,7 @@ s, d, h, x = r["shape"], r["delivery"], r["hub"], r["redis"]
 print(f'{s["streams"]:>6}/{s["rooms"]}/{s["publishesPerSec"]:.0f}{"/page" + str(s["pageRooms"]) if s.get("pageRooms") else ""}: connected {r["connect"]["ok"]}, '
       f'lost {d["lost"]}, dup {d["duplicated"]}, p50/p99 {d["p50ms"]:.1f}/{d["p99ms"]:.1f} ms (publish p50/p99 {r["publish"]["p50ms"]:.1f}/{r["publish"]["p99ms"]:.1f}), '
       f'hub {h["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k, {h["rssKBPerStream"]:.0f} KB/stream, '
-      f'redis {x["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k')
+      f'redis {x["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k; per stream-second: hub {h["cpuMicrosPerStreamSec"]:.2f} µs, redis {x["cpuMicrosPerStreamSec"]:.2f} µs')
 PY
     kill "$hub_pid"; wait "$hub_pid" 2>/dev/null || true; hub_pid=
     kill "$(cat "$work/redis.pid")"; rm -f "$work/redis.pid"
