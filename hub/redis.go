@@ -158,6 +158,7 @@ type pipeliner interface {
 // restart, SCRIPT FLUSH) are sent again as EVAL, in order, and the node is
 // no longer known.
 func (r *Redis) execMany(ctx context.Context, rdb pipeliner, s Script, execs []rueidis.LuaExec) []rueidis.RedisResult {
+	known := r.known.of(s.sha1)
 	cmds := make(rueidis.Commands, len(execs))
 	for i, e := range execs {
 		cmds[i] = s.cmd(rdb.B(), e, false)
@@ -168,7 +169,7 @@ func (r *Redis) execMany(ctx context.Context, rdb pipeliner, s Script, execs []r
 			calls[r.bucket(c)]++
 		}
 		for i, c := range cmds {
-			if b := r.bucket(c); calls[b] > 1 && !r.known.has(s.sha1, b) {
+			if b := r.bucket(c); calls[b] > 1 && !known.has(b) {
 				cmds[i], calls[b] = s.cmd(rdb.B(), execs[i], true), 0 // the node's first
 			}
 		}
@@ -178,7 +179,7 @@ func (r *Redis) execMany(ctx context.Context, rdb pipeliner, s Script, execs []r
 	var at []int
 	for i, res := range results {
 		err := res.Error()
-		r.Learned(s, cmds[i], err)
+		known.learned(r.bucket(cmds[i]), err)
 		if IsNoScript(err) {
 			again = append(again, s.cmd(rdb.B(), execs[i], true))
 			at = append(at, i)
@@ -209,40 +210,42 @@ func (r *Redis) bucket(c rueidis.Completed) int {
 // clusterSlots is a Redis Cluster's number of hash slots.
 const clusterSlots = 16384
 
-// scriptsKnown records, per script, the buckets (Redis.bucket) where Redis
-// is known to have it.
+// scriptsKnown records, per script, where Redis is known to have it.
 type scriptsKnown struct {
 	mu   sync.Mutex
-	sets map[string]*[clusterSlots / 64]atomic.Uint64 // by sha1
+	sets map[string]*knownSet // by sha1
 }
 
-func (k *scriptsKnown) set(sha string) *[clusterSlots / 64]atomic.Uint64 {
+// of is the script's record (made empty the first time).
+func (k *scriptsKnown) of(sha string) *knownSet {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.sets == nil {
-		k.sets = map[string]*[clusterSlots / 64]atomic.Uint64{}
+		k.sets = map[string]*knownSet{}
 	}
 	set := k.sets[sha]
 	if set == nil {
-		set = new([clusterSlots / 64]atomic.Uint64)
+		set = new(knownSet)
 		k.sets[sha] = set
 	}
 	return set
 }
 
-func (k *scriptsKnown) has(sha string, b int) bool {
-	return b >= 0 && k.set(sha)[b/64].Load()&(1<<(b%64)) != 0
-}
+// knownSet is one script's buckets (Redis.bucket) where Redis is known to
+// have it, a bit each; -1 is never known.
+type knownSet [clusterSlots / 64]atomic.Uint64
 
-func (k *scriptsKnown) add(sha string, b int) {
-	if b >= 0 && !k.has(sha, b) {
-		k.set(sha)[b/64].Or(1 << (b % 64))
-	}
-}
+func (k *knownSet) has(b int) bool { return b >= 0 && k[b/64].Load()&(1<<(b%64)) != 0 }
 
-func (k *scriptsKnown) forget(sha string, b int) {
-	if b >= 0 {
-		k.set(sha)[b/64].And(^(uint64(1) << (b % 64)))
+// learned records what Redis answered a call in bucket b: it has the
+// script (an answer), or not (NOSCRIPT).
+func (k *knownSet) learned(b int, err error) {
+	switch {
+	case b < 0:
+	case IsNoScript(err):
+		k[b/64].And(^(uint64(1) << (b % 64)))
+	case err == nil && !k.has(b):
+		k[b/64].Or(1 << (b % 64))
 	}
 }
 
@@ -261,7 +264,7 @@ func (s Script) cmd(b rueidis.Builder, e rueidis.LuaExec, withSource bool) rueid
 // call later. Learned takes what Redis answered.
 func (r *Redis) ScriptCmd(s Script, e rueidis.LuaExec) rueidis.Completed {
 	c := s.cmd(r.B(), e, false)
-	if !r.known.has(s.sha1, r.bucket(c)) {
+	if !r.known.of(s.sha1).has(r.bucket(c)) {
 		c = s.cmd(r.B(), e, true)
 	}
 	return c
@@ -270,12 +273,7 @@ func (r *Redis) ScriptCmd(s Script, e rueidis.LuaExec) rueidis.Completed {
 // Learned records what Redis answered c, a call of s: it has s (an
 // answer), or not (NOSCRIPT).
 func (r *Redis) Learned(s Script, c rueidis.Completed, err error) {
-	switch {
-	case IsNoScript(err):
-		r.known.forget(s.sha1, r.bucket(c))
-	case err == nil:
-		r.known.add(s.sha1, r.bucket(c))
-	}
+	r.known.of(s.sha1).learned(r.bucket(c), err)
 }
 
 // IsNoScript says whether err is Redis' NOSCRIPT: an EVALSHA of a script it
@@ -386,9 +384,10 @@ func runWaiting(h *Hub, ctx context.Context, s Script, keys, args []string) ([]r
 			Timeout(h.cfg.PublishWait.Milliseconds()).Build()}
 	}
 	start := time.Now()
-	res := h.rdb.DoMulti(ctx, cmds(h.rdb.B().Evalsha().Sha1(s.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
-	if err, ok := rueidis.IsRedisErr(res[0].Error()); ok && err.IsNoScript() {
-		res = h.rdb.DoMulti(ctx, cmds(h.rdb.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
+	call := rueidis.LuaExec{Keys: keys, Args: args}
+	res := h.rdb.DoMulti(ctx, cmds(s.cmd(h.rdb.B(), call, false))...)
+	if IsNoScript(res[0].Error()) {
+		res = h.rdb.DoMulti(ctx, cmds(s.cmd(h.rdb.B(), call, true))...)
 	}
 	h.metrics.observeRedis(start)
 	arr, err := res[0].ToArray()
