@@ -20,31 +20,24 @@ import (
 // the read and the publish.
 func (in *Ingest) finish(ctx context.Context, parts []int, entries []Entry, from []int, outcomes []Outcome, hold bool) error {
 	execs, counted, retried := in.finishCalls(parts, entries, from, outcomes)
-	if len(execs) == 0 {
-		in.count(counted)
-	} else if hold && !in.rdb.Sharded() && !retried {
+	switch {
+	case len(execs) == 0:
+	case hold && !in.rdb.Sharded() && !retried:
 		// Counted now: its reply comes with the next read's, which may wait.
 		// Should it fail, its entries are read again and answered duplicate.
-		in.held = &heldFinish{exec: execs[0]}
-		in.count(counted)
-		return nil
-	} else {
+		in.held = &execs[0]
+	default:
 		for _, r := range hub.RunMany(in.rdb, ctx, doneScript, execs) {
 			if err := r.Error(); err != nil {
 				return hub.RedisErr(err) // published, not acknowledged: read again (pending) and answered duplicate
 			}
 		}
-		in.count(counted)
 	}
+	in.count(counted)
 	if retried {
 		return fmt.Errorf("%w: some entries could not be published and will be read again", hub.ErrRedis)
 	}
 	return nil
-}
-
-// heldFinish is a round's finish (lua/ingest_done.lua's call) not sent yet.
-type heldFinish struct {
-	exec rueidis.LuaExec
 }
 
 // sent takes the reply r of the held finish, sent as c: done, it is
@@ -61,8 +54,8 @@ func (in *Ingest) sent(c rueidis.Completed, r rueidis.RedisResult) error {
 
 // sendHeld sends the held finish alone, if any (the consumer stops).
 func (in *Ingest) sendHeld(ctx context.Context) {
-	if f := in.held; f != nil {
-		c := in.rdb.ScriptCmd(doneScript, f.exec)
+	if in.held != nil {
+		c := in.rdb.ScriptCmd(doneScript, *in.held)
 		if err := in.sent(c, in.rdb.Do(ctx, c)); err != nil {
 			in.log.Warn("ingest: acknowledging the last entries", "err", err)
 		}

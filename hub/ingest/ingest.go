@@ -124,9 +124,9 @@ type Ingest struct {
 	// idle: the last round read all there was (nothing pending, no
 	// partition full), so the next one waits for an entry first.
 	idle bool
-	// held is the last round's finish, sent first in the next read's
-	// pipeline (one Redis); nil when there is none.
-	held *heldFinish
+	// held is the last round's finish (lua/ingest_done.lua's call), sent
+	// first in the next read's pipeline (one Redis); nil when there is none.
+	held *rueidis.LuaExec
 
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition
@@ -244,11 +244,6 @@ func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Sec
 // gives back leases every tick.
 func (in *Ingest) run(ctx context.Context) {
 	defer in.releaseAll()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
-		defer cancel()
-		in.sendHeld(ctx)
-	}()
 	in.logStrays(ctx)
 	var nextLease, nextSample time.Time
 	backoff := hub.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second} // after failed reads

@@ -145,11 +145,13 @@ func (in *Ingest) release(ctx context.Context, ps []int) {
 	}
 }
 
-// releaseAll gives every lease back and leaves the instances' count, so
-// that the others take over at once (on Close).
+// releaseAll acknowledges what the last round finished, gives every lease
+// back and leaves the instances' count, so that the others take over at
+// once (on Close).
 func (in *Ingest) releaseAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
 	defer cancel()
+	in.sendHeld(ctx)
 	if held := in.ownedSorted(); len(held) > 0 {
 		in.release(ctx, held)
 		clear(in.owned)

@@ -216,20 +216,33 @@ func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (ou
 			in.leave(ctx, parts[i], "reading it")
 			continue
 		}
-		if err == nil && len(arr) != 2 {
-			err = fmt.Errorf("%w: an ingest read answered %d values", hub.ErrRedisReply, len(arr))
-		}
 		if err != nil {
 			return nil, false, in.checkGroups(ctx, parts, hub.RedisErr(err))
 		}
-		p := parts[i]
-		if out[p], err = entriesOf(arr[0]); err != nil {
+		partMore, err := in.readReply(arr, parts[i:i+1], out)
+		if err != nil {
 			return nil, false, err
 		}
-		full, _ := arr[1].AsInt64()
-		more = more || full == 1 || len(out[p]) >= in.cfg.IngestBatch
+		more = more || partMore
 	}
 	return out, more, nil
+}
+
+// readReply puts lua/ingest_read.lua's reply arr for parts into out, and
+// says whether there may be more to read at once: a partition gave a full
+// batch, or the byte budget stopped the read.
+func (in *Ingest) readReply(arr []rueidis.RedisMessage, parts []int, out map[int][]Entry) (more bool, err error) {
+	if len(arr) != len(parts)+1 {
+		return false, fmt.Errorf("%w: an ingest read answered %d values for %d partitions", hub.ErrRedisReply, len(arr), len(parts))
+	}
+	for i, p := range parts {
+		if out[p], err = entriesOf(arr[i]); err != nil {
+			return false, err
+		}
+		more = more || len(out[p]) >= in.cfg.IngestBatch
+	}
+	full, _ := arr[len(parts)].AsInt64()
+	return more || full == 1, nil
 }
 
 // readOne reads parts on one Redis in one pipeline, led by the last
@@ -250,7 +263,7 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 	var cmds rueidis.Commands
 	done := in.held
 	if done != nil {
-		cmds = append(cmds, in.rdb.ScriptCmd(doneScript, done.exec))
+		cmds = append(cmds, in.rdb.ScriptCmd(doneScript, *done))
 	}
 	idle := in.idle
 	if idle {
@@ -281,19 +294,12 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 	if err != nil {
 		return in.readFailed(ctx, parts, hub.RedisErr(err))
 	}
-	if len(arr) != len(parts)+1 {
-		return nil, false, fmt.Errorf("%w: an ingest read answered %d values for %d partitions", hub.ErrRedisReply, len(arr), len(parts))
-	}
 	out := make(map[int][]Entry, len(parts))
-	more := false
-	for i, p := range parts {
-		if out[p], err = entriesOf(arr[i]); err != nil {
-			return nil, false, err
-		}
-		more = more || len(out[p]) >= in.cfg.IngestBatch
+	more, err := in.readReply(arr, parts, out)
+	if err != nil {
+		return nil, false, err
 	}
-	full, _ := arr[len(parts)].AsInt64()
-	return out, more || full == 1, nil
+	return out, more, nil
 }
 
 // woken reads the replies of an idle read: the blocking XREADGROUP's (nil:
