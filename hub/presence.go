@@ -44,7 +44,7 @@ type HeartbeatAck struct {
 func (h *Hub) touch(ctx context.Context, room, user int64, member string) error {
 	ctx, cancel := Detach(ctx)
 	defer cancel()
-	calls, _ := h.touchCalls([]presenceTouch{{room: room, user: user, members: []string{member}}})
+	calls := h.touchCalls([]presenceTouch{{room: room, user: user, members: []string{member}}})
 	joined, err := Run(h.rdb, ctx, presenceTouchScript, calls[0].Keys, calls[0].Args, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return err
@@ -77,30 +77,21 @@ type presenceTouch struct {
 // is 50 calls, each sent when the one before has answered (the Cost rule).
 const touchesPerCall = 200
 
-// touchCalls groups touches into presence_touch.lua's calls: on one Redis
-// touchesPerCall at a time; on a cluster each room's apart (its keys share
-// its slot). at[i] is the touch the i-th result of the calls (in order)
-// answers.
-func (h *Hub) touchCalls(items []presenceTouch) (calls []rueidis.LuaExec, at []int) {
+// touchCalls groups touches into presence_touch.lua's calls, in order: on
+// one Redis touchesPerCall at a time; on a cluster, where items come sorted
+// by room, each room's apart (its keys share its slot).
+func (h *Hub) touchCalls(items []presenceTouch) []rueidis.LuaExec {
 	head := []string{itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))}
-	order := make([]int, len(items))
-	for i := range order {
-		order[i] = i
-	}
-	if h.sharded {
-		sort.SliceStable(order, func(a, b int) bool { return items[order[a]].room < items[order[b]].room })
-	}
-	for n, i := range order {
-		t := items[i]
-		if n%touchesPerCall == 0 || h.sharded && t.room != items[order[n-1]].room {
+	var calls []rueidis.LuaExec
+	for n, t := range items {
+		if n%touchesPerCall == 0 || h.sharded && t.room != items[n-1].room {
 			calls = append(calls, rueidis.LuaExec{Args: append([]string(nil), head...)})
 		}
 		c := &calls[len(calls)-1]
 		c.Keys = append(c.Keys, PresenceKey(t.room), PresenceChangesKey(t.room), PresenceConnsKey(t.room, t.user), EventsKey(t.room), RoomSeqKey(t.room))
 		c.Args = append(append(c.Args, itoa(t.user), strconv.Itoa(len(t.members))), t.members...)
-		at = append(at, i)
 	}
-	return calls, at
+	return calls
 }
 
 // refreshes collects the clock's presence refreshes of one tick, one touch
@@ -162,18 +153,22 @@ func (r *refreshes) add(room, user int64, member string) {
 }
 
 // touchBatch runs many touches (the clock's refreshes, a page stream's
-// join): calls of many touches each, one after the other (see
-// touchesPerCall). Like touch, it is not abandoned when ctx is cancelled.
+// join; on a cluster it sorts items by room): calls of many touches each,
+// one after the other (see touchesPerCall). Like touch, it is not abandoned
+// when ctx is cancelled.
 func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 	if len(items) == 0 {
 		return
 	}
 	ctx, cancel := Detach(ctx)
 	defer cancel()
-	calls, at := h.touchCalls(items)
+	if h.sharded { // a room's touches together, one call per room
+		sort.SliceStable(items, func(a, b int) bool { return items[a].room < items[b].room })
+	}
+	calls := h.touchCalls(items)
 	chunk := 1
 	if h.sharded {
-		chunk = 32 // a room's calls, spread over the masters
+		chunk = 32 // rooms' calls, spread over the masters
 	}
 	failed, k := 0, 0 // k: the first touch of call i
 	var firstErr error
@@ -186,7 +181,7 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 		}
 		for j, v := range joined {
 			if v == 1 {
-				h.joined(ctx, items[at[k+j]].room)
+				h.joined(ctx, items[k+j].room)
 			}
 		}
 		k += len(calls[i].Keys) / 5
