@@ -14,6 +14,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/publish"
+	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 )
 
@@ -95,18 +96,10 @@ func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 		return out
 	}})
 	ctx := context.Background()
-	// The consumer waits: its blocking XREADGROUP is listed as blocked.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testbin.Eventually(t, 30*time.Second, "the consumer waiting (its XREADGROUP listed as blocked)", func() bool {
 		list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
-		if strings.Contains(list, "flags=b") && strings.Contains(list, "cmd=xreadgroup") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the consumer never waited:\n%s", list)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(list, "flags=b") && strings.Contains(list, "cmd=xreadgroup")
+	})
 	const n = 600
 	cmds := rueidis.Commands{rdb.B().Multi().Build()}
 	for i := range n {
