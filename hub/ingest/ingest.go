@@ -121,6 +121,8 @@ type Ingest struct {
 	// maxEntry is the most bytes an entry may hold (the publish route's body
 	// limit); readBudget, the bytes one read's entries may hold together.
 	maxEntry, readBudget int64
+	// readArgs are lua/ingest_read.lua's arguments, the same every read.
+	readArgs []string
 	// idle: the last round read all there was (nothing pending, no
 	// partition full), so the next one waits for an entry first.
 	idle bool
@@ -195,6 +197,8 @@ func (in *Ingest) Start(p Publisher) {
 	in.publish = p
 	in.maxEntry = publish.MaxBody(p.MaxData())
 	in.readBudget = max(minReadBudget, 2*in.maxEntry)
+	in.readArgs = []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
+		strconv.FormatInt(in.readBudget, 10)}
 	in.started.Store(true)
 	in.h.Go(in.run)
 }

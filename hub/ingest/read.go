@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -200,15 +199,13 @@ func endEntrySpan(span trace.Span, o Outcome) {
 // cluster's partitions lie in different slots, so there each is read by its
 // own script, in one pipeline, without waiting.
 func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]Entry, more bool, err error) {
-	args := []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
-		strconv.FormatInt(in.readBudget, 10)}
 	if !in.rdb.Sharded() {
-		return in.readOne(ctx, parts, wait, args)
+		return in.readOne(ctx, parts, wait)
 	}
 	out = make(map[int][]Entry, len(parts))
 	execs := make([]rueidis.LuaExec, len(parts))
 	for i, p := range parts {
-		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestKey(p)}, Args: args}
+		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestKey(p)}, Args: in.readArgs}
 	}
 	for i, r := range hub.RunMany(in.rdb, ctx, readScript, execs) {
 		arr, err := r.ToArray()
@@ -254,7 +251,7 @@ func (in *Ingest) readReply(arr []rueidis.RedisMessage, parts []int, out map[int
 // (the next round's read script). Else it is the read script
 // (lua/ingest_read.lua): pending entries first, within the byte budget. A
 // round is thus batched by what is waiting, never by sleeping.
-func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, args []string) (map[int][]Entry, bool, error) {
+func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration) (map[int][]Entry, bool, error) {
 	keys := make([]string, len(parts))
 	for i, p := range parts {
 		keys[i] = hub.IngestKey(p)
@@ -277,7 +274,7 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration, 
 			cmds = append(cmds, b.Xlen().Key(k).Build())
 		}
 	} else {
-		cmds = append(cmds, in.rdb.ScriptCmd(readScript, rueidis.LuaExec{Keys: keys, Args: args}))
+		cmds = append(cmds, in.rdb.ScriptCmd(readScript, rueidis.LuaExec{Keys: keys, Args: in.readArgs}))
 	}
 	res := hub.DoMany(in.rdb, ctx, cmds)
 	if done != nil {
