@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,11 @@ import (
 func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
+	rules := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
+	cfg := func(c *hub.Config) {
+		rules(c)
+		c.PresenceUserTTL = 3 * time.Second // the registry read every second
+	}
 	a := startHub(t, rs.Addr(), cfg)
 	b := startHub(t, rs.Addr(), cfg)
 	s := b.settledUserStream(t, 1)
@@ -42,6 +47,19 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	})
 	nid = a.notifyWith(t, 7, "", 1)
 	a.waitDelivery(t, nid, 1, "push", "sent")
+
+	// A stream left behind by a killed instance does not count once that
+	// instance's lease has ended, and the claim forgets it.
+	testredis.Do(t, a.rdb, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(time.Now().UnixMilli()-1000, 10), "killed")
+	testredis.Do(t, a.rdb, "ZADD", hub.UserOnlineKey(1), "+inf", "killed.c1")
+	eventually(t, 10*time.Second, "the killed instance known", func() bool {
+		return strings.Contains(a.Hub.DeadInstances(), "killed")
+	})
+	nid = a.notifyWith(t, 7, "", 1)
+	a.waitDelivery(t, nid, 1, "push", "sent")
+	if n, _ := testredis.Do(t, a.rdb, "ZCARD", hub.UserOnlineKey(1)).AsInt64(); n != 0 {
+		t.Fatalf("user:online keeps %d streams of a dead instance", n)
+	}
 }
 
 // A seen on another instance's tab just before the email is due cancels it.

@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -122,53 +124,102 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 	}
 }
 
-// A user's two tabs in one room on one instance are refreshed by one call:
-// after a refresh both connections carry the same expiry.
-func TestPresence_TabsOfAUserAreRefreshedTogether(t *testing.T) {
+// An open stream costs Redis no write of its own between its join and its
+// close: its members carry no expiry (+inf) and are named after the
+// instance, whose lease stands for them; the instance refreshes its users'
+// last heartbeat. Two TTLs after the join the user is still present.
+func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
 	})
 	th.openStream(t, 72, 9, "")
-	time.Sleep(100 * time.Millisecond) // the second tab's own schedule would be 100 ms later
 	th.openStream(t, 72, 9, "")
-	key := hub.PresenceConnsKey(72, 9)
-	scores := func() map[string]float64 {
+	seen0, err := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(72), "9").AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instance string
+	eventually(t, 10*time.Second, "the instance's lease taken", func() bool {
+		ids, _ := testredis.Do(t, th.rdb, "ZRANGE", hub.PresenceInstancesKey, "0", "-1").AsStrSlice()
+		if len(ids) == 1 {
+			instance = ids[0]
+		}
+		return instance != ""
+	})
+	members := func(key string) map[string]float64 {
 		z, err := testredis.Do(t, th.rdb, "ZRANGE", key, "0", "-1", "WITHSCORES").AsZScores()
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := map[string]float64{}
 		for _, e := range z {
+			if !strings.HasPrefix(e.Member, instance+".") || !math.IsInf(e.Score, 1) {
+				t.Fatalf("%s holds %q scored %v: want the instance's streams, no expiry", key, e.Member, e.Score)
+			}
 			m[e.Member] = e.Score
 		}
 		return m
 	}
-	joined := scores() // each tab's expiry from its own join
-	if len(joined) != 2 {
-		t.Fatalf("connections %v, want two", joined)
+	conns, live := members(hub.PresenceConnsKey(72, 9)), members(hub.UserOnlineKey(9))
+	if len(conns) != 2 || fmt.Sprint(conns) != fmt.Sprint(live) {
+		t.Fatalf("presence %v and online %v: want the two tabs in both", conns, live)
 	}
-	var now map[string]float64
-	eventually(t, 10*time.Second, "both tabs refreshed", func() bool {
-		now = scores()
-		for c, v := range joined {
-			if now[c] == v {
-				return false
-			}
-		}
-		return true
+	eventually(t, 20*time.Second, "the last heartbeat refreshed two TTLs after the join", func() bool {
+		seen, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(72), "9").AsInt64()
+		return seen-seen0 >= 1800
 	})
-	var first float64
-	for _, v := range now {
-		if first == 0 {
-			first = v
-		} else if v != first {
-			t.Fatalf("expiries after the first refreshes %v: the tabs were refreshed apart", now)
-		}
+	if now := members(hub.PresenceConnsKey(72, 9)); fmt.Sprint(now) != fmt.Sprint(conns) {
+		t.Fatalf("members %v, were %v", now, conns)
 	}
 	if l := th.presenceList(t, 72); fmt.Sprint(online(l)) != "[9]" {
 		t.Fatalf("presence %+v", l)
 	}
+}
+
+// A user taken out while their stream is open (a join Redis refused, a
+// sweep that found the instance's lease lapsed) is joined again by the next
+// refresh; an instance whose lease lapsed joins all its streams again.
+func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
+		c.KeepAlive = 200 * time.Millisecond
+	})
+	th.openStream(t, 75, 9, "")
+	conns := hub.PresenceConnsKey(75, 9)
+	member, _ := testredis.Do(t, th.rdb, "ZRANGE", conns, "0", "-1").AsStrSlice()
+	if len(member) != 1 {
+		t.Fatalf("members %v", member)
+	}
+	// After a refresh of the open stream, nothing but the next refresh can
+	// bring the user back.
+	joined, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(75), "9").AsInt64()
+	eventually(t, 10*time.Second, "a refresh", func() bool {
+		seen, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(75), "9").AsInt64()
+		return seen != joined
+	})
+	testredis.Do(t, th.rdb, "HDEL", hub.PresenceKey(75), "9")
+	testredis.Do(t, th.rdb, "DEL", conns)
+	back := func() bool {
+		in, _ := testredis.Do(t, th.rdb, "HEXISTS", hub.PresenceKey(75), "9").AsInt64()
+		now, _ := testredis.Do(t, th.rdb, "ZRANGE", conns, "0", "-1").AsStrSlice()
+		return in == 1 && fmt.Sprint(now) == fmt.Sprint(member)
+	}
+	eventually(t, 10*time.Second, "user 9 present again", back)
+
+	// The lease lapsed, and a sweep took the stream's member out; a
+	// heartbeat keeps the user listed, so only the lapse brings it back.
+	code, env := th.do(t, http.MethodPost, "/api/v1/rooms/75/presence/heartbeat",
+		map[string]string{"Authorization": "Bearer " + th.token(t, 9)}, "")
+	if code != 200 {
+		t.Fatalf("heartbeat: %d %+v", code, env)
+	}
+	testredis.Do(t, th.rdb, "DEL", hub.PresenceInstancesKey)
+	testredis.Do(t, th.rdb, "ZREM", conns, member[0])
+	eventually(t, 10*time.Second, "the stream's member back", func() bool {
+		in, _ := testredis.Do(t, th.rdb, "ZSCORE", conns, member[0]).ToString()
+		return in == "inf"
+	})
 }
 
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {

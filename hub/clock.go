@@ -19,11 +19,10 @@ func (h *Hub) clockTick() time.Duration {
 
 // runClock is the one timer of all streams: on each tick it sends keepalives
 // to streams quiet for SSE_KEEPALIVE_SECS, ends streams whose token expired,
-// refreshes the presence of streams due (in one pipeline, one call per room
-// and user: a stream of a user whose other stream in the room is due comes
-// along, and from then on they are due together) and, in proxy mode,
-// asks again whether their users may still use their rooms. A stream costs
-// it a few field reads per tick, and no timer of its own.
+// every RefreshEvery renews the instance's presence lease and its streams'
+// last heartbeats (instances.go) and, in proxy mode, asks again whether
+// their users may still use their rooms. A stream costs it a few field
+// reads per tick, and no timer of its own.
 func (h *Hub) runClock(ctx context.Context) {
 	t := time.NewTicker(h.clockTick())
 	defer t.Stop()
@@ -31,15 +30,14 @@ func (h *Hub) runClock(ctx context.Context) {
 	// must not hold presence back, nor the reverse.
 	var refreshing, rechecking atomic.Bool
 	var all []*Stream
+	var nextPresence time.Time // now: the lease is taken at once
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
 			all = h.streams.snapshot(all[:0])
-			var due refreshes
 			var recheck []*Stream
-			next := now.Add(h.RefreshEvery())
 			for _, s := range all {
 				if !s.expires.IsZero() && now.After(s.expires) {
 					s.Close()
@@ -48,24 +46,22 @@ func (h *Hub) runClock(ctx context.Context) {
 				if now.Sub(time.Unix(0, s.lastWrite.Load())) >= h.cfg.KeepAlive {
 					s.sendRaw(keepaliveFrame)
 				}
-				if !refreshing.Load() && now.After(s.nextRefresh) {
-					due.addStream(s, next)
-				}
 				if every := h.RecheckEvery(); every > 0 && !rechecking.Load() && now.After(s.nextRecheck) {
 					s.nextRecheck = now.Add(every)
 					recheck = append(recheck, s)
 				}
 			}
-			if !refreshing.Load() {
-				due.bringAlong(all, next)
+			if !refreshing.Load() && !now.Before(nextPresence) {
+				nextPresence = now.Add(h.RefreshEvery())
+				open := make([]*Stream, 0, len(all))
+				for _, s := range all {
+					if !s.ended() {
+						open = append(open, s)
+					}
+				}
+				h.goFlagged(&refreshing, func(ctx context.Context) { h.refreshPresence(ctx, open) })
 			}
 			clear(all) // keep no ended stream alive until the next tick
-			if touches, online := due.touches, due.online; len(touches) > 0 || len(online) > 0 {
-				h.goFlagged(&refreshing, func(ctx context.Context) {
-					h.touchBatch(ctx, touches)
-					h.renewOnline(ctx, online)
-				})
-			}
 			if len(recheck) > 0 {
 				h.goFlagged(&rechecking, func(ctx context.Context) { h.recheck(ctx, recheck) })
 			}
@@ -116,6 +112,7 @@ round:
 	_ = g.Wait() // the calls never fail: a backend that cannot answer is asked next round
 }
 
-// RefreshEvery is how often an open stream refreshes its presence: well within
-// PRESENCE_USER_TTL_SECS, so an open tab never drops out.
+// RefreshEvery is how often an instance renews its presence lease and its
+// streams' last heartbeats: well within PRESENCE_USER_TTL_SECS, so an open
+// tab never drops out.
 func (h *Hub) RefreshEvery() time.Duration { return max(h.cfg.PresenceUserTTL/3, 100*time.Millisecond) }

@@ -45,6 +45,7 @@ type Hub struct {
 	topics     topics
 	streams    streams
 	presence   presence
+	inst       instances                        // this instance's presence lease (instances.go)
 	mutes      Mutes                            // nil: nothing muted
 	controls   map[string]func(json.RawMessage) // OnControl's handlers, by key
 	access     *access                          // who may use a room
@@ -77,6 +78,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h.streams.byConn = map[string]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
+	h.inst.id = newID()[:16]
 	h.controls = map[string]func(json.RawMessage){}
 	h.access = newAccess(cfg)
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })
@@ -214,6 +216,7 @@ func (h *Hub) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
+		h.endInstance(ctx)
 		for _, f := range h.finals {
 			f(ctx)
 		}

@@ -35,8 +35,9 @@ func IdempotencyKey(room int64, key string) string { return "idem:" + roomTag(ro
 func PresenceKey(room int64) string { return "presence:" + roomTag(room) }
 
 // PresenceConnsKey holds what keeps one user present in a room: their open
-// streams (connection ids) and "hb" for an explicit heartbeat, scored by
-// expiry: "presence:conns:{42}:7".
+// streams (connection ids, scored +inf: they live while their instance's
+// lease does) and "hb" for an explicit heartbeat, scored by its expiry:
+// "presence:conns:{42}:7".
 func PresenceConnsKey(room, user int64) string {
 	return "presence:conns:" + roomTag(room) + ":" + strconv.FormatInt(user, 10)
 }
@@ -53,13 +54,18 @@ func PresenceChangesKey(room int64) string { return "presence:changes:" + roomTa
 // It is one key (one cluster slot) and is only touched by plain commands.
 const PresenceRoomsKey = "presence:rooms"
 
+// PresenceInstancesKey is the registry of hub instances, a sorted set of
+// instance ids scored by the end of their lease (ms, Redis clock): what an
+// open stream's presence and online lease stand on (instances.go).
+const PresenceInstancesKey = "presence:instances"
+
 // UserConnsKey is a user's open streams across instances, a sorted set of
 // connection ids scored by open time (Redis clock): "user:conns:{7}".
 func UserConnsKey(user int64) string { return "user:conns:" + userTag(user) }
 
-// UserOnlineKey is a user's open streams across instances, each scored by
-// the end of its lease (ms), which the holding instance keeps renewing: a
-// dead instance's streams drop out by themselves. "user:online:{7}".
+// UserOnlineKey is a user's open streams across instances, connection ids
+// scored +inf: each counts while its instance's lease lives, so a dead
+// instance's streams drop out by themselves. "user:online:{7}".
 func UserOnlineKey(user int64) string { return "user:online:" + userTag(user) }
 
 // UserControlChannel carries orders between instances (control.go): the

@@ -55,16 +55,6 @@ func (h *Hub) touch(ctx context.Context, room, user int64, member string) error 
 	return nil
 }
 
-// touchMany marks user present through member in each room, in one pipeline:
-// a page stream's join. Failures are logged; the clock tries again.
-func (h *Hub) touchMany(ctx context.Context, user int64, member string, rooms []int64) {
-	items := make([]presenceTouch, len(rooms))
-	for i, r := range rooms {
-		items[i] = presenceTouch{room: r, user: user, members: []string{member}}
-	}
-	h.touchBatch(ctx, items)
-}
-
 // presenceTouch is a user's presence in one room through some members (the
 // connection ids of their streams there, or the heartbeat member).
 type presenceTouch struct {
@@ -72,9 +62,10 @@ type presenceTouch struct {
 	members    []string
 }
 
-// touchesPerCall bounds the touches of one presence_touch.lua call: about
-// a millisecond of Redis' time, so an instance's refresh of 10,000 streams
-// is 50 calls, each sent when the one before has answered (the Cost rule).
+// touchesPerCall bounds the touches of one presence_touch.lua call (and the
+// users of one presence_refresh.lua call): about a millisecond of Redis'
+// time, so an instance's 10,000 streams are 50 calls, each sent when the
+// one before has answered (the Cost rule).
 const touchesPerCall = 200
 
 // touchCalls groups touches into presence_touch.lua's calls, in order: on
@@ -94,66 +85,8 @@ func (h *Hub) touchCalls(items []presenceTouch) []rueidis.LuaExec {
 	return calls
 }
 
-// refreshes collects the clock's presence refreshes of one tick, one touch
-// per (room, user) however many of the user's streams there are due.
-type refreshes struct {
-	byKey   map[[2]int64]int // (room, user) → index in touches
-	touches []presenceTouch
-	online  map[int64][]string // user → connection ids whose online lease to renew
-}
-
-// addStream refreshes s's presence in each of its rooms now, and makes it
-// due again at next.
-func (r *refreshes) addStream(s *Stream, next time.Time) {
-	s.nextRefresh = next
-	if r.online == nil {
-		r.online = map[int64][]string{}
-	}
-	r.online[s.User] = append(r.online[s.User], s.ConnID)
-	for _, m := range s.members { // fixed when the stream opens
-		if m.roomID > 0 {
-			r.add(m.roomID, s.User, s.ConnID)
-		}
-	}
-}
-
-// bringAlong adds the streams not yet due (their next refresh is not next)
-// of a user already refreshed in one of their rooms, and makes them due at
-// next too: a user's streams in a room on this instance then cost one call
-// per refresh.
-func (r *refreshes) bringAlong(all []*Stream, next time.Time) {
-	if len(r.byKey) == 0 {
-		return
-	}
-	for _, s := range all {
-		if s.nextRefresh.Equal(next) || s.ended() {
-			continue
-		}
-		for _, m := range s.members {
-			if _, ok := r.byKey[[2]int64{m.roomID, s.User}]; ok && m.roomID > 0 {
-				r.addStream(s, next)
-				break
-			}
-		}
-	}
-}
-
-// add refreshes member's presence in room for user.
-func (r *refreshes) add(room, user int64, member string) {
-	k := [2]int64{room, user}
-	if i, ok := r.byKey[k]; ok {
-		r.touches[i].members = append(r.touches[i].members, member)
-		return
-	}
-	if r.byKey == nil {
-		r.byKey = map[[2]int64]int{}
-	}
-	r.byKey[k] = len(r.touches)
-	r.touches = append(r.touches, presenceTouch{room: room, user: user, members: []string{member}})
-}
-
-// touchBatch runs many touches (the clock's refreshes, a page stream's
-// join; on a cluster it sorts items by room): calls of many touches each,
+// touchBatch runs many touches (a stream's join, the streams an instance
+// joins again; on a cluster it sorts items by room): calls of many touches each,
 // one after the other (see touchesPerCall). Like touch, it is not abandoned
 // when ctx is cancelled.
 func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
@@ -200,10 +133,11 @@ func (h *Hub) joined(ctx context.Context, room int64) {
 	h.scheduleBroadcast(room)
 }
 
-// leave removes member (may be "") and expired members for users; those left
+// leave removes member (may be ""), expired heartbeats and the members of
+// the dead instances (comma separated, may be "") for users; those left
 // with none leave the room. It reports how many left.
-func (h *Hub) leave(ctx context.Context, room int64, member string, users []string) (int, error) {
-	e := h.leaveExec(room, member, users)
+func (h *Hub) leave(ctx context.Context, room int64, member string, users []string, dead string) (int, error) {
+	e := h.leaveExec(room, member, users, dead)
 	left, err := Run(h.rdb, ctx, presenceLeaveScript, e.Keys, e.Args, rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return 0, err
@@ -215,9 +149,9 @@ func (h *Hub) leave(ctx context.Context, room int64, member string, users []stri
 }
 
 // leaveExec is lua/presence_leave.lua's call for leave's arguments.
-func (h *Hub) leaveExec(room int64, member string, users []string) rueidis.LuaExec {
+func (h *Hub) leaveExec(room int64, member string, users []string, dead string) rueidis.LuaExec {
 	keys := []string{PresenceKey(room), PresenceChangesKey(room)}
-	args := []string{member, itoa(int64(h.cfg.PresenceHashTTL / time.Second))}
+	args := []string{member, itoa(int64(h.cfg.PresenceHashTTL / time.Second)), dead}
 	for _, u := range users {
 		id, err := strconv.ParseInt(u, 10, 64)
 		if err != nil {
@@ -273,7 +207,7 @@ func (h *Hub) Presence(ctx context.Context, room int64) (PresenceList, error) {
 	if len(stale) > 0 {
 		// A stale lastSeen only means no recent touch: members decide. The
 		// sweep removes those with none and announces their leave.
-		if _, err := h.leave(ctx, room, "", stale); err != nil {
+		if _, err := h.leave(ctx, room, "", stale, h.DeadInstances()); err != nil {
 			h.log.Warn("sweeping stale presence", "room", room, "err", err)
 		}
 	}

@@ -106,7 +106,7 @@ type Stream struct {
 	lastWrite  atomic.Int64  // unix nanos of the last write, for keepalives
 
 	// Owned by the clock goroutine.
-	nextRefresh, nextRecheck time.Time
+	nextRecheck time.Time
 }
 
 // member is a stream's subscription to one topic, with its position there.
@@ -144,7 +144,7 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	if !spec.Page && len(spec.Rooms)+btoi(spec.Log) != 1 {
 		return nil, fmt.Errorf("%w: only a page stream has several members", ErrInvalid)
 	}
-	s := &Stream{h: h, User: spec.User, ConnID: newID(), expires: spec.Expires, grant: spec.Grant, page: spec.Page,
+	s := &Stream{h: h, User: spec.User, ConnID: h.newConnID(), expires: spec.Expires, grant: spec.Grant, page: spec.Page,
 		done: make(chan struct{})}
 	for _, r := range spec.Rooms {
 		s.members = append(s.members, &member{s: s, topicID: r, roomID: r})
@@ -159,7 +159,6 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	}
 	now := time.Now()
 	s.lastWrite.Store(now.UnixNano())
-	s.nextRefresh = now.Add(h.RefreshEvery())
 	s.nextRecheck = now.Add(h.RecheckEvery())
 	for _, m := range s.members {
 		h.subscribe(m)
@@ -217,10 +216,13 @@ func (s *Stream) WaitReady(ctx context.Context) {
 // Join counts the stream against the user's connection cap (evicting their
 // oldest beyond it), loads the user's mutes and makes the user present in each
 // room. Redis errors are logged, not fatal: events matter more, and the clock
-// refreshes presence again.
+// joins a stream whose user is missing again. What the stream's release may
+// have undone before Join wrote it (it has no expiry) is undone again.
 func (s *Stream) Join(ctx context.Context) {
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
+	} else if s.ended() {
+		s.h.undo(ctx, func(ctx context.Context) { s.h.unregisterConn(ctx, s.User, s.ConnID) })
 	}
 	rooms := s.rooms()
 	if len(rooms) == 0 {
@@ -232,7 +234,11 @@ func (s *Stream) Join(ctx context.Context) {
 		s.mutes = ms
 		s.mu.Unlock()
 	}
-	s.h.touchMany(ctx, s.User, s.ConnID, rooms)
+	items := make([]presenceTouch, len(rooms))
+	for i, r := range rooms {
+		items[i] = presenceTouch{room: r, user: s.User, members: []string{s.ConnID}}
+	}
+	s.h.touchStreams(ctx, items, []*Stream{s})
 }
 
 // rooms returns the stream's rooms.

@@ -116,7 +116,7 @@ func (s *Stream) release(ctx context.Context) {
 		h.mutes.Release(s.User)
 	}
 	for _, room := range s.rooms() {
-		if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}); err != nil {
+		if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
 			h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
 		}
 	}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -52,16 +53,17 @@ func (h *Hub) sweep(ctx context.Context) error {
 }
 
 // sweepRooms sweeps rooms, each step for all of them in one pipeline: their
-// users and when each was last seen (HGETALL); the expired members of the
-// users not seen for half PRESENCE_USER_TTL_SECS, the users left with none
-// leaving (lua/presence_leave.lua, sweepBatch users a call); what is still
-// queued for a broadcast (LLEN). A room with neither users nor a queue is
-// no longer listed. A user seen more recently has a member touched then,
-// which lives a whole TTL from it, so none of theirs can have expired (a
-// stream that closes removes its member and looks at the rest itself):
-// an open stream costs the sweep nothing but its field's read. The half
-// TTL is the margin for this hub's clock against Redis' (TIME stamps the
-// hash).
+// users and when each was last seen (HGETALL); the expired heartbeats and
+// the dead instances' members of the users not seen for half
+// PRESENCE_USER_TTL_SECS, the users left with none leaving
+// (lua/presence_leave.lua, sweepBatch users a call); what is still queued
+// for a broadcast (LLEN). A room with neither users nor a queue is no
+// longer listed. A user seen more recently had a heartbeat then, which
+// lives a whole TTL from it, or a stream whose live instance refreshed
+// them (instances.go), so none of theirs can have gone (a stream that
+// closes removes its member and looks at the rest itself): an open stream
+// costs the sweep nothing but its field's read. The half TTL is the margin
+// for this hub's clock against Redis' (TIME stamps the hash).
 func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	if len(rooms) == 0 {
 		return nil
@@ -74,6 +76,8 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	var execs []rueidis.LuaExec
 	var execRooms []int64
 	seenSince := time.Now().Add(-h.cfg.PresenceUserTTL / 2).UnixMilli()
+	var dead string // read once some user is stale: a dead instance's users are
+	deadRead := false
 	for i, r := range DoMany(h.rdb, ctx, cmds) {
 		seen, err := r.AsStrMap()
 		if err != nil {
@@ -86,8 +90,14 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 				stale = append(stale, u)
 			}
 		}
+		if len(stale) > 0 && !deadRead {
+			if dead, err = h.readDeadInstances(ctx); err != nil {
+				return err
+			}
+			deadRead = true
+		}
 		for j := 0; j < len(stale); j += sweepBatch {
-			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))]))
+			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))], dead))
 			execRooms = append(execRooms, rooms[i])
 		}
 	}
@@ -170,4 +180,34 @@ func roomMembers(rooms []int64) []string {
 		out[i] = itoa(r)
 	}
 	return out
+}
+
+// readDeadInstances reads from the registry the ids of the instances whose
+// lease has ended, comma separated (instances.go).
+func (h *Hub) readDeadInstances(ctx context.Context) (string, error) {
+	res := DoMany(h.rdb, ctx, rueidis.Commands{
+		h.rdb.B().Time().Build(),
+		h.rdb.B().Zrange().Key(PresenceInstancesKey).Min("0").Max("-1").Withscores().Build(),
+	})
+	t, err := res[0].AsStrSlice()
+	if err != nil {
+		return "", RedisErr(err)
+	}
+	if len(t) != 2 {
+		return "", ErrRedisReply
+	}
+	all, err := res[1].AsZScores()
+	if err != nil {
+		return "", RedisErr(err)
+	}
+	secs, _ := strconv.ParseInt(t[0], 10, 64)
+	micros, _ := strconv.ParseInt(t[1], 10, 64)
+	now := float64(secs*1000 + micros/1000)
+	var dead []string
+	for _, z := range all {
+		if z.Score <= now {
+			dead = append(dead, z.Member)
+		}
+	}
+	return strings.Join(dead, ","), nil
 }

@@ -13,29 +13,40 @@ import (
 )
 
 // One sweep over more rooms than an SSCAN page (pipelined per page): every
-// user whose members expired leaves, a live one stays, a listed room with
-// no state is unlisted; once the leaves are broadcast, the emptied rooms are
-// unlisted too.
+// user left with nothing leaves (a dead instance's stream, a heartbeat that
+// expired), a live one stays (seen lately, or a stream of a live instance
+// however long ago they were seen), a listed room with no state is
+// unlisted; once the leaves are broadcast, the emptied rooms are unlisted
+// too.
 func TestSweep_ManyRoomsInPipelines(t *testing.T) {
 	h := startTestHub(t, func(c *Config) { c.PresenceBroadcast, c.PresenceUserTTL = 0, time.Minute })
 	rdb := h.rdb.Client
 	const dead = 1200
 	now := time.Now().UnixMilli()
-	cmds := [][]string{}
-	for r := int64(1); r <= dead+2; r++ {
+	cmds := [][]string{
+		{"ZADD", PresenceInstancesKey, strconv.FormatInt(now-1000, 10), "gone", strconv.FormatInt(now+60_000, 10), "alive"},
+	}
+	for r := int64(1); r <= dead+3; r++ {
 		room := strconv.FormatInt(r, 10)
 		cmds = append(cmds, []string{"SADD", PresenceRoomsKey, room})
 		if r == dead+2 {
 			continue // listed, no state
 		}
-		// A dead instance's member, last touched a TTL and a second ago…
-		seen, ttl := now-61_000, int64(60_000)
-		if r == dead+1 {
-			seen = now - 5000 // … and a live one
+		// Last seen a TTL and a second ago: a dead instance's stream, or a
+		// heartbeat that expired then…
+		seen, score, m := now-61_000, "+inf", "gone.c"+room
+		if r%2 == 0 {
+			score, m = strconv.FormatInt(seen+60_000, 10), "hb"
+		}
+		switch r {
+		case dead + 1: // … and live ones: seen lately,
+			seen = now - 5000
+		case dead + 3: // or a live instance's stream.
+			score, m = "+inf", "alive.c"+room
 		}
 		cmds = append(cmds,
 			[]string{"HSET", PresenceKey(r), room, strconv.FormatInt(seen, 10)},
-			[]string{"ZADD", PresenceConnsKey(r, r), strconv.FormatInt(seen+ttl, 10), "m" + room})
+			[]string{"ZADD", PresenceConnsKey(r, r), score, m})
 	}
 	for _, c := range cmds {
 		testredis.Do(t, rdb, c...)
@@ -49,8 +60,10 @@ func TestSweep_ManyRoomsInPipelines(t *testing.T) {
 			t.Fatalf("room %d still has %d users", r, n)
 		}
 	}
-	if n, _ := testredis.Do(t, rdb, "HLEN", PresenceKey(dead+1)).AsInt64(); n != 1 {
-		t.Fatalf("the live user was swept (%d left)", n)
+	for _, r := range []int64{dead + 1, dead + 3} {
+		if n, _ := testredis.Do(t, rdb, "HLEN", PresenceKey(r)).AsInt64(); n != 1 {
+			t.Fatalf("the live user of room %d was swept (%d left)", r, n)
+		}
 	}
 	if in, _ := testredis.Do(t, rdb, "SISMEMBER", PresenceRoomsKey, strconv.Itoa(dead+2)).AsInt64(); in != 0 {
 		t.Fatal("a room without state is still listed")
@@ -60,10 +73,12 @@ func TestSweep_ManyRoomsInPipelines(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, _ := testredis.Do(t, rdb, "SCARD", PresenceRoomsKey).AsInt64()
-		return n == 1
+		return n == 2
 	})
-	if in, _ := testredis.Do(t, rdb, "SISMEMBER", PresenceRoomsKey, strconv.Itoa(dead+1)).AsInt64(); in != 1 {
-		t.Fatal("the room with a live user was unlisted")
+	for _, r := range []int{dead + 1, dead + 3} {
+		if in, _ := testredis.Do(t, rdb, "SISMEMBER", PresenceRoomsKey, strconv.Itoa(r)).AsInt64(); in != 1 {
+			t.Fatalf("room %d, with a live user, was unlisted", r)
+		}
 	}
 }
 

@@ -30,6 +30,9 @@
 -- ARGV[13] the dedupe prefix, delivery:dedupe:{u}:
 -- ARGV[14] finished records are dropped this long (ms) after they finished
 -- ARGV[15] how long the delivery keys live after a write, in ms
+-- ARGV[16] the dead hub instances' ids, comma separated: a stream in
+--          user:online ("<instance>.<connection>", +inf) counts unless its
+--          instance is dead (then it is removed)
 -- Returns {next due (ms) or "", {channel, state, reason, …}, hand-off, …}:
 -- each hand-off {channel, attempt, head record id (hk), record ids (comma
 -- separated), their traceparents (comma separated, "" for none), item JSON, …}.
@@ -108,8 +111,24 @@ end
 
 local online
 local function is_online()
-  if online == nil then
-    online = #redis.call('ZRANGEBYSCORE', K_ONLINE, '(' .. NOW, '+inf', 'LIMIT', 0, 1) > 0
+  if online ~= nil then
+    return online
+  end
+  -- A lease of an older hub that is still running (a finite score)…
+  online = #redis.call('ZRANGEBYSCORE', K_ONLINE, '(' .. NOW, '(+inf', 'LIMIT', 0, 1) > 0
+  if not online then -- … or a stream of an instance not dead.
+    local dead = {}
+    for id in string.gmatch(ARGV[16], '[^,]+') do
+      dead[id] = true
+    end
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_ONLINE, '+inf', '+inf')) do
+      local inst = string.match(m, '^([^.]+)%.')
+      if inst and dead[inst] then
+        redis.call('ZREM', K_ONLINE, m)
+      else
+        online = true
+      end
+    end
   end
   return online
 end

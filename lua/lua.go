@@ -45,6 +45,17 @@ var PresenceTouch string
 //go:embed presence_leave.lua
 var PresenceLeave string
 
+// PresenceInstance renews a hub instance's lease and reads the registry.
+//
+//go:embed presence_instance.lua
+var PresenceInstance string
+
+// PresenceRefresh refreshes the last heartbeat of an instance's streaming
+// users, many rooms a call.
+//
+//go:embed presence_refresh.lua
+var PresenceRefresh string
+
 // UserConns registers a stream and evicts the user's oldest beyond the cap.
 //
 //go:embed user_conns.lua

@@ -1,16 +1,18 @@
 -- Mark users present in rooms, each through one or more members: open
--- streams (their connection ids) or an explicit heartbeat ("hb"). A member
--- lives until its expiry unless touched again. The first member of an
--- absent user is a join. One call carries many touches (the clock's
+-- streams (their connection ids) or an explicit heartbeat ("hb"). The
+-- heartbeat lives until its expiry unless touched again; a stream's member
+-- has no expiry (+inf): it lives while its instance's lease does, and goes
+-- when the stream closes or a sweep finds its instance dead (see
+-- hub/instances.go). The first member of an absent user is a join. One call carries many touches (the clock's
 -- refreshes of an instance's streams, a page stream's rooms), each room's
 -- own keys refreshed once however many of its users the call touches.
 -- Per touch, five keys:
 --   presence:{room}            hash userId -> last seen (ms)
 --   presence:changes:{room}    queued transitions for presence.update
---   presence:conns:{room}:<u>  zset member -> expiry (ms)
+--   presence:conns:{room}:<u>  zset member -> expiry (ms; +inf for streams)
 --   room:events:{room}, room:seq:{room}: a room whose history only presence
 --   keeps (its TTL at most ARGV[2]) lives while someone is present
--- ARGV[1]  member lifetime in ms (PRESENCE_USER_TTL_SECS)
+-- ARGV[1]  a heartbeat's lifetime in ms (PRESENCE_USER_TTL_SECS)
 -- ARGV[2]  key ttl in seconds (PRESENCE_HASH_TTL_SECS)
 -- then per touch, in the order of KEYS: the user id, the number of members,
 -- the members.
@@ -27,7 +29,11 @@ for k = 1, #KEYS, 5 do
   local user, n = ARGV[at], tonumber(ARGV[at + 1])
   local scored = {} -- expiry, member, expiry, member, …
   for i = at + 2, at + 1 + n do
-    scored[#scored + 1] = expiry
+    if ARGV[i] == 'hb' then
+      scored[#scored + 1] = expiry
+    else
+      scored[#scored + 1] = '+inf'
+    end
     scored[#scored + 1] = ARGV[i]
   end
   at = at + 2 + n

@@ -2,22 +2,36 @@
 -- all hub instances: beyond the cap the oldest streams are evicted, and every
 -- instance hears it on the control channel.
 -- KEYS[1]  user:conns:{user}   zset connection id -> opened at (ms, Redis time)
--- KEYS[2]  user:online:{user}  zset connection id -> lease end (ms), refreshed
---                              while the stream is open (delivery's onlyIfOffline)
+-- KEYS[2]  user:online:{user}  zset connection id -> +inf: the stream counts
+--                              while its instance's lease lives (delivery's
+--                              onlyIfOffline; hub/instances.go)
 -- ARGV[1]  connection id
 -- ARGV[2]  cap (0 = no cap)
 -- ARGV[3]  key ttl in seconds
 -- ARGV[4]  control channel
--- ARGV[5]  online lease in ms
+-- ARGV[5]  dead hub instances' ids, comma separated: their streams
+--          ("<instance>.<connection>") are forgotten here
 -- Returns the evicted connection ids.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-local lease = tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-redis.call('ZADD', KEYS[2], now + lease, ARGV[1])
-redis.call('PEXPIRE', KEYS[2], 2 * lease)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) -- leases of an older hub
+if ARGV[5] ~= '' then
+  local dead = {}
+  for id in string.gmatch(ARGV[5], '[^,]+') do
+    dead[id] = true
+  end
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+    local inst = string.match(m, '^([^.]+)%.')
+    if inst and dead[inst] then
+      redis.call('ZREM', KEYS[1], m)
+      redis.call('ZREM', KEYS[2], m)
+    end
+  end
+end
+redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 local cap = tonumber(ARGV[2])
 local evicted = {}
 if cap > 0 then

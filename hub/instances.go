@@ -1,0 +1,242 @@
+package hub
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/lua"
+)
+
+// Instances: what keeps an open stream present costs Redis one call per hub
+// instance per period, not a write per stream. Each instance holds a lease
+// in presence:instances (renewed every RefreshEvery, for
+// PRESENCE_USER_TTL_SECS); its streams' members in presence:conns:{room}:<u>
+// and user:online:{u} are "<instance>.<connection>" with no expiry (+inf),
+// and count while the lease lives. A closing stream removes its own; the
+// members of an instance whose lease ran out (it was killed) are removed by
+// the sweep, which finds its users through their last heartbeat: the
+// instance refreshes those (lua/presence_refresh.lua: one HSET per room), so
+// the users of a dead instance are the only streaming users the sweep looks
+// at. An instance whose own lease lapsed (Redis out of reach for a TTL)
+// joins its streams again: a sweep may have taken them out meanwhile.
+
+var (
+	instanceScript        = NewScript(lua.PresenceInstance)
+	presenceRefreshScript = NewScript(lua.PresenceRefresh)
+)
+
+// instancesForget is how long a dead instance stays in the registry, so
+// that sweeps, claims and registrations remove its members: far longer
+// than a sweep takes, and twice user:online's life after its last
+// registration (userConnsTTL), so that a member no one removed has expired
+// with its key before its instance is forgotten (and would count again).
+const instancesForget = 2 * userConnsTTL
+
+// instances is this instance's id and the registry's last reading.
+type instances struct {
+	id string // this instance's: the prefix of its streams' connection ids
+
+	mu    sync.Mutex
+	taken bool   // a lease was taken (Close ends it)
+	dead  string // ids of the instances whose lease ended, comma separated
+}
+
+// newConnID names a stream of this instance: "<instance>.<random>".
+func (h *Hub) newConnID() string { return h.inst.id + "." + newID()[:16] }
+
+// DeadInstances is the ids of the hub instances whose lease had ended at
+// this instance's last renewal, comma separated: a stream in user:online
+// counts unless its instance is among them.
+func (h *Hub) DeadInstances() string {
+	h.inst.mu.Lock()
+	defer h.inst.mu.Unlock()
+	return h.inst.dead
+}
+
+// renewInstance renews this instance's lease for lease (0: ends it) and
+// reads the registry. It reports whether the lease had lapsed (or was never
+// taken).
+func (h *Hub) renewInstance(ctx context.Context, lease time.Duration) (bool, error) {
+	reply, err := Run(h.rdb, ctx, instanceScript, []string{PresenceInstancesKey},
+		[]string{h.inst.id, itoa(lease.Milliseconds()), itoa(instancesForget.Milliseconds())}, rueidis.RedisResult.AsStrSlice)
+	if err != nil {
+		return false, err
+	}
+	if len(reply) < 1 {
+		return false, ErrRedisReply
+	}
+	h.inst.mu.Lock()
+	h.inst.taken = true
+	h.inst.dead = strings.Join(reply[1:], ",")
+	h.inst.mu.Unlock()
+	return reply[0] == "1", nil
+}
+
+// endInstance ends this instance's lease once its streams are released: a
+// member a failed leave left behind is swept at once.
+func (h *Hub) endInstance(ctx context.Context) {
+	h.inst.mu.Lock()
+	taken := h.inst.taken
+	h.inst.mu.Unlock()
+	if !taken {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := h.renewInstance(ctx, 0); err != nil {
+		h.log.Warn("ending this instance's presence lease", "err", err)
+	}
+}
+
+// refreshPresence is the clock's presence work of one period for streams
+// (the open ones): the lease renewed, and the last heartbeat of each
+// (room, user) they hold refreshed; a user no longer present, or all of
+// them when the lease had lapsed, joined again through the streams still
+// open.
+func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
+	ctx, cancel := Detach(ctx)
+	defer cancel()
+	lapsed, err := h.renewInstance(ctx, h.cfg.PresenceUserTTL)
+	if err != nil {
+		h.log.Warn("renewing this instance's presence lease", "err", err)
+		return
+	}
+	byRoom := map[int64][]int64{} // room → its users here, once each
+	seen := map[[2]int64]bool{}
+	for _, s := range streams {
+		for _, room := range s.rooms() {
+			if k := [2]int64{room, s.User}; !seen[k] {
+				seen[k] = true
+				byRoom[room] = append(byRoom[room], s.User)
+			}
+		}
+	}
+	if lapsed {
+		h.rejoin(ctx, streams, func(int64, int64) bool { return true })
+		return
+	}
+	missing := h.refreshSeen(ctx, byRoom)
+	if len(missing) > 0 {
+		h.rejoin(ctx, streams, func(room, user int64) bool { return missing[[2]int64{room, user}] })
+	}
+}
+
+// refreshSeen refreshes the last heartbeat of byRoom's users
+// (lua/presence_refresh.lua, about touchesPerCall users a call; on a
+// cluster a room a call) and returns the (room, user) pairs no longer
+// present.
+func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64) map[[2]int64]bool {
+	type call struct {
+		exec  rueidis.LuaExec
+		rooms map[int]int64 // index in Keys of a room's hash → the room
+		users int
+	}
+	var calls []*call
+	for room, users := range byRoom {
+		for len(users) > 0 {
+			var c *call
+			if n := len(calls); n > 0 && !h.sharded && calls[n-1].users < touchesPerCall {
+				c = calls[n-1]
+			} else {
+				c = &call{exec: rueidis.LuaExec{Args: []string{itoa(int64(h.cfg.PresenceHashTTL / time.Second))}}, rooms: map[int]int64{}}
+				calls = append(calls, c)
+			}
+			take := users[:min(len(users), touchesPerCall-c.users)]
+			if h.sharded {
+				take = users // one room a call: its keys share its slot
+			}
+			users = users[len(take):]
+			c.rooms[len(c.exec.Keys)+1] = room
+			c.exec.Keys = append(c.exec.Keys, PresenceKey(room), EventsKey(room), RoomSeqKey(room))
+			c.exec.Args = append(c.exec.Args, strconv.Itoa(len(take)))
+			for _, u := range take {
+				c.exec.Keys = append(c.exec.Keys, PresenceConnsKey(room, u))
+				c.exec.Args = append(c.exec.Args, itoa(u))
+			}
+			c.users += len(take)
+		}
+	}
+	execs := make([]rueidis.LuaExec, len(calls))
+	for i, c := range calls {
+		execs[i] = c.exec
+	}
+	chunk := 1
+	if h.sharded {
+		chunk = 32
+	}
+	missing := map[[2]int64]bool{}
+	failed := 0
+	var firstErr error
+	for i, r := range RunChunked(h.rdb, ctx, presenceRefreshScript, execs, chunk) {
+		pairs, err := r.AsStrSlice()
+		if err != nil {
+			if failed++; firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for j := 0; j+1 < len(pairs); j += 2 {
+			k, _ := strconv.Atoi(pairs[j])
+			u, _ := strconv.ParseInt(pairs[j+1], 10, 64)
+			missing[[2]int64{calls[i].rooms[k], u}] = true
+		}
+	}
+	if failed > 0 {
+		h.log.Warn("refreshing presence", "failedCalls", failed, "of", len(calls), "err", firstErr)
+	}
+	return missing
+}
+
+// rejoin makes the open streams among streams present again in their rooms
+// where want says so (their members may have been swept).
+func (h *Hub) rejoin(ctx context.Context, streams []*Stream, want func(room, user int64) bool) {
+	var items []presenceTouch
+	var joined []*Stream
+	for _, s := range streams {
+		if s.ended() {
+			continue
+		}
+		n := len(items)
+		for _, room := range s.rooms() {
+			if want(room, s.User) {
+				items = append(items, presenceTouch{room: room, user: s.User, members: []string{s.ConnID}})
+			}
+		}
+		if len(items) > n {
+			joined = append(joined, s)
+		}
+	}
+	h.touchStreams(ctx, items, joined)
+}
+
+// touchStreams runs items, the touches of streams, then leaves for those
+// of streams that ended meanwhile: their release's leave may have run
+// before the touch, and a stream's member has no expiry.
+func (h *Hub) touchStreams(ctx context.Context, items []presenceTouch, streams []*Stream) {
+	h.touchBatch(ctx, items)
+	for _, s := range streams {
+		if !s.ended() {
+			continue
+		}
+		h.undo(ctx, func(ctx context.Context) {
+			for _, room := range s.rooms() {
+				if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
+					h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
+				}
+			}
+		})
+	}
+}
+
+// undo runs f, which takes back what a stream that ended wrote, with a
+// context of its own: ctx (the stream's request's) may be over already.
+func (h *Hub) undo(ctx context.Context, f func(context.Context)) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisTimeout)
+	defer cancel()
+	f(ctx)
+}

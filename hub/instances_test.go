@@ -1,0 +1,59 @@
+package hub
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"roomhub/internal/testredis"
+)
+
+// A stream that ended before its Join wrote anything leaves nothing behind:
+// its members have no expiry, so what Join wrote after the release's leave
+// is taken back (presence in its room, its place in the connection cap and
+// in user:online).
+func TestJoin_AfterTheReleaseLeavesNothing(t *testing.T) {
+	h := startTestHub(t, nil)
+	st, err := h.OpenStream(StreamSpec{User: 5, Rooms: []int64{7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	waitFor(t, "the release", func() bool { return h.streams.releasing.Load() == 0 })
+	st.Join(context.Background())
+	rdb := h.rdb.Client
+	for _, key := range []string{PresenceConnsKey(7, 5), UserOnlineKey(5), UserConnsKey(5)} {
+		if n, _ := testredis.Do(t, rdb, "ZCARD", key).AsInt64(); n != 0 {
+			t.Errorf("%s holds %d members after the stream ended", key, n)
+		}
+	}
+	if in, _ := testredis.Do(t, rdb, "HEXISTS", PresenceKey(7), "5").AsInt64(); in != 0 {
+		t.Error("user 5 is present in room 7 after their only stream ended")
+	}
+}
+
+// A new stream's registration forgets the streams of the user's dead
+// instances (user:conns and user:online), and keeps the others'.
+func TestRegisterConn_ForgetsTheStreamsOfDeadInstances(t *testing.T) {
+	h := startTestHub(t, nil)
+	rdb := h.rdb.Client
+	testredis.Do(t, rdb, "ZADD", PresenceInstancesKey, strconv.FormatInt(time.Now().UnixMilli()-1000, 10), "gone")
+	for _, key := range []string{UserConnsKey(5), UserOnlineKey(5)} {
+		testredis.Do(t, rdb, "ZADD", key, "+inf", "gone.a", "+inf", "other.b")
+	}
+	waitFor(t, "the dead instance known", func() bool {
+		_, err := h.renewInstance(context.Background(), h.cfg.PresenceUserTTL)
+		return err == nil && h.DeadInstances() == "gone"
+	})
+	if err := h.registerConn(context.Background(), 5, h.newConnID()); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{UserConnsKey(5), UserOnlineKey(5)} {
+		m, _ := testredis.Do(t, rdb, "ZRANGE", key, "0", "-1").AsStrSlice()
+		if got := strings.Join(m, " "); strings.Contains(got, "gone.") || !strings.Contains(got, "other.b") || len(m) != 2 {
+			t.Errorf("%s holds %v: want other.b and the new stream", key, m)
+		}
+	}
+}
