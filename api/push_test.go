@@ -328,8 +328,24 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 
 	msg, _ := json.Marshal(webpush.Message{NotificationID: nid, Title: "While you look", Body: "Hello", URL: "/?user=21&rooms=42", Severity: "high", Tag: nid})
+	// DevTools' delivery (SWPUSH) was now and then lost before the worker's
+	// handler ran (about 1 run in 10, even with the worker running; never
+	// with the handler instrumented): a push not shown within 5 s is
+	// delivered once more, as a push service would retry, and said so.
+	shown := func() bool {
+		v := d.Send(t, `EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => r.getNotifications()).then((ns) => ns.some((n) => n.title === 'While you look' && n.body === 'Hello' && n.tag === '`+nid+`'))`)["value"]
+		return v == true
+	}
 	d.Send(t, "SWPUSH /static/ "+string(msg))
-	d.Send(t, `WAIT navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => r.getNotifications()).then((ns) => ns.some((n) => n.title === 'While you look' && n.body === 'Hello' && n.tag === '`+nid+`'))`)
+	for end, again := time.Now().Add(15*time.Second), time.Now().Add(5*time.Second); !shown(); time.Sleep(50 * time.Millisecond) {
+		if now := time.Now(); now.After(end) {
+			t.Fatal("the worker never showed the push")
+		} else if !again.IsZero() && now.After(again) {
+			t.Log("the push was not shown within 5 s: delivered again")
+			d.Send(t, "SWPUSH /static/ "+string(msg))
+			again = time.Time{}
+		}
+	}
 	d.Send(t, fmt.Sprintf(`EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => { r.active.postMessage({ type: 'roomhub-open', notificationId: %q, url: '/?user=21&rooms=42' }); return true; })`, nid))
 	eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.countsOf(t, user).Unread == 0 })
 	d.Send(t, `WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="badge"]').hidden`)

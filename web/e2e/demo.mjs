@@ -31,6 +31,7 @@ try {
     for (const r of e.registrations) if (!r.isDeleted) registrations.set(r.scopeURL, r.registrationId);
   });
   await cdp.send('Network.enable');
+  await cdp.send('ServiceWorker.enable');
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('requestfailed', (r) => {
@@ -94,7 +95,6 @@ try {
         await page.context().grantPermissions([a], { origin: new URL(url).origin });
         console.log(JSON.stringify({ ok: true }));
       } else if (cmd === 'SWPUSH') { // SWPUSH <scope> <data>: a push to the worker of that scope, as a push service would
-        await cdp.send('ServiceWorker.enable');
         const scope = new URL(a, url).href;
         const end = Date.now() + 15000;
         while (!registrations.has(scope)) {
