@@ -12,9 +12,10 @@ import (
 var keepaliveFrame = []byte(":keepalive\n\n")
 
 // clockTick is how often the clock looks at every stream: a quarter of the
-// keepalive, between 10 ms and 1 s.
+// keepalive, between 10 ms and 1 s, and at most a third of RefreshEvery (a
+// lease renewed late by a whole tick would lapse with a short TTL).
 func (h *Hub) clockTick() time.Duration {
-	return min(max(h.cfg.KeepAlive/4, 10*time.Millisecond), time.Second)
+	return min(max(h.cfg.KeepAlive/4, 10*time.Millisecond), time.Second, h.RefreshEvery()/3)
 }
 
 // runClock is the one timer of all streams: on each tick it sends keepalives

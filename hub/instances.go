@@ -37,9 +37,23 @@ var (
 // with its key before its instance is forgotten (and would count again).
 const instancesForget = 2 * userConnsTTL
 
+// connsEvery is how many presence refreshes pass between two renewals of
+// the TTL of the presence:conns keys of an instance's streams (a write per
+// user: the cost the lease saves, were it made every time).
+const connsEvery = 15
+
+// streamConnsTTL is how long the presence:conns key of a user with a stream
+// lives without a renewal: three renewals' worth, at least the key ttl. A
+// key a dead instance left lives no longer.
+func (h *Hub) streamConnsTTL() time.Duration {
+	return max(h.cfg.PresenceHashTTL, 3*connsEvery*h.RefreshEvery()).Round(time.Second)
+}
+
 // instances is this instance's id and the registry's last reading.
 type instances struct {
 	id string // this instance's: the prefix of its streams' connection ids
+
+	refreshes int // presence refreshes so far (the clock's goroutine, one at a time)
 
 	mu    sync.Mutex
 	taken bool   // a lease was taken (Close ends it)
@@ -75,6 +89,21 @@ func (h *Hub) renewInstance(ctx context.Context, lease time.Duration) (bool, err
 	h.inst.dead = strings.Join(reply[1:], ",")
 	h.inst.mu.Unlock()
 	return reply[0] == "1", nil
+}
+
+// takeLease takes this instance's lease if no renewal has yet: a stream's
+// members name the instance, and an instance killed before the clock's
+// first renewal would leave them to no sweep.
+func (h *Hub) takeLease(ctx context.Context) {
+	h.inst.mu.Lock()
+	taken := h.inst.taken
+	h.inst.mu.Unlock()
+	if taken {
+		return
+	}
+	if _, err := h.renewInstance(ctx, h.cfg.PresenceUserTTL); err != nil {
+		h.log.Warn("taking this instance's presence lease", "err", err)
+	}
 }
 
 // endInstance ends this instance's lease once its streams are released: a
@@ -120,7 +149,12 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 		h.rejoin(ctx, streams, func(int64, int64) bool { return true })
 		return
 	}
-	missing := h.refreshSeen(ctx, byRoom)
+	var connsTTL time.Duration // renewed every connsEvery refreshes
+	if h.inst.refreshes%connsEvery == 0 {
+		connsTTL = h.streamConnsTTL()
+	}
+	h.inst.refreshes++
+	missing := h.refreshSeen(ctx, byRoom, connsTTL)
 	if len(missing) > 0 {
 		h.rejoin(ctx, streams, func(room, user int64) bool { return missing[[2]int64{room, user}] })
 	}
@@ -128,9 +162,9 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 
 // refreshSeen refreshes the last heartbeat of byRoom's users
 // (lua/presence_refresh.lua, about touchesPerCall users a call; on a
-// cluster a room a call) and returns the (room, user) pairs no longer
-// present.
-func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64) map[[2]int64]bool {
+// cluster a room a call), and their presence:conns keys' TTL to connsTTL
+// unless it is 0, and returns the (room, user) pairs no longer present.
+func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64, connsTTL time.Duration) map[[2]int64]bool {
 	type call struct {
 		exec  rueidis.LuaExec
 		rooms map[int]int64 // index in Keys of a room's hash → the room
@@ -143,7 +177,8 @@ func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64) map[[2]
 			if n := len(calls); n > 0 && !h.sharded && calls[n-1].users < touchesPerCall {
 				c = calls[n-1]
 			} else {
-				c = &call{exec: rueidis.LuaExec{Args: []string{itoa(int64(h.cfg.PresenceHashTTL / time.Second))}}, rooms: map[int]int64{}}
+				c = &call{exec: rueidis.LuaExec{Args: []string{itoa(int64(h.cfg.PresenceHashTTL / time.Second)), itoa(int64(connsTTL / time.Second))}},
+					rooms: map[int]int64{}}
 				calls = append(calls, c)
 			}
 			take := users[:min(len(users), touchesPerCall-c.users)]
@@ -155,7 +190,9 @@ func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64) map[[2]
 			c.exec.Keys = append(c.exec.Keys, PresenceKey(room), EventsKey(room), RoomSeqKey(room))
 			c.exec.Args = append(c.exec.Args, strconv.Itoa(len(take)))
 			for _, u := range take {
-				c.exec.Keys = append(c.exec.Keys, PresenceConnsKey(room, u))
+				if connsTTL > 0 {
+					c.exec.Keys = append(c.exec.Keys, PresenceConnsKey(room, u))
+				}
 				c.exec.Args = append(c.exec.Args, itoa(u))
 			}
 			c.users += len(take)

@@ -57,3 +57,46 @@ func TestRegisterConn_ForgetsTheStreamsOfDeadInstances(t *testing.T) {
 		}
 	}
 }
+
+// A stream's presence:conns key lives streamConnsTTL (long: the refresh
+// renews it only every connsEvery periods), a heartbeat's the key ttl, and
+// a heartbeat never shortens a stream's; a refresh renews the stream's only
+// when asked to.
+func TestPresenceConnsKeys_StreamsLiveLongerThanHeartbeats(t *testing.T) {
+	h := startTestHub(t, nil)
+	ctx := context.Background()
+	rdb := h.rdb.Client
+	long, short := int64(h.streamConnsTTL()/time.Second), int64(h.cfg.PresenceHashTTL/time.Second)
+	if long <= short {
+		t.Fatalf("a stream's key lives %d s, a heartbeat's %d s", long, short)
+	}
+	ttl := func(user int64) int64 {
+		n, err := testredis.Do(t, rdb, "TTL", PresenceConnsKey(7, user)).AsInt64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	h.touchBatch(ctx, []presenceTouch{{room: 7, user: 5, members: []string{h.newConnID()}}})
+	if _, err := h.Heartbeat(ctx, 7, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Heartbeat(ctx, 7, 6); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttl(5); got < long-5 {
+		t.Errorf("the streaming user's key lives %d s, want %d", got, long)
+	}
+	if got := ttl(6); got > short || got < short-5 {
+		t.Errorf("the heartbeat's key lives %d s, want %d", got, short)
+	}
+	testredis.Do(t, rdb, "EXPIRE", PresenceConnsKey(7, 5), "10")
+	h.refreshSeen(ctx, map[int64][]int64{7: {5}}, 0)
+	if got := ttl(5); got > 10 {
+		t.Errorf("a refresh not asked to renewed the key to %d s", got)
+	}
+	h.refreshSeen(ctx, map[int64][]int64{7: {5}}, h.streamConnsTTL())
+	if got := ttl(5); got < long-5 {
+		t.Errorf("after a renewing refresh the key lives %d s, want %d", got, long)
+	}
+}

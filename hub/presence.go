@@ -72,7 +72,8 @@ const touchesPerCall = 200
 // one Redis touchesPerCall at a time; on a cluster, where items come sorted
 // by room, each room's apart (its keys share its slot).
 func (h *Hub) touchCalls(items []presenceTouch) []rueidis.LuaExec {
-	head := []string{itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second))}
+	head := []string{itoa(h.cfg.PresenceUserTTL.Milliseconds()), itoa(int64(h.cfg.PresenceHashTTL / time.Second)),
+		itoa(int64(h.streamConnsTTL() / time.Second))}
 	var calls []rueidis.LuaExec
 	for n, t := range items {
 		if n%touchesPerCall == 0 || h.sharded && t.room != items[n-1].room {

@@ -215,10 +215,12 @@ func (s *Stream) WaitReady(ctx context.Context) {
 
 // Join counts the stream against the user's connection cap (evicting their
 // oldest beyond it), loads the user's mutes and makes the user present in each
-// room. Redis errors are logged, not fatal: events matter more, and the clock
-// joins a stream whose user is missing again. What the stream's release may
-// have undone before Join wrote it (it has no expiry) is undone again.
+// room, the instance's lease taken first if the clock has not yet. Redis
+// errors are logged, not fatal: events matter more, and the clock joins a
+// stream whose user is missing again. What the stream's release may have
+// undone before Join wrote it (it has no expiry) is undone again.
 func (s *Stream) Join(ctx context.Context) {
+	s.h.takeLease(ctx)
 	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
 	} else if s.ended() {

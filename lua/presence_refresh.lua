@@ -5,18 +5,24 @@
 -- the hash (they left: a stream closed on any instance, or a sweep) is not
 -- written back: they are returned, and the hub joins them again only for a
 -- stream still open.
--- Per room, 3 + n keys:
---   presence:{room}, room:events:{room}, room:seq:{room} (as in
---   presence_touch.lua), then presence:conns:{room}:<u> of each of its n users
+-- Per room, 3 keys: presence:{room}, room:events:{room}, room:seq:{room} (as
+-- in presence_touch.lua), then, when ARGV[2] is not "0",
+-- presence:conns:{room}:<u> of each of its n users (their TTL is renewed
+-- only every few refreshes: it is long, and a write per user costs).
 -- ARGV[1]  key ttl in seconds (PRESENCE_HASH_TTL_SECS)
+-- ARGV[2]  the conns keys' ttl in seconds, or "0": not this time
 -- then per room: n, then the n user ids.
 -- Returns the missing users as {room key index, user id, …} pairs: the index
 -- in KEYS of the room's presence:{room}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = ARGV[1]
+local ttl, connsTTL = ARGV[1], tonumber(ARGV[2])
+local perUser = 0
+if connsTTL > 0 then
+  perUser = 1
+end
 local missing = {}
-local k, at = 1, 2
+local k, at = 1, 3
 while k <= #KEYS do
   local hash = KEYS[k]
   local n = tonumber(ARGV[at])
@@ -30,7 +36,9 @@ while k <= #KEYS do
     if seen[i] then
       set[#set + 1] = users[i]
       set[#set + 1] = now
-      redis.call('EXPIRE', KEYS[k + 2 + i], ttl)
+      if perUser == 1 then
+        redis.call('EXPIRE', KEYS[k + 2 + i], connsTTL)
+      end
     else
       missing[#missing + 1] = tostring(k)
       missing[#missing + 1] = users[i]
@@ -45,7 +53,7 @@ while k <= #KEYS do
       redis.call('EXPIRE', KEYS[k + 2], ttl)
     end
   end
-  k = k + 3 + n
+  k = k + 3 + perUser * n
   at = at + 1 + n
 end
 return missing

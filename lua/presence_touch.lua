@@ -14,6 +14,8 @@
 --   keeps (its TTL at most ARGV[2]) lives while someone is present
 -- ARGV[1]  a heartbeat's lifetime in ms (PRESENCE_USER_TTL_SECS)
 -- ARGV[2]  key ttl in seconds (PRESENCE_HASH_TTL_SECS)
+-- ARGV[3]  a stream's presence:conns key ttl in seconds: longer, renewed
+--          only every few refreshes (presence_refresh.lua)
 -- then per touch, in the order of KEYS: the user id, the number of members,
 -- the members.
 -- Returns, per touch, 1 when the user joined, else 0.
@@ -23,22 +25,27 @@ local expiry = now + tonumber(ARGV[1])
 local ttl = ARGV[2]
 local rooms = {} -- a room's hash key, once its own keys are refreshed
 local joined = {}
-local at = 3
+local at = 4
 for k = 1, #KEYS, 5 do
   local hash, changes, conns = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local user, n = ARGV[at], tonumber(ARGV[at + 1])
   local scored = {} -- expiry, member, expiry, member, …
+  local keep = tonumber(ttl) -- a heartbeat's key lives the key ttl, a stream's longer
   for i = at + 2, at + 1 + n do
     if ARGV[i] == 'hb' then
       scored[#scored + 1] = expiry
     else
       scored[#scored + 1] = '+inf'
+      keep = tonumber(ARGV[3])
     end
     scored[#scored + 1] = ARGV[i]
   end
   at = at + 2 + n
   redis.call('ZADD', conns, unpack(scored))
-  redis.call('EXPIRE', conns, ttl)
+  local lives = redis.call('TTL', conns)
+  if lives < keep then -- never shortened (-1: a new key)
+    redis.call('EXPIRE', conns, keep)
+  end
   if redis.call('HSET', hash, user, now) == 1 then -- a new field: a join
     joined[#joined + 1] = 1
     redis.call('RPUSH', changes, '+' .. user)
