@@ -202,30 +202,16 @@ func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64, connsTT
 	for i, c := range calls {
 		execs[i] = c.exec
 	}
-	chunk := 1
-	if h.sharded {
-		chunk = 32
-	}
 	missing := map[[2]int64]bool{}
-	failed := 0
-	var firstErr error
-	for i, r := range RunChunked(h.rdb, ctx, presenceRefreshScript, execs, chunk) {
+	h.runPresenceCalls(ctx, presenceRefreshScript, execs, "refreshing presence", func(i int, r rueidis.RedisResult) error {
 		pairs, err := r.AsStrSlice()
-		if err != nil {
-			if failed++; firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
 		for j := 0; j+1 < len(pairs); j += 2 {
 			k, _ := strconv.Atoi(pairs[j])
 			u, _ := strconv.ParseInt(pairs[j+1], 10, 64)
 			missing[[2]int64{calls[i].rooms[k], u}] = true
 		}
-	}
-	if failed > 0 {
-		h.log.Warn("refreshing presence", "failedCalls", failed, "of", len(calls), "err", firstErr)
-	}
+		return err
+	})
 	return missing
 }
 

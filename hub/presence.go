@@ -100,28 +100,38 @@ func (h *Hub) touchBatch(ctx context.Context, items []presenceTouch) {
 		sort.SliceStable(items, func(a, b int) bool { return items[a].room < items[b].room })
 	}
 	calls := h.touchCalls(items)
-	chunk := 1
-	if h.sharded {
-		chunk = 32 // rooms' calls, spread over the masters
-	}
-	failed, k := 0, 0 // k: the first touch of call i
-	var firstErr error
-	for i, r := range RunChunked(h.rdb, ctx, presenceTouchScript, calls, chunk) {
+	k := 0 // the first touch of call i
+	h.runPresenceCalls(ctx, presenceTouchScript, calls, "refreshing presence", func(i int, r rueidis.RedisResult) error {
 		joined, err := r.AsIntSlice()
-		if err != nil {
-			if failed++; firstErr == nil {
-				firstErr = err
-			}
-		}
 		for j, v := range joined {
 			if v == 1 {
 				h.joined(ctx, items[k+j].room)
 			}
 		}
 		k += len(calls[i].Keys) / 5
+		return err
+	})
+}
+
+// runPresenceCalls runs calls of script one after the other (on a cluster
+// 32 at a time, rooms' calls spread over the masters), hands each answer
+// to each, and logs how many failed as what.
+func (h *Hub) runPresenceCalls(ctx context.Context, script Script, calls []rueidis.LuaExec, what string, each func(i int, r rueidis.RedisResult) error) {
+	chunk := 1
+	if h.sharded {
+		chunk = 32
+	}
+	failed := 0
+	var firstErr error
+	for i, r := range RunChunked(h.rdb, ctx, script, calls, chunk) {
+		if err := each(i, r); err != nil {
+			if failed++; firstErr == nil {
+				firstErr = err
+			}
+		}
 	}
 	if failed > 0 {
-		h.log.Warn("refreshing presence", "failedCalls", failed, "of", len(calls), "err", firstErr)
+		h.log.Warn(what, "failedCalls", failed, "of", len(calls), "err", firstErr)
 	}
 }
 

@@ -34,11 +34,25 @@ var (
 	PublishPresence = publishLib + publishPresence
 )
 
-// PresenceTouch marks users present in rooms through members (streams or
-// heartbeats), many touches a call.
-//
+//go:embed presence_lib.lua
+var presenceLib string
+
 //go:embed presence_touch.lua
-var PresenceTouch string
+var presenceTouch string
+
+//go:embed presence_refresh.lua
+var presenceRefresh string
+
+// The presence scripts that keep a room's keys alive, each behind the
+// shared head presence_lib.lua.
+var (
+	// PresenceTouch marks users present in rooms through members (streams
+	// or heartbeats), many touches a call.
+	PresenceTouch = presenceLib + presenceTouch
+	// PresenceRefresh refreshes the last heartbeat of an instance's
+	// streaming users, many rooms a call.
+	PresenceRefresh = presenceLib + presenceRefresh
+)
 
 // PresenceLeave removes members and reports the users left with none.
 //
@@ -49,12 +63,6 @@ var PresenceLeave string
 //
 //go:embed presence_instance.lua
 var PresenceInstance string
-
-// PresenceRefresh refreshes the last heartbeat of an instance's streaming
-// users, many rooms a call.
-//
-//go:embed presence_refresh.lua
-var PresenceRefresh string
 
 // UserConns registers a stream and evicts the user's oldest beyond the cap.
 //

@@ -21,37 +21,28 @@ local perUser = 0
 if connsTTL > 0 then
   perUser = 1
 end
-local missing = {}
+local seenAt = tostring(now) -- once, not per user
+local missing, m = {}, 0
 local k, at = 1, 3
 while k <= #KEYS do
   local hash = KEYS[k]
   local n = tonumber(ARGV[at])
-  local users = {}
+  local seen = redis.call('HMGET', hash, unpack(ARGV, at + 1, at + n))
+  local set, s = {}, 0
   for i = 1, n do
-    users[i] = ARGV[at + i]
-  end
-  local seen = redis.call('HMGET', hash, unpack(users))
-  local set = {}
-  for i = 1, n do
+    local user = ARGV[at + i]
     if seen[i] then
-      set[#set + 1] = users[i]
-      set[#set + 1] = now
+      set[s + 1], set[s + 2], s = user, seenAt, s + 2
       if perUser == 1 then
         redis.call('EXPIRE', KEYS[k + 2 + i], connsTTL)
       end
     else
-      missing[#missing + 1] = tostring(k)
-      missing[#missing + 1] = users[i]
+      missing[m + 1], missing[m + 2], m = tostring(k), user, m + 2
     end
   end
-  if #set > 0 then
+  if s > 0 then
     redis.call('HSET', hash, unpack(set))
-    redis.call('EXPIRE', hash, ttl)
-    local left = redis.call('TTL', KEYS[k + 1])
-    if left >= 0 and left <= tonumber(ttl) then
-      redis.call('EXPIRE', KEYS[k + 1], ttl)
-      redis.call('EXPIRE', KEYS[k + 2], ttl)
-    end
+    keep_room(hash, KEYS[k + 1], KEYS[k + 2], ttl)
   end
   k = k + 3 + perUser * n
   at = at + 1 + n

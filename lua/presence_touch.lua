@@ -55,12 +55,7 @@ for k = 1, #KEYS, 5 do
   end
   if not rooms[hash] then
     rooms[hash] = true
-    redis.call('EXPIRE', hash, ttl)
-    local left = redis.call('TTL', KEYS[k + 3])
-    if left >= 0 and left <= tonumber(ttl) then
-      redis.call('EXPIRE', KEYS[k + 3], ttl)
-      redis.call('EXPIRE', KEYS[k + 4], ttl)
-    end
+    keep_room(hash, KEYS[k + 3], KEYS[k + 4], ttl)
   end
 end
 return joined
