@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,4 +185,48 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 	cl := testredis.StartCluster(t)
 	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
+}
+
+// On a cluster, presence lives on the instances' leases as on one Redis:
+// the refresh (a call per room, rooms on every master) keeps open streams'
+// users seen two TTLs after their join, and the sweep (the registry in a
+// slot of its own, Redis' TIME from any node) removes a dead instance's
+// stream and announces the leave.
+func TestCluster_PresenceOnTheInstanceLease(t *testing.T) {
+	cl := testredis.StartCluster(t)
+	url := func(c *hub.Config) {
+		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+		fastPresence(c)
+		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
+		c.KeepAlive = 200 * time.Millisecond
+	}
+	a := startHub(t, cl.Addrs()[0], url)
+	rooms := []int64{1, 2, 3, 4, 5, 6}
+	joinedAt := map[int64]int64{}
+	watchers := map[int64]*sseClient{}
+	for _, r := range rooms {
+		watchers[r] = a.openStream(t, r, 100+r, "")
+		watchers[r].presenceUpdate(t, wait)
+		joinedAt[r], _ = testredis.Do(t, a.rdb, "HGET", hub.PresenceKey(r), strconv.FormatInt(100+r, 10)).AsInt64()
+	}
+	eventually(t, 20*time.Second, "every room's user seen two TTLs after the join", func() bool {
+		for _, r := range rooms {
+			if seen, _ := testredis.Do(t, a.rdb, "HGET", hub.PresenceKey(r), strconv.FormatInt(100+r, 10)).AsInt64(); seen-joinedAt[r] < 1800 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// A stream of an instance whose lease ended a second ago, last seen then.
+	now := time.Now().UnixMilli()
+	testredis.Do(t, a.rdb, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(now-1000, 10), "gone")
+	testredis.Do(t, a.rdb, "ZADD", hub.PresenceConnsKey(2, 50), "+inf", "gone.c")
+	testredis.Do(t, a.rdb, "HSET", hub.PresenceKey(2), "50", strconv.FormatInt(now-1000, 10))
+	if u, f := watchers[2].presenceUpdate(t, wait); fmt.Sprint(u.LeftUsers) != "[50]" {
+		t.Fatalf("the dead instance's user: %s", f.Data)
+	}
+	if l := a.presenceList(t, 2); fmt.Sprint(online(l)) != "[102]" {
+		t.Fatalf("presence of room 2: %+v", l)
+	}
 }
