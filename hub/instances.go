@@ -72,12 +72,20 @@ func (h *Hub) DeadInstances() string {
 	return h.inst.dead
 }
 
-// renewInstance renews this instance's lease for lease (0: ends it) and
-// reads the registry. It reports whether the lease had lapsed (or was never
-// taken).
+// readOnly is renewInstance's lease for a reading of the registry alone.
+const readOnly time.Duration = -1
+
+// renewInstance renews this instance's lease for lease (0: ends it;
+// readOnly: only reads the registry, as the sweep does) and keeps the
+// registry's dead instances (DeadInstances). It reports whether the lease
+// had lapsed (or was never taken).
 func (h *Hub) renewInstance(ctx context.Context, lease time.Duration) (bool, error) {
+	ms := ""
+	if lease != readOnly {
+		ms = itoa(lease.Milliseconds())
+	}
 	reply, err := Run(h.rdb, ctx, instanceScript, []string{PresenceInstancesKey},
-		[]string{h.inst.id, itoa(lease.Milliseconds()), itoa(instancesForget.Milliseconds())}, rueidis.RedisResult.AsStrSlice)
+		[]string{h.inst.id, ms, itoa(instancesForget.Milliseconds())}, rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return false, err
 	}
@@ -85,20 +93,24 @@ func (h *Hub) renewInstance(ctx context.Context, lease time.Duration) (bool, err
 		return false, ErrRedisReply
 	}
 	h.inst.mu.Lock()
-	h.inst.taken = true
+	h.inst.taken = h.inst.taken || lease != readOnly
 	h.inst.dead = strings.Join(reply[1:], ",")
 	h.inst.mu.Unlock()
 	return reply[0] == "1", nil
+}
+
+// leaseTaken reports whether this instance has taken its lease.
+func (h *Hub) leaseTaken() bool {
+	h.inst.mu.Lock()
+	defer h.inst.mu.Unlock()
+	return h.inst.taken
 }
 
 // takeLease takes this instance's lease if no renewal has yet: a stream's
 // members name the instance, and an instance killed before the clock's
 // first renewal would leave them to no sweep.
 func (h *Hub) takeLease(ctx context.Context) {
-	h.inst.mu.Lock()
-	taken := h.inst.taken
-	h.inst.mu.Unlock()
-	if taken {
+	if h.leaseTaken() {
 		return
 	}
 	if _, err := h.renewInstance(ctx, h.cfg.PresenceUserTTL); err != nil {
@@ -109,10 +121,7 @@ func (h *Hub) takeLease(ctx context.Context) {
 // endInstance ends this instance's lease once its streams are released: a
 // member a failed leave left behind is swept at once.
 func (h *Hub) endInstance(ctx context.Context) {
-	h.inst.mu.Lock()
-	taken := h.inst.taken
-	h.inst.mu.Unlock()
-	if !taken {
+	if !h.leaseTaken() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -135,6 +144,10 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 		h.log.Warn("renewing this instance's presence lease", "err", err)
 		return
 	}
+	if lapsed {
+		h.joinStreams(ctx, streams, nil)
+		return
+	}
 	byRoom := map[int64][]int64{} // room → its users here, once each
 	seen := map[[2]int64]bool{}
 	for _, s := range streams {
@@ -145,10 +158,6 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 			}
 		}
 	}
-	if lapsed {
-		h.rejoin(ctx, streams, func(int64, int64) bool { return true })
-		return
-	}
 	var connsTTL time.Duration // renewed every connsEvery refreshes
 	if h.inst.refreshes%connsEvery == 0 {
 		connsTTL = h.streamConnsTTL()
@@ -156,7 +165,7 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 	h.inst.refreshes++
 	missing := h.refreshSeen(ctx, byRoom, connsTTL)
 	if len(missing) > 0 {
-		h.rejoin(ctx, streams, func(room, user int64) bool { return missing[[2]int64{room, user}] })
+		h.joinStreams(ctx, streams, func(room, user int64) bool { return missing[[2]int64{room, user}] })
 	}
 }
 
@@ -215,18 +224,17 @@ func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64, connsTT
 	return missing
 }
 
-// rejoin makes the open streams among streams present again in their rooms
-// where want says so (their members may have been swept).
-func (h *Hub) rejoin(ctx context.Context, streams []*Stream, want func(room, user int64) bool) {
+// joinStreams makes streams present in their rooms (where want says so;
+// nil: in all): a stream's join, or again when its members may have been
+// swept. A stream that has ended by then leaves again: its release's leave
+// may have run before the touch, and a stream's member has no expiry.
+func (h *Hub) joinStreams(ctx context.Context, streams []*Stream, want func(room, user int64) bool) {
 	var items []presenceTouch
 	var joined []*Stream
 	for _, s := range streams {
-		if s.ended() {
-			continue
-		}
 		n := len(items)
 		for _, room := range s.rooms() {
-			if want(room, s.User) {
+			if want == nil || want(room, s.User) {
 				items = append(items, presenceTouch{room: room, user: s.User, members: []string{s.ConnID}})
 			}
 		}
@@ -234,25 +242,11 @@ func (h *Hub) rejoin(ctx context.Context, streams []*Stream, want func(room, use
 			joined = append(joined, s)
 		}
 	}
-	h.touchStreams(ctx, items, joined)
-}
-
-// touchStreams runs items, the touches of streams, then leaves for those
-// of streams that ended meanwhile: their release's leave may have run
-// before the touch, and a stream's member has no expiry.
-func (h *Hub) touchStreams(ctx context.Context, items []presenceTouch, streams []*Stream) {
 	h.touchBatch(ctx, items)
-	for _, s := range streams {
-		if !s.ended() {
-			continue
+	for _, s := range joined {
+		if s.ended() {
+			h.undo(ctx, s.leaveRooms)
 		}
-		h.undo(ctx, func(ctx context.Context) {
-			for _, room := range s.rooms() {
-				if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
-					h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
-				}
-			}
-		})
 	}
 }
 

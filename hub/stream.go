@@ -226,8 +226,7 @@ func (s *Stream) Join(ctx context.Context) {
 	} else if s.ended() {
 		s.h.undo(ctx, func(ctx context.Context) { s.h.unregisterConn(ctx, s.User, s.ConnID) })
 	}
-	rooms := s.rooms()
-	if len(rooms) == 0 {
+	if len(s.rooms()) == 0 {
 		return
 	}
 	if s.h.mutes != nil {
@@ -236,11 +235,7 @@ func (s *Stream) Join(ctx context.Context) {
 		s.mutes = ms
 		s.mu.Unlock()
 	}
-	items := make([]presenceTouch, len(rooms))
-	for i, r := range rooms {
-		items[i] = presenceTouch{room: r, user: s.User, members: []string{s.ConnID}}
-	}
-	s.h.touchStreams(ctx, items, []*Stream{s})
+	s.h.joinStreams(ctx, []*Stream{s}, nil)
 }
 
 // rooms returns the stream's rooms.

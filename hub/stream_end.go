@@ -115,10 +115,16 @@ func (s *Stream) release(ctx context.Context) {
 	if ms != nil {
 		h.mutes.Release(s.User)
 	}
+	s.leaveRooms(ctx)
+	h.unregisterConn(ctx, s.User, s.ConnID)
+}
+
+// leaveRooms takes the stream's member out of its rooms' presence; a user
+// left with none leaves.
+func (s *Stream) leaveRooms(ctx context.Context) {
 	for _, room := range s.rooms() {
-		if _, err := h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
-			h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
+		if _, err := s.h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
+			s.h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
 		}
 	}
-	h.unregisterConn(ctx, s.User, s.ConnID)
 }

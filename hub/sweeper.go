@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -91,10 +90,10 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 			}
 		}
 		if len(stale) > 0 && !deadRead {
-			if dead, err = h.readDeadInstances(ctx); err != nil {
+			if _, err := h.renewInstance(ctx, readOnly); err != nil {
 				return err
 			}
-			deadRead = true
+			dead, deadRead = h.DeadInstances(), true
 		}
 		for j := 0; j < len(stale); j += sweepBatch {
 			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))], dead))
@@ -180,34 +179,4 @@ func roomMembers(rooms []int64) []string {
 		out[i] = itoa(r)
 	}
 	return out
-}
-
-// readDeadInstances reads from the registry the ids of the instances whose
-// lease has ended, comma separated (instances.go).
-func (h *Hub) readDeadInstances(ctx context.Context) (string, error) {
-	res := DoMany(h.rdb, ctx, rueidis.Commands{
-		h.rdb.B().Time().Build(),
-		h.rdb.B().Zrange().Key(PresenceInstancesKey).Min("0").Max("-1").Withscores().Build(),
-	})
-	t, err := res[0].AsStrSlice()
-	if err != nil {
-		return "", RedisErr(err)
-	}
-	if len(t) != 2 {
-		return "", ErrRedisReply
-	}
-	all, err := res[1].AsZScores()
-	if err != nil {
-		return "", RedisErr(err)
-	}
-	secs, _ := strconv.ParseInt(t[0], 10, 64)
-	micros, _ := strconv.ParseInt(t[1], 10, 64)
-	now := float64(secs*1000 + micros/1000)
-	var dead []string
-	for _, z := range all {
-		if z.Score <= now {
-			dead = append(dead, z.Member)
-		}
-	}
-	return strings.Join(dead, ","), nil
 }

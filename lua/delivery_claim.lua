@@ -117,12 +117,9 @@ local function is_online()
   -- A lease of an older hub that is still running (a finite score)…
   online = #redis.call('ZRANGEBYSCORE', K_ONLINE, '(' .. NOW, '(+inf', 'LIMIT', 0, 1) > 0
   if not online then -- … or a stream of an instance not dead.
-    local dead = {}
-    for id in string.gmatch(ARGV[16], '[^,]+') do
-      dead[id] = true
-    end
+    local dead = id_set(ARGV[16])
     for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_ONLINE, '+inf', '+inf')) do
-      local inst = string.match(m, '^([^.]+)%.')
+      local inst = instance_of(m)
       if inst and dead[inst] then
         redis.call('ZREM', K_ONLINE, m)
       else

@@ -54,20 +54,27 @@ var (
 	PresenceRefresh = presenceLib + presenceRefresh
 )
 
-// PresenceLeave removes members and reports the users left with none.
-//
+//go:embed instances_lib.lua
+var instancesLib string
+
 //go:embed presence_leave.lua
-var PresenceLeave string
+var presenceLeave string
+
+// PresenceLeave removes members and reports the users left with none
+// (behind instances_lib.lua: it removes dead instances' streams).
+var PresenceLeave = instancesLib + presenceLeave
 
 // PresenceInstance renews a hub instance's lease and reads the registry.
 //
 //go:embed presence_instance.lua
 var PresenceInstance string
 
-// UserConns registers a stream and evicts the user's oldest beyond the cap.
-//
 //go:embed user_conns.lua
-var UserConns string
+var userConns string
+
+// UserConns registers a stream and evicts the user's oldest beyond the cap
+// (behind instances_lib.lua: it forgets dead instances' streams).
+var UserConns = instancesLib + userConns
 
 //go:embed inbox_lib.lua
 var inboxLib string
@@ -115,8 +122,9 @@ var ReadSettle string
 var deliveryClaim string
 
 // DeliveryClaim decides a user's due deliveries beyond the tab and leases
-// the rest for hand-offs; it reads the inbox (joined behind inbox_lib.lua).
-var DeliveryClaim = inboxLib + deliveryClaim
+// the rest for hand-offs; it reads the inbox (joined behind instances_lib.lua
+// and inbox_lib.lua).
+var DeliveryClaim = instancesLib + inboxLib + deliveryClaim
 
 // DeliveryEnd records how a hand-off ended.
 //

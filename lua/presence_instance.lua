@@ -4,19 +4,23 @@
 -- its streams.
 -- KEYS[1]  presence:instances  zset instance id -> lease end (ms, Redis time)
 -- ARGV[1]  this instance's id
--- ARGV[2]  lease in ms ("0": end it now, the instance is closing)
+-- ARGV[2]  lease in ms ("0": end it now, the instance is closing; "": only
+--          read the registry, as the sweep does)
 -- ARGV[3]  instances whose lease ended longer ago than this (ms) are forgotten
 -- Returns {1 when this instance's lease had lapsed or was never taken else
--- 0, then the ids of the instances whose lease has ended}.
+-- 0 (always 0 when only reading), then the ids of the instances whose lease
+-- has ended}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local prev = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
 local lapsed = 0
-if prev == nil or prev < now then
-  lapsed = 1
+if ARGV[2] ~= '' then
+  local prev = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
+  if prev == nil or prev < now then
+    lapsed = 1
+  end
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3])))
 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3])))
 local out = {tostring(lapsed)}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   out[#out + 1] = id

@@ -14,10 +14,7 @@
 -- Returns the user ids that left.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local dead, anyDead = {}, false
-for id in string.gmatch(ARGV[3], '[^,]+') do
-  dead[id], anyDead = true, true
-end
+local dead, anyDead = id_set(ARGV[3])
 local left = {}
 for i = 3, #KEYS do
   local conns, user = KEYS[i], ARGV[i + 1]
@@ -27,7 +24,7 @@ for i = 3, #KEYS do
   redis.call('ZREMRANGEBYSCORE', conns, '-inf', now)
   if anyDead then
     for _, m in ipairs(redis.call('ZRANGEBYSCORE', conns, '+inf', '+inf')) do
-      local inst = string.match(m, '^([^.]+)%.')
+      local inst = instance_of(m)
       if inst and dead[inst] then
         redis.call('ZREM', conns, m)
       end

@@ -18,12 +18,9 @@ redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) -- leases of an older hub
 if ARGV[5] ~= '' then
-  local dead = {}
-  for id in string.gmatch(ARGV[5], '[^,]+') do
-    dead[id] = true
-  end
+  local dead = id_set(ARGV[5])
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-    local inst = string.match(m, '^([^.]+)%.')
+    local inst = instance_of(m)
     if inst and dead[inst] then
       redis.call('ZREM', KEYS[1], m)
       redis.call('ZREM', KEYS[2], m)
