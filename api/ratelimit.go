@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -14,16 +15,19 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiterMax bounds the users a limiter remembers; past it, users whose budget
-// is full again (idle) are forgotten, which loses nothing.
-const limiterMax = 100_000
+// limiterSweepMin is the fewest keys a limiter holds before it forgets those
+// whose budget is full again (idle), which loses nothing. It sweeps again each
+// time its keys have doubled since the last sweep: a key's cost is amortized,
+// and a hub with 10,000 quiet streams does not keep 10,000 buckets.
+const limiterSweepMin = 1024
 
 // userLimiter is a token bucket per key: a user id, or a client address.
 type userLimiter struct {
-	every rate.Limit
-	burst int
-	mu    sync.Mutex
-	m     map[string]*rate.Limiter
+	every   rate.Limit
+	burst   int
+	mu      sync.Mutex
+	m       map[string]*rate.Limiter
+	sweepAt int // the keys at which to sweep next
 }
 
 // newUserLimiter keeps budget b for each user (Config.StreamOpens,
@@ -31,7 +35,7 @@ type userLimiter struct {
 // reload storm of several tabs fits in the burst; a client in a tight loop
 // does not.
 func newUserLimiter(b Budget) *userLimiter {
-	return &userLimiter{every: rate.Limit(b.PerSec), burst: b.Burst, m: map[string]*rate.Limiter{}}
+	return &userLimiter{every: rate.Limit(b.PerSec), burst: b.Burst, m: map[string]*rate.Limiter{}, sweepAt: limiterSweepMin}
 }
 
 // take spends one token of key's budget; when there is none it returns how
@@ -50,12 +54,8 @@ func (l *userLimiter) takeN(key string, n int, now time.Time) (wait time.Duratio
 	defer l.mu.Unlock()
 	lim := l.m[key]
 	if lim == nil {
-		if len(l.m) >= limiterMax {
-			for u, x := range l.m {
-				if x.TokensAt(now) >= float64(l.burst) {
-					delete(l.m, u)
-				}
-			}
+		if len(l.m) >= l.sweepAt {
+			l.sweep(now)
 		}
 		lim = rate.NewLimiter(l.every, l.burst)
 		l.m[key] = lim
@@ -66,6 +66,22 @@ func (l *userLimiter) takeN(key string, n int, now time.Time) (wait time.Duratio
 		return d, false
 	}
 	return 0, true
+}
+
+// sweep forgets the keys whose budget is full again. A map keeps its buckets
+// after deletes, so when most keys went it moves the rest to a new one.
+func (l *userLimiter) sweep(now time.Time) {
+	for k, x := range l.m {
+		if x.TokensAt(now) >= float64(l.burst) {
+			delete(l.m, k)
+		}
+	}
+	if len(l.m) < l.sweepAt/4 {
+		m := make(map[string]*rate.Limiter, len(l.m))
+		maps.Copy(m, l.m)
+		l.m = m
+	}
+	l.sweepAt = max(limiterSweepMin, 2*len(l.m))
 }
 
 // limit answers 429 COMMON429 with Retry-After when the user's budget in l is
