@@ -43,7 +43,9 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 		return nil, true
 	}
 	_ = conn.SetDeadline(time.Time{})
-	if err := w.Write(net.Buffers{responseHead(c.Response().Header()), hello}, s.core.WriteTimeout); err != nil {
+	// One buffer: a writev would leave its iovec array on the socket's FD
+	// for as long as the stream lives.
+	if err := w.Write(net.Buffers{append(responseHead(c.Response().Header()), hello...)}, s.core.WriteTimeout); err != nil {
 		_ = conn.Close()
 		return nil, true
 	}
@@ -104,7 +106,12 @@ func (w *rawWire) Write(b net.Buffers, timeout time.Duration) error {
 	if err := w.conn.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
-	_, err := b.WriteTo(w.conn)
+	var err error
+	if len(b) == 1 {
+		_, err = w.conn.Write(b[0])
+	} else {
+		_, err = b.WriteTo(w.conn)
+	}
 	if err != nil {
 		return err
 	}

@@ -39,16 +39,17 @@ func (h *Hub) runClock(ctx context.Context) {
 		case now := <-t.C:
 			all = h.streams.snapshot(all[:0])
 			var recheck []*Stream
+			nowNanos := now.UnixNano()
 			for _, s := range all {
-				if !s.expires.IsZero() && now.After(s.expires) {
+				if s.expires != 0 && nowNanos > s.expires {
 					s.Close()
 					continue
 				}
-				if now.Sub(time.Unix(0, s.lastWrite.Load())) >= h.cfg.KeepAlive {
+				if time.Duration(nowNanos-s.lastWrite.Load()) >= h.cfg.KeepAlive {
 					s.sendRaw(keepaliveFrame)
 				}
-				if every := h.RecheckEvery(); every > 0 && !rechecking.Load() && now.After(s.nextRecheck) {
-					s.nextRecheck = now.Add(every)
+				if every := h.RecheckEvery(); every > 0 && !rechecking.Load() && nowNanos > s.nextRecheck {
+					s.nextRecheck = nowNanos + int64(every)
 					recheck = append(recheck, s)
 				}
 			}

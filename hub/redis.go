@@ -73,6 +73,7 @@ func RedisOptions(url string) (rueidis.ClientOption, error) {
 	// CLIENT TRACKING.
 	opt.DisableCache = true
 	opt.ConnWriteTimeout = 5 * time.Second
+	opt.ReadBufferEachConn, opt.WriteBufferEachConn = 64<<10, 64<<10
 	opt.Dialer.Timeout = 3 * time.Second
 	return opt, nil
 }

@@ -77,36 +77,41 @@ type StreamSpec struct {
 
 // Stream is one client's SSE connection: one member per room it follows, and
 // one for the user's log. Create it with OpenStream.
+//
+// A hub holds one per open connection, idle most of the time: its fields are
+// ordered so that the struct packs without padding (the bools together), and
+// its times are unix nanoseconds.
 type Stream struct {
 	h       *Hub
 	User    int64
 	ConnID  string
-	expires time.Time
+	expires int64 // unix nanos of the token's expiry; 0: none
 	grant   Grant
-	page    bool
 	members []*member
 	mutes   MuteSet // room members' muted types, set by Join; nil: none
 
 	mu         sync.Mutex
 	wire       Wire
-	inline     bool // the wire can write without blocking (Start)
-	started    bool
-	working    bool // a worker goroutine owns writing (inline wires)
 	queue      []queued
 	queueBytes int
 	partial    []byte // bytes of a frame the socket took only part of: they go first
-	dropped    bool   // events were dropped since the members last caught up
-	ending     bool   // a last frame is due: nothing else is written
 	final      []byte
-	closed     bool
 	scratch    [2][]byte     // the inline write's buffers
 	idBuf      []byte        // a page stream's id line, for the inline write
 	wake       chan struct{} // Serve: work arrived
 	done       chan struct{} // closed when the stream ends
 	lastWrite  atomic.Int64  // unix nanos of the last write, for keepalives
 
-	// Owned by the clock goroutine.
-	nextRecheck time.Time
+	// Owned by the clock goroutine: unix nanos of the next room re-check.
+	nextRecheck int64
+
+	page    bool // set at open
+	inline  bool // the wire can write without blocking (Start)
+	started bool
+	working bool // a worker goroutine owns writing (inline wires)
+	dropped bool // events were dropped since the members last caught up
+	ending  bool // a last frame is due: nothing else is written
+	closed  bool
 }
 
 // member is a stream's subscription to one topic, with its position there.
@@ -144,8 +149,11 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	if !spec.Page && len(spec.Rooms)+btoi(spec.Log) != 1 {
 		return nil, fmt.Errorf("%w: only a page stream has several members", ErrInvalid)
 	}
-	s := &Stream{h: h, User: spec.User, ConnID: h.newConnID(), expires: spec.Expires, grant: spec.Grant, page: spec.Page,
+	s := &Stream{h: h, User: spec.User, ConnID: h.newConnID(), grant: spec.Grant, page: spec.Page,
 		done: make(chan struct{})}
+	if !spec.Expires.IsZero() {
+		s.expires = spec.Expires.UnixNano()
+	}
 	for _, r := range spec.Rooms {
 		s.members = append(s.members, &member{s: s, topicID: r, roomID: r})
 	}
@@ -159,7 +167,7 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	}
 	now := time.Now()
 	s.lastWrite.Store(now.UnixNano())
-	s.nextRecheck = now.Add(h.RecheckEvery())
+	s.nextRecheck = now.Add(h.RecheckEvery()).UnixNano()
 	for _, m := range s.members {
 		h.subscribe(m)
 	}
