@@ -46,6 +46,7 @@ type config struct {
 	connectTO    time.Duration
 	ingest       string // a Redis address: events are added to ingest:{room mod ingestParts} with XADD, not posted
 	ingestParts  int
+	peer         string // "centrifugo": the server is Centrifugo (peer.go), not the hub
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	flag.DurationVar(&c.connectTO, "connect-timeout", 60*time.Second, "how long all streams may take to connect")
 	flag.StringVar(&c.ingest, "ingest", "", "host:port of the hubs' Redis: add each event with XADD to ingest:{room mod -ingest-partitions} instead of posting it; -batch XADDs per pipeline")
 	flag.IntVar(&c.ingestParts, "ingest-partitions", 16, "INGEST_PARTITIONS of the hubs (with -ingest)")
+	flag.StringVar(&c.peer, "peer", "", `"centrifugo": the server is Centrifugo, measured side by side (unidirectional SSE, its HTTP API; -jwt-secret is its HMAC key, -internal-key its API key)`)
 	flag.Parse()
 	if c.pageRooms < 0 || c.pageRooms > c.rooms {
 		fmt.Fprintln(os.Stderr, "loadgen: -page-rooms must be between 0 and -rooms")
@@ -165,8 +167,13 @@ type procUse struct {
 	// CPUMicrosPerStreamSec is the CPU per open stream per second of the
 	// window: what a stream costs while it waits (the idle shapes).
 	CPUMicrosPerStreamSec float64 `json:"cpuMicrosPerStreamSec"`
-	RSSKB                 int64   `json:"rssKB"`
+	RSSKB                 int64   `json:"rssKB"` // at the end of the window, the streams still open
 	RSSKBPerStream        float64 `json:"rssKBPerStream"`
+	// Above the base: RSS before the first stream against RSS 2 s after the
+	// last connected, and at the end of the window, per stream.
+	BaseRSSKB                float64 `json:"baseRssKB"`
+	KBAboveBaseAtConnect     float64 `json:"kbPerStreamAboveBaseAtConnect"`
+	KBAboveBaseAtEndOfWindow float64 `json:"kbPerStreamAboveBaseAtEnd"`
 }
 
 func runParent(ctx context.Context, c config) error {
@@ -175,6 +182,7 @@ func runParent(ctx context.Context, c config) error {
 	rep.Shape.PageRooms, rep.Shape.Hubs, rep.Shape.Batch, rep.Shape.Ingest = c.pageRooms, len(c.hubs), c.batch, c.ingest != ""
 	rep.Shape.Duration, rep.Shape.Payload, rep.Shape.Procs = c.duration.Seconds(), c.payload, c.procs
 
+	base := rssOfAll(c.hubPIDs)
 	start := time.Now()
 	children, local, err := connectAll(ctx, c)
 	if err != nil {
@@ -184,13 +192,15 @@ func runParent(ctx context.Context, c config) error {
 	// Let presence updates of the joins settle before measuring.
 	sleep(ctx, 2*time.Second)
 
+	connected := rssOfAll(c.hubPIDs)
 	hub0, redis0 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
 	pubStart := time.Now()
 	sent, failed, perRoom, pubLat := publish(ctx, c)
 	window := time.Since(pubStart)
 	sleep(ctx, c.drain)
 	hub1, redis1 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
-	measured := time.Since(pubStart).Seconds() // the CPU's window: publishing and the drain
+	measured := time.Since(pubStart).Seconds()                     // the CPU's window: publishing and the drain
+	hubRSS, redisRSS := rssOfAll(c.hubPIDs), rssOfAll(c.redisPIDs) // before the streams close
 
 	// Collect.
 	var results []received
@@ -213,8 +223,14 @@ func runParent(ctx context.Context, c config) error {
 	rep.Delivery.PerSec = float64(rep.Delivery.Delivered) / window.Seconds()
 	rep.Delivery.P50ms, rep.Delivery.P95ms, rep.Delivery.P99ms = pct(lats, 50), pct(lats, 95), pct(lats, 99)
 	rep.Delivery.MaxMs, rep.Delivery.SampleCount = pct(lats, 100), len(lats)
-	rep.Hub = use(c.hubPIDs, hub1-hub0, rep.Delivery.Delivered, c.streams, measured)
-	rep.Redis = use(c.redisPIDs, redis1-redis0, rep.Delivery.Delivered, c.streams, measured)
+	rep.Hub = use(c.hubPIDs, hub1-hub0, hubRSS, rep.Delivery.Delivered, c.streams, measured)
+	rep.Redis = use(c.redisPIDs, redis1-redis0, redisRSS, rep.Delivery.Delivered, c.streams, measured)
+	if rep.Hub != nil && c.streams > 0 {
+		n := float64(c.streams)
+		rep.Hub.BaseRSSKB = float64(base)
+		rep.Hub.KBAboveBaseAtConnect = float64(connected-base) / n
+		rep.Hub.KBAboveBaseAtEndOfWindow = float64(hubRSS-base) / n
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)

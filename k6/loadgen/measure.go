@@ -80,15 +80,24 @@ func cpuOfAll(pids []int) float64 {
 	return s
 }
 
-// use reports what the processes pids used together (nil when none is known).
-func use(pids []int, cpu float64, delivered int64, streams int, secs float64) *procUse {
+// rssOfAll is the processes' resident sets together, in KB.
+func rssOfAll(pids []int) int64 {
+	var s int64
+	for _, p := range pids {
+		if p != 0 {
+			s += rssKB(p)
+		}
+	}
+	return s
+}
+
+// use reports what the processes pids used together (nil when none is
+// known): cpu seconds, and rss KB at the end of the window.
+func use(pids []int, cpu float64, rss int64, delivered int64, streams int, secs float64) *procUse {
 	if len(pids) == 0 || pids[0] == 0 {
 		return nil
 	}
-	u := &procUse{CPUSecs: cpu}
-	for _, p := range pids {
-		u.RSSKB += rssKB(p)
-	}
+	u := &procUse{CPUSecs: cpu, RSSKB: rss}
 	if delivered > 0 {
 		u.CPUSecsPer1kDeliver = cpu / float64(delivered) * 1000
 	}

@@ -22,6 +22,11 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 	perRoom = map[int]int64{}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	send := func(base string, bodies []string, rooms []int) []bool { return postEvents(client, c.key, base, bodies) }
+	if c.peer == peerCentrifugo {
+		send = func(base string, bodies []string, rooms []int) []bool {
+			return centrifugoPublish(client, c.key, base, bodies, rooms)
+		}
+	}
 	if c.ingest != "" {
 		rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.ingest}, DisableCache: true})
 		if err != nil {

@@ -9,6 +9,7 @@
 #   BATCH=100 ...                      # events go in POST /notifications/publish/batch of 100
 #   INGEST=1 ...                       # events are added with XADD to the ingest streams (BATCH per pipeline)
 #   HUB_VARS="GOGC=200" ...            # extra environment for the hub only (HUB_ENV is its own setting)
+#   HUB_BIN=k6/loadgen/centrifugo.sh PEER=centrifugo ...  # Centrifugo side by side (see that file)
 #   PIN=1 ...                          # the hub on the last core alone; redis-server and the
 #                                      # load generator on the others (as clients on other hosts)
 # A shape is streams:rooms:publishes-per-second. Streams above 9,000 are held
@@ -59,6 +60,8 @@ for shape in $SHAPES; do
     suffix=""
     [ "$page" -gt 0 ] && suffix="-page$page"
     [ "${BATCH:-1}" -gt 1 ] && suffix="$suffix-batch$BATCH"
+    peer=()
+    [ -n "${PEER:-}" ] && peer=(-peer "$PEER")
     ingest=()
     [ -n "${INGEST:-}" ] && ingest=(-ingest "127.0.0.1:$rport") && suffix="$suffix-ingest"
     out="$OUT/${streams}-${rooms}-${rate}${suffix}-run${run}.json"
@@ -66,14 +69,15 @@ for shape in $SHAPES; do
       (sleep 15; curl -fs -o "${out%.json}.cpu.pprof" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=10") &
     fi
     "${others[@]}" "$work/loadgen" -hub "http://127.0.0.1:$hport" -streams "$streams" -rooms "$rooms" -rate "$rate" \
-      -duration "$DURATION" -procs "$procs" -page-rooms "$page" -batch "${BATCH:-1}" "${ingest[@]}" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
+      -duration "$DURATION" -procs "$procs" -page-rooms "$page" -batch "${BATCH:-1}" "${ingest[@]}" "${peer[@]}" -hub-pid "$hub_pid" -redis-pid "$(cat "$work/redis.pid")" >"$out"
     python3 - "$out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s, d, h, x = r["shape"], r["delivery"], r["hub"], r["redis"]
 print(f'{s["streams"]:>6}/{s["rooms"]}/{s["publishesPerSec"]:.0f}{"/page" + str(s["pageRooms"]) if s.get("pageRooms") else ""}: connected {r["connect"]["ok"]}, '
       f'lost {d["lost"]}, dup {d["duplicated"]}, p50/p99 {d["p50ms"]:.1f}/{d["p99ms"]:.1f} ms (publish p50/p99 {r["publish"]["p50ms"]:.1f}/{r["publish"]["p99ms"]:.1f}), '
-      f'hub {h["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k, {h["rssKBPerStream"]:.0f} KB/stream, '
+      f'hub {h["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k, {h["rssKBPerStream"]:.0f} KB/stream '
+      f'({h.get("kbPerStreamAboveBaseAtConnect", 0):.1f} / {h.get("kbPerStreamAboveBaseAtEnd", 0):.1f} above the base after connect / at the end), '
       f'redis {x["cpuSecsPer1000Deliveries"]:.4f} CPU-s/1k; per stream-second: hub {h["cpuMicrosPerStreamSec"]:.2f} µs, redis {x["cpuMicrosPerStreamSec"]:.2f} µs')
 PY
     kill "$hub_pid"; wait "$hub_pid" 2>/dev/null || true; hub_pid=

@@ -100,6 +100,9 @@ func readStream(ctx context.Context, client *http.Client, c config, i int, st *s
 		}
 		url = base + "/api/v1/stream?rooms=" + strings.Join(ids, ",")
 	}
+	if c.peer == peerCentrifugo {
+		url = centrifugoStreamURL(base, c.secret, int64(i+1), st.rooms[0])
+	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token(c.secret, int64(i+1)))
 	resp, err := client.Do(req)
@@ -128,14 +131,19 @@ func readStream(ctx context.Context, client *http.Client, c config, i int, st *s
 		switch {
 		case bytes.HasPrefix(line, []byte("event: ")):
 			event = string(bytes.TrimSpace(line[7:]))
-		case bytes.HasPrefix(line, []byte("data: ")) && event == "comment.created":
+		case bytes.HasPrefix(line, []byte("data: ")) && (event == "comment.created" || c.peer == peerCentrifugo):
 			now := time.Now().UnixNano()
 			var d struct {
 				T      int64  `json:"t"`
 				Seq    uint32 `json:"seq"`
 				RoomID int    `json:"roomId"` // page streams only
 			}
-			if json.Unmarshal(line[6:], &d) != nil {
+			if c.peer == peerCentrifugo {
+				var ok bool
+				if d.T, d.Seq, ok = centrifugoEvent(line[6:]); !ok {
+					continue
+				}
+			} else if json.Unmarshal(line[6:], &d) != nil {
 				continue
 			}
 			if d.RoomID == 0 {

@@ -1,0 +1,109 @@
+// Command floor is the least a Go server can serve the load generator with,
+// the floor under the hub's memory per stream and CPU per delivery
+// (docs/performance.md, goal 4). It answers a stream request with the SSE
+// head, hijacks the connection and files it under its room; a publish is
+// written, as an SSE frame, to each connection of its room with one write(2),
+// on the publishing request's goroutine. No Redis, no authentication, no
+// history, no presence, no queue: what is left is net/http, a socket per
+// stream and a write per delivery.
+//
+//	HUB_BIN=/tmp/floor SHAPES="10000:100:200" bash k6/loadgen/run.sh
+//
+// It listens on 127.0.0.1:$SERVER_PORT (8090 when unset), as run.sh starts
+// a hub, and holds every connection until a write to it fails.
+package main
+
+import (
+	"encoding/json"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+)
+
+type room struct {
+	mu    sync.Mutex
+	conns []net.Conn
+	seq   int64
+}
+
+type server struct {
+	mu    sync.Mutex
+	rooms map[int64]*room
+}
+
+func (s *server) room(id int64) *room {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rooms[id]
+	if r == nil {
+		r = &room{}
+		s.rooms[id] = r
+	}
+	return r
+}
+
+func (s *server) stream(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("room"), 10, 64)
+	if err != nil {
+		http.Error(w, "bad room", http.StatusBadRequest)
+		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if _, err := conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n: hello\n\n")); err != nil {
+		_ = conn.Close()
+		return
+	}
+	rm := s.room(id)
+	rm.mu.Lock()
+	rm.conns = append(rm.conns, conn)
+	rm.mu.Unlock()
+}
+
+func (s *server) publish(w http.ResponseWriter, r *http.Request) {
+	var p struct {
+		RoomID    int64           `json:"roomId"`
+		EventType string          `json:"eventType"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&p); err != nil || p.RoomID <= 0 {
+		http.Error(w, "bad event", http.StatusBadRequest)
+		return
+	}
+	rm := s.room(p.RoomID)
+	rm.mu.Lock()
+	rm.seq++
+	frame := []byte("id: " + strconv.FormatInt(rm.seq, 10) + "\nevent: " + p.EventType + "\ndata: ")
+	frame = append(append(frame, p.Data...), "\n\n"...)
+	kept := rm.conns[:0]
+	for _, c := range rm.conns {
+		if _, err := c.Write(frame); err != nil {
+			_ = c.Close()
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(rm.conns[len(kept):])
+	rm.conns = kept
+	rm.mu.Unlock()
+	_, _ = w.Write([]byte(`{"result":{}}`))
+}
+
+func main() {
+	port := os.Getenv("SERVER_PORT")
+	if port == "" {
+		port = "8090"
+	}
+	s := &server{rooms: map[int64]*room{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/rooms/{room}/stream", s.stream)
+	mux.HandleFunc("POST /api/v1/notifications/publish", s.publish)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"status":"ok"}`)) })
+	log.Fatal(http.ListenAndServe("127.0.0.1:"+port, mux))
+}
