@@ -28,10 +28,15 @@ func pidList(s string) []int {
 
 // token mints an HS256 access token for user (the hub's dev secret by default).
 func token(secret string, user int64) string {
+	now := time.Now().Unix()
+	return signHS256(secret, fmt.Sprintf(`{"sub":"%d","iat":%d,"exp":%d,"token_type":"access"}`, user, now, now+3600))
+}
+
+// signHS256 is a JWT of claims (JSON) signed with secret.
+func signHS256(secret, claims string) string {
 	enc := base64.RawURLEncoding
 	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	now := time.Now().Unix()
-	body := enc.EncodeToString([]byte(fmt.Sprintf(`{"sub":"%d","iat":%d,"exp":%d,"token_type":"access"}`, user, now, now+3600)))
+	body := enc.EncodeToString([]byte(claims))
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(head + "." + body))
 	return head + "." + body + "." + enc.EncodeToString(mac.Sum(nil))

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -23,12 +21,7 @@ const peerCentrifugo = "centrifugo"
 
 // centrifugoStreamURL is the uni_sse address for user's stream of room.
 func centrifugoStreamURL(base, secret string, user int64, room int) string {
-	enc := base64.RawURLEncoding
-	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	body := enc.EncodeToString([]byte(fmt.Sprintf(`{"sub":"%d","exp":%d,"channels":["room%d"]}`, user, time.Now().Unix()+3600, room)))
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(head + "." + body))
-	tok := head + "." + body + "." + enc.EncodeToString(mac.Sum(nil))
+	tok := signHS256(secret, fmt.Sprintf(`{"sub":"%d","exp":%d,"channels":["room%d"]}`, user, time.Now().Unix()+3600, room))
 	return base + "/connection/uni_sse?cf_connect=" + url.QueryEscape(`{"token":"`+tok+`"}`)
 }
 
@@ -49,19 +42,13 @@ func centrifugoEvent(msg []byte) (t int64, seq uint32, ok bool) {
 	return m.Pub.Data.T, m.Pub.Data.Seq, true
 }
 
-// centrifugoPublish publishes each of the hub's event bodies to its room's
-// channel, one API call each, and reports which were accepted.
-func centrifugoPublish(client *http.Client, key, base string, bodies []string, rooms []int) []bool {
-	ok := make([]bool, len(bodies))
-	for i, b := range bodies {
-		var ev struct {
-			Data json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal([]byte(b), &ev) != nil {
-			continue
-		}
-		body := fmt.Sprintf(`{"channel":"room%d","data":%s}`, rooms[i], ev.Data)
-		req, _ := http.NewRequest(http.MethodPost, base+"/api/publish", bytes.NewReader([]byte(body)))
+// centrifugoPublish publishes each event's data to its room's channel, one
+// API call each, and reports which were accepted.
+func centrifugoPublish(client *http.Client, key, base string, events []event) []bool {
+	ok := make([]bool, len(events))
+	for i, ev := range events {
+		body := fmt.Sprintf(`{"channel":"room%d","data":%s}`, ev.room, ev.data)
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/publish", strings.NewReader(body))
 		req.Header.Set("X-API-Key", key)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)

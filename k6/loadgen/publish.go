@@ -21,11 +21,9 @@ import (
 func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int]int64, lat []float64) {
 	perRoom = map[int]int64{}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	send := func(base string, bodies []string, rooms []int) []bool { return postEvents(client, c.key, base, bodies) }
+	send := func(base string, events []event) []bool { return postEvents(client, c.key, base, events) }
 	if c.peer == peerCentrifugo {
-		send = func(base string, bodies []string, rooms []int) []bool {
-			return centrifugoPublish(client, c.key, base, bodies, rooms)
-		}
+		send = func(base string, events []event) []bool { return centrifugoPublish(client, c.key, base, events) }
 	}
 	if c.ingest != "" {
 		rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.ingest}, DisableCache: true})
@@ -34,9 +32,7 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 			return 0, 0, perRoom, nil
 		}
 		defer rdb.Close()
-		send = func(_ string, bodies []string, rooms []int) []bool {
-			return addEvents(rdb, c.ingestParts, bodies, rooms)
-		}
+		send = func(_ string, events []event) []bool { return addEvents(rdb, c.ingestParts, events) }
 	}
 	pad := strings.Repeat("x", c.payload)
 	per := max(c.batch, 1)
@@ -52,41 +48,54 @@ func publish(ctx context.Context, c config) (sent, failed int64, perRoom map[int
 			time.Sleep(d)
 		}
 		next = next.Add(interval)
-		rooms := make([]int, per)
-		bodies := make([]string, per)
-		for i := range rooms {
+		events := make([]event, per)
+		for i := range events {
 			room := (n*per+i)%c.rooms + 1
 			seqs[room]++
-			rooms[i] = room
-			bodies[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"t":%d,"seq":%d,"pad":%q}}`,
-				room, time.Now().UnixNano(), seqs[room], pad)
+			events[i] = event{room, fmt.Sprintf(`{"t":%d,"seq":%d,"pad":%q}`, time.Now().UnixNano(), seqs[room], pad)}
 		}
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(rooms []int, bodies []string, base string) {
+		go func(events []event, base string) {
 			defer func() { <-sem; wg.Done() }()
 			t := time.Now()
-			ok := send(base, bodies, rooms)
+			ok := send(base, events)
 			mu.Lock()
 			defer mu.Unlock()
-			for i, room := range rooms {
+			for i, ev := range events {
 				if ok[i] {
 					sent++
-					perRoom[room]++
+					perRoom[ev.room]++
 				} else {
 					failed++
 				}
 			}
 			lat = append(lat, float64(time.Since(t))/1e6)
-		}(rooms, bodies, c.hubs[n%len(c.hubs)])
+		}(events, c.hubs[n%len(c.hubs)])
 	}
 	wg.Wait()
 	return sent, failed, perRoom, lat
 }
 
-// postEvents publishes bodies (one request, or one batch request for
+// event is one publish: its room and its data (JSON); each door sends it in
+// its own form.
+type event struct {
+	room int
+	data string
+}
+
+// hubBody is ev as the hub's publish body.
+func (ev event) hubBody() string {
+	return fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":%s}`, ev.room, ev.data)
+}
+
+// postEvents publishes events (one request, or one batch request for
 // several) and reports which were accepted.
-func postEvents(client *http.Client, key, base string, bodies []string) []bool {
+func postEvents(client *http.Client, key, base string, events []event) []bool {
+	bodies := make([]string, len(events))
+	for i, ev := range events {
+		bodies[i] = ev.hubBody()
+	}
 	ok := make([]bool, len(bodies))
 	path, body := "/api/v1/notifications/publish", bodies[0]
 	if len(bodies) > 1 {
@@ -126,17 +135,17 @@ func postEvents(client *http.Client, key, base string, bodies []string) []bool {
 	return ok
 }
 
-// addEvents adds bodies to the ingest streams of their rooms in one
+// addEvents adds events to the ingest streams of their rooms in one
 // pipeline and reports which Redis took.
-func addEvents(rdb rueidis.Client, parts int, bodies []string, rooms []int) []bool {
-	cmds := make(rueidis.Commands, len(bodies))
-	for i, b := range bodies {
-		cmds[i] = rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", rooms[i]%parts)).Maxlen().Almost().Threshold("1000000").
-			Id("*").FieldValue().FieldValue("event", b).Build()
+func addEvents(rdb rueidis.Client, parts int, events []event) []bool {
+	cmds := make(rueidis.Commands, len(events))
+	for i, ev := range events {
+		cmds[i] = rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", ev.room%parts)).Maxlen().Almost().Threshold("1000000").
+			Id("*").FieldValue().FieldValue("event", ev.hubBody()).Build()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok := make([]bool, len(bodies))
+	ok := make([]bool, len(events))
 	for i, r := range rdb.DoMulti(ctx, cmds...) {
 		ok[i] = r.Error() == nil
 	}

@@ -86,25 +86,33 @@ func openStreams(ctx context.Context, c config, first, count int) *streamSet {
 	return set
 }
 
+// streamRequest is stream i's request for rooms: the hub's room stream, its
+// page stream (c.pageRooms), or the peer's.
+func streamRequest(ctx context.Context, c config, i int, rooms []int) *http.Request {
+	base, user := c.hubs[i%len(c.hubs)], int64(i+1)
+	if c.peer == peerCentrifugo {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, centrifugoStreamURL(base, c.secret, user, rooms[0]), nil)
+		return req
+	}
+	url := fmt.Sprintf("%s/api/v1/rooms/%d/stream", base, rooms[0])
+	if c.pageRooms > 0 {
+		ids := make([]string, len(rooms))
+		for k, r := range rooms {
+			ids[k] = strconv.Itoa(r)
+		}
+		url = base + "/api/v1/stream?rooms=" + strings.Join(ids, ",")
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token(c.secret, user))
+	return req
+}
+
 // readStream connects stream i, calls connected once it is (or failed), then
 // reads events until ctx ends.
 func readStream(ctx context.Context, client *http.Client, c config, i int, st *streamState, set *streamSet, connected func()) error {
 	once := sync.OnceFunc(connected)
 	defer once()
-	base := c.hubs[i%len(c.hubs)]
-	url := fmt.Sprintf("%s/api/v1/rooms/%d/stream", base, st.rooms[0])
-	if c.pageRooms > 0 {
-		ids := make([]string, len(st.rooms))
-		for k, r := range st.rooms {
-			ids[k] = strconv.Itoa(r)
-		}
-		url = base + "/api/v1/stream?rooms=" + strings.Join(ids, ",")
-	}
-	if c.peer == peerCentrifugo {
-		url = centrifugoStreamURL(base, c.secret, int64(i+1), st.rooms[0])
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token(c.secret, int64(i+1)))
+	req := streamRequest(ctx, c, i, st.rooms)
 	resp, err := client.Do(req)
 	if err != nil {
 		set.fail(shortErr(err))
