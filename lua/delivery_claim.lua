@@ -117,15 +117,12 @@ local function is_online()
   -- A lease of an older hub that is still running (a finite score)…
   online = #redis.call('ZRANGEBYSCORE', K_ONLINE, '(' .. NOW, '(+inf', 'LIMIT', 0, 1) > 0
   if not online then -- … or a stream of an instance not dead.
-    local dead = id_set(ARGV[16])
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_ONLINE, '+inf', '+inf')) do
-      local inst = instance_of(m)
-      if inst and dead[inst] then
-        redis.call('ZREM', K_ONLINE, m)
-      else
-        online = true
-      end
+    local streams = redis.call('ZRANGEBYSCORE', K_ONLINE, '+inf', '+inf')
+    local gone = of_dead(streams, id_set(ARGV[16]))
+    for _, m in ipairs(gone) do
+      redis.call('ZREM', K_ONLINE, m)
     end
+    online = #streams > #gone
   end
   return online
 end

@@ -18,3 +18,15 @@ local function instance_of(member)
   return string.match(member, '^([^.]+)%.')
 end
 
+-- of_dead is the members (a list) whose instance is in dead (an id_set).
+local function of_dead(members, dead)
+  local out = {}
+  for _, m in ipairs(members) do
+    local inst = instance_of(m)
+    if inst and dead[inst] then
+      out[#out + 1] = m
+    end
+  end
+  return out
+end
+

@@ -23,11 +23,8 @@ for i = 3, #KEYS do
   end
   redis.call('ZREMRANGEBYSCORE', conns, '-inf', now)
   if anyDead then
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', conns, '+inf', '+inf')) do
-      local inst = instance_of(m)
-      if inst and dead[inst] then
-        redis.call('ZREM', conns, m)
-      end
+    for _, m in ipairs(of_dead(redis.call('ZRANGEBYSCORE', conns, '+inf', '+inf'), dead)) do
+      redis.call('ZREM', conns, m)
     end
   end
   if redis.call('ZCARD', conns) == 0 and redis.call('HDEL', KEYS[1], user) == 1 then

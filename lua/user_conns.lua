@@ -17,14 +17,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) -- leases of an older hub
-if ARGV[5] ~= '' then
-  local dead = id_set(ARGV[5])
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-    local inst = instance_of(m)
-    if inst and dead[inst] then
-      redis.call('ZREM', KEYS[1], m)
-      redis.call('ZREM', KEYS[2], m)
-    end
+local dead, anyDead = id_set(ARGV[5])
+if anyDead then
+  for _, m in ipairs(of_dead(redis.call('ZRANGE', KEYS[1], 0, -1), dead)) do
+    redis.call('ZREM', KEYS[1], m)
+    redis.call('ZREM', KEYS[2], m)
   end
 end
 redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
