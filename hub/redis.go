@@ -73,6 +73,9 @@ func RedisOptions(url string) (rueidis.ClientOption, error) {
 	// CLIENT TRACKING.
 	opt.DisableCache = true
 	opt.ConnWriteTimeout = 5 * time.Second
+	// 64 KiB each way per connection, not the client's 0.5 MiB: a larger
+	// pipeline is flushed in parts, a larger reply read through, and at
+	// 10,000 streams the defaults held ~5 MB (docs/performance.md, goal 4).
 	opt.ReadBufferEachConn, opt.WriteBufferEachConn = 64<<10, 64<<10
 	opt.Dialer.Timeout = 3 * time.Second
 	return opt, nil
