@@ -31,11 +31,12 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 	}
 	w := &rawWire{conn: conn, poller: s.poller}
 	sc, ok := conn.(syscall.Conn)
+	var raw syscall.RawConn
 	if ok {
-		w.raw, err = sc.SyscallConn()
+		raw, err = sc.SyscallConn()
 	}
 	if ok && err == nil {
-		err = w.raw.Control(func(fd uintptr) { w.fd = int(fd) })
+		err = raw.Control(func(fd uintptr) { w.fd = int(fd) })
 	}
 	if !ok || err != nil {
 		s.log.Error("hijacked connection has no socket; closing it", "remote", r.RemoteAddr)
@@ -55,7 +56,6 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 // rawWire is a hijacked socket.
 type rawWire struct {
 	conn   net.Conn
-	raw    syscall.RawConn
 	fd     int // the socket's descriptor, for TryWrite
 	poller *poller
 	id     uint64 // the poller's registration, 0 when none

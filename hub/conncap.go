@@ -45,7 +45,11 @@ func (h *Hub) unregisterConn(ctx context.Context, user int64, connID string) {
 // evict ends the local streams among connIDs with system.evicted.
 func (h *Hub) evict(connIDs []string) {
 	for _, id := range connIDs {
-		if s := h.streams.get(id); s != nil && s.evict("connection limit", 0) {
+		conn, ok := h.parseConnID(id)
+		if !ok {
+			continue // another instance's
+		}
+		if s := h.streams.get(conn); s != nil && s.evict("connection limit", 0) {
 			h.metrics.Evictions.Inc()
 		}
 	}

@@ -75,7 +75,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 		h.channels = newChannelSet()
 	}
 	h.topics.m = map[int64]*topic{}
-	h.streams.byConn = map[string]*Stream{}
+	h.streams.byConn = map[uint64]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
 	h.inst.id = newID()[:16]

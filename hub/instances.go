@@ -2,6 +2,9 @@ package hub
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,8 +63,32 @@ type instances struct {
 	dead  string // ids of the instances whose lease ended, comma separated
 }
 
-// newConnID names a stream of this instance: "<instance>.<random>".
-func (h *Hub) newConnID() string { return h.inst.id + "." + newID()[:16] }
+// newConn draws the random part of a new stream's connection id.
+func newConn() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// connID names a stream of this instance in Redis: "<instance>.<random>",
+// the random part in 16 hex digits. A stream keeps only the number: the name
+// is built when Redis needs it.
+func (h *Hub) connID(conn uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], conn)
+	return h.inst.id + "." + hex.EncodeToString(b[:])
+}
+
+// parseConnID returns the random part of a connection id of this instance,
+// false when id names another instance's stream or is malformed.
+func (h *Hub) parseConnID(id string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(id, h.inst.id+".")
+	if !ok || len(rest) != 16 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest, 16, 64)
+	return n, err == nil
+}
 
 // DeadInstances is the ids of the hub instances whose lease had ended at
 // this instance's last renewal, comma separated: a stream in user:online
@@ -235,7 +262,7 @@ func (h *Hub) joinStreams(ctx context.Context, streams []*Stream, want func(room
 		n := len(items)
 		for _, room := range s.rooms() {
 			if want == nil || want(room, s.User) {
-				items = append(items, presenceTouch{room: room, user: s.User, members: []string{s.ConnID}})
+				items = append(items, presenceTouch{room: room, user: s.User, members: []string{s.connID()}})
 			}
 		}
 		if len(items) > n {

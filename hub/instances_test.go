@@ -47,7 +47,7 @@ func TestRegisterConn_ForgetsTheStreamsOfDeadInstances(t *testing.T) {
 		_, err := h.renewInstance(context.Background(), h.cfg.PresenceUserTTL)
 		return err == nil && h.DeadInstances() == "gone"
 	})
-	if err := h.registerConn(context.Background(), 5, h.newConnID()); err != nil {
+	if err := h.registerConn(context.Background(), 5, h.connID(newConn())); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{UserConnsKey(5), UserOnlineKey(5)} {
@@ -77,7 +77,7 @@ func TestPresenceConnsKeys_StreamsLiveLongerThanHeartbeats(t *testing.T) {
 		}
 		return n
 	}
-	h.touchBatch(ctx, []presenceTouch{{room: 7, user: 5, members: []string{h.newConnID()}}})
+	h.touchBatch(ctx, []presenceTouch{{room: 7, user: 5, members: []string{h.connID(newConn())}}})
 	if _, err := h.Heartbeat(ctx, 7, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -98,5 +98,27 @@ func TestPresenceConnsKeys_StreamsLiveLongerThanHeartbeats(t *testing.T) {
 	h.refreshSeen(ctx, map[int64][]int64{7: {5}}, h.streamConnsTTL())
 	if got := ttl(5); got < long-5 {
 		t.Errorf("after a renewing refresh the key lives %d s, want %d", got, long)
+	}
+}
+
+// A stream keeps only the random part of its connection id: the name built
+// for Redis is "<instance>.<16 hex digits>", and it parses back to the same
+// number only on this instance.
+func TestConnID_IsTheInstanceAndSixteenHexDigits(t *testing.T) {
+	h := &Hub{}
+	h.inst.id = "inst1"
+	for _, conn := range []uint64{0, 1, 0xfedcba9876543210, newConn()} {
+		id := h.connID(conn)
+		if rest, ok := strings.CutPrefix(id, "inst1."); !ok || len(rest) != 16 || strings.Trim(rest, "0123456789abcdef") != "" {
+			t.Fatalf("connID(%#x) = %q: want inst1. and 16 hex digits", conn, id)
+		}
+		if got, ok := h.parseConnID(id); !ok || got != conn {
+			t.Errorf("parseConnID(%q) = %#x, %v: want %#x", id, got, ok, conn)
+		}
+	}
+	for _, id := range []string{"inst2.0000000000000001", "inst1.1", "inst1.000000000000000g", "inst10000000000000001", ""} {
+		if _, ok := h.parseConnID(id); ok {
+			t.Errorf("parseConnID(%q) accepted another instance's or a malformed id", id)
+		}
 	}
 }

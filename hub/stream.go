@@ -84,8 +84,8 @@ type StreamSpec struct {
 type Stream struct {
 	h       *Hub
 	User    int64
-	ConnID  string
-	expires int64 // unix nanos of the token's expiry; 0: none
+	conn    uint64 // names the stream in Redis (connID)
+	expires int64  // unix nanos of the token's expiry; 0: none
 	grant   Grant
 	members []*member
 	mutes   MuteSet // room members' muted types, set by Join; nil: none
@@ -96,10 +96,8 @@ type Stream struct {
 	queueBytes int
 	partial    []byte // bytes of a frame the socket took only part of: they go first
 	final      []byte
-	scratch    [2][]byte     // the inline write's buffers
-	idBuf      []byte        // a page stream's id line, for the inline write
 	wake       chan struct{} // Serve: work arrived
-	done       chan struct{} // closed when the stream ends
+	done       chan struct{} // closed when the stream ends; made by Done
 	lastWrite  atomic.Int64  // unix nanos of the last write, for keepalives
 
 	// Owned by the clock goroutine: unix nanos of the next room re-check.
@@ -149,8 +147,7 @@ func (h *Hub) OpenStream(spec StreamSpec) (*Stream, error) {
 	if !spec.Page && len(spec.Rooms)+btoi(spec.Log) != 1 {
 		return nil, fmt.Errorf("%w: only a page stream has several members", ErrInvalid)
 	}
-	s := &Stream{h: h, User: spec.User, ConnID: h.newConnID(), grant: spec.Grant, page: spec.Page,
-		done: make(chan struct{})}
+	s := &Stream{h: h, User: spec.User, conn: newConn(), grant: spec.Grant, page: spec.Page}
 	if !spec.Expires.IsZero() {
 		s.expires = spec.Expires.UnixNano()
 	}
@@ -229,10 +226,10 @@ func (s *Stream) WaitReady(ctx context.Context) {
 // undone before Join wrote it (it has no expiry) is undone again.
 func (s *Stream) Join(ctx context.Context) {
 	s.h.takeLease(ctx)
-	if err := s.h.registerConn(ctx, s.User, s.ConnID); err != nil {
+	if err := s.h.registerConn(ctx, s.User, s.connID()); err != nil {
 		s.h.log.Warn("registering stream for the connection cap", "user", s.User, "err", err)
 	} else if s.ended() {
-		s.h.undo(ctx, func(ctx context.Context) { s.h.unregisterConn(ctx, s.User, s.ConnID) })
+		s.h.undo(ctx, func(ctx context.Context) { s.h.unregisterConn(ctx, s.User, s.connID()) })
 	}
 	if len(s.rooms()) == 0 {
 		return
@@ -246,6 +243,10 @@ func (s *Stream) Join(ctx context.Context) {
 	s.h.joinStreams(ctx, []*Stream{s}, nil)
 }
 
+// connID is the stream's name in Redis (its members in presence and the
+// user's registry).
+func (s *Stream) connID() string { return s.h.connID(s.conn) }
+
 // rooms returns the stream's rooms.
 func (s *Stream) rooms() []int64 {
 	var out []int64
@@ -257,12 +258,25 @@ func (s *Stream) rooms() []int64 {
 	return out
 }
 
-// Done is closed when the stream has ended.
-func (s *Stream) Done() <-chan struct{} { return s.done }
+// Done is closed when the stream has ended. It is made on the first call:
+// most streams are never waited on, and hold none.
+func (s *Stream) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.closed {
+			close(s.done)
+		}
+	}
+	return s.done
+}
 
 // ended says whether the stream has ended.
 func (s *Stream) ended() bool {
-	return isClosed(s.done)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // Start hands over a wire that can write without blocking (TryWrite): from
@@ -288,6 +302,7 @@ func (s *Stream) Serve(ctx context.Context, w Wire) {
 	s.mu.Lock()
 	s.wire, s.started, s.wake = w, true, make(chan struct{}, 1)
 	s.mu.Unlock()
+	done := s.Done()
 	for {
 		for s.round() {
 		}
@@ -295,7 +310,7 @@ func (s *Stream) Serve(ctx context.Context, w Wire) {
 		case <-s.wake:
 		case <-ctx.Done():
 			s.Close()
-		case <-s.done:
+		case <-done:
 			return
 		}
 	}

@@ -86,7 +86,9 @@ func (s *Stream) endLocked() {
 	}
 	s.closed = true
 	s.queue, s.partial = nil, nil
-	close(s.done)
+	if s.done != nil {
+		close(s.done)
+	}
 	h := s.h
 	h.streams.releasing.Add(1)
 	if !h.Go(s.release) {
@@ -116,14 +118,15 @@ func (s *Stream) release(ctx context.Context) {
 		h.mutes.Release(s.User)
 	}
 	s.leaveRooms(ctx)
-	h.unregisterConn(ctx, s.User, s.ConnID)
+	h.unregisterConn(ctx, s.User, s.connID())
 }
 
 // leaveRooms takes the stream's member out of its rooms' presence; a user
 // left with none leaves.
 func (s *Stream) leaveRooms(ctx context.Context) {
+	id := s.connID()
 	for _, room := range s.rooms() {
-		if _, err := s.h.leave(ctx, room, s.ConnID, []string{itoa(s.User)}, ""); err != nil {
+		if _, err := s.h.leave(ctx, room, id, []string{itoa(s.User)}, ""); err != nil {
 			s.h.log.Warn("leaving presence", "room", room, "user", s.User, "err", err)
 		}
 	}

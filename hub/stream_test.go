@@ -128,7 +128,7 @@ func TestStream_NewEpochWithoutTheTopicsGapIsAnnounced(t *testing.T) {
 	m := &member{s: s, topicID: 5, roomID: 5, placed: true, pos: Position{ID: StreamID{Ms: 100}, Seq: 216}}
 	s.members = []*member{m}
 	ev := newEvent(5, StreamID{Ms: 200}, 1, "comment.created", []byte(`{}`), "", "2026-11-23T00:00:00Z")
-	if !s.offer(m, ev) {
+	if !s.offer(m, ev, &writeScratch{}) {
 		t.Fatal("dropped")
 	}
 	got := w.String()

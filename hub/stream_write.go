@@ -12,7 +12,8 @@ import (
 // offer hands a live event of member m to the stream, from the topic's
 // fan-out (under the room's lock). It never blocks: it writes to an idle
 // socket at once, else queues. It reports false when the event was dropped.
-func (s *Stream) offer(m *member, ev *Event) bool {
+// sc is the fan-out's buffers for the write.
+func (s *Stream) offer(m *member, ev *Event, sc *writeScratch) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -23,7 +24,7 @@ func (s *Stream) offer(m *member, ev *Event) bool {
 	case !s.inline || s.working || len(s.queue) > 0 || s.partial != nil:
 		return s.enqueueLocked(m, ev)
 	}
-	bufs, ok := s.frameLocked(m, ev, s.scratch[:0], true)
+	bufs, ok := s.frameLocked(m, ev, sc.bufs[:0], sc)
 	if !ok {
 		if m.catchUp {
 			s.kickLocked()
@@ -31,8 +32,15 @@ func (s *Stream) offer(m *member, ev *Event) bool {
 		return true
 	}
 	s.tryWriteLocked(bufs)
-	s.scratch = [2][]byte{} // keep no event alive
+	sc.bufs = [2][]byte{} // keep no event alive
 	return true
+}
+
+// writeScratch is the buffers of the fan-out's inline writes, one per topic
+// (used under its lock): an idle stream carries none.
+type writeScratch struct {
+	bufs [2][]byte
+	id   []byte // a page stream's id line
 }
 
 // sendRaw writes frame (a keepalive) when nothing else waits, else queues it.
@@ -166,7 +174,7 @@ func (s *Stream) round() bool {
 			if q.raw != nil {
 				bufs = append(bufs, q.raw)
 			} else {
-				bufs, _ = s.frameLocked(q.m, q.ev, bufs, false)
+				bufs, _ = s.frameLocked(q.m, q.ev, bufs, nil)
 			}
 		}
 		s.mu.Unlock()
@@ -186,15 +194,15 @@ func (s *Stream) round() bool {
 
 // frameLocked judges ev by m's position and appends its bytes to bufs, or
 // reports false when it is not to be written: a duplicate, a muted type, or a
-// seq jump (m then catches up from history, this event included). scratch:
+// seq jump (m then catches up from history, this event included). With sc,
 // the bytes are written before the next call (a page stream's id line may
-// reuse the stream's buffer).
-func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, scratch bool) (net.Buffers, bool) {
+// be built in sc).
+func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, sc *writeScratch) (net.Buffers, bool) {
 	if !ev.HasID() {
 		if ev.Type == GapEventType {
 			m.pos.forget() // the room announced a gap: the next seq starts afresh
 		}
-		return s.appendFrame(bufs, m, ev, scratch), true
+		return s.appendFrame(bufs, m, ev, sc), true
 	}
 	if m.placed {
 		switch m.pos.Check(ev) {
@@ -207,7 +215,7 @@ func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, scratch boo
 			// The numbering started again (Redis lost its data) and the
 			// topic's own system.gap did not reach this stream (it was
 			// dropped from a full queue): announce it here.
-			bufs = s.appendFrame(bufs, m, newGap(m.pos.ID, ev.ID), scratch)
+			bufs = s.appendFrame(bufs, m, newGap(m.pos.ID, ev.ID), sc)
 		}
 	}
 	m.pos.Advance(ev)
@@ -215,23 +223,23 @@ func (s *Stream) frameLocked(m *member, ev *Event, bufs net.Buffers, scratch boo
 	if s.muted(m, ev) {
 		return bufs, false
 	}
-	return s.appendFrame(bufs, m, ev, scratch), true
+	return s.appendFrame(bufs, m, ev, sc), true
 }
 
 // appendFrame appends the bytes of ev for this stream to bufs: the shared
 // frame, or for a page stream the stream's own id line followed by the
 // shared page frame. Call it after m's position moved past ev. The id line
-// changes with every event: with scratch it is built in the stream's buffer,
-// else in a new one.
-func (s *Stream) appendFrame(bufs net.Buffers, m *member, ev *Event, scratch bool) net.Buffers {
+// changes with every event: with sc it is built in sc's buffer, else in a
+// new one.
+func (s *Stream) appendFrame(bufs net.Buffers, m *member, ev *Event, sc *writeScratch) net.Buffers {
 	switch {
 	case !s.page:
 		return append(bufs, ev.frame)
 	case !ev.HasID():
 		return append(bufs, ev.pageFrame(m.roomID))
-	case scratch:
-		s.idBuf = s.appendIDLine(s.idBuf[:0])
-		return append(bufs, s.idBuf, ev.pageFrame(m.roomID))
+	case sc != nil:
+		sc.id = s.appendIDLine(sc.id[:0])
+		return append(bufs, sc.id, ev.pageFrame(m.roomID))
 	}
 	return append(bufs, s.appendIDLine(nil), ev.pageFrame(m.roomID))
 }
@@ -270,7 +278,7 @@ func (s *Stream) write(bufs net.Buffers, lagCheck bool) error {
 func (s *Stream) catchUp(m *member) error {
 	ctx, cancel := context.WithCancel(s.h.ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctxOf(s.done), cancel)
+	stop := context.AfterFunc(ctxOf(s.Done()), cancel)
 	defer stop()
 	s.mu.Lock()
 	c := s.h.newCursor(m.topicID, m.pos, m.resumed, catchUpRetryFor)
@@ -285,12 +293,12 @@ func (s *Stream) catchUp(m *member) error {
 		var bufs net.Buffers
 		if page.gap != nil {
 			m.pos.forget()
-			bufs = s.appendFrame(bufs, m, page.gap, false)
+			bufs = s.appendFrame(bufs, m, page.gap, nil)
 		}
 		for _, ev := range page.events {
 			m.pos.Advance(ev) // a page stream's id line tells where every member stands
 			if !s.muted(m, ev) {
-				bufs = s.appendFrame(bufs, m, ev, false)
+				bufs = s.appendFrame(bufs, m, ev, nil)
 			}
 		}
 		m.pos = c.pos // the seq the cursor learned

@@ -10,7 +10,7 @@ import (
 // streams are the open streams of this instance.
 type streams struct {
 	mu     sync.RWMutex
-	byConn map[string]*Stream
+	byConn map[uint64]*Stream // by the random part of their connection ids
 	// releasing counts ended streams whose release (presence, the cap) has
 	// not finished: EndStreams waits for them too.
 	releasing atomic.Int64
@@ -18,20 +18,20 @@ type streams struct {
 
 func (ss *streams) add(s *Stream) {
 	ss.mu.Lock()
-	ss.byConn[s.ConnID] = s
+	ss.byConn[s.conn] = s
 	ss.mu.Unlock()
 }
 
 func (ss *streams) remove(s *Stream) {
 	ss.mu.Lock()
-	delete(ss.byConn, s.ConnID)
+	delete(ss.byConn, s.conn)
 	ss.mu.Unlock()
 }
 
-func (ss *streams) get(connID string) *Stream {
+func (ss *streams) get(conn uint64) *Stream {
 	ss.mu.RLock()
 	defer ss.mu.RUnlock()
-	return ss.byConn[connID]
+	return ss.byConn[conn]
 }
 
 func (ss *streams) count() int64 {

@@ -36,6 +36,7 @@ type topic struct {
 	closed       bool
 	cancel       context.CancelFunc // ends the topic's own subscription (cluster)
 	online       int64              // count of the last presence.update delivered
+	scratch      writeScratch       // the fan-out's write buffers
 }
 
 // subscribe adds m to its topic, creating the topic (and reading its history
@@ -214,7 +215,7 @@ func (h *Hub) fanoutLocked(t *topic, ev *Event, replay bool) {
 	}
 	n := 0
 	for m := range t.subs {
-		if m.s.offer(m, ev) {
+		if m.s.offer(m, ev, &t.scratch) {
 			n++
 		} else if !replay {
 			h.metrics.Lagged.Inc()
