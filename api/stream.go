@@ -147,6 +147,11 @@ func parseRoomList(raw string, max int) ([]int64, error) {
 // serveStream opens the stream, joins it (bounded: a slow Redis delays the
 // answer by at most joinWait), answers with the SSE headers and retry:, and
 // hands the connection to the hub, which owns it from then on.
+//
+// A plain HTTP/1.1 connection is hijacked before the join, and the join and
+// the answer run on a goroutine of the hub's: net/http's state for the
+// request (its buffers, its goroutines) is let go at once, so that a storm of
+// connects holds little more than the streams themselves while Redis answers.
 func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 	st, err := s.hub.OpenStream(spec)
 	if err != nil {
@@ -158,11 +163,6 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 			st.Close()
 		}
 	}()
-	jctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
-	st.WaitReady(jctx)
-	st.Join(jctx)
-	cancel()
-
 	hello := []byte("retry: " + strconv.FormatInt(s.core.Retry.Milliseconds(), 10) + "\n\n")
 	if spec.Log {
 		// Read after subscribing: what changes the count from now on arrives as
@@ -186,18 +186,23 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	if w, ok := s.hijack(c, hello); ok {
+	if w, ok := s.hijack(c); ok {
 		if w == nil {
 			return nil // the connection failed; it is closed
 		}
 		started = true
-		if err := w.watch(st.Close); err != nil {
+		first := append(responseHead(h), hello...)
+		if !s.hub.Go(func(ctx context.Context) { s.startHijacked(ctx, st, w, first) }) {
+			_ = w.Close() // the hub is closing
 			st.Close()
 		}
-		st.Start(w)
 		return nil
 	}
 	// HTTP/2 or TLS: the handler's goroutine drives the stream.
+	jctx, cancel := context.WithTimeout(c.Request().Context(), joinWait)
+	st.WaitReady(jctx)
+	st.Join(jctx)
+	cancel()
 	rc := http.NewResponseController(res.Writer)
 	_ = rc.SetReadDeadline(time.Time{}) // the server's ReadTimeout would end a long-lived stream
 	res.WriteHeader(http.StatusOK)
@@ -208,6 +213,26 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 	started = true
 	st.Serve(c.Request().Context(), w)
 	return nil
+}
+
+// startHijacked joins a hijacked stream, writes its answer's head and hello
+// (first) in one write, and starts it. The client's close is watched from
+// the start: a stream whose client left during the join ends, and the join
+// takes back what it wrote.
+func (s *Server) startHijacked(ctx context.Context, st *hub.Stream, w *rawWire, first []byte) {
+	if err := w.watch(st.Close); err != nil {
+		st.Close()
+	}
+	jctx, cancel := context.WithTimeout(ctx, joinWait)
+	st.WaitReady(jctx)
+	st.Join(jctx)
+	cancel()
+	// One buffer: a writev would leave its iovec array on the socket's FD
+	// for as long as the stream lives.
+	if err := w.Write(net.Buffers{first}, s.core.WriteTimeout); err != nil {
+		st.Close()
+	}
+	st.Start(w) // an ended stream closes the wire
 }
 
 // responseWire writes through net/http's response (HTTP/2, TLS): every write

@@ -708,3 +708,105 @@ func TestStream_ResumeFromALostIDIsAGap(t *testing.T) {
 		t.Fatalf("after the gap: %+v, want %s", f, after)
 	}
 }
+
+// goroutinesIn counts the goroutines with fn in their stacks.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), fn+"(")
+}
+
+// A stream's join runs after its request's handler has returned: while Redis
+// does not answer, the hub's goroutine waits for it and net/http holds
+// nothing of the request (no handler on the stack). Once Redis answers, the
+// answer's head and hello arrive and the stream delivers.
+func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	th.publish(t, 60, "comment.created", map[string]any{"n": 0}) // the room's history exists
+	rs.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			rs.Resume()
+		}
+	}()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(th.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /api/v1/rooms/60/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 1))
+	// The join waits on Redis for joinWait (2 s): long enough to look.
+	eventually(t, wait, "the join waiting on the hub's goroutine", func() bool {
+		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
+	})
+	if n := goroutinesIn("roomhub/api.(*Server).serveStream"); n != 0 {
+		t.Fatalf("%d request handlers still run while the join waits", n)
+	}
+	rs.Resume()
+	resumed = true
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("answer %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	want := th.publish(t, 60, "comment.created", map[string]any{"n": 1}).StreamID
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == "id: "+want {
+			return
+		}
+	}
+	t.Fatalf("the event %s never arrived: %v", want, sc.Err())
+}
+
+// A client that leaves while its stream's join waits on Redis ends the
+// stream at once (its release starts while Redis is still away), and once
+// Redis answers nothing is left behind: no presence, no place in the
+// connection cap.
+func TestStream_ClientGoneDuringTheJoinLeavesNothing(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	th.publish(t, 61, "comment.created", map[string]any{"n": 0})
+	rs.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			rs.Resume()
+		}
+	}()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(th.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /api/v1/rooms/61/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 7))
+	eventually(t, wait, "the join waiting", func() bool {
+		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
+	})
+	_ = conn.Close()
+	eventually(t, wait, "the stream's release begun while Redis is away", func() bool {
+		return goroutinesIn("roomhub/hub.(*Stream).release") == 1
+	})
+	rs.Resume()
+	resumed = true
+	eventually(t, wait, "the stream released", func() bool {
+		_, env := th.get(t, "/health", "")
+		res, _ := env.Result.(map[string]any)
+		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 0 && res["activeConnections"] == 0.0
+	})
+	eventually(t, wait, "nothing left in Redis", func() bool {
+		for _, key := range []string{hub.PresenceConnsKey(61, 7), hub.UserOnlineKey(7), hub.UserConnsKey(7)} {
+			if n, _ := testredis.Do(t, th.rdb, "ZCARD", key).AsInt64(); n != 0 {
+				return false
+			}
+		}
+		in, _ := testredis.Do(t, th.rdb, "HEXISTS", hub.PresenceKey(61), "7").AsInt64()
+		return in == 0
+	})
+}

@@ -17,10 +17,10 @@ import (
 // hijack takes a plain HTTP/1.1 connection over from net/http after the
 // headers: the hub then writes each frame to the socket itself, without
 // chunking, flushing or a goroutine per stream, and the poller tells when the
-// client leaves. It writes the answer's head and hello. It reports false,
-// having touched nothing, when the connection is HTTP/2 or TLS (net/http's
-// response then carries the stream).
-func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
+// client leaves. Nothing is written yet. It reports false, having touched
+// nothing, when the connection is HTTP/2 or TLS (net/http's response then
+// carries the stream).
+func (s *Server) hijack(c echo.Context) (*rawWire, bool) {
 	r := c.Request()
 	if r.ProtoMajor != 1 || r.TLS != nil || s.poller == nil {
 		return nil, false
@@ -44,12 +44,6 @@ func (s *Server) hijack(c echo.Context, hello []byte) (*rawWire, bool) {
 		return nil, true
 	}
 	_ = conn.SetDeadline(time.Time{})
-	// One buffer: a writev would leave its iovec array on the socket's FD
-	// for as long as the stream lives.
-	if err := w.Write(net.Buffers{append(responseHead(c.Response().Header()), hello...)}, s.core.WriteTimeout); err != nil {
-		_ = conn.Close()
-		return nil, true
-	}
 	return w, true
 }
 

@@ -22,4 +22,4 @@ type rawWire struct{ hub.Wire }
 
 func (w *rawWire) watch(func()) error { return nil }
 
-func (s *Server) hijack(echo.Context, []byte) (*rawWire, bool) { return nil, false }
+func (s *Server) hijack(echo.Context) (*rawWire, bool) { return nil, false }
