@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sys/unix"
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
@@ -172,16 +174,55 @@ func (ct *connTracker) track(c net.Conn, st http.ConnState) {
 // and the hub sees its streams' sockets close.
 func (th *testHub) dropConnections() {
 	th.conns.mu.Lock()
+	ends := map[[2]string]bool{}
 	for c := range th.conns.m {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.CloseRead()
 			_ = tc.CloseWrite()
 		}
+		ends[[2]string{c.LocalAddr().String(), c.RemoteAddr().String()}] = true
 		delete(th.conns.m, c)
 	}
 	// Not under conns.mu: httptest calls track under its own lock.
 	th.conns.mu.Unlock()
+	shutdownSockets(ends)
 	th.srv.CloseClientConnections()
+}
+
+// shutdownSockets shuts down both ways this process's sockets whose local and
+// remote addresses are among ends. A hijacked stream's socket is held by a
+// descriptor of the hub's own (net's was closed), so it is found by its
+// addresses among /proc/self/fd.
+func shutdownSockets(ends map[[2]string]bool) {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range fds {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		local, err := unix.Getsockname(fd)
+		if err != nil {
+			continue
+		}
+		remote, err := unix.Getpeername(fd)
+		if err != nil {
+			continue
+		}
+		if ends[[2]string{sockaddrString(local), sockaddrString(remote)}] {
+			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+		}
+	}
+}
+
+// sockaddrString formats sa as net.Addr.String does.
+func sockaddrString(sa unix.Sockaddr) string {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrInet6:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	}
+	return ""
 }
 
 // waitHealthy waits (bounded) until /health says healthy: the listener is subscribed.

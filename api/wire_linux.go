@@ -3,8 +3,10 @@
 package api
 
 import (
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -17,9 +19,11 @@ import (
 // hijack takes a plain HTTP/1.1 connection over from net/http after the
 // headers: the hub then writes each frame to the socket itself, without
 // chunking, flushing or a goroutine per stream, and the poller tells when the
-// client leaves. Nothing is written yet. It reports false, having touched
-// nothing, when the connection is HTTP/2 or TLS (net/http's response then
-// carries the stream).
+// client leaves. The socket leaves net's hands too: its descriptor is
+// duplicated and net's closed, so that an open stream holds no net.Conn (its
+// FD, its two addresses, the runtime's poll descriptor), only the number.
+// Nothing is written yet. It reports false, having touched nothing, when the
+// connection is HTTP/2 or TLS (net/http's response then carries the stream).
 func (s *Server) hijack(c echo.Context) (*rawWire, bool) {
 	r := c.Request()
 	if r.ProtoMajor != 1 || r.TLS != nil || s.poller == nil {
@@ -29,38 +33,70 @@ func (s *Server) hijack(c echo.Context) (*rawWire, bool) {
 	if err != nil {
 		return nil, false
 	}
-	w := &rawWire{conn: conn, poller: s.poller}
-	sc, ok := conn.(syscall.Conn)
-	var raw syscall.RawConn
-	if ok {
-		raw, err = sc.SyscallConn()
-	}
-	if ok && err == nil {
-		err = raw.Control(func(fd uintptr) { w.fd = int(fd) })
-	}
-	if !ok || err != nil {
-		s.log.Error("hijacked connection has no socket; closing it", "remote", r.RemoteAddr)
-		_ = conn.Close()
+	fd, err := takeOver(conn)
+	if err != nil {
+		s.log.Error("hijacked connection has no socket; closing it", "remote", r.RemoteAddr, "err", err)
 		return nil, true
 	}
-	_ = conn.SetDeadline(time.Time{})
-	return w, true
+	return &rawWire{fd: fd, poller: s.poller}, true
 }
 
-// rawWire is a hijacked socket.
+// takeOver returns a non-blocking descriptor of conn's socket of its own,
+// and closes conn: net lets go of its FD, addresses and poll descriptor,
+// and the socket lives on in the descriptor. On error conn is closed too.
+func takeOver(conn net.Conn) (int, error) {
+	defer conn.Close()
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("not a socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	cerr := raw.Control(func(orig uintptr) {
+		fd, err = unix.FcntlInt(orig, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if cerr != nil {
+		return -1, cerr
+	}
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// rawWire is a hijacked socket: a non-blocking descriptor of its own.
 type rawWire struct {
-	conn   net.Conn
-	fd     int // the socket's descriptor, for TryWrite
+	fd     int
 	poller *poller
 	id     uint64 // the poller's registration, 0 when none
+
+	// A blocking Write holds the descriptor: Close, which may come from
+	// another goroutine meanwhile (the client left, the token expired),
+	// wakes it and leaves the close to it, so that the number is never
+	// reused under a write.
+	mu      sync.Mutex
+	writing bool
+	closed  bool
 }
 
+// maxIovecs is how many buffers one writev(2) takes (IOV_MAX).
+const maxIovecs = 1024
+
 // TryWrite writes what the socket's buffer takes now, with one write(2) or
-// writev(2) and no waiting. It uses the descriptor directly (the socket is
-// non-blocking, so the call cannot block): the stream never calls TryWrite
-// after it has begun to Close the wire, so the descriptor is still this
-// socket's.
+// writev(2) and no waiting. The stream never calls it after it has begun
+// to Close the wire, and a blocking Write holds the descriptor, so the
+// descriptor is still this socket's.
 func (w *rawWire) TryWrite(b net.Buffers) (int64, error) {
+	if len(b) > maxIovecs {
+		b = b[:maxIovecs]
+	}
 	for {
 		var n int
 		var err error
@@ -94,30 +130,81 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// Write writes all of b, blocking for at most timeout. The deadline is
-// lifted afterwards: TryWrite, which never blocks, must not meet it later.
+// errWireClosed is a blocking write's error once the wire closed under it or
+// the client left.
+var errWireClosed = errors.New("connection closed")
+
+// Write writes all of b, for at most timeout: while the socket's buffer is
+// full it waits on the poller (a parked goroutine, no thread).
 func (w *rawWire) Write(b net.Buffers, timeout time.Duration) error {
-	if err := w.conn.SetWriteDeadline(time.Now().Add(timeout)); err != nil {
-		return err
+	w.mu.Lock()
+	if w.closed || w.writing {
+		w.mu.Unlock()
+		return errWireClosed
 	}
-	var err error
-	if len(b) == 1 {
-		_, err = w.conn.Write(b[0])
-	} else {
-		_, err = b.WriteTo(w.conn)
+	w.writing = true
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.writing = false
+		if w.closed {
+			_ = unix.Close(w.fd)
+		}
+		w.mu.Unlock()
+	}()
+	var deadline time.Time
+	for {
+		n, err := w.TryWrite(b)
+		if err != nil {
+			return err
+		}
+		b = consume(b, n)
+		if len(b) == 0 {
+			return nil
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(timeout)
+		}
+		if w.poller == nil || w.id == 0 {
+			return errWireClosed
+		}
+		if err := w.poller.waitWritable(w.id, deadline); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	return w.conn.SetWriteDeadline(time.Time{})
 }
 
-// Close stops watching the socket and closes it.
-func (w *rawWire) Close() error {
-	if w.poller != nil && w.id != 0 {
-		w.poller.forget(w.id)
+// consume returns b without its first n bytes, leaving b's own slice as it
+// was.
+func consume(b net.Buffers, n int64) net.Buffers {
+	for len(b) > 0 && n >= int64(len(b[0])) {
+		n -= int64(len(b[0]))
+		b = b[1:]
 	}
-	return w.conn.Close()
+	if n > 0 {
+		b = append(net.Buffers{b[0][n:]}, b[1:]...)
+	}
+	return b
+}
+
+// Close stops watching the socket and closes it (after a Write under way
+// returns).
+func (w *rawWire) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	writing := w.writing
+	w.mu.Unlock()
+	if w.poller != nil && w.id != 0 {
+		w.poller.forget(w.id) // wakes a Write waiting for room
+	}
+	if writing {
+		return nil // the Write closes it
+	}
+	return unix.Close(w.fd)
 }
 
 // watch calls gone once when the client closes the connection.
@@ -127,16 +214,19 @@ func (w *rawWire) watch(gone func()) error {
 }
 
 // poller is one epoll instance watching every hijacked socket for the
-// client's close (EPOLLRDHUP), so that no goroutine per stream sits in a read.
+// client's close (EPOLLRDHUP), so that no goroutine per stream sits in a
+// read, and, for a blocking write that found the socket's buffer full, for
+// room in it (EPOLLOUT, until the next event).
 type poller struct {
-	epfd   int
-	wakeR  int // a pipe's read end: Close writes to wake the loop
-	wakeW  int
-	mu     sync.Mutex
-	next   uint64
-	byID   map[uint64]watched
-	closed bool
-	done   chan struct{}
+	epfd    int
+	wakeR   int // a pipe's read end: Close writes to wake the loop
+	wakeW   int
+	mu      sync.Mutex
+	next    uint64
+	byID    map[uint64]watched
+	waiting map[uint64]chan struct{} // the writes waiting for room, by registration
+	closed  bool
+	done    chan struct{}
 }
 
 type watched struct {
@@ -161,7 +251,8 @@ func newPoller() (*poller, error) {
 		_ = unix.Close(p[1])
 		return nil, err
 	}
-	pl := &poller{epfd: epfd, wakeR: p[0], wakeW: p[1], next: 1, byID: map[uint64]watched{}, done: make(chan struct{})}
+	pl := &poller{epfd: epfd, wakeR: p[0], wakeW: p[1], next: 1, byID: map[uint64]watched{},
+		waiting: map[uint64]chan struct{}{}, done: make(chan struct{})}
 	go pl.run()
 	return pl, nil
 }
@@ -178,8 +269,7 @@ func (p *poller) watch(fd int, gone func()) uint64 {
 	}
 	id := p.next
 	p.next++
-	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP}
-	ev.Fd, ev.Pad = int32(uint32(id)), int32(uint32(id>>32))
+	ev := interest(id, false)
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		p.mu.Unlock()
 		gone()
@@ -190,7 +280,8 @@ func (p *poller) watch(fd int, gone func()) uint64 {
 	return id
 }
 
-// forget stops watching a registration; the socket must still be open.
+// forget stops watching a registration; the socket must still be open. A
+// write waiting for room wakes.
 func (p *poller) forget(id uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -198,6 +289,69 @@ func (p *poller) forget(id uint64) {
 		delete(p.byID, id)
 		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, w.fd, nil)
 	}
+	p.wakeWriter(id)
+}
+
+// wakeWriter wakes the write waiting on id, if any. Call it with p.mu held.
+func (p *poller) wakeWriter(id uint64) {
+	if ch, ok := p.waiting[id]; ok {
+		delete(p.waiting, id)
+		close(ch)
+	}
+}
+
+// interest is what registration id listens for.
+func interest(id uint64, out bool) unix.EpollEvent {
+	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP}
+	if out {
+		ev.Events |= unix.EPOLLOUT
+	}
+	ev.Fd, ev.Pad = int32(uint32(id)), int32(uint32(id>>32))
+	return ev
+}
+
+// waitWritable waits until the socket of registration id has room, the
+// registration ends (the client left, the wire closed: errWireClosed) or
+// deadline passes (os.ErrDeadlineExceeded).
+func (p *poller) waitWritable(id uint64, deadline time.Time) error {
+	p.mu.Lock()
+	w, ok := p.byID[id]
+	if !ok || p.closed {
+		p.mu.Unlock()
+		return errWireClosed
+	}
+	ch := make(chan struct{})
+	p.waiting[id] = ch
+	ev := interest(id, true)
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, w.fd, &ev); err != nil {
+		delete(p.waiting, id)
+		p.mu.Unlock()
+		return err
+	}
+	p.mu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ch:
+		p.mu.Lock()
+		_, ok := p.byID[id]
+		p.mu.Unlock()
+		if !ok {
+			return errWireClosed
+		}
+		return nil
+	case <-t.C:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting[id] == ch {
+		delete(p.waiting, id)
+		if w, ok := p.byID[id]; ok {
+			ev := interest(id, false)
+			_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, w.fd, &ev)
+		}
+	}
+	return os.ErrDeadlineExceeded
 }
 
 func (p *poller) run() {
@@ -218,12 +372,20 @@ func (p *poller) run() {
 			}
 			p.mu.Lock()
 			w, ok := p.byID[id]
-			if ok {
+			gone := ok && ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+			switch {
+			case gone:
 				delete(p.byID, id)
 				_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, w.fd, nil)
+			case ok && ev.Events&unix.EPOLLOUT != 0:
+				// Room: back to listening for the close alone (the level
+				// would report it again and again).
+				back := interest(id, false)
+				_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, w.fd, &back)
 			}
+			p.wakeWriter(id)
 			p.mu.Unlock()
-			if ok {
+			if gone {
 				w.gone()
 			}
 		}
@@ -241,6 +403,11 @@ func (p *poller) Close() {
 	p.mu.Unlock()
 	_, _ = unix.Write(p.wakeW, []byte{1})
 	<-p.done
+	p.mu.Lock()
+	for id := range p.waiting {
+		p.wakeWriter(id) // no room will be reported any more
+	}
+	p.mu.Unlock()
 	_ = unix.Close(p.epfd)
 	_ = unix.Close(p.wakeR)
 	_ = unix.Close(p.wakeW)
