@@ -716,36 +716,41 @@ func goroutinesIn(fn string) int {
 	return strings.Count(string(buf), fn+"(")
 }
 
+// streamWaitingOnItsJoin starts a hub, stops its Redis and sends a room
+// stream's request for user, returning once the stream's join waits on Redis
+// (for joinWait, 2 s: long enough to look). resume lets Redis answer again;
+// the test's cleanup calls it too.
+func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*testHub, net.Conn, func()) {
+	t.Helper()
+	rs := testredis.Start(t)
+	th := startHub(t, rs.Addr(), nil)
+	th.publish(t, room, "comment.created", map[string]any{"n": 0}) // the room's history exists
+	rs.Pause()
+	var once sync.Once
+	resume := func() { once.Do(rs.Resume) }
+	t.Cleanup(resume)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(th.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	fmt.Fprintf(conn, "GET /api/v1/rooms/%d/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", room, th.token(t, user))
+	eventually(t, wait, "the join waiting on the hub's goroutine", func() bool {
+		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
+	})
+	return th, conn, resume
+}
+
 // A stream's join runs after its request's handler has returned: while Redis
 // does not answer, the hub's goroutine waits for it and net/http holds
 // nothing of the request (no handler on the stack). Once Redis answers, the
 // answer's head and hello arrive and the stream delivers.
 func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
-	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	th.publish(t, 60, "comment.created", map[string]any{"n": 0}) // the room's history exists
-	rs.Pause()
-	resumed := false
-	defer func() {
-		if !resumed {
-			rs.Resume()
-		}
-	}()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(th.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET /api/v1/rooms/60/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 1))
-	// The join waits on Redis for joinWait (2 s): long enough to look.
-	eventually(t, wait, "the join waiting on the hub's goroutine", func() bool {
-		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
-	})
+	th, conn, resume := streamWaitingOnItsJoin(t, 60, 1)
 	if n := goroutinesIn("roomhub/api.(*Server).serveStream"); n != 0 {
 		t.Fatalf("%d request handlers still run while the join waits", n)
 	}
-	rs.Resume()
-	resumed = true
+	resume()
 	_ = conn.SetReadDeadline(time.Now().Add(wait))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
@@ -771,30 +776,12 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 // Redis answers nothing is left behind: no presence, no place in the
 // connection cap.
 func TestStream_ClientGoneDuringTheJoinLeavesNothing(t *testing.T) {
-	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	th.publish(t, 61, "comment.created", map[string]any{"n": 0})
-	rs.Pause()
-	resumed := false
-	defer func() {
-		if !resumed {
-			rs.Resume()
-		}
-	}()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(th.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(conn, "GET /api/v1/rooms/61/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 7))
-	eventually(t, wait, "the join waiting", func() bool {
-		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
-	})
+	th, conn, resume := streamWaitingOnItsJoin(t, 61, 7)
 	_ = conn.Close()
 	eventually(t, wait, "the stream's release begun while Redis is away", func() bool {
 		return goroutinesIn("roomhub/hub.(*Stream).release") == 1
 	})
-	rs.Resume()
-	resumed = true
+	resume()
 	eventually(t, wait, "the stream released", func() bool {
 		_, env := th.get(t, "/health", "")
 		res, _ := env.Result.(map[string]any)
