@@ -7,6 +7,9 @@
 #   RUNS=3 bash k6/loadgen/pubsub.sh
 #   HUBS=1 MODES=channels bash k6/loadgen/pubsub.sh   # the same work on one hub
 #   HUB_VARS="GOMAXPROCS=1" ...                       # extra environment for the hubs
+#   HUB_BIN=/tmp/floor HUBS=3 ...                     # another server (k6/loadgen/floor: three floors
+#                                                     # against one; with the default shape each room's
+#                                                     # publishes go to the server holding its stream)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/roomhub-pubsub}
@@ -26,7 +29,8 @@ cleanup() {
   rm -rf "$work" 2>/dev/null || true
 }
 trap cleanup EXIT
-go build -o "$work/roomhub" .
+hub_bin=${HUB_BIN:-$work/roomhub}
+[ -n "${HUB_BIN:-}" ] || go build -o "$work/roomhub" .
 go build -o "$work/loadgen" ./k6/loadgen
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 for run in $(seq 1 "$RUNS"); do
@@ -40,7 +44,7 @@ for run in $(seq 1 "$RUNS"); do
       hport=$(free_port)
       # shellcheck disable=SC2086 # HUB_VARS is a list of VAR=value words
       env ${HUB_VARS:-} REDIS_URL="redis://127.0.0.1:$rport" SERVER_PORT="$hport" LOG_LEVEL=warn PUBSUB_MODE="$mode" \
-        "$work/roomhub" >>"$work/hub.log" 2>&1 &
+        "$hub_bin" >>"$work/hub.log" 2>&1 &
       pids+=($!); urls+=("http://127.0.0.1:$hport")
       for _ in $(seq 100); do curl -fs "http://127.0.0.1:$hport/health" >/dev/null && break; sleep 0.1; done
     done
