@@ -216,13 +216,17 @@ func shutdownSockets(ends map[[2]string]bool) {
 
 // sockaddrString formats sa as net.Addr.String does.
 func sockaddrString(sa unix.Sockaddr) string {
+	var ip net.IP
+	var port int
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
-		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		ip, port = a.Addr[:], a.Port
 	case *unix.SockaddrInet6:
-		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		ip, port = a.Addr[:], a.Port
+	default:
+		return ""
 	}
-	return ""
+	return net.JoinHostPort(ip.String(), strconv.Itoa(port))
 }
 
 // waitHealthy waits (bounded) until /health says healthy: the listener is subscribed.

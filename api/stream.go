@@ -220,9 +220,7 @@ func (s *Server) serveStream(c echo.Context, spec hub.StreamSpec) error {
 // the start: a stream whose client left during the join ends, and the join
 // takes back what it wrote.
 func (s *Server) startHijacked(ctx context.Context, st *hub.Stream, w *rawWire, first []byte) {
-	if err := w.watch(st.Close); err != nil {
-		st.Close()
-	}
+	w.watch(st.Close)
 	jctx, cancel := context.WithTimeout(ctx, joinWait)
 	st.WaitReady(jctx)
 	st.Join(jctx)

@@ -207,10 +207,10 @@ func (w *rawWire) Close() error {
 	return unix.Close(w.fd)
 }
 
-// watch calls gone once when the client closes the connection.
-func (w *rawWire) watch(gone func()) error {
+// watch calls gone once when the client closes the connection (at once when
+// the socket cannot be watched).
+func (w *rawWire) watch(gone func()) {
 	w.id = w.poller.watch(w.fd, gone)
-	return nil
 }
 
 // poller is one epoll instance watching every hijacked socket for the

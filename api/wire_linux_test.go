@@ -41,8 +41,8 @@ func wirePair(t *testing.T) (*rawWire, *net.TCPConn, chan struct{}) {
 	t.Cleanup(p.Close)
 	w := &rawWire{fd: fd, poller: p}
 	gone := make(chan struct{})
-	if err := w.watch(func() { close(gone) }); err != nil || w.id == 0 {
-		t.Fatal("not watched", err)
+	if w.watch(func() { close(gone) }); w.id == 0 {
+		t.Fatal("not watched")
 	}
 	return w, client.(*net.TCPConn), gone
 }
@@ -67,19 +67,12 @@ func fill(t *testing.T, w *rawWire) int64 {
 // waitingForRoom returns once a write on w waits on the poller.
 func waitingForRoom(t *testing.T, w *rawWire) {
 	t.Helper()
-	until := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, 10*time.Second, "the write waiting for room", func() bool {
 		w.poller.mu.Lock()
+		defer w.poller.mu.Unlock()
 		_, waiting := w.poller.waiting[w.id]
-		w.poller.mu.Unlock()
-		if waiting {
-			return
-		}
-		if time.Now().After(until) {
-			t.Fatal("the write never waited for room")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return waiting
+	})
 }
 
 // A write that finds the socket full waits on the poller and finishes once

@@ -20,6 +20,6 @@ func (p *poller) Close() {}
 
 type rawWire struct{ hub.Wire }
 
-func (w *rawWire) watch(func()) error { return nil }
+func (w *rawWire) watch(func()) {}
 
 func (s *Server) hijack(echo.Context) (*rawWire, bool) { return nil, false }
