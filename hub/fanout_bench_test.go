@@ -22,16 +22,17 @@ func BenchmarkFanout(b *testing.B) {
 			cfg := DefaultConfig()
 			h := New(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
 			for i := int64(1000); i < 2000; i++ { // idle rooms
-				h.topics.m[i] = &topic{id: i, subs: map[*member]struct{}{}}
+				h.topics.m[i] = &topic{id: i}
 			}
-			r := &topic{id: 1, subs: map[*member]struct{}{}}
+			r := &topic{id: 1}
 			h.topics.m[1] = r
 			wire := &countWire{}
 			for i := 0; i < n; i++ {
 				s := &Stream{h: h, done: make(chan struct{}), started: true, inline: true, wire: wire, page: page}
 				m := &member{s: s, topic: r, topicID: 1, roomID: 1, placed: true}
 				s.members = []*member{m}
-				r.subs[m] = struct{}{}
+				m.at = int32(len(r.subs))
+				r.subs = append(r.subs, m)
 			}
 			data := []byte(`{"userId":2,"text":"hello"}`)
 			events := make([]*Event, b.N)

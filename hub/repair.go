@@ -140,7 +140,7 @@ func (t *topic) place(tail Position) {
 		}
 	}
 	close(t.ready)
-	for m := range t.subs {
+	for _, m := range t.subs {
 		m.s.place(m, t.pos)
 	}
 }

@@ -122,6 +122,7 @@ type member struct {
 	placed  bool     // pos is known (a resume point, or the topic's position when joined)
 	catchUp bool     // history after pos must be sent before live events
 	resumed bool     // pos is the client's resume point, not yet checked against history
+	at      int32    // index in topic.subs (under the topic's lock)
 }
 
 // queued is one item waiting for the worker: an event of a member, or raw

@@ -24,7 +24,7 @@ type topic struct {
 	id int64
 
 	mu           sync.Mutex
-	subs         map[*member]struct{}
+	subs         []*member     // each at its own member.at
 	ready        chan struct{} // closed once pos holds the topic's position (history tail read at creation)
 	carried      chan struct{} // PUBSUB_MODE=channels: closed once the listener's connection carries the topic
 	pos          Position
@@ -49,7 +49,7 @@ func (h *Hub) subscribe(m *member) {
 	created := t == nil
 	var subCtx context.Context // the topic's own subscription, ended by its close
 	if created {
-		t = &topic{id: id, subs: map[*member]struct{}{}, repairing: true, ready: make(chan struct{})}
+		t = &topic{id: id, repairing: true, ready: make(chan struct{})}
 		if h.channels != nil {
 			t.carried = make(chan struct{})
 			if h.channels.add(id) {
@@ -65,7 +65,8 @@ func (h *Hub) subscribe(m *member) {
 	}
 	m.topic = t
 	t.mu.Lock()
-	t.subs[m] = struct{}{}
+	m.at = int32(len(t.subs))
+	t.subs = append(t.subs, m)
 	if t.known() {
 		m.s.place(m, t.pos)
 	}
@@ -79,12 +80,28 @@ func (h *Hub) subscribe(m *member) {
 	}
 }
 
+// removeLocked takes m out of t.subs, moving the last member into its place;
+// the slice shrinks when a quarter of it is left.
+func (t *topic) removeLocked(m *member) {
+	if int(m.at) >= len(t.subs) || t.subs[m.at] != m {
+		return
+	}
+	last := len(t.subs) - 1
+	moved := t.subs[last]
+	t.subs[m.at], moved.at = moved, m.at
+	t.subs[last] = nil
+	t.subs = t.subs[:last]
+	if cap(t.subs) > 64 && len(t.subs) < cap(t.subs)/4 {
+		t.subs = append([]*member(nil), t.subs...)
+	}
+}
+
 // unsubscribe removes m; the last one out frees the topic.
 func (h *Hub) unsubscribe(m *member) {
 	t := m.topic
 	h.topics.mu.Lock()
 	t.mu.Lock()
-	delete(t.subs, m)
+	t.removeLocked(m)
 	if len(t.subs) == 0 && !t.closed {
 		t.closed = true
 		t.pending = nil
@@ -214,7 +231,7 @@ func (h *Hub) fanoutLocked(t *topic, ev *Event, replay bool) {
 		}
 	}
 	n := 0
-	for m := range t.subs {
+	for _, m := range t.subs {
 		if m.s.offer(m, ev, &t.scratch) {
 			n++
 		} else if !replay {
