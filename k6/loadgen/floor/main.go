@@ -9,18 +9,30 @@
 //
 //	HUB_BIN=/tmp/floor SHAPES="10000:100:200" bash k6/loadgen/run.sh
 //
+// With FLOOR_REDIS=1 it is the floor of a hub whose instances share events
+// through Redis: a publish is one PUBLISH on REDIS_URL, answered when Redis
+// answers, and each event reaches the sockets from the floor's one pattern
+// subscription, written on the subscription's goroutine. The same client as
+// the hub (rueidis), no script, no stream, no key.
+//
+//	HUB_BIN=/tmp/floor HUB_VARS=FLOOR_REDIS=1 SHAPES="5000:100:200" bash k6/loadgen/run.sh
+//
 // It listens on 127.0.0.1:$SERVER_PORT (8090 when unset), as run.sh starts
 // a hub, and holds every connection until a write to it fails.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/redis/rueidis"
 )
 
 type room struct {
@@ -32,7 +44,11 @@ type room struct {
 type server struct {
 	mu    sync.Mutex
 	rooms map[int64]*room
+	rdb   rueidis.Client // with FLOOR_REDIS: events go through Redis
 }
+
+// channelPrefix names a room's pub/sub channel with FLOOR_REDIS.
+const channelPrefix = "floor:"
 
 func (s *server) room(id int64) *room {
 	s.mu.Lock()
@@ -76,11 +92,27 @@ func (s *server) publish(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad event", http.StatusBadRequest)
 		return
 	}
-	rm := s.room(p.RoomID)
+	if s.rdb != nil {
+		msg := make([]byte, 0, len(p.EventType)+1+len(p.Data))
+		msg = append(append(append(msg, p.EventType...), ' '), p.Data...)
+		ch := channelPrefix + strconv.FormatInt(p.RoomID, 10)
+		if err := s.rdb.Do(r.Context(), s.rdb.B().Publish().Channel(ch).Message(rueidis.BinaryString(msg)).Build()).Error(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	} else {
+		s.deliver(p.RoomID, p.EventType, p.Data)
+	}
+	_, _ = w.Write([]byte(`{"result":{}}`))
+}
+
+// deliver writes one event to every socket of its room.
+func (s *server) deliver(roomID int64, eventType string, data []byte) {
+	rm := s.room(roomID)
 	rm.mu.Lock()
 	rm.seq++
-	frame := []byte("id: " + strconv.FormatInt(rm.seq, 10) + "\nevent: " + p.EventType + "\ndata: ")
-	frame = append(append(frame, p.Data...), "\n\n"...)
+	frame := []byte("id: " + strconv.FormatInt(rm.seq, 10) + "\nevent: " + eventType + "\ndata: ")
+	frame = append(append(frame, data...), "\n\n"...)
 	kept := rm.conns[:0]
 	for _, c := range rm.conns {
 		if _, err := c.Write(frame); err != nil {
@@ -92,7 +124,19 @@ func (s *server) publish(w http.ResponseWriter, r *http.Request) {
 	clear(rm.conns[len(kept):])
 	rm.conns = kept
 	rm.mu.Unlock()
-	_, _ = w.Write([]byte(`{"result":{}}`))
+}
+
+// listen delivers each event published to a room's channel until the
+// subscription fails.
+func (s *server) listen() error {
+	return s.rdb.Receive(context.Background(), s.rdb.B().Psubscribe().Pattern(channelPrefix+"*").Build(), func(m rueidis.PubSubMessage) {
+		id, err := strconv.ParseInt(strings.TrimPrefix(m.Channel, channelPrefix), 10, 64)
+		typ, data, ok := strings.Cut(m.Message, " ")
+		if err != nil || !ok {
+			return
+		}
+		s.deliver(id, typ, []byte(data))
+	})
 }
 
 func main() {
@@ -101,6 +145,17 @@ func main() {
 		port = "8090"
 	}
 	s := &server{rooms: map[int64]*room{}}
+	if os.Getenv("FLOOR_REDIS") != "" {
+		opt, err := rueidis.ParseURL(os.Getenv("REDIS_URL"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		opt.DisableCache = true
+		if s.rdb, err = rueidis.NewClient(opt); err != nil {
+			log.Fatal(err)
+		}
+		go func() { log.Fatal(s.listen()) }()
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/rooms/{room}/stream", s.stream)
 	mux.HandleFunc("POST /api/v1/notifications/publish", s.publish)
