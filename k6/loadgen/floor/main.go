@@ -17,6 +17,14 @@
 //
 //	HUB_BIN=/tmp/floor HUB_VARS=FLOOR_REDIS=1 SHAPES="5000:100:200" bash k6/loadgen/run.sh
 //
+// With FLOOR_REDIS=history a publish also does the commands the contract
+// asks of one, without a script, in the same round trip: INCR of the room's
+// seq, XADD of the event to its history with the hub's five fields and
+// trimming (MAXLEN ~ 10000), an EXPIRE of each (seven days), then the
+// PUBLISH (goal 1's floor). With FLOOR_REDIS=script the same five commands
+// run in the least script that numbers the event atomically (its seq in the
+// history entry and in the message), called by EVALSHA.
+//
 // It listens on 127.0.0.1:$SERVER_PORT (8090 when unset), as run.sh starts
 // a hub, and holds every connection until a write to it fails.
 package main
@@ -31,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -42,10 +51,21 @@ type room struct {
 }
 
 type server struct {
-	mu    sync.Mutex
-	rooms map[int64]*room
-	rdb   rueidis.Client // with FLOOR_REDIS: events go through Redis
+	mu      sync.Mutex
+	rooms   map[int64]*room
+	rdb     rueidis.Client // with FLOOR_REDIS: events go through Redis
+	history bool           // FLOOR_REDIS=history: each publish also numbered and kept
+	script  *rueidis.Lua   // FLOOR_REDIS=script: the same in a script
 }
+
+// bareScript is FLOOR_REDIS=script's publish: KEYS seq and history, ARGV
+// channel, type, data, timestamp.
+const bareScript = `local seq = redis.call('INCR', KEYS[1])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', '10000', '*', 'type', ARGV[2], 'data', ARGV[3],
+  'publisher_id', '', 'timestamp', ARGV[4], 'seq', seq)
+redis.call('EXPIRE', KEYS[1], 604800)
+redis.call('EXPIRE', KEYS[2], 604800)
+return redis.call('PUBLISH', ARGV[1], ARGV[2] .. ' ' .. seq .. ' ' .. ARGV[3])`
 
 // channelPrefix names a room's pub/sub channel with FLOOR_REDIS.
 const channelPrefix = "floor:"
@@ -96,9 +116,33 @@ func (s *server) publish(w http.ResponseWriter, r *http.Request) {
 		msg := make([]byte, 0, len(p.EventType)+1+len(p.Data))
 		msg = append(append(append(msg, p.EventType...), ' '), p.Data...)
 		ch := channelPrefix + strconv.FormatInt(p.RoomID, 10)
-		if err := s.rdb.Do(r.Context(), s.rdb.B().Publish().Channel(ch).Message(rueidis.BinaryString(msg)).Build()).Error(); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		if s.script != nil {
+			ts := time.Now().UTC().Format(time.RFC3339)
+			if err := s.script.Exec(r.Context(), s.rdb, []string{ch + ":seq", ch + ":events"}, []string{ch, p.EventType, string(p.Data), ts}).Error(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte(`{"result":{}}`))
 			return
+		}
+		cmds := rueidis.Commands{s.rdb.B().Publish().Channel(ch).Message(rueidis.BinaryString(msg)).Build()}
+		if s.history {
+			seqKey, events := ch+":seq", ch+":events"
+			cmds = append(rueidis.Commands{
+				s.rdb.B().Incr().Key(seqKey).Build(),
+				s.rdb.B().Xadd().Key(events).Maxlen().Almost().Threshold("10000").Id("*").FieldValue().
+					FieldValue("type", p.EventType).FieldValue("data", rueidis.BinaryString(p.Data)).
+					FieldValue("publisher_id", "").FieldValue("timestamp", time.Now().UTC().Format(time.RFC3339)).
+					FieldValue("seq", "0").Build(),
+				s.rdb.B().Expire().Key(seqKey).Seconds(604800).Build(),
+				s.rdb.B().Expire().Key(events).Seconds(604800).Build(),
+			}, cmds...)
+		}
+		for _, res := range s.rdb.DoMulti(r.Context(), cmds...) {
+			if err := res.Error(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 	} else {
 		s.deliver(p.RoomID, p.EventType, p.Data)
@@ -132,6 +176,9 @@ func (s *server) listen() error {
 	return s.rdb.Receive(context.Background(), s.rdb.B().Psubscribe().Pattern(channelPrefix+"*").Build(), func(m rueidis.PubSubMessage) {
 		id, err := strconv.ParseInt(strings.TrimPrefix(m.Channel, channelPrefix), 10, 64)
 		typ, data, ok := strings.Cut(m.Message, " ")
+		if ok && !strings.HasPrefix(data, "{") { // FLOOR_REDIS=script: "<type> <seq> <data>"
+			_, data, ok = strings.Cut(data, " ")
+		}
 		if err != nil || !ok {
 			return
 		}
@@ -145,7 +192,11 @@ func main() {
 		port = "8090"
 	}
 	s := &server{rooms: map[int64]*room{}}
-	if os.Getenv("FLOOR_REDIS") != "" {
+	if mode := os.Getenv("FLOOR_REDIS"); mode != "" {
+		s.history = mode == "history"
+		if mode == "script" {
+			s.script = rueidis.NewLuaScript(bareScript)
+		}
 		opt, err := rueidis.ParseURL(os.Getenv("REDIS_URL"))
 		if err != nil {
 			log.Fatal(err)
