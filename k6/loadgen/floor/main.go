@@ -171,9 +171,12 @@ func (s *server) deliver(roomID int64, eventType string, data []byte) {
 }
 
 // listen delivers each event published to a room's channel until the
-// subscription fails.
+// subscription fails. With FLOOR_SUB=dedicated the subscription has a
+// connection of its own, as the hub's listener does; else it shares the
+// connection the publishes take, and Redis writes a publish's answer and
+// its message to it together.
 func (s *server) listen() error {
-	return s.rdb.Receive(context.Background(), s.rdb.B().Psubscribe().Pattern(channelPrefix+"*").Build(), func(m rueidis.PubSubMessage) {
+	onMessage := func(m rueidis.PubSubMessage) {
 		id, err := strconv.ParseInt(strings.TrimPrefix(m.Channel, channelPrefix), 10, 64)
 		typ, data, ok := strings.Cut(m.Message, " ")
 		if ok && !strings.HasPrefix(data, "{") { // FLOOR_REDIS=script: "<type> <seq> <data>"
@@ -183,7 +186,18 @@ func (s *server) listen() error {
 			return
 		}
 		s.deliver(id, typ, []byte(data))
-	})
+	}
+	subscribe := s.rdb.B().Psubscribe().Pattern(channelPrefix + "*").Build()
+	if os.Getenv("FLOOR_SUB") != "dedicated" {
+		return s.rdb.Receive(context.Background(), subscribe, onMessage)
+	}
+	dc, release := s.rdb.Dedicate()
+	defer release()
+	wait := dc.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: onMessage})
+	if err := dc.Do(context.Background(), subscribe).Error(); err != nil {
+		return err
+	}
+	return <-wait
 }
 
 func main() {
