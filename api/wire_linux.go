@@ -310,6 +310,13 @@ func interest(id uint64, out bool) unix.EpollEvent {
 	return ev
 }
 
+// closeOnly puts registration id on fd back to listening for the client's
+// close alone. Call it with p.mu held.
+func (p *poller) closeOnly(id uint64, fd int) {
+	ev := interest(id, false)
+	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
+}
+
 // waitWritable waits until the socket of registration id has room, the
 // registration ends (the client left, the wire closed: errWireClosed) or
 // deadline passes (os.ErrDeadlineExceeded).
@@ -347,8 +354,7 @@ func (p *poller) waitWritable(id uint64, deadline time.Time) error {
 	if p.waiting[id] == ch {
 		delete(p.waiting, id)
 		if w, ok := p.byID[id]; ok {
-			ev := interest(id, false)
-			_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, w.fd, &ev)
+			p.closeOnly(id, w.fd)
 		}
 	}
 	return os.ErrDeadlineExceeded
@@ -378,10 +384,8 @@ func (p *poller) run() {
 				delete(p.byID, id)
 				_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, w.fd, nil)
 			case ok && ev.Events&unix.EPOLLOUT != 0:
-				// Room: back to listening for the close alone (the level
-				// would report it again and again).
-				back := interest(id, false)
-				_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, w.fd, &back)
+				// Room: the level would report it again and again.
+				p.closeOnly(id, w.fd)
 			}
 			p.wakeWriter(id)
 			p.mu.Unlock()

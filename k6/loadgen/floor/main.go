@@ -51,11 +51,11 @@ type room struct {
 }
 
 type server struct {
-	mu      sync.Mutex
-	rooms   map[int64]*room
-	rdb     rueidis.Client // with FLOOR_REDIS: events go through Redis
-	history bool           // FLOOR_REDIS=history: each publish also numbered and kept
-	script  *rueidis.Lua   // FLOOR_REDIS=script: the same in a script
+	mu     sync.Mutex
+	rooms  map[int64]*room
+	rdb    rueidis.Client // with FLOOR_REDIS: events go through Redis
+	mode   string         // FLOOR_REDIS: "history" or "script" (see the package doc), else a bare PUBLISH
+	script *rueidis.Lua   // FLOOR_REDIS=script's
 }
 
 // bareScript is FLOOR_REDIS=script's publish: KEYS seq and history, ARGV
@@ -112,42 +112,46 @@ func (s *server) publish(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad event", http.StatusBadRequest)
 		return
 	}
-	if s.rdb != nil {
-		msg := make([]byte, 0, len(p.EventType)+1+len(p.Data))
-		msg = append(append(append(msg, p.EventType...), ' '), p.Data...)
-		ch := channelPrefix + strconv.FormatInt(p.RoomID, 10)
-		if s.script != nil {
-			ts := time.Now().UTC().Format(time.RFC3339)
-			if err := s.script.Exec(r.Context(), s.rdb, []string{ch + ":seq", ch + ":events"}, []string{ch, p.EventType, string(p.Data), ts}).Error(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte(`{"result":{}}`))
-			return
-		}
-		cmds := rueidis.Commands{s.rdb.B().Publish().Channel(ch).Message(rueidis.BinaryString(msg)).Build()}
-		if s.history {
-			seqKey, events := ch+":seq", ch+":events"
-			cmds = append(rueidis.Commands{
-				s.rdb.B().Incr().Key(seqKey).Build(),
-				s.rdb.B().Xadd().Key(events).Maxlen().Almost().Threshold("10000").Id("*").FieldValue().
-					FieldValue("type", p.EventType).FieldValue("data", rueidis.BinaryString(p.Data)).
-					FieldValue("publisher_id", "").FieldValue("timestamp", time.Now().UTC().Format(time.RFC3339)).
-					FieldValue("seq", "0").Build(),
-				s.rdb.B().Expire().Key(seqKey).Seconds(604800).Build(),
-				s.rdb.B().Expire().Key(events).Seconds(604800).Build(),
-			}, cmds...)
-		}
-		for _, res := range s.rdb.DoMulti(r.Context(), cmds...) {
-			if err := res.Error(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-		}
-	} else {
-		s.deliver(p.RoomID, p.EventType, p.Data)
+	if err := s.send(r.Context(), p.RoomID, p.EventType, p.Data); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
 	}
 	_, _ = w.Write([]byte(`{"result":{}}`))
+}
+
+// send hands one event on: without Redis straight to its room's sockets,
+// else through Redis as FLOOR_REDIS says.
+func (s *server) send(ctx context.Context, roomID int64, eventType string, data []byte) error {
+	if s.rdb == nil {
+		s.deliver(roomID, eventType, data)
+		return nil
+	}
+	ch := channelPrefix + strconv.FormatInt(roomID, 10)
+	seqKey, events := ch+":seq", ch+":events"
+	if s.mode == "script" {
+		ts := time.Now().UTC().Format(time.RFC3339)
+		return s.script.Exec(ctx, s.rdb, []string{seqKey, events}, []string{ch, eventType, string(data), ts}).Error()
+	}
+	msg := make([]byte, 0, len(eventType)+1+len(data))
+	msg = append(append(append(msg, eventType...), ' '), data...)
+	cmds := rueidis.Commands{s.rdb.B().Publish().Channel(ch).Message(rueidis.BinaryString(msg)).Build()}
+	if s.mode == "history" {
+		cmds = append(rueidis.Commands{
+			s.rdb.B().Incr().Key(seqKey).Build(),
+			s.rdb.B().Xadd().Key(events).Maxlen().Almost().Threshold("10000").Id("*").FieldValue().
+				FieldValue("type", eventType).FieldValue("data", rueidis.BinaryString(data)).
+				FieldValue("publisher_id", "").FieldValue("timestamp", time.Now().UTC().Format(time.RFC3339)).
+				FieldValue("seq", "0").Build(),
+			s.rdb.B().Expire().Key(seqKey).Seconds(604800).Build(),
+			s.rdb.B().Expire().Key(events).Seconds(604800).Build(),
+		}, cmds...)
+	}
+	for _, res := range s.rdb.DoMulti(ctx, cmds...) {
+		if err := res.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliver writes one event to every socket of its room.
@@ -207,7 +211,7 @@ func main() {
 	}
 	s := &server{rooms: map[int64]*room{}}
 	if mode := os.Getenv("FLOOR_REDIS"); mode != "" {
-		s.history = mode == "history"
+		s.mode = mode
 		if mode == "script" {
 			s.script = rueidis.NewLuaScript(bareScript)
 		}
