@@ -187,6 +187,13 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "ROOM_AUTH") {
 		t.Fatalf("production without ROOM_AUTH must not start: %v: %s", err, out)
 	}
+	// Every secret set, but no REDIS_URL: never the embedded Redis in production.
+	cmd = exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "HUB_ENV=production", "JWT_SECRET="+strings.Repeat("s", 32), "INTERNAL_API_KEY="+strings.Repeat("k", 32), "ROOM_AUTH=claim")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "REDIS_URL") || strings.Contains(string(out), "dev mode:") {
+		t.Fatalf("production without REDIS_URL must not start: %v: %s", err, out)
+	}
 }
 
 // TestBinary_SIGTERMEndsOpenStreams: streams end cleanly (the client sees the

@@ -41,7 +41,7 @@ func (s *Server) registerDevice(c echo.Context) error {
 		return errBadRequest(err.Error())
 	}
 	if err := s.devices.Register(c.Request().Context(), userOf(c).ID, r, time.Now()); err != nil {
-		return err
+		return tokenBudget(c, err)
 	}
 	return ok(c, map[string]bool{"registered": true})
 }
@@ -63,7 +63,7 @@ func (s *Server) unregisterDevice(c echo.Context) error {
 	if err := push.CheckToken(req.Platform, req.Token); err != nil {
 		return errBadRequest(err.Error())
 	}
-	gone, err := s.devices.Remove(c.Request().Context(), userOf(c).ID, req.Platform, push.DeviceID(req.Platform, req.Token))
+	gone, err := s.devices.Remove(c.Request().Context(), userOf(c).ID, req.Platform, req.Token)
 	if err != nil {
 		return err
 	}

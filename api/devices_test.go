@@ -1,13 +1,18 @@
 package api
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"roomhub/hub"
 	"roomhub/hub/push"
+	"roomhub/hub/push/webpush"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -169,5 +174,153 @@ func TestDevices_Routes(t *testing.T) {
 	keys, _ := a.rdb.Do(t.Context(), a.rdb.B().Hlen().Key(hub.PushDevicesKey(8)).Build()).AsInt64()
 	if keys != 0 {
 		t.Fatalf("user 8's devices hash holds %d after the delete", keys)
+	}
+}
+
+// A refreshed token is the same phone, and a renewed subscription the same
+// browser: consent, label and addedAt carry over to the new one (hardening
+// V, 2: the register script deleted the replaced entry before reading it,
+// so a phone the person turned off came back on).
+func TestDevices_ARefreshedTokenKeepsConsentLabelAndAddedAt(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","label":"Pixel 9"}`)
+	old := push.DeviceID("fcm", fcmToken(1))
+	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+old, 7, `{"enabled":false}`); code != 200 {
+		t.Fatalf("PATCH: %d", code)
+	}
+	before := th.devicesOf(t, 7)[0]
+	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(2)+`","replaces":"`+fcmToken(1)+`"}`)
+	ds := th.devicesOf(t, 7)
+	if len(ds) != 1 || ds[0].ID != push.DeviceID("fcm", fcmToken(2)) || ds[0].Enabled || ds[0].Label != "Pixel 9" || !ds[0].AddedAt.Equal(before.AddedAt) {
+		t.Fatalf("after the refresh: %+v, want the old device's consent (off), label and addedAt %v", ds, before.AddedAt)
+	}
+
+	first := ps.Subscription("/push/old")
+	th.subscribe(t, 7, first)
+	var sub struct{ Endpoint string }
+	if err := json.Unmarshal([]byte(first), &sub); err != nil {
+		t.Fatal(err)
+	}
+	browser := webpush.DeviceID(sub.Endpoint)
+	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
+		t.Fatalf("PATCH a browser: %d", code)
+	}
+	renewed := ps.Subscription("/push/new")
+	th.subscribe(t, 7, strings.TrimSuffix(renewed, "}")+fmt.Sprintf(`,"replaces":%q}`, sub.Endpoint))
+	var browsers []push.Device
+	for _, d := range th.devicesOf(t, 7) {
+		if d.Platform == "webpush" {
+			browsers = append(browsers, d)
+		}
+	}
+	if len(browsers) != 1 || browsers[0].ID == browser || browsers[0].Enabled {
+		t.Fatalf("browsers after the renewal: %+v, want one, the new one, still off", browsers)
+	}
+	if subs, _ := th.subsOf(t, 7); len(subs) != 1 {
+		t.Fatalf("subscriptions: %d, want the renewed one alone", len(subs))
+	}
+}
+
+// Devices live DeviceTTL (270 days) after their last registration, and so
+// do their owner keys (hardening V, 6: 270 hours passed every test).
+func TestDevices_KeptForDeviceTTL(t *testing.T) {
+	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
+	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
+	const want = 270 * 24 * time.Hour // FCM's own
+	for _, key := range []string{hub.PushDevicesKey(7), hub.PushDeviceOwnerKey("fcm", fcmToken(1))} {
+		ms, err := th.rdb.Do(t.Context(), th.rdb.B().Pttl().Key(key).Build()).AsInt64()
+		if err != nil || ms < (want-time.Hour).Milliseconds() || ms > want.Milliseconds() {
+			t.Fatalf("%s lives %v, want %v", key, time.Duration(ms)*time.Millisecond, want)
+		}
+	}
+}
+
+// ownerKeys counts the owner keys of phones and browsers in th's Redis.
+func ownerKeys(t *testing.T, th *testHub) (devices, browsers int) {
+	t.Helper()
+	for pattern, n := range map[string]*int{"push:device:owner:*": &devices, "push:owner:*": &browsers} {
+		keys, err := th.rdb.Do(t.Context(), th.rdb.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*n = len(keys)
+	}
+	return devices, browsers
+}
+
+// An owner key leaves with its entry (over the cap, replaced, deleted), and
+// a user registers at most MaxNewTokens new tokens a day: past it 429 with
+// Retry-After (hardening V, 16: 400 registrations by one user left 10
+// devices and 390 owner keys).
+func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	for i := 1; i <= 25; i++ {
+		th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(i)+`"}`)
+	}
+	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(26)+`","replaces":"`+fcmToken(25)+`"}`)
+	if code, _ := th.userDo(t, http.MethodDelete, "/api/v1/push/devices", 7, `{"platform":"fcm","token":"`+fcmToken(24)+`"}`); code != 200 {
+		t.Fatalf("DELETE: %d", code)
+	}
+	for i := 1; i <= 14; i++ {
+		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/b%d", i)))
+	}
+	devs, browsers := ownerKeys(t, th)
+	if held := len(th.devicesOf(t, 7)); devs != 9 || browsers != 10 || held != 19 {
+		t.Fatalf("owner keys: %d of phones, %d of browsers, for %d devices held; want 9 and 10", devs, browsers, held)
+	}
+	// 40 new tokens spent so far (26 phones, 14 browsers): the rest of the day's budget, then 429.
+	for i := 41; i <= push.MaxNewTokens; i++ {
+		th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(i)+`"}`)
+	}
+	th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(push.MaxNewTokens)+`"}`) // held already: not new
+	req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/push/devices", strings.NewReader(`{"platform":"apns","token":"`+apnsToken(999)+`"}`))
+	req.Header.Set("Authorization", "Bearer "+th.token(t, 7))
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a new token past the day's budget: %d (Retry-After %q), want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if n, _ := th.rdb.Do(t.Context(), th.rdb.B().Exists().Key(hub.PushDeviceOwnerKey("apns", apnsToken(999))).Build()).AsInt64(); n != 0 {
+		t.Fatal("a refused registration left an owner key")
+	}
+}
+
+// One token, one user: two users registering it at the same moment leave
+// it with one of them, and an APNs token in upper case is the same phone
+// (hardening V, 17).
+func TestDevices_OneTokenIsOneUsersUnderRaces(t *testing.T) {
+	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
+	for i := range 10 {
+		tok := fcmToken(100 + i)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for j, u := range []int64{int64(1000 + 2*i), int64(1001 + 2*i)} {
+			hdr := map[string]string{"Authorization": "Bearer " + th.token(t, u), "Content-Type": "application/json"}
+			wg.Go(func() {
+				code, env, err := th.tryDo(http.MethodPost, "/api/v1/push/devices", hdr, `{"platform":"fcm","token":"`+tok+`"}`)
+				if err == nil && code != 200 {
+					err = fmt.Errorf("register: %d %+v", code, env)
+				}
+				errs[j] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		a, b := len(th.devicesOf(t, int64(1000+2*i))), len(th.devicesOf(t, int64(1001+2*i)))
+		if a+b != 1 {
+			t.Fatalf("round %d: the token is held %d and %d times, want by one user once", i, a, b)
+		}
+	}
+	th.register(t, 7, `{"platform":"apns","token":"`+strings.ToUpper(apnsToken(0xabc))+`"}`)
+	th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(0xabc)+`"}`)
+	if ds := th.devicesOf(t, 7); len(ds) != 1 || ds[0].ID != push.DeviceID("apns", apnsToken(0xabc)) {
+		t.Fatalf("one APNs token in two cases: %+v, want one device", ds)
 	}
 }

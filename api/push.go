@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"roomhub/hub/push"
 	"roomhub/hub/push/webpush"
 )
 
@@ -35,16 +36,19 @@ func (s *Server) subscribePush(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var sub webpush.Subscription
-	if err := decodeStrict(body, &sub); err != nil {
+	var req struct {
+		webpush.Subscription
+		Replaces string `json:"replaces"` // the endpoint a renewed subscription replaces
+	}
+	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
-	if err := s.push.Subscribe(c.Request().Context(), userOf(c).ID, sub); err != nil {
+	if err := s.push.Subscribe(c.Request().Context(), userOf(c).ID, req.Subscription, req.Replaces); err != nil {
 		var bad *webpush.BadSubscription
 		if errors.As(err, &bad) {
 			return errBadRequest(bad.Reason)
 		}
-		return err
+		return tokenBudget(c, err)
 	}
 	return ok(c, map[string]bool{"subscribed": true})
 }
@@ -69,4 +73,14 @@ func (s *Server) unsubscribePush(c echo.Context) error {
 		return err
 	}
 	return ok(c, map[string]bool{"unsubscribed": gone})
+}
+
+// tokenBudget answers a registration past the user's budget of new push
+// tokens 429 COMMON429 with Retry-After; any other error as it is.
+func tokenBudget(c echo.Context, err error) error {
+	var tm *push.TooManyTokens
+	if errors.As(err, &tm) {
+		return tooMany(c, errTooMany{wait: tm.Wait})
+	}
+	return err
 }

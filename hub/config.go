@@ -275,6 +275,11 @@ func (c Config) validate() error {
 	default:
 		return &ConfigError{Var: "ROOM_AUTH", Value: c.RoomAuth, Reason: "must be open, claim or proxy"}
 	}
+	if c.Production() && c.Embedded() {
+		// The embedded Redis is one process's memory: replicas would not share
+		// it, a restart would lose it, and /health would still say healthy.
+		return &ConfigError{Var: "REDIS_URL", Value: "", Reason: "must be set when HUB_ENV=production (unset would mean an embedded in-memory Redis, one per replica, lost on restart)"}
+	}
 	if c.RoomAuth == RoomAuthProxy && !strings.HasPrefix(c.RoomAuthURL, "http://") && !strings.HasPrefix(c.RoomAuthURL, "https://") {
 		return &ConfigError{Var: "ROOM_AUTH_URL", Value: c.RoomAuthURL, Reason: "ROOM_AUTH=proxy needs an http:// or https:// URL"}
 	}

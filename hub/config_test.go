@@ -66,7 +66,11 @@ func TestLoadConfig_ProductionRefusesDevSecrets(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Var != "ROOM_AUTH" {
 		t.Fatalf("err = %v, want ROOM_AUTH required in production", err)
 	}
-	c, err := LoadConfig(vars(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k", "ROOM_AUTH": "claim"}))
+	_, err = LoadConfig(vars(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k", "ROOM_AUTH": "claim"}))
+	if !errors.As(err, &ce) || ce.Var != "REDIS_URL" {
+		t.Fatalf("err = %v, want REDIS_URL required in production (never the embedded Redis)", err)
+	}
+	c, err := LoadConfig(vars(map[string]string{"HUB_ENV": "production", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k", "ROOM_AUTH": "claim", "REDIS_URL": "redis://127.0.0.1:6379"}))
 	if err != nil || !c.Production() || c.RoomAuth != RoomAuthClaim {
 		t.Fatalf("production with real secrets and ROOM_AUTH: %v", err)
 	}
@@ -132,7 +136,7 @@ func TestConfig_WebPush(t *testing.T) {
 	if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "WEBPUSH_SUBJECT") {
 		t.Errorf("a subject without mailto: %v", err)
 	}
-	prod := map[string]string{"DELIVERY_CHANNELS": "webpush", "HUB_ENV": "production", "JWT_SECRET": strings.Repeat("s", 40), "INTERNAL_API_KEY": strings.Repeat("k", 40), "ROOM_AUTH": "open"}
+	prod := map[string]string{"DELIVERY_CHANNELS": "webpush", "HUB_ENV": "production", "JWT_SECRET": strings.Repeat("s", 40), "INTERNAL_API_KEY": strings.Repeat("k", 40), "ROOM_AUTH": "open", "REDIS_URL": "redis://127.0.0.1:6379"}
 	if _, err := load(prod); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
 		t.Errorf("production without keys: %v", err)
 	}

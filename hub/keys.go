@@ -309,6 +309,12 @@ func PushDeviceOwnerKey(platform, token string) string {
 	return hashed("push:device:owner:", platform+":"+token)
 }
 
+// PushNewTokensKey counts the tokens and endpoints new to a user (phones
+// and browsers) registered since the window began: a string, living
+// push.NewTokenWindow from the first. Past push.MaxNewTokens a new one is
+// refused, so a user cannot mint owner keys without bound.
+func PushNewTokensKey(user int64) string { return "push:new:" + userTag(user) }
+
 // PushDevicesCountKey counts every user's devices of a platform, for the
 // push_devices gauge.
 func PushDevicesCountKey(platform string) string { return "push:devices:count:" + platform }

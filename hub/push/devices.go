@@ -32,7 +32,22 @@ const (
 	MaxLabel = 100
 	// Sandbox is the APNs environment of a development build.
 	Sandbox = "sandbox"
+	// MaxNewTokens is how many tokens and endpoints new to a user (not
+	// held by them already) they may register within NewTokenWindow: an
+	// app registers the same token at every start, and a token changes
+	// rarely, so more is a loop minting owner keys.
+	MaxNewTokens = 100
+	// NewTokenWindow is the window of MaxNewTokens.
+	NewTokenWindow = 24 * time.Hour
 )
+
+// TooManyTokens is the answer to a registration past MaxNewTokens: Wait
+// is how long until the window ends.
+type TooManyTokens struct{ Wait time.Duration }
+
+func (e *TooManyTokens) Error() string {
+	return fmt.Sprintf("more than %d new push tokens in %v; retry after %v", MaxNewTokens, NewTokenWindow, e.Wait)
+}
 
 // Device is one of a user's phones or browsers, as a settings page lists
 // it. Its ID is not its token.
@@ -86,6 +101,15 @@ func (r Registration) Check() error {
 		return errors.New("environment is for apns devices only")
 	}
 	return errors.New(`environment must be "production" or "sandbox"`)
+}
+
+// Canonical is a platform's token as the hub keeps it: APNs tokens are
+// hex, and one phone's token in upper and lower case is one device.
+func Canonical(platform, token string) string {
+	if platform == hub.APNSChannel {
+		return strings.ToLower(token)
+	}
+	return token
 }
 
 // CheckToken says what is wrong with a platform's token: FCM's are at most
@@ -147,10 +171,14 @@ func NewDevices(core *hub.Hub) *Devices {
 
 // Register keeps r's device (checked by the caller) for user, or refreshes
 // it. A token is one device's: when another user held it (the app's next
-// person signed in), it moves.
+// person signed in), it moves. A refreshed token (Replaces) keeps the
+// replaced device's consent, label and addedAt.
 func (d *Devices) Register(ctx context.Context, user int64, r Registration, now time.Time) error {
+	r.Token, r.Replaces = Canonical(r.Platform, r.Token), Canonical(r.Platform, r.Replaces)
 	id := DeviceID(r.Platform, r.Token)
-	if err := d.own(ctx, user, r.Platform, r.Token); err != nil {
+	owner := hub.PushDeviceOwnerKey(r.Platform, r.Token)
+	take := func(before int64) error { _, err := d.Remove(ctx, before, r.Platform, r.Token); return err }
+	if err := Own(ctx, d.rdb, owner, user, DeviceTTL, take); err != nil {
 		return err
 	}
 	e := entry{Platform: r.Platform, Token: r.Token, Environment: r.Environment, Added: now.UnixMilli(), At: now.UnixMilli()}
@@ -169,54 +197,108 @@ func (d *Devices) Register(ctx context.Context, user int64, r Registration, now 
 		replaces = DeviceID(r.Platform, r.Replaces)
 	}
 	raw, _ := json.Marshal(e)
-	gained, err := hub.Run(d.rdb, ctx, registerScript, []string{hub.PushDevicesKey(user), hub.PushSentKey(user)},
+	res, err := hub.Run(d.rdb, ctx, registerScript, []string{hub.PushDevicesKey(user), hub.PushSentKey(user)},
 		[]string{id, string(raw), saidLabel, saidEnabled, strconv.Itoa(MaxPerPlatform), replaces, strconv.FormatInt(DeviceTTL.Milliseconds(), 10)},
-		rueidis.RedisResult.AsInt64)
+		rueidis.RedisResult.ToArray)
 	if err != nil {
 		return err
 	}
-	return d.counts[r.Platform].Add(ctx, gained)
-}
-
-// own records user as the token's owner and takes it from the one before.
-// (The owner and the devices live in different slots on a cluster: two
-// steps. Two users registering one token at once may both keep it until
-// the next registration; the owner key says who came last.)
-func (d *Devices) own(ctx context.Context, user int64, platform, token string) error {
-	before, err := Own(ctx, d.rdb, hub.PushDeviceOwnerKey(platform, token), user, DeviceTTL)
-	if err != nil || before == 0 {
+	gained, err := res[0].AsInt64()
+	if err != nil {
+		return hub.RedisErr(err)
+	}
+	if err := d.counts[r.Platform].Add(ctx, gained); err != nil {
 		return err
 	}
-	_, err = d.Remove(ctx, before, platform, DeviceID(platform, token))
+	for _, v := range res[1:] { // the entries that left: their owner keys go, if still this user's
+		if tok, err := v.ToString(); err == nil {
+			if err := Disown(ctx, d.rdb, hub.PushDeviceOwnerKey(r.Platform, tok), user); err != nil {
+				return err
+			}
+		}
+	}
+	return Recheck(ctx, d.rdb, owner, user, func() error { _, err := d.Remove(ctx, user, r.Platform, r.Token); return err })
+}
+
+// Own records user as the owner at key (for ttl), after a check of the
+// user's budget of new tokens when the key did not name them; when another
+// user owned it, take(that user) runs first. (The owner and the devices
+// live in different slots on a cluster: separate steps, made safe by
+// Recheck after the write.)
+func Own(ctx context.Context, rdb *hub.Redis, key string, user int64, ttl time.Duration, take func(before int64) error) error {
+	uid := strconv.FormatInt(user, 10)
+	prev, err := hub.Call(rdb, ctx, rdb.B().Get().Key(key).Build(), rueidis.RedisResult.ToString)
+	if err != nil && !errors.Is(err, rueidis.Nil) {
+		return err
+	}
+	if prev != uid {
+		if err := spendNewToken(ctx, rdb, user); err != nil {
+			return err
+		}
+	}
+	prev, err = hub.Call(rdb, ctx, rdb.B().Set().Key(key).Value(uid).Get().Px(ttl).Build(), rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if before, ok := hub.ParseID(prev); ok {
+		return take(before)
+	}
+	return nil // not a user id: nothing to take it from
+}
+
+// spendNewToken takes one of user's MaxNewTokens, or answers TooManyTokens.
+func spendNewToken(ctx context.Context, rdb *hub.Redis, user int64) error {
+	key := hub.PushNewTokensKey(user)
+	res := hub.DoMany(rdb, ctx, rueidis.Commands{
+		rdb.B().Incr().Key(key).Build(),
+		rdb.B().Pexpire().Key(key).Milliseconds(NewTokenWindow.Milliseconds()).Nx().Build(),
+		rdb.B().Pttl().Key(key).Build()})
+	n, err := res[0].AsInt64()
+	if err != nil {
+		return hub.RedisErr(err)
+	}
+	if n > MaxNewTokens {
+		wait, _ := res[2].AsInt64()
+		return &TooManyTokens{Wait: time.Duration(max(wait, 1000)) * time.Millisecond}
+	}
+	return nil
+}
+
+// Disown deletes the owner key at key when it still names user (an entry
+// of theirs left: its token's owner key goes with it).
+func Disown(ctx context.Context, rdb *hub.Redis, key string, user int64) error {
+	_, err := hub.Run(rdb, ctx, hub.LockReleaseScript, []string{key}, []string{strconv.FormatInt(user, 10)}, rueidis.RedisResult.AsInt64)
 	return err
 }
 
-// Own records user as the owner at key (for ttl) and answers the user who
-// owned it before, if another (0: none).
-func Own(ctx context.Context, rdb *hub.Redis, key string, user int64, ttl time.Duration) (int64, error) {
-	uid := strconv.FormatInt(user, 10)
-	prev, err := hub.Call(rdb, ctx, rdb.B().Set().Key(key).Value(uid).Get().Px(ttl).Build(), rueidis.RedisResult.ToString)
-	if errors.Is(err, rueidis.Nil) || (err == nil && prev == uid) {
-		return 0, nil
+// Recheck reads the owner key at key after user's entry was written, and
+// runs remove when another user owns it now: two users registering one
+// token at once both write their entry, and only the last owner keeps it.
+func Recheck(ctx context.Context, rdb *hub.Redis, key string, user int64, remove func() error) error {
+	now, err := hub.Call(rdb, ctx, rdb.B().Get().Key(key).Build(), rueidis.RedisResult.ToString)
+	if errors.Is(err, rueidis.Nil) || (err == nil && now != strconv.FormatInt(user, 10)) {
+		return remove()
 	}
-	if err != nil {
-		return 0, err
-	}
-	before, ok := hub.ParseID(prev)
-	if !ok {
-		return 0, nil // not a user id: nothing to take it from
-	}
-	return before, nil
+	return err
 }
 
-// Remove forgets user's device id of platform; false when there was none.
-func (d *Devices) Remove(ctx context.Context, user int64, platform, id string) (bool, error) {
+// Remove forgets user's device of platform with token, and its owner key
+// when that still names user; false when there was none.
+func (d *Devices) Remove(ctx context.Context, user int64, platform, token string) (bool, error) {
+	token = Canonical(platform, token)
+	id := DeviceID(platform, token)
 	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
 		d.rdb.B().Hdel().Key(hub.PushDevicesKey(user)).Field(id).Build(),
 		d.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(id).Build()})
 	n, err := res[0].AsInt64()
 	if err != nil {
 		return false, hub.RedisErr(err)
+	}
+	if err := Disown(ctx, d.rdb, hub.PushDeviceOwnerKey(platform, token), user); err != nil {
+		return false, err
 	}
 	return n > 0, d.counts[platform].Add(ctx, -n)
 }

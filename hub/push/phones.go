@@ -53,7 +53,7 @@ func (p *Phones) Push(ctx context.Context, user int64, items []json.RawMessage, 
 		start := time.Now()
 		a := send(ctx, d, m)
 		p.ledger.Settle(ctx, user, d.ID, start, a, func(ctx context.Context) error {
-			_, err := p.devices.Remove(ctx, user, p.platform, d.ID)
+			_, err := p.devices.Remove(ctx, user, p.platform, d.Token)
 			return err
 		})
 		return a

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 )
 
@@ -14,7 +15,8 @@ import (
 var ErrTrailing = errors.New("more than one JSON value")
 
 // Decode reads exactly one JSON value from b into v, refusing fields v
-// does not have.
+// does not have, a field named twice in one object and a field named in
+// another case than its own (a *NameError).
 func Decode(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -24,7 +26,7 @@ func Decode(b []byte, v any) error {
 	if dec.More() {
 		return ErrTrailing
 	}
-	return nil
+	return checkNames(b, reflect.TypeOf(v))
 }
 
 // Problem says what Decode found wrong, in words a client may be shown: the
@@ -32,7 +34,10 @@ func Decode(b []byte, v any) error {
 // JSON object.
 func Problem(err error) string {
 	var te *json.UnmarshalTypeError
+	var ne *NameError
 	switch {
+	case errors.As(err, &ne):
+		return ne.Error()
 	case errors.As(err, &te):
 		return FieldName(te.Field) + " has the wrong type"
 	case errors.Is(err, ErrTrailing):

@@ -113,10 +113,13 @@ self.addEventListener('message', (event) => {
 self.addEventListener('pushsubscriptionchange', (event) => {
   const key = event.oldSubscription?.options?.applicationServerKey;
   if (!key) return;
+  // The renewed subscription is the same browser: the hub carries the old
+  // one's consent over when told which it replaces.
+  const replaces = event.oldSubscription?.endpoint || '';
   event.waitUntil((async () => {
     const sub = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
     for (const w of await self.clients.matchAll({ type: 'window', includeUncontrolled: true })) {
-      w.postMessage({ type: 'roomhub-push-renewed', subscription: sub.toJSON() });
+      w.postMessage({ type: 'roomhub-push-renewed', subscription: sub.toJSON(), replaces });
     }
   })());
 });

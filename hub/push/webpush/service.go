@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -119,14 +120,17 @@ type BadSubscription struct{ Reason string }
 func (e *BadSubscription) Error() string { return "webpush: " + e.Reason }
 
 // Subscribe checks sub (a *BadSubscription when refused) and keeps it.
-func (s *Service) Subscribe(ctx context.Context, user int64, sub Subscription) error {
+func (s *Service) Subscribe(ctx context.Context, user int64, sub Subscription, replaces string) error {
 	if err := sub.Check(s.allowedHosts, s.allowPrivate); err != nil {
 		return &BadSubscription{Reason: err.Error()}
 	}
 	if e := sub.ExpirationTime; e != nil && *e > 0 && *e <= time.Now().UnixMilli() {
 		return &BadSubscription{Reason: "expirationTime: has passed (the browser subscribes again: the SDK's state() does)"}
 	}
-	return s.store.Add(ctx, user, sub, time.Now())
+	if len(replaces) > maxEndpoint {
+		return &BadSubscription{Reason: fmt.Sprintf("replaces: over %d bytes", maxEndpoint)}
+	}
+	return s.store.Add(ctx, user, sub, replaces, time.Now())
 }
 
 // Unsubscribe forgets user's subscription at endpoint; false when none was kept.

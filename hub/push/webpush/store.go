@@ -53,9 +53,12 @@ type entry struct {
 // Add keeps sub for user (checked by the caller), or refreshes it. An
 // endpoint is one browser's: when another user held it (a shared computer,
 // the next person signed in), it moves, so the last one's pushes stop
-// reaching it.
-func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.Time) error {
-	if err := s.own(ctx, user, sub.Endpoint); err != nil {
+// reaching it. replaces (” none) is the endpoint this browser had before
+// it renewed its subscription: the new one keeps its consent and addedAt.
+func (s *Store) Add(ctx context.Context, user int64, sub Subscription, replaces string, now time.Time) error {
+	owner := hub.PushOwnerKey(sub.Endpoint)
+	take := func(before int64) error { _, err := s.Remove(ctx, before, sub.Endpoint); return err }
+	if err := push.Own(ctx, s.rdb, owner, user, unseenFor, take); err != nil {
 		return err
 	}
 	exp := now.Add(unseenFor).UnixMilli()
@@ -63,36 +66,61 @@ func (s *Store) Add(ctx context.Context, user int64, sub Subscription, now time.
 		exp = *sub.ExpirationTime
 	}
 	e, _ := json.Marshal(entry{Sub: sub, Added: now.UnixMilli(), At: now.UnixMilli(), Exp: exp})
-	gained, err := hub.Run(s.rdb, ctx, subscribeScript, []string{hub.PushSubscriptionsKey(user)},
-		[]string{sub.Endpoint, string(e), strconv.FormatInt(now.UnixMilli(), 10), strconv.Itoa(MaxPerUser), strconv.FormatInt(unseenFor.Milliseconds(), 10)},
-		rueidis.RedisResult.AsInt64)
+	res, err := hub.Run(s.rdb, ctx, subscribeScript, []string{hub.PushSubscriptionsKey(user)},
+		[]string{sub.Endpoint, string(e), strconv.FormatInt(now.UnixMilli(), 10), strconv.Itoa(MaxPerUser), strconv.FormatInt(unseenFor.Milliseconds(), 10), replaces},
+		rueidis.RedisResult.ToArray)
 	if err != nil {
 		return err
 	}
-	return s.count.Add(ctx, gained)
-}
-
-// own records user as endpoint's owner and takes it from the one before.
-// (The owner and the subscriptions live in different slots on a cluster:
-// two steps. Two users subscribing one endpoint at once may both keep it
-// until the next subscribe; the owner key says who came last.)
-func (s *Store) own(ctx context.Context, user int64, endpoint string) error {
-	before, err := push.Own(ctx, s.rdb, hub.PushOwnerKey(endpoint), user, unseenFor)
-	if err != nil || before == 0 {
+	gained, err := res[0].AsInt64()
+	if err != nil {
+		return hub.RedisErr(err)
+	}
+	if err := s.count.Add(ctx, gained); err != nil {
 		return err
 	}
-	_, err = s.Remove(ctx, before, endpoint)
-	return err
+	var left []string
+	for _, v := range res[1:] {
+		if ep, err := v.ToString(); err == nil {
+			left = append(left, ep)
+		}
+	}
+	if err := s.forget(ctx, user, left); err != nil {
+		return err
+	}
+	return push.Recheck(ctx, s.rdb, owner, user, func() error { _, err := s.Remove(ctx, user, sub.Endpoint); return err })
 }
 
-// Remove forgets user's subscription at endpoint; false when there was none.
+// forget deletes what is kept beside endpoints that left user's hash: when
+// the hub last sent to each, and each owner key that still names user.
+func (s *Store) forget(ctx context.Context, user int64, endpoints []string) error {
+	if len(endpoints) == 0 {
+		return nil
+	}
+	ids := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		ids[i] = DeviceID(ep)
+	}
+	if _, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(ids...).Build(), rueidis.RedisResult.AsInt64); err != nil {
+		return err
+	}
+	for _, ep := range endpoints {
+		if err := push.Disown(ctx, s.rdb, hub.PushOwnerKey(ep), user); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove forgets user's subscription at endpoint (and its owner key, when
+// that still names user); false when there was none.
 func (s *Store) Remove(ctx context.Context, user int64, endpoint string) (bool, error) {
-	res := hub.DoMany(s.rdb, ctx, rueidis.Commands{
-		s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(),
-		s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(DeviceID(endpoint)).Build()})
-	n, err := res[0].AsInt64()
+	n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(), rueidis.RedisResult.AsInt64)
 	if err != nil {
-		return false, hub.RedisErr(err)
+		return false, err
+	}
+	if err := s.forget(ctx, user, []string{endpoint}); err != nil {
+		return false, err
 	}
 	return n > 0, s.count.Add(ctx, -n)
 }
@@ -121,25 +149,25 @@ func (s *Store) entries(ctx context.Context, user int64, now time.Time) ([]entry
 		return nil, err
 	}
 	var live []entry
-	var gone, goneIDs []string
+	var gone []string
 	for ep, raw := range m {
 		var e entry
 		if json.Unmarshal([]byte(raw), &e) != nil || e.Sub.Endpoint != ep || (e.Exp > 0 && e.Exp <= now.UnixMilli()) {
-			gone, goneIDs = append(gone, ep), append(goneIDs, DeviceID(ep))
+			gone = append(gone, ep)
 			continue
 		}
 		live = append(live, e)
 	}
 	if len(gone) > 0 {
-		res := hub.DoMany(s.rdb, ctx, rueidis.Commands{
-			s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(),
-			s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(goneIDs...).Build()})
-		n, err := res[0].AsInt64()
+		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(), rueidis.RedisResult.AsInt64)
 		if err == nil {
 			err = s.count.Add(ctx, -n)
 		}
+		if err == nil {
+			err = s.forget(ctx, user, gone)
+		}
 		if err != nil {
-			return nil, hub.RedisErr(err)
+			return nil, err
 		}
 	}
 	slices.SortFunc(live, func(a, b entry) int { // oldest sent first, ties by endpoint

@@ -31,7 +31,9 @@ export class WebPush {
     navigator.serviceWorker.addEventListener('message', (e) => {
       const m = e.data || {};
       if (m.type === 'roomhub-notification-click' && m.notificationId) this.hub.markRead(m.notificationId).catch(() => {});
-      if (m.type === 'roomhub-push-renewed' && m.subscription) this.#send(m.subscription).catch(() => {});
+      if (m.type === 'roomhub-push-renewed' && m.subscription) {
+        this.#send(m.replaces ? { ...m.subscription, replaces: m.replaces } : m.subscription).catch(() => {});
+      }
     });
   }
 
