@@ -37,17 +37,22 @@ type Client struct {
 // Option sets up a Client.
 type Option func(*Client)
 
-// WithHTTPClient sends the requests through c (default: a client with a
-// 15 s time limit).
-func WithHTTPClient(c *http.Client) Option { return func(cl *Client) { cl.http = c } }
+// WithHTTPClient sends the requests through a copy of c (default: a client
+// with a 15 s time limit) that never follows a redirect, whatever c's
+// CheckRedirect says.
+func WithHTTPClient(c *http.Client) Option { return func(cl *Client) { cp := *c; cl.http = &cp } }
 
 // New is a client of the hub at baseURL ("http://roomhub:8083") with the
-// hub's INTERNAL_API_KEY.
+// hub's INTERNAL_API_KEY. It never follows a redirect: the key and the body
+// would go to wherever it points (Go resends both on a 307 or 308, and
+// keeps a custom header to another host); a 3xx is an *Error naming the
+// Location.
 func New(baseURL, internalKey string, opts ...Option) *Client {
 	c := &Client{base: strings.TrimRight(baseURL, "/"), key: internalKey, http: &http.Client{Timeout: 15 * time.Second}}
 	for _, o := range opts {
 		o(c)
 	}
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
 }
 
@@ -105,6 +110,9 @@ func (c *Client) send(ctx context.Context, method, path string, hdr map[string]s
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return &Error{Status: resp.StatusCode, Code: "REDIRECT", Message: fmt.Sprintf("the hub answered a redirect to %q: not followed (the internal key would go along); use the hub's address", resp.Header.Get("Location"))}
+	}
 	var env envelope
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&env); err != nil {
 		return &Error{Status: resp.StatusCode, Code: "NOT_JSON", Message: "the answer is not the hub's JSON: " + err.Error()}

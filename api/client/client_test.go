@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -49,5 +50,48 @@ func TestClient_SendsAndReads(t *testing.T) {
 	}
 	if k := IngestKey(45, 0); k != "ingest:{13}" || !strings.HasPrefix(IngestKey(45, 4), "ingest:{1}") {
 		t.Fatalf("IngestKey: %s", k)
+	}
+}
+
+// A redirect is never followed, with the default HTTP client or one of the
+// backend's own: the internal key and the body stay home, and the error
+// names where it pointed (hardening V, 5). A 429 and a 5xx are temporary,
+// other refusals not (hardening V, 11).
+func TestClient_RefusesRedirectsAndSaysWhatIsTemporary(t *testing.T) {
+	var reached []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.Header.Get("X-Internal-Key"))
+		_, _ = io.WriteString(w, `{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"streamId":"1-0"}}`)
+	}))
+	defer elsewhere.Close()
+	status := 307
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status >= 400 {
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, `{"isSuccess":false,"code":"X","message":"no","result":null}`)
+			return
+		}
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, status)
+	}))
+	defer srv.Close()
+	for _, c := range []*Client{New(srv.URL, "secret-key"), New(srv.URL, "secret-key", WithHTTPClient(&http.Client{}))} {
+		for _, status = range []int{301, 302, 307, 308} {
+			_, err := c.Publish(context.Background(), Event{RoomID: 1, EventType: "a"})
+			var e *Error
+			if !errors.As(err, &e) || e.Status != status || e.Code != "REDIRECT" || !strings.Contains(e.Message, elsewhere.URL) || e.Temporary() {
+				t.Fatalf("a %d: %v, want a REDIRECT error naming %s", status, err, elsewhere.URL)
+			}
+		}
+	}
+	if len(reached) != 0 {
+		t.Fatalf("the redirect's target was called %d times (keys %q)", len(reached), reached)
+	}
+	for st, want := range map[int]bool{429: true, 500: true, 503: true, 400: false, 401: false, 409: false, 413: false} {
+		status = st
+		_, err := New(srv.URL, "k").Publish(context.Background(), Event{RoomID: 1, EventType: "a"})
+		var e *Error
+		if !errors.As(err, &e) || e.Temporary() != want {
+			t.Errorf("a %d: %v, Temporary want %v", st, err, want)
+		}
 	}
 }
