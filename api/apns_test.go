@@ -138,7 +138,19 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	other := testapns.Start(t)
 	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *hub.Config) { c.APNSPrivateKey = other.Key() })
 	bad.register(t, 61, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(61)))
+	before := as.Refused()
 	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
 		t.Fatalf("a key APNs does not know: %+v", r)
+	}
+	if n := as.Refused() - before; n != 2 {
+		t.Fatalf("the first refused push was sent %d times, want twice (a new token once)", n)
+	}
+	// Within 20 minutes of that early renewal there is no new token to try:
+	// the push is not sent again with the one just refused (hardening V, 4).
+	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" || r.Attempts != 1 {
+		t.Fatalf("a second push with the key APNs does not know: %+v, want dead at its first attempt", r)
+	}
+	if n := as.Refused() - before; n != 3 {
+		t.Fatalf("the second refused push was sent %d times, want once (no new token: no second try)", n-2)
 	}
 }

@@ -129,8 +129,9 @@ func (s *Service) sendOne(ctx context.Context, d push.Device, f push.Face, body 
 }
 
 // post makes one request and reads its answer within the bounds. renew:
-// APNs refused the provider token on a first try (not again): a new one
-// was made, and the push is to be sent once more.
+// APNs refused the provider token on a first try (not again) and another
+// token is there to try (made now, or by another push since): the push is
+// to be sent once more. Without one the refusal is the answer.
 func (s *Service) post(ctx context.Context, base, token string, f push.Face, body []byte, again bool) (a push.Answer, renew bool) {
 	jwt, err := s.tokens.get()
 	if err != nil {
@@ -157,8 +158,7 @@ func (s *Service) post(ctx context.Context, base, token string, f push.Face, bod
 	}
 	a, refused := answerOf(resp.StatusCode, resp.Header.Get("Retry-After"), b, now)
 	if refused && !again {
-		s.tokens.renew(jwt)
-		return a, true
+		return a, s.tokens.renew(jwt) // no new token: no second try with the one refused
 	}
 	return a, false
 }

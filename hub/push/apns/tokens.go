@@ -46,16 +46,22 @@ func (t *tokens) get() (string, error) {
 
 // renew makes a new token in place of used, which APNs refused; a token
 // already made again since, or one APNs refused within minTokenAge of an
-// early renewal, is kept (APNs would refuse updates that often).
-func (t *tokens) renew(used string) {
+// early renewal, is kept (APNs would refuse updates that often). It says
+// whether a token other than used is there to send with.
+func (t *tokens) renew(used string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.token != used || (t.renewedEarly && t.now().Sub(t.made) < minTokenAge) {
-		return
+	if t.token != used {
+		return t.token != ""
 	}
-	if _, err := t.make(); err == nil {
-		t.renewedEarly = true
+	if t.renewedEarly && t.now().Sub(t.made) < minTokenAge {
+		return false
 	}
+	if _, err := t.make(); err != nil {
+		return false
+	}
+	t.renewedEarly = true
+	return true
 }
 
 // make signs a new token. Called with t.mu held.

@@ -157,6 +157,9 @@ func TestPublic_OnlyGlobalAddresses(t *testing.T) {
 		"64:ff9b::a9fe:a9fe": false, "64:ff9b:1::a9fe:a9fe": false, "2002:a9fe:a9fe::1": false,
 		"2001:0:4136:e378:8000:63bf:3fff:fdd2": false, "2001:db8::1": false, "fec0::1": false, "fd00::1": false,
 		"fe80::1": false, "ff02::1": false, "100::1": false,
+		// outside 2000::/3 and in no block above: unassigned, never routed (hardening V, 7)
+		"1::1": false, "4000::1": false, "c000::1": false, "8000::1": false, "1fff:ffff::1": false, "4000::": false,
+		"2000::1": true, "3ffe:ffff::1": true,
 	} {
 		if got := Public(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Public(%s) = %v, want %v", a, got, want)
