@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,6 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"roomhub/hub"
@@ -679,17 +682,46 @@ func TestChart_NetworkPolicy(t *testing.T) {
 	if !selects(np.Spec.PodSelector.MatchLabels, o.Deployment.Spec.Template.Labels) || len(np.Spec.PolicyTypes) != 2 {
 		t.Fatalf("policy %+v", np.Spec)
 	}
-	in := map[string]int{}
 	for _, r := range np.Spec.Ingress {
 		if len(r.From) == 0 {
 			t.Fatal("an ingress rule from anywhere")
 		}
-		for _, p := range r.Ports {
-			in[p.Port.String()] = len(r.From)
+	}
+	// What each port admits, pod by pod (namespace, pod labels): the
+	// release is in "chat" (hardening V, 3: namespaceSelector {} beside the
+	// backend's podSelector admitted its pods from every namespace).
+	controller := map[string]string{"app.kubernetes.io/name": "ingress-nginx"}
+	backend := map[string]string{"app.kubernetes.io/part-of": "backend"}
+	other := map[string]string{"app": "other"}
+	for _, c := range []struct {
+		port, ns string
+		pod      map[string]string
+		want     bool
+	}{
+		{"http", "ingress-nginx", controller, true}, {"http", "chat", backend, true},
+		{"http", "evil", backend, false}, {"http", "evil", controller, false}, {"http", "ingress-nginx", other, false},
+		{"http", "chat", other, false}, {"http", "monitoring", other, false},
+		{"metrics", "monitoring", other, true}, {"metrics", "chat", backend, false}, {"metrics", "evil", other, false},
+		{"metrics", "ingress-nginx", controller, false},
+	} {
+		if got := admits(np, np.Spec.Ingress, c.port, c.ns, c.pod); got != c.want {
+			t.Errorf("port %s from a pod %v in %q: admitted %v, want %v", c.port, c.pod, c.ns, got, c.want)
 		}
 	}
-	if in["http"] != 2 || in["metrics"] != 1 || len(in) != 2 {
-		t.Fatalf("ingress ports → peers %v, want http from the controller and the backend, metrics from monitoring", in)
+	if !reaches(np, "chat", backend) || reaches(np, "evil", backend) || reaches(np, "chat", other) {
+		t.Error("egress to the backend's pods: want those of the release's namespace alone")
+	}
+	// Another namespace only when a value names it.
+	api, err := os.CreateTemp(t.TempDir(), "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = api.WriteString("networkPolicy:\n  backend:\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: api\n")
+	api.Close()
+	named := render(t, api.Name()).NetworkPolicy
+	if !admits(named, named.Spec.Ingress, "http", "api", backend) || admits(named, named.Spec.Ingress, "http", "chat", backend) ||
+		admits(named, named.Spec.Ingress, "http", "evil", backend) || !reaches(named, "api", backend) || reaches(named, "evil", backend) {
+		t.Error("with the backend's namespace named api: want its pods in api alone")
 	}
 	out := map[string]bool{}
 	for _, r := range np.Spec.Egress {
@@ -711,4 +743,50 @@ func TestChart_NetworkPolicy(t *testing.T) {
 	if render(t, off.Name()).NetworkPolicy != nil {
 		t.Fatal("rendered with networkPolicy.enabled false")
 	}
+}
+
+// peerSelects says whether a NetworkPolicy peer of np (in the release's
+// namespace, "chat") selects a pod with labels pod in namespace ns, as
+// Kubernetes reads it: no namespaceSelector is np's own namespace, an
+// empty one every namespace; no podSelector every pod.
+func peerSelects(np *networkingv1.NetworkPolicy, peer networkingv1.NetworkPolicyPeer, ns string, pod map[string]string) bool {
+	if peer.IPBlock != nil {
+		return true // an address block: any pod, as far as labels go
+	}
+	matches := func(sel *metav1.LabelSelector, set map[string]string) bool {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		return err == nil && s.Matches(labels.Set(set))
+	}
+	if peer.NamespaceSelector == nil {
+		if ns != "chat" {
+			return false
+		}
+	} else if !matches(peer.NamespaceSelector, map[string]string{"kubernetes.io/metadata.name": ns}) {
+		return false
+	}
+	return peer.PodSelector == nil || matches(peer.PodSelector, pod)
+}
+
+// admits says whether any of rules lets the pod in on port.
+func admits(np *networkingv1.NetworkPolicy, rules []networkingv1.NetworkPolicyIngressRule, port, ns string, pod map[string]string) bool {
+	for _, r := range rules {
+		if !slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port.String() == port }) {
+			continue
+		}
+		if len(r.From) == 0 || slices.ContainsFunc(r.From, func(p networkingv1.NetworkPolicyPeer) bool { return peerSelects(np, p, ns, pod) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// reaches says whether an egress rule naming peers (not only ports) lets
+// the hub reach the pod.
+func reaches(np *networkingv1.NetworkPolicy, ns string, pod map[string]string) bool {
+	for _, r := range np.Spec.Egress {
+		if len(r.To) > 0 && slices.ContainsFunc(r.To, func(p networkingv1.NetworkPolicyPeer) bool { return peerSelects(np, p, ns, pod) }) {
+			return true
+		}
+	}
+	return false
 }

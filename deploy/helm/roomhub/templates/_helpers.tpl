@@ -68,3 +68,15 @@ held in secrets.existingSecret are the operator's to check.
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+A NetworkPolicy peer: pods matching podSelector in the namespaces matching
+namespaceSelector; with no namespaceSelector (null, unset), in the release's
+namespace alone. (Kubernetes reads namespaceSelector: {} as every namespace.)
+*/}}
+{{- define "roomhub.peer" -}}
+- podSelector: {{ toJson (.podSelector | default dict) }}
+{{- if kindIs "map" .namespaceSelector }}
+  namespaceSelector: {{ toJson .namespaceSelector }}
+{{- end }}
+{{- end }}
