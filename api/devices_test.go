@@ -76,6 +76,10 @@ func TestDevices_Routes(t *testing.T) {
 		`{"platform":"fcm","token":"` + fcmToken(1) + `","replaces":"bad token"}`,
 		`{"platform":"fcm","token":"` + fcmToken(1) + `","extra":1}`,
 		`[]`,
+		// one field twice, or in another case (hardening V, 19): which would count?
+		`{"platform":"fcm","token":"` + fcmToken(1) + `","Token":"` + fcmToken(2) + `"}`,
+		`{"platform":"fcm","platform":"apns","token":"` + fcmToken(1) + `"}`,
+		`{"Platform":"fcm","token":"` + fcmToken(1) + `"}`,
 	} {
 		if code, env := a.userDo(t, http.MethodPost, "/api/v1/push/devices", 7, body); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%.80s: %d %+v, want 400", body, code, env)

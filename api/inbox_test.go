@@ -50,10 +50,14 @@ func (th *testHub) notify(t testing.TB, room int64, typ string, recipients ...in
 func (th *testHub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	ids, _ := json.Marshal(recipients)
+	data := `"data":{"k":1},`
+	if strings.Contains(extra, `"data":`) {
+		data = "" // the extra's own: a field named twice is refused
+	}
 	if extra != "" {
 		extra = "," + extra
 	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,"data":{"k":1},"publisherId":5,"recipientIds":%s%s}`, room, typ, ids, extra))
+	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"publisherId":5,"recipientIds":%s%s}`, room, typ, data, ids, extra))
 	if code != 200 {
 		t.Fatalf("publish with recipients: %d %+v", code, env)
 	}
