@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
 
@@ -80,5 +81,62 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 	// Without a credential, no ticket.
 	if code, _ := a.do(t, http.MethodPost, "/api/v1/stream-tickets", nil, ""); code != 401 {
 		t.Fatalf("a ticket without a token: %d, want 401", code)
+	}
+}
+
+// ?token= and ?ticket= open the three streams and nothing else: every
+// other user route, walked from the server's own routing table, answers
+// 401 to a valid token or ticket in its URL (a token in a URL lands in
+// access logs), and the ticket is not spent by it (hardening V, 10: the
+// middleware was tested alone, not its wiring).
+func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
+	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
+	token := th.token(t, 7)
+	streams := map[string]bool{}
+	checked := 0
+	for _, r := range th.api.e.Routes() {
+		if !strings.HasPrefix(r.Path, "/api/v1/") || strings.Contains(r.Path, "/internal/") ||
+			strings.HasPrefix(r.Path, "/api/v1/notifications/publish") || strings.HasSuffix(r.Path, "/vapid-public-key") {
+			continue // the internal key's routes, and the one public route
+		}
+		path := strings.NewReplacer(":roomId", "42", ":notificationId", "42:1-0", ":id", "abc").Replace(r.Path)
+		if strings.HasSuffix(path, "/stream") {
+			streams[r.Path] = true
+			continue
+		}
+		ticket := th.ticketOf(t, token)
+		for _, q := range []string{"token=" + url.QueryEscape(token), "ticket=" + ticket} {
+			code, env := th.do(t, r.Method, path+"?"+q, map[string]string{"Content-Type": "application/json"}, "{}")
+			if code != 401 || env.Code != "AUTH4001" {
+				t.Errorf("%s %s?%.6s…: %d %s, want 401 AUTH4001", r.Method, r.Path, q, code, env.Code)
+			}
+		}
+		resp, err := http.Get(th.URL + "/api/v1/notifications/stream?ticket=" + ticket) // not spent by the refusal
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s %s spent the ticket: the stream then answered %d", r.Method, r.Path, resp.StatusCode)
+		}
+		checked++
+	}
+	if checked < 20 || len(streams) != 3 {
+		t.Fatalf("walked %d user routes and %d streams, want every one (20+ and 3)", checked, len(streams))
+	}
+	for path := range streams {
+		p := strings.Replace(path, ":roomId", "42", 1)
+		sep := "?"
+		if p == "/api/v1/stream" {
+			p, sep = p+"?rooms=42", "&"
+		}
+		resp, err := http.Get(th.URL + p + sep + "token=" + url.QueryEscape(token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s?token=: %d, want the stream", path, resp.StatusCode)
+		}
 	}
 }
