@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +177,40 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 	}
 	if c := th.countsOf(t, u); c.Visible != 0 {
 		t.Fatalf("after the timers job: %+v, want none left", c)
+	}
+}
+
+// An inbox counting thousands of tags writes its counts in chunks: a bulk
+// unarchive of 250 items of 8 tags each and a recount answer as any other
+// (hardening V, 18: 8,000 count fields in one HSET failed, "too many
+// results to unpack", REDIS5002).
+func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	const user, items = 9, 250
+	events := make([]string, items)
+	for i := range events {
+		tags := make([]string, 8)
+		for j := range tags {
+			tags[j] = fmt.Sprintf(`"t%d-%d"`, i, j)
+		}
+		events[i] = fmt.Sprintf(`{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":[%d],"tags":[%s]}`, user, strings.Join(tags, ","))
+	}
+	if code, res := th.batch(t, events...); code != 200 || len(res) != items || !res[items-1].IsSuccess {
+		t.Fatalf("batch: %d %+v", code, res[len(res)-1])
+	}
+	th.bulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"visible"}}`)
+	if c := th.countsOf(t, user); c.Archived != items || c.Visible != 0 {
+		t.Fatalf("after archiving all: %d archived, %d visible", c.Archived, c.Visible)
+	}
+	th.bulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"archived"}}`)
+	if c := th.countsOf(t, user); c.Visible != items || len(c.ByTag) != 8*items {
+		t.Fatalf("after unarchiving all: %d visible, %d tags counted; want %d and %d", c.Visible, len(c.ByTag), items, 8*items)
+	}
+	if err := th.rdb.Do(t.Context(), th.rdb.B().Del().Key(hub.InboxCountsKey(user)).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	th.notifyExtra(t, 70, "comment.created", "", user) // counts again from the items
+	if c := th.countsOf(t, user); c.Visible != items+1 || c.Unread != items+1 || len(c.ByTag) != 8*items {
+		t.Fatalf("after a recount: %d visible, %d unread, %d tags counted; want %d, %d, %d", c.Visible, c.Unread, len(c.ByTag), items+1, items+1, 8*items)
 	}
 }

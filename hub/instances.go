@@ -197,8 +197,8 @@ func (h *Hub) refreshPresence(ctx context.Context, streams []*Stream) {
 }
 
 // refreshSeen refreshes the last heartbeat of byRoom's users
-// (lua/presence_refresh.lua, about touchesPerCall users a call; on a
-// cluster a room a call), and their presence:conns keys' TTL to connsTTL
+// (lua/presence_refresh.lua, at most touchesPerCall users a call; on a
+// cluster of one room), and their presence:conns keys' TTL to connsTTL
 // unless it is 0, and returns the (room, user) pairs no longer present.
 func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64, connsTTL time.Duration) map[[2]int64]bool {
 	type call struct {
@@ -217,10 +217,9 @@ func (h *Hub) refreshSeen(ctx context.Context, byRoom map[int64][]int64, connsTT
 					rooms: map[int]int64{}}
 				calls = append(calls, c)
 			}
+			// On a cluster a call holds one room (its keys share its slot),
+			// and a room of more users than touchesPerCall takes more calls.
 			take := users[:min(len(users), touchesPerCall-c.users)]
-			if h.sharded {
-				take = users // one room a call: its keys share its slot
-			}
 			users = users[len(take):]
 			c.rooms[len(c.exec.Keys)+1] = room
 			c.exec.Keys = append(c.exec.Keys, PresenceKey(room), EventsKey(room), RoomSeqKey(room))

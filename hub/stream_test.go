@@ -33,7 +33,13 @@ func (w *gateWire) Write(b net.Buffers, timeout time.Duration) error {
 
 func startTestHub(t *testing.T, mutate func(*Config)) *Hub {
 	t.Helper()
-	rdb := testredis.Client(t, testredis.Start(t).Addr())
+	return startTestHubOn(t, testredis.Start(t).Addr(), mutate)
+}
+
+// startTestHubOn is startTestHub on the Redis (or cluster) at addr.
+func startTestHubOn(t *testing.T, addr string, mutate func(*Config)) *Hub {
+	t.Helper()
+	rdb := testredis.Client(t, addr)
 	cfg := DefaultConfig()
 	if mutate != nil {
 		mutate(&cfg)

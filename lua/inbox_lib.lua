@@ -178,6 +178,15 @@ local function count(field)
   return v
 end
 
+-- call_chunked calls cmd on key with args, at most 1,000 of them a call
+-- (an even number: field, value pairs stay whole): unpack fails past a few
+-- thousand values, and an inbox may count thousands of tags.
+local function call_chunked(cmd, key, args)
+  for i = 1, #args, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+  end
+end
+
 -- flush_counts writes the counts that changed (all of them after a
 -- recount), dropping those at 0, and unread_count with them: set after a
 -- recount, else moved by the change (INCRBY), so that a change an older hub
@@ -190,7 +199,7 @@ local function flush_counts()
     for k, v in pairs(C) do
       if v > 0 then args[#args + 1] = k; args[#args + 1] = v else C[k] = nil end
     end
-    if #args > 0 then redis.call('HSET', K_COUNTS, unpack(args)) end
+    call_chunked('HSET', K_COUNTS, args)
     C_unread = count('unread')
     redis.call('SET', K_UNREAD, C_unread)
   elseif next(C_dirty) then
@@ -203,8 +212,8 @@ local function flush_counts()
         del[#del + 1] = k; C[k] = nil
       end
     end
-    if #set > 0 then redis.call('HSET', K_COUNTS, unpack(set)) end
-    if #del > 0 then redis.call('HDEL', K_COUNTS, unpack(del)) end
+    call_chunked('HSET', K_COUNTS, set)
+    call_chunked('HDEL', K_COUNTS, del)
     local unread = C.unread or 0
     if unread ~= C_unread then
       redis.call('INCRBY', K_UNREAD, unread - C_unread)

@@ -11,7 +11,8 @@
 -- only every few refreshes: it is long, and a write per user costs).
 -- ARGV[1]  key ttl in seconds (PRESENCE_HASH_TTL_SECS)
 -- ARGV[2]  the conns keys' ttl in seconds, or "0": not this time
--- then per room: n, then the n user ids.
+-- then per room: n, then the n user ids (at most 200 users a call, so
+-- unpack's few thousand values are never near).
 -- Returns the missing users as {room key index, user id, …} pairs: the index
 -- in KEYS of the room's presence:{room}.
 local t = redis.call('TIME')
