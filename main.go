@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -32,6 +33,7 @@ import (
 	"roomhub/hub/push/channels"
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/devredis"
+	"roomhub/internal/env"
 	"roomhub/internal/telemetry"
 	"roomhub/web"
 )
@@ -167,7 +169,11 @@ func (m *Main) redisOptions() (rueidis.ClientOption, error) {
 	if !m.cfg.Embedded() {
 		opt, err := hub.RedisOptions(m.cfg.RedisURL)
 		if err != nil {
-			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: hub.Redact(m.cfg.RedisURL), Reason: hub.Redact(err.Error())}
+			reason := env.HideIn(err.Error(), m.cfg.RedisURL)
+			if _, perr := url.Parse(m.cfg.RedisURL); perr != nil { // its error quotes a piece of it: a password's, maybe
+				reason = "not a URL: redis://[user:password@]host:port[/db] (a password's / and @ percent-encoded: %2F, %40)"
+			}
+			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: env.ShowURL(m.cfg.RedisURL), Reason: reason}
 		}
 		return opt, nil
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,6 +180,31 @@ func TestBinary_BadConfigStops(t *testing.T) {
 		out, err = cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), v) || strings.Contains(string(out), "hunter2secret") {
 			t.Fatalf("a bad %s must stop start-up, named (a key hidden), before Redis is waited for: %v: %s", v, err, out)
+		}
+	}
+	// A key in another form (base64, quoted as docker --env-file keeps it,
+	// \n-escaped, or taken for a path) and a REDIS_URL whose password holds
+	// / or @: named, nothing of the secret printed (hardening V, 13).
+	key := "-----BEGIN PRIVATE KEY-----\nhunter2secret\n-----END PRIVATE KEY-----\n"
+	apns := []string{"DELIVERY_CHANNELS=apns", "APNS_KEY_ID=K", "APNS_TEAM_ID=T", "APNS_TOPIC=com.example.app"}
+	for _, c := range []struct {
+		name string
+		env  []string
+	}{
+		{"APNS_PRIVATE_KEY", append(apns, "APNS_PRIVATE_KEY="+base64.StdEncoding.EncodeToString([]byte(key)))},
+		{"APNS_PRIVATE_KEY", append(apns, `APNS_PRIVATE_KEY="`+strings.ReplaceAll(key, "\n", `\n`)+`"`)},
+		{"APNS_PRIVATE_KEY", append(apns, "APNS_PRIVATE_KEY=hunter2secret")},
+		{"FCM_CREDENTIALS", []string{"DELIVERY_CHANNELS=fcm", "FCM_CREDENTIALS=" + base64.StdEncoding.EncodeToString([]byte(`{"type":"service_account","private_key":"hunter2secret"}`))}},
+		{"FCM_CREDENTIALS", []string{"DELIVERY_CHANNELS=fcm", "FCM_CREDENTIALS=hunter2secret/not/a/file"}},
+		{"REDIS_URL", []string{"REDIS_URL=redis://:hunter2/secret@localhost:notaport/0"}},
+		{"REDIS_URL", []string{"REDIS_URL=redis://:hunter2@secret@localhost:notaport/0"}},
+		{"REDIS_URL", []string{"REDIS_URL=redis://:hunter2 secret@local host/0"}},
+	} {
+		cmd = exec.CommandContext(ctx, bin)
+		cmd.Env = append(append(os.Environ(), "REDIS_URL=redis://127.0.0.1:1"), c.env...)
+		out, err = cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.name) || strings.Contains(string(out), "hunter2") || strings.Contains(string(out), "secret@") {
+			t.Fatalf("%.60s…: want start-up stopped naming %s, nothing of the secret printed: %v: %s", c.env[len(c.env)-1], c.name, err, out)
 		}
 	}
 	cmd = exec.CommandContext(ctx, bin)

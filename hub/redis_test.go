@@ -46,6 +46,10 @@ func TestRedact(t *testing.T) {
 		"http://backend/x":                              "http://backend/x",
 		"HTTPS://user:pw@gateway.example/x":             "HTTPS://(redacted)@gateway.example/x", // hardening IV, 10
 		"Redis://:pw@h":                                 "Redis://(redacted)@h",
+		// a password holding / or @ (hardening V, 13)
+		"redis://:pa/ss@h:6379/0":          "redis://(redacted)@h:6379/0",
+		"redis://u:p@ss@h:6379":            "redis://(redacted)@h:6379",
+		`parse "redis://:a/b@c@h:x": oops`: `parse "redis://(redacted)@h:x": oops`,
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

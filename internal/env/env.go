@@ -7,6 +7,7 @@ package env
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,12 +26,37 @@ func (e *Error) Error() string {
 }
 
 // userinfoRE matches the credentials of a URL inside any text, whatever
-// the case of its scheme (HTTPS://u:pw@h is a URL too).
-var userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://)[^/@\s"]*@`)
+// the case of its scheme (HTTPS://u:pw@h is a URL too), up to the last @ of
+// the URL: a password may hold "/" and "@" (redis://u:p/a@ss@h). A path
+// holding an @ is hidden too, which costs nothing.
+var userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://)[^\s"'<>]*@`)
 
 // Redact hides the credentials of every URL in s (a URL itself, or an error
 // that quotes one): "redis://u:pw@h" becomes "redis://(redacted)@h".
 func Redact(s string) string { return userinfoRE.ReplaceAllString(s, "${1}(redacted)@") }
+
+// ShowURL is raw as a message may show it: its credentials redacted when
+// it parses as a URL, else its scheme alone (where an unparseable URL's
+// password begins and ends cannot be known).
+func ShowURL(raw string) string {
+	if _, err := url.Parse(raw); err == nil {
+		return Redact(raw)
+	}
+	if scheme, _, ok := strings.Cut(raw, "://"); ok && len(scheme) <= 32 {
+		return scheme + "://(hidden)"
+	}
+	return "(hidden)"
+}
+
+// HideIn is text with every copy of value (a secret, or a URL holding
+// one) replaced by what ShowURL shows of it, and URLs' credentials
+// redacted.
+func HideIn(text, value string) string {
+	if value != "" {
+		text = strings.ReplaceAll(text, value, ShowURL(value))
+	}
+	return Redact(text)
+}
 
 // Loader parses variables through a lookup (os.LookupEnv in main) and keeps
 // the first error. An empty or blank value counts as unset.

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -81,6 +82,8 @@ func Start(ctx context.Context, lookup func(string) (string, bool), log *slog.Lo
 		l.Fail("OTEL_TRACES_EXPORTER", e, "roomhub exports otlp (or none)")
 	}
 	checkSampler(l)
+	checkHeaders(l, "OTEL_EXPORTER_OTLP_HEADERS")
+	checkHeaders(l, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 	for _, k := range []string{"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"} {
 		l.Int(k, 1, 1, math.MaxInt32) // the batch processor reads them itself
 	}
@@ -96,10 +99,13 @@ func Start(ctx context.Context, lookup func(string) (string, bool), log *slog.Lo
 		return nil, err
 	}
 	// The SDK reports export failures through its one process-wide error
-	// handler (it has no other): they go to log, their URLs redacted.
+	// handler (it has no other): they go to log, their URLs redacted. Its
+	// logger (what it says of the variables it reads: a header's value
+	// among them) goes to log too, its message and error alone, redacted.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		log.Warn("tracing: the OpenTelemetry SDK", "err", env.Redact(err.Error()))
 	}))
+	otel.SetLogger(logr.FromSlogHandler(sdkLog{log.Handler()}))
 	var exp sdktrace.SpanExporter
 	var err error
 	if protocol == "grpc" {
@@ -121,6 +127,50 @@ func Start(ctx context.Context, lookup func(string) (string, bool), log *slog.Lo
 	// their variables themselves.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return &Tracing{Provider: tp, Endpoint: env.Redact(endpoint), Protocol: protocol}, nil
+}
+
+// checkHeaders checks the OTLP headers variable name as the SDK reads it
+// (comma-separated key=value, the key an HTTP token, the value
+// percent-encoded), before the SDK sees it: the SDK logs a bad entry, its
+// value with it, and that value is a collector's credential.
+func checkHeaders(l *env.Loader, name string) {
+	v := l.Str(name, "")
+	if v == "" {
+		return
+	}
+	for entry := range strings.SplitSeq(v, ",") {
+		k, val, found := strings.Cut(entry, "=")
+		k = strings.TrimSpace(k)
+		_, err := url.PathUnescape(val)
+		if !found || k == "" || strings.IndexFunc(k, func(r rune) bool { return !tokenChar(r) }) >= 0 || err != nil {
+			l.Fail(name, "(hidden)", "must be comma-separated key=value pairs, each key an HTTP header name, each value percent-encoded")
+			return
+		}
+	}
+}
+
+// tokenChar says whether r may be in an HTTP header's name (RFC 9110 token).
+func tokenChar(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+}
+
+// sdkLog is the OpenTelemetry SDK's logger: each record with its message
+// and error alone (redacted), never the other values it names (a header's
+// value, a file's path).
+type sdkLog struct{ h slog.Handler }
+
+func (s sdkLog) Enabled(ctx context.Context, l slog.Level) bool { return s.h.Enabled(ctx, l) }
+func (s sdkLog) WithAttrs([]slog.Attr) slog.Handler             { return s }
+func (s sdkLog) WithGroup(string) slog.Handler                  { return s }
+func (s sdkLog) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, "tracing: the OpenTelemetry SDK: "+env.Redact(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" || a.Key == "error" {
+			out.AddAttrs(slog.String("err", env.Redact(a.Value.String())))
+		}
+		return true
+	})
+	return s.h.Handle(ctx, out)
 }
 
 // checkSampler checks OTEL_TRACES_SAMPLER and its argument as the SDK reads them.

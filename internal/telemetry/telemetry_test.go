@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
+
+	"github.com/go-logr/logr"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -65,6 +68,9 @@ func TestStart_BadValuesNameTheirVariable(t *testing.T) {
 		// A malformed endpoint is refused before the SDK logs it whole.
 		"OTEL_EXPORTER_OTLP_ENDPOINT":        {"OTEL_EXPORTER_OTLP_ENDPOINT": "u:secret@collector:4318"},
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "HTTPS://u:secret@[bad"},
+		// A bad header entry is refused before the SDK logs its value (hardening V, 13).
+		"OTEL_EXPORTER_OTLP_HEADERS":        {"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%zzsecret"},
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS": {"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key secret"},
 	} {
 		if _, set := vars["OTEL_EXPORTER_OTLP_ENDPOINT"]; !set {
 			vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = base
@@ -98,5 +104,17 @@ func TestLogHandler_LinesCarryTheirTrace(t *testing.T) {
 	}
 	if _, ok := second["trace_id"]; ok {
 		t.Fatalf("a line without a trace has trace_id: %v", second)
+	}
+}
+
+// The SDK's logger shows a record's message and error, redacted, never the
+// values it names (a header's value: hardening V, 13).
+func TestSDKLog_ShowsNoValues(t *testing.T) {
+	var buf bytes.Buffer
+	l := logr.FromSlogHandler(sdkLog{slog.NewJSONHandler(&buf, nil)})
+	l.Error(errors.New("dial https://u:hunter2@collector"), "escape header value", "value", "Bearer hunter2")
+	l.Info("parse headers", "input", "authorization=hunter2")
+	if out := buf.String(); strings.Contains(out, "hunter2") || !strings.Contains(out, "escape header value") || !strings.Contains(out, "(redacted)@collector") {
+		t.Fatalf("the SDK's log: %s", out)
 	}
 }

@@ -49,7 +49,7 @@ func parseKey(cfg hub.Config) (*ecdsa.PrivateKey, error) {
 	}
 	raw, err := push.ReadSecret(cfg.APNSPrivateKey)
 	if err != nil {
-		return nil, bad("not a .p8 key's PEM, nor a file that holds one: " + err.Error())
+		return nil, bad("a .p8 key's PEM: " + err.Error())
 	}
 	block, _ := pem.Decode(raw)
 	if block == nil {

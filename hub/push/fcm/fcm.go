@@ -58,7 +58,7 @@ func parse(cfg hub.Config) (*jwt.Config, string, error) {
 	}
 	raw, err := push.ReadSecret(cfg.FCMCredentials)
 	if err != nil {
-		return nil, "", bad("not a service account key's JSON, nor a file that holds one: " + err.Error())
+		return nil, "", bad("a service account key's JSON: " + err.Error())
 	}
 	var k key
 	if err := json.Unmarshal(raw, &k); err != nil || k.Type != "service_account" {
