@@ -176,6 +176,9 @@ func requireUser(v *TokenVerifier, allowQuery bool, tickets Tickets, allowedOrig
 			} else if ck, err := c.Cookie("access_token"); err == nil {
 				token, byCookie = ck.Value, true
 			} else if t := c.QueryParam("ticket"); allowQuery && t != "" && tickets != nil {
+				if err := overAddrBudget(c); err != nil { // its failures are spent: no Redis call for another
+					return tooMany(c, err)
+				}
 				var err error
 				if token, err = tickets.RedeemTicket(c.Request().Context(), t); err != nil {
 					return err

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,35 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s?token=: %d, want the stream", path, resp.StatusCode)
 		}
+	}
+}
+
+// An address that has spent its budget of failed credentials gets 429 for
+// a ticket before the hub asks Redis for it (hardening V, 19: 60 bogus
+// tickets from one address made 60 GETDELs).
+func TestStreamTickets_AnAddressOverItsBudgetCostsRedisNothing(t *testing.T) {
+	rs := testredis.Start(t)
+	th := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.IPRequests = Budget{PerSec: 0.01, Burst: 5} })
+	getdels := func() int64 {
+		info, err := th.rdb.Do(t.Context(), th.rdb.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(info, "cmdstat_getdel:calls=")
+		n, _ := strconv.ParseInt(rest[:strings.IndexAny(rest+",", ",")], 10, 64)
+		return n
+	}
+	before := getdels()
+	codes := map[int]int{}
+	for i := range 60 {
+		resp, err := http.Get(th.URL + "/api/v1/notifications/stream?ticket=bogus" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+	}
+	if n := getdels() - before; codes[401] != 5 || codes[429] != 55 || n > 5 {
+		t.Fatalf("60 bogus tickets: %v, %d GETDELs; want 5 × 401, 55 × 429 and 5 GETDELs", codes, n)
 	}
 }
