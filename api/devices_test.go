@@ -74,6 +74,9 @@ func TestDevices_Routes(t *testing.T) {
 		`{"platform":"apns","token":"` + apnsToken(1) + `","environment":"staging"}`,
 		`{"platform":"fcm","token":"` + fcmToken(1) + `","label":"` + strings.Repeat("l", push.MaxLabel+1) + `"}`,
 		`{"platform":"fcm","token":"` + fcmToken(1) + `","replaces":"bad token"}`,
+		`{"platform":"fcm","token":"` + fcmToken(1) + `","label":"Pixel\u202eevil"}`, // a bidi override (hardening V, 19)
+		`{"platform":"fcm","token":"` + fcmToken(1) + `","label":"Pixel\u0007"}`,     // a control character
+		`{"platform":"fcm","token":"` + fcmToken(1) + `","label":"Pixel\u200b9"}`,    // a zero-width space (Cf)
 		`{"platform":"fcm","token":"` + fcmToken(1) + `","extra":1}`,
 		`[]`,
 		// one field twice, or in another case (hardening V, 19): which would count?

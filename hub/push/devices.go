@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/rueidis"
 
@@ -93,6 +95,10 @@ func (r Registration) Check() error {
 	}
 	if r.Label != nil && len(*r.Label) > MaxLabel {
 		return fmt.Errorf("label is over %d bytes", MaxLabel)
+	}
+	if r.Label != nil && (!utf8.ValidString(*r.Label) || strings.IndexFunc(*r.Label, func(c rune) bool { return unicode.In(c, unicode.Cc, unicode.Cf) }) >= 0) {
+		// A settings page shows it: no control character, no bidi override.
+		return errors.New("label must be text without control or format characters")
 	}
 	switch {
 	case r.Environment == "" || (r.Platform == hub.APNSChannel && (r.Environment == "production" || r.Environment == Sandbox)):
