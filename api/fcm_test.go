@@ -138,6 +138,18 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 		t.Fatalf("after the token expired: %d grants, %d refused, %d taken; want 2, 1, 3", fs.Grants(), fs.Refused(), fs.Tries(fcmToken(30)))
 	}
 
+	// A 401 about the device (its APNs credential at Firebase) keeps the
+	// access token: the push is dead at once, no new token asked for
+	// (hardening V, 19).
+	th.register(t, 32, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(32)))
+	fs.Script(fcmToken(32), testfcm.Answer{Status: 401, ErrorCode: "THIRD_PARTY_AUTH_ERROR"})
+	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 32), 32, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
+		t.Fatalf("a device's 401: %+v", r)
+	}
+	if fs.Grants() != 2 || fs.Tries(fcmToken(32)) != 1 {
+		t.Fatalf("after a device's 401: %d grants, %d tries; want the token kept (2) and one try", fs.Grants(), fs.Tries(fcmToken(32)))
+	}
+
 	// A token is kept until 5 minutes before it expires: one that lives 4
 	// minutes is made again for every push.
 	fs.SetTokenLifetime(4 * time.Minute)

@@ -23,7 +23,7 @@ func ReadSecret(v string) ([]byte, error) {
 	if len(t) >= 2 && (t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] {
 		t = strings.TrimSpace(t[1 : len(t)-1])
 	}
-	if strings.Contains(t, `\n`) {
+	if strings.HasPrefix(t, "-----BEGIN") { // a PEM's \n escapes (a JSON key's are JSON's own)
 		t = strings.ReplaceAll(t, `\n`, "\n")
 	}
 	if inline(t) {

@@ -158,7 +158,7 @@ func (s *Service) sendOne(ctx context.Context, token string, f push.Face, badge 
 // bounds. renew: FCM refused the token (401) on a first try (not again):
 // a new one was asked for, and the push is to be sent once more.
 func (s *Service) post(ctx context.Context, body []byte, again bool) (a push.Answer, renew bool) {
-	tok, gen, err := s.tokens.get()
+	tok, gen, err := s.tokens.get(ctx)
 	if err != nil {
 		return tokenFailure(err), false
 	}
@@ -172,16 +172,20 @@ func (s *Service) post(ctx context.Context, body []byte, again bool) (a push.Ans
 	if err != nil {
 		return push.NoAnswer(err), false
 	}
-	if resp.StatusCode == http.StatusUnauthorized && !again {
+	a = answerOf(resp.StatusCode, resp.Header.Get("Retry-After"), b, time.Now())
+	// A 401 about the device (THIRD_PARTY_AUTH_ERROR: its APNs or Web Push
+	// credential at Firebase) says nothing of the access token: kept.
+	if resp.StatusCode == http.StatusUnauthorized && a.Code != "THIRD_PARTY_AUTH_ERROR" && !again {
 		s.tokens.renew(gen)
 		return push.Answer{}, true
 	}
-	return answerOf(resp.StatusCode, resp.Header.Get("Retry-After"), b, time.Now()), false
+	return a, false
 }
 
 // tokenFailure is the answer of a push with no access token: the token
 // endpoint refused the key (THIRD_PARTY_AUTH_ERROR, permanent: the key is
-// wrong or revoked), or did not answer (UNAVAILABLE, retried).
+// wrong or revoked), or did not answer, within the push's time too
+// (UNAVAILABLE, retried).
 func tokenFailure(err error) push.Answer {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {

@@ -17,44 +17,71 @@ const earlyRenewal = 5 * time.Minute
 // tokens are the instance's access tokens: one at a time, bought with the
 // key's signed assertion at its token_uri (through the pushes' client:
 // bounded answers, the same roots), kept until earlyRenewal before it
-// expires, or until FCM refuses it.
+// expires, or until FCM refuses it. One request for a token is in flight at
+// a time, and a push waits for it no longer than its own deadline: a token
+// endpoint that hangs holds no push past its time.
 type tokens struct {
-	conf *jwt.Config
-	ctx  context.Context // carries the client the token requests go through
+	conf   *jwt.Config
+	client *http.Client
 
-	mu  sync.Mutex
-	src oauth2.TokenSource
-	gen int // which src: a refusal renews only the token it was given
+	mu    sync.Mutex
+	tok   *oauth2.Token
+	gen   int    // which token: a refusal renews only the token it was given
+	fetch *fetch // the request in flight, nil: none
+}
+
+// fetch is one request for a token: done is closed when it has ended.
+type fetch struct {
+	done chan struct{}
+	tok  *oauth2.Token
+	err  error
 }
 
 func newTokens(conf *jwt.Config, client *http.Client) *tokens {
-	t := &tokens{conf: conf, ctx: context.WithValue(context.Background(), oauth2.HTTPClient, client)}
-	t.src = t.fresh()
-	return t
+	return &tokens{conf: conf, client: client}
 }
 
-// fresh is a source that asks the token endpoint only when its token is
-// within earlyRenewal of its expiry (each ask a new assertion).
-func (t *tokens) fresh() oauth2.TokenSource {
-	ask := sourceFunc(func() (*oauth2.Token, error) { return t.conf.TokenSource(t.ctx).Token() })
-	return oauth2.ReuseTokenSourceWithExpiry(nil, ask, earlyRenewal)
-}
-
-type sourceFunc func() (*oauth2.Token, error)
-
-func (f sourceFunc) Token() (*oauth2.Token, error) { return f() }
-
-// get is the access token to send with, and which one it is (for renew).
-// A token request is bounded by the pushes' client's time limit.
-func (t *tokens) get() (string, int, error) {
+// get is the access token to send with, and which one it is (for renew):
+// the one kept, else the one being asked for, waited for within ctx. (The
+// oauth2 package's requests for a token take no context: the request runs
+// on in the background, bounded by the client's time limit, and its token
+// serves the pushes after.)
+func (t *tokens) get(ctx context.Context) (string, int, error) {
 	t.mu.Lock()
-	src, gen := t.src, t.gen
-	t.mu.Unlock()
-	tok, err := src.Token()
-	if err != nil {
-		return "", gen, err
+	gen := t.gen
+	if t.tok != nil && (t.tok.Expiry.IsZero() || time.Until(t.tok.Expiry) > earlyRenewal) {
+		tok := t.tok.AccessToken
+		t.mu.Unlock()
+		return tok, gen, nil
 	}
-	return tok.AccessToken, gen, nil
+	f := t.fetch
+	if f == nil {
+		f = &fetch{done: make(chan struct{})}
+		t.fetch = f
+		go t.ask(f, gen)
+	}
+	t.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return "", gen, ctx.Err()
+	}
+	if f.err != nil {
+		return "", gen, f.err
+	}
+	return f.tok.AccessToken, gen, nil
+}
+
+// ask makes f's request for token gen's successor and keeps what it got.
+func (t *tokens) ask(f *fetch, gen int) {
+	f.tok, f.err = t.conf.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, t.client)).Token()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fetch = nil
+	if f.err == nil && t.gen == gen {
+		t.tok = f.tok
+	}
+	close(f.done)
 }
 
 // renew drops token gen, which FCM refused: the next get makes a new one.
@@ -63,6 +90,6 @@ func (t *tokens) renew(gen int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.gen == gen {
-		t.src, t.gen = t.fresh(), gen+1
+		t.tok, t.gen = nil, gen+1
 	}
 }
