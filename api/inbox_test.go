@@ -50,14 +50,17 @@ func (th *testHub) notify(t testing.TB, room int64, typ string, recipients ...in
 func (th *testHub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	ids, _ := json.Marshal(recipients)
-	data := `"data":{"k":1},`
-	if strings.Contains(extra, `"data":`) {
-		data = "" // the extra's own: a field named twice is refused
+	// The defaults unless the extra says its own: a field named twice is refused.
+	defaults := ""
+	for _, d := range []string{`"data":{"k":1},`, `"publisherId":5,`} {
+		if name, _, _ := strings.Cut(d, ":"); !strings.Contains(extra, name+":") {
+			defaults += d
+		}
 	}
 	if extra != "" {
 		extra = "," + extra
 	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"publisherId":5,"recipientIds":%s%s}`, room, typ, data, ids, extra))
+	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"recipientIds":%s%s}`, room, typ, defaults, ids, extra))
 	if code != 200 {
 		t.Fatalf("publish with recipients: %d %+v", code, env)
 	}
