@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/hub/push"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
@@ -172,4 +173,61 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 	if len(at) != 2 || at[1].Sub(at[0]) < 2*time.Second {
 		t.Fatalf("attempts at %v: the second came before the Retry-After of 2 s", at)
 	}
+}
+
+// One person's subscriptions answering 429 are that person's: they pause
+// the push service for nobody else, whose push goes at once; a service
+// that stops answering is paused, end to end, its pushes waiting without
+// spending attempts (hardening V, 15 and 8).
+func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
+	ps := testpush.Start(t)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryTimeout = 2 * time.Second })
+	for i := range 5 {
+		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/busy/%d", i), 429, 429, 429))
+	}
+	th.subscribe(t, 8, ps.Subscription("/push/other"))
+	th.notifyWith(t, 42, "", 7)
+	for range 5 {
+		<-ps.Arrived()
+	}
+	nid := th.notifyWith(t, 43, "", 8)
+	if r := th.waitDelivery(t, nid, 8, "webpush", "sent"); r.Attempts != 1 {
+		t.Fatalf("another person's push after five 429s of one: %+v, want sent at once", r)
+	}
+
+	// No answer at all, from five people's subscriptions: the origin pauses,
+	// and a sixth person's push waits for the pause's end, not tried.
+	var held []int64
+	for u := int64(20); u < 25; u++ {
+		held = append(held, u)
+		th.subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/held/%d", u), testpush.Hold, testpush.Hold))
+	}
+	defer ps.Release()
+	th.subscribe(t, 30, ps.Subscription("/push/after"))
+	timedOut := th.notifyWith(t, 44, "", held...)
+	for _, u := range held { // each times out (2 s): five failures in a row
+		waitForRecord(t, th, timedOut, u, "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
+	}
+	after := th.notifyWith(t, 45, "", 30)
+	r := waitForRecord(t, th, after, 30, "a push put off by the pause", func(r delivery.Record) bool {
+		due, _ := time.Parse(time.RFC3339Nano, str(r.DueAt))
+		return r.State == "sent" || time.Until(due) > 10*time.Second
+	})
+	if r.State == "sent" || r.Attempts != 0 || len(ps.Arrivals("/push/after")) != 0 {
+		t.Fatalf("a push to a service that stopped answering: %+v, %d arrivals; want put off, not tried", r, len(ps.Arrivals("/push/after")))
+	}
+}
+
+// waitForRecord waits (15 s at most) until user's delivery of nid on
+// webpush satisfies ok, and returns it.
+func waitForRecord(t *testing.T, th *testHub, nid string, user int64, what string, ok func(delivery.Record) bool) delivery.Record {
+	t.Helper()
+	var last delivery.Record
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/webpush", user)]; ok(last) {
+			return last
+		}
+	}
+	t.Fatalf("user %d's delivery of %s: %+v, want %s", user, nid, last, what)
+	return last
 }

@@ -1,7 +1,6 @@
 package push
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -20,9 +19,9 @@ const (
 	// busyWait is when a push that found its origin's slots full is tried
 	// again.
 	busyWait = time.Second
-	// breakAfter failures in a row (no answer, 429, 5xx, an answer over
-	// the bounds) pause an origin for pauseFor, doubling to maxPause while
-	// the first push after a pause fails too.
+	// breakAfter failures in a row (no answer, an answer over the bounds;
+	// 429 and 5xx once a person) pause an origin for pauseFor, doubling to
+	// maxPause while the first push after a pause fails too.
 	breakAfter = 5
 	pauseFor   = 30 * time.Second
 	maxPause   = 5 * time.Minute
@@ -45,9 +44,10 @@ type Gate struct {
 
 type originState struct {
 	inFlight    int
-	failures    int       // failures in a row
-	pausedUntil time.Time // no push before this
-	pauses      int       // pauses in a row: each twice as long
+	failures    int             // failures in a row
+	failedFor   map[string]bool // whose answered failures counted in the row: one user's count once
+	pausedUntil time.Time       // no push before this
+	pauses      int             // pauses in a row: each twice as long
 }
 
 // NewGate is a Gate of all slots, perOrigin of them per origin, on the
@@ -56,11 +56,21 @@ func NewGate(all, perOrigin int, now func() time.Time) *Gate {
 	return &Gate{now: now, all: make(chan struct{}, all), perOrigin: perOrigin, origins: map[string]*originState{}}
 }
 
-// Enter takes a slot for a push to origin. When the origin is paused or
-// its slots are full it takes none and says when to try again (wait); a
-// push that took one calls Leave with whether it failed.
-func (g *Gate) Enter(ctx context.Context, origin string) (wait time.Time, err error) {
+// Pass is a push's place in a Gate, given back by Leave.
+type Pass struct {
+	origin string
+	pooled bool // it holds one of the instance's slots
+}
+
+// Enter takes a slot for a push to origin. When the origin is paused, its
+// slots are full, or the instance's are (and share is false), it takes none
+// and says when to try again (wait): the push is not an attempt, and it
+// never waits here. share is a hand-off's own place: taken even when the
+// instance's slots are all held (by pushes to services that hang), so that
+// every hand-off can send one push; the hand-offs in flight bound those.
+func (g *Gate) Enter(origin string, share bool) (p Pass, wait time.Time) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	now := g.now()
 	o := g.origins[origin]
 	if o == nil {
@@ -72,51 +82,63 @@ func (g *Gate) Enter(ctx context.Context, origin string) (wait time.Time, err er
 	}
 	switch {
 	case now.Before(o.pausedUntil):
-		g.mu.Unlock()
-		return o.pausedUntil, nil
+		return Pass{}, o.pausedUntil
 	case o.inFlight >= g.perOrigin:
-		g.mu.Unlock()
-		return now.Add(busyWait), nil
+		return Pass{}, now.Add(busyWait)
 	}
-	o.inFlight++
-	g.mu.Unlock()
+	p = Pass{origin: origin}
 	select {
 	case g.all <- struct{}{}:
-		return time.Time{}, nil
-	case <-ctx.Done():
-		g.mu.Lock()
-		o.inFlight--
-		g.forgetIfIdle(origin, o, g.now())
-		g.mu.Unlock()
-		return time.Time{}, ctx.Err()
+		p.pooled = true
+	default:
+		if !share {
+			g.forgetIfIdle(origin, o, now)
+			return Pass{}, now.Add(busyWait)
+		}
 	}
+	o.inFlight++
+	return p, time.Time{}
 }
 
-// Leave gives back a push's slots and counts how it went.
-func (g *Gate) Leave(origin string, failed bool) {
-	<-g.all
+// Leave gives back a push's slots and counts how it went: unanswered (no
+// answer in time, or one over the bounds) always counts against the
+// origin's breaker; refused (429, 5xx: an answer about one subscription)
+// counts once for each of who in a row of failures, so one person's
+// subscriptions never pause a service for everyone; neither is a success.
+func (g *Gate) Leave(p Pass, unanswered, refused bool, who string) {
+	if p.pooled {
+		<-g.all
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	o := g.origins[origin]
+	o := g.origins[p.origin]
 	if o == nil {
 		return
 	}
 	o.inFlight--
 	now := g.now()
 	switch {
-	case !failed:
-		o.failures, o.pauses = 0, 0
+	case !unanswered && !refused:
+		o.failures, o.pauses, o.failedFor = 0, 0, nil
 	case now.Before(o.pausedUntil):
 		// a push that was under way when the origin was paused
+	case refused && !unanswered && o.failedFor[who]:
+		// this one's subscriptions counted already
 	default:
+		if refused && !unanswered {
+			if o.failedFor == nil {
+				o.failedFor = map[string]bool{}
+			}
+			o.failedFor[who] = true // at most breakAfter: the row ends in a pause or a success
+		}
 		o.failures++
 		if o.failures >= breakAfter {
 			o.pausedUntil = now.Add(min(maxPause, pauseFor<<min(o.pauses, 10)))
 			o.pauses++
-			o.failures = breakAfter - 1 // after the pause, one more failure pauses it again
+			o.failures, o.failedFor = breakAfter-1, nil // after the pause, one more failure pauses it again
 		}
 	}
-	g.forgetIfIdle(origin, o, now)
+	g.forgetIfIdle(p.origin, o, now)
 }
 
 // forgetIfIdle drops o when it has nothing to remember. Called with g.mu

@@ -113,18 +113,15 @@ func (s *Service) sendOne(ctx context.Context, d push.Device, f push.Face, body 
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	base := s.hosts[d.Environment == push.Sandbox]
-	wait, err := s.gate.Enter(ctx, base)
-	switch {
-	case err != nil:
-		return push.NoAnswer(err)
-	case !wait.IsZero():
+	pass, wait := s.gate.Enter(base, false)
+	if !wait.IsZero() {
 		return push.Answer{Wait: wait}
 	}
 	a, renew := s.post(ctx, base, d.Token, f, body, false)
 	if renew {
 		a, _ = s.post(ctx, base, d.Token, f, body, true)
 	}
-	s.gate.Leave(base, a.Unanswered()) // as FCM: per-token answers pause nothing
+	s.gate.Leave(pass, a.Unanswered(), false, "") // as FCM: per-token answers pause nothing
 	return a
 }
 

@@ -131,16 +131,13 @@ func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage)
 func (s *Service) sendOne(ctx context.Context, token string, f push.Face, badge int) push.Answer {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	wait, err := s.gate.Enter(ctx, s.send)
-	switch {
-	case err != nil:
-		return push.NoAnswer(err)
-	case !wait.IsZero():
+	pass, wait := s.gate.Enter(s.send, false)
+	if !wait.IsZero() {
 		return push.Answer{Wait: wait}
 	}
 	body, err := json.Marshal(messageOf(token, f, badge, time.Now()))
 	if err != nil {
-		s.gate.Leave(s.send, false)
+		s.gate.Leave(pass, false, false, "")
 		return push.Answer{Code: "INVALID_ARGUMENT"}
 	}
 	a, renew := s.post(ctx, body, false)
@@ -150,7 +147,7 @@ func (s *Service) sendOne(ctx context.Context, token string, f push.Face, badge 
 	// Only a push with no answer counts against FCM's breaker: FCM is one
 	// origin for every device, and its answers about one token (INTERNAL,
 	// QUOTA_EXCEEDED…) are retried by the delivery's backoff.
-	s.gate.Leave(s.send, a.Unanswered())
+	s.gate.Leave(pass, a.Unanswered(), false, "")
 	return a
 }
 

@@ -65,6 +65,8 @@ type Push struct {
 	TTL     time.Duration // how long the push service keeps it for an offline device
 	Urgency string        // very-low, low, normal or high
 	Topic   string        // a newer push with the same topic replaces this one ("" none)
+	User    int64         // whose it is: the breaker counts one person's refused pushes once
+	Share   bool          // the hand-off's own place: sent even when the instance's slots are all held
 }
 
 // Result is a push service's answer: its status (0 when none came), its
@@ -79,11 +81,13 @@ type Result struct {
 	Wait       time.Time
 }
 
-// failed says whether r counts against its origin's breaker: no answer,
-// an answer over the bounds, 429 or 5xx.
-func (r Result) failed() bool {
-	return r.Status == 0 || r.Status == http.StatusTooManyRequests || r.Status >= 500 || errors.Is(r.Err, ErrAnswerTooLarge)
-}
+// unanswered says whether r is no answer (in time, or whole) or one over
+// the bounds: what always counts against its origin's breaker.
+func (r Result) unanswered() bool { return r.Status == 0 || errors.Is(r.Err, ErrAnswerTooLarge) }
+
+// refused says whether r is a 429 or 5xx: about one subscription, counted
+// against the breaker once a person.
+func (r Result) refused() bool { return r.Status == http.StatusTooManyRequests || r.Status >= 500 }
 
 // Answer is r in seed 002's words: 2xx sent; 404 and 410 gone
 // (UNREGISTERED); 413 PAYLOAD_TOO_LARGE; 429, 5xx, 408, a redirect, a
@@ -130,20 +134,17 @@ func (s *Sender) Send(ctx context.Context, sub Subscription, p Push) Result {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	// The gate first: a push its origin cannot take now costs no sealing.
-	wait, err := s.gate.Enter(ctx, origin)
-	switch {
-	case err != nil:
-		return Result{Err: err, Timeout: true}
-	case !wait.IsZero():
+	pass, wait := s.gate.Enter(origin, p.Share)
+	if !wait.IsZero() {
 		return Result{Wait: wait}
 	}
 	body, err := Encrypt(p.Payload, keys.P256dh, keys.Auth)
 	if err != nil {
-		s.gate.Leave(origin, false) // the push service was never asked
+		s.gate.Leave(pass, false, false, "") // the push service was never asked
 		return Result{Err: err}
 	}
 	r := s.post(ctx, sub.Endpoint, auth, body, p)
-	s.gate.Leave(origin, r.failed())
+	s.gate.Leave(pass, r.unanswered(), r.refused(), strconv.FormatInt(p.User, 10))
 	return r
 }
 

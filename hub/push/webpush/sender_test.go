@@ -39,7 +39,7 @@ func TestSender_AnswersOverTheBoundsFail(t *testing.T) {
 		if errors.Is(r.Err, ErrAnswerTooLarge) != tooLarge || (!tooLarge && r.Status != http.StatusCreated) {
 			t.Errorf("%s: %+v, want over the bounds: %v", path, r, tooLarge)
 		}
-		if tooLarge && !r.failed() {
+		if tooLarge && !r.unanswered() {
 			t.Errorf("%s: not counted against the origin", path)
 		}
 	}

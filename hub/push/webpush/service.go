@@ -169,6 +169,8 @@ func (s *Service) Push(ctx context.Context, user int64, items []json.RawMessage)
 	}
 	return push.Each(subs, func(sub Subscription) push.Answer {
 		start := time.Now()
+		p := p
+		p.User, p.Share = user, sub.Endpoint == subs[0].Endpoint // each hand-off sends one push whatever the pool
 		a := s.sender.Send(ctx, sub, p).Answer(time.Now())
 		s.ledger.Settle(ctx, user, DeviceID(sub.Endpoint), start, a, func(ctx context.Context) error {
 			_, err := s.store.Remove(ctx, user, sub.Endpoint)
