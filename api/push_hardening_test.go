@@ -10,6 +10,8 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/push"
+	"roomhub/internal/testapns"
+	"roomhub/internal/testfcm"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -206,28 +208,70 @@ func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
 	th.subscribe(t, 30, ps.Subscription("/push/after"))
 	timedOut := th.notifyWith(t, 44, "", held...)
 	for _, u := range held { // each times out (2 s): five failures in a row
-		waitForRecord(t, th, timedOut, u, "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
+		waitForRecord(t, th, timedOut, u, "webpush", "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
 	}
 	after := th.notifyWith(t, 45, "", 30)
-	r := waitForRecord(t, th, after, 30, "a push put off by the pause", func(r delivery.Record) bool {
-		due, _ := time.Parse(time.RFC3339Nano, str(r.DueAt))
-		return r.State == "sent" || time.Until(due) > 10*time.Second
-	})
+	r := waitForRecord(t, th, after, 30, "webpush", "a push put off by the pause", putOff)
 	if r.State == "sent" || r.Attempts != 0 || len(ps.Arrivals("/push/after")) != 0 {
 		t.Fatalf("a push to a service that stopped answering: %+v, %d arrivals; want put off, not tried", r, len(ps.Arrivals("/push/after")))
 	}
 }
 
-// waitForRecord waits (15 s at most) until user's delivery of nid on
-// webpush satisfies ok, and returns it.
-func waitForRecord(t *testing.T, th *testHub, nid string, user int64, what string, ok func(delivery.Record) bool) delivery.Record {
+// putOff says whether a record was sent, or put off for 10 s or more
+// (its service paused): what a push after a breaker opened waits for.
+func putOff(r delivery.Record) bool {
+	due, _ := time.Parse(time.RFC3339Nano, str(r.DueAt))
+	return r.State == "sent" || time.Until(due) > 10*time.Second
+}
+
+// waitForRecord waits (15 s at most) until user's delivery of nid on ch
+// satisfies ok, and returns it.
+func waitForRecord(t *testing.T, th *testHub, nid string, user int64, ch, what string, ok func(delivery.Record) bool) delivery.Record {
 	t.Helper()
 	var last delivery.Record
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/webpush", user)]; ok(last) {
+		if last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/%s", user, ch)]; ok(last) {
 			return last
 		}
 	}
 	t.Fatalf("user %d's delivery of %s: %+v, want %s", user, nid, last, what)
 	return last
+}
+
+// FCM and APNs that stop answering are paused, end to end: after five
+// pushes without an answer, the next waits for the pause's end, not tried
+// (hardening V, 8: only the gate was tested, not the senders using it).
+func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
+	fs, as := testfcm.Start(t), testapns.Start(t)
+	defer fs.Release()
+	defer as.Release()
+	for _, c := range []struct {
+		ch    string
+		start func() *testHub
+		hold  func(u int64) string // scripts user u's device to hang, and gives its token
+		tries func(token string) int
+	}{
+		{"fcm", func() *testHub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
+			func(u int64) string { fs.Script(fcmToken(int(u)), testfcm.Answer{Hold: true}); return fcmToken(int(u)) }, fs.Tries},
+		{"apns", func() *testHub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
+			func(u int64) string { as.Script(apnsToken(int(u)), testapns.Answer{Hold: true}); return apnsToken(int(u)) },
+			func(token string) int { return len(as.Arrivals(token)) }},
+	} {
+		th := c.start()
+		var held []int64
+		for u := int64(70); u < 75; u++ {
+			held = append(held, u)
+			th.register(t, u, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(u)))
+		}
+		th.register(t, 80, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(80)))
+		timedOut := th.notifyWith(t, 44, "", held...)
+		for _, u := range held {
+			waitForRecord(t, th, timedOut, u, c.ch, "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
+		}
+		after := th.notifyWith(t, 45, "", 80)
+		r := waitForRecord(t, th, after, 80, c.ch, "a push put off by the pause", putOff)
+		if r.State == "sent" || r.Attempts != 0 || c.tries(c.hold(80)) != 0 {
+			t.Fatalf("%s: a push to a service that stopped answering: %+v; want put off, not tried", c.ch, r)
+		}
+	}
 }
