@@ -254,7 +254,10 @@ func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
 		{"fcm", func() *testHub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
 			func(u int64) string { fs.Script(fcmToken(int(u)), testfcm.Answer{Hold: true}); return fcmToken(int(u)) }, fs.Tries},
 		{"apns", func() *testHub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
-			func(u int64) string { as.Script(apnsToken(int(u)), testapns.Answer{Hold: true}); return apnsToken(int(u)) },
+			func(u int64) string {
+				as.Script(apnsToken(int(u)), testapns.Answer{Hold: true})
+				return apnsToken(int(u))
+			},
 			func(token string) int { return len(as.Arrivals(token)) }},
 	} {
 		th := c.start()
