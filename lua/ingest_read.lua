@@ -6,7 +6,9 @@
 -- stay pending, and the next read returns them first (so a partition keeps
 -- its order), and later partitions are not read this time. The first entry
 -- is always returned, whatever its size (up to the most), so a read makes
--- progress. An empty stream costs one XLEN.
+-- progress. Entries are read one at a time, and every byte read counts
+-- toward the budget, those of entries too big to return too: a script
+-- copies at most one entry past the budget. An empty stream costs one XLEN.
 -- KEYS     the partitions' streams (ingest:{p})
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
@@ -28,20 +30,35 @@ local function entries_of(reply)
   return reply[1][2] or {}
 end
 
+-- next_entry is key's next entry for this read: the consumer's pending
+-- ones first (after pos.pending), then new ones; one at a time, so that no
+-- more than one entry past the budget is ever copied into the script.
+local function next_entry(key, pos)
+  if pos.pending then
+    local e = entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', 1, 'STREAMS', key, pos.pending))[1]
+    if e then
+      pos.pending = e[1]
+      return e
+    end
+    pos.pending = false
+  end
+  return entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', 1, 'STREAMS', key, '>'))[1]
+end
+
+-- read counts every byte copied into the script, entries too big to
+-- return included: past the budget the read stops, so a backlog of huge
+-- entries costs a script one of them at most beyond it.
+local read = 0
 for i, key in ipairs(KEYS) do
   local got = {}
   -- An empty stream has nothing to read (what it holds is what is left to
   -- do: finished entries are trimmed), and one O(1) XLEN says so. Entries
   -- deleted while pending wait for the stream's next entry.
   if not full and redis.call('XLEN', key) > 0 then
-    local entries = entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', key, '0'))
-    if #entries < count then
-      for _, e in ipairs(entries_of(redis.call('XREADGROUP', 'GROUP', group, consumer,
-          'COUNT', count - #entries, 'STREAMS', key, '>'))) do
-        entries[#entries + 1] = e
-      end
-    end
-    for _, e in ipairs(entries) do
+    local pos = {pending = '0'}
+    for _ = 1, count do
+      local e = next_entry(key, pos)
+      if not e then break end
       local fields = e[2] or {} -- false: deleted while pending
       local size, event, tp = 0, false, false
       for j = 1, #fields, 2 do
@@ -51,11 +68,12 @@ for i, key in ipairs(KEYS) do
       local big = size > most
       if not big then
         if used > 0 and used + size > budget then
-          full = true
+          full = true -- it stays pending: the next read returns it first
           break
         end
         used = used + size
       end
+      read = read + size
       got[#got + 1] = e[1]
       local kind = big and 1 or 0
       if big then
@@ -69,6 +87,10 @@ for i, key in ipairs(KEYS) do
       got[#got + 1] = tp
       got[#got + 1] = size
       got[#got + 1] = kind
+      if read >= budget then
+        full = true
+        break
+      end
     end
   end
   out[i] = got
