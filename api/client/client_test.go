@@ -95,3 +95,39 @@ func TestClient_RefusesRedirectsAndSaysWhatIsTemporary(t *testing.T) {
 		}
 	}
 }
+
+// xadds records what reaches Redis.
+type xadds []string
+
+func (x *xadds) XAdd(_ context.Context, key string, _ int64, _ []string) (string, error) {
+	*x = append(*x, key)
+	return "1-0", nil
+}
+
+// An event the hub would refuse for its size never reaches Redis: data
+// over PUBLISH_MAX_BYTES, or an entry over it and 256 KiB (hardening V, 14).
+func TestIngest_RefusesOversizedEventsAtTheSource(t *testing.T) {
+	var sent xadds
+	in := NewIngest(&sent, 4)
+	ctx := context.Background()
+	if _, err := in.Publish(ctx, Event{RoomID: 5, EventType: "a", Data: map[string]string{"t": strings.Repeat("x", 60<<10)}}); err != nil {
+		t.Fatalf("an event within the bounds: %v", err)
+	}
+	if _, err := in.Publish(ctx, Event{RoomID: 5, EventType: "a", Data: map[string]string{"t": strings.Repeat("x", 64<<10)}}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("data over 64 KiB: %v, want ErrTooLarge", err)
+	}
+	many := make([]int64, 60_000)
+	for i := range many {
+		many[i] = int64(1_000_000 + i)
+	}
+	if _, err := in.Publish(ctx, Event{RoomID: 5, EventType: "a", Data: map[string]int{}, RecipientIDs: many}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("an entry over 320 KiB: %v, want ErrTooLarge", err)
+	}
+	in.MaxBytes = 1 << 20 // a hub with PUBLISH_MAX_BYTES=1048576
+	if _, err := in.Publish(ctx, Event{RoomID: 5, EventType: "a", Data: map[string]string{"t": strings.Repeat("x", 64<<10)}}); err != nil {
+		t.Fatalf("64 KiB under a 1 MiB PUBLISH_MAX_BYTES: %v", err)
+	}
+	if len(sent) != 2 {
+		t.Fatalf("%d XADDs, want the two events within the bounds", len(sent))
+	}
+}

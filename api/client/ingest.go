@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -13,6 +14,15 @@ const DefaultPartitions = 16
 // IngestMaxLen is the MAXLEN ~ of an ingest stream: a bound for a hub that
 // is away for long, far above what it keeps (it trims what it finished).
 const IngestMaxLen = 1_000_000
+
+// DefaultPublishMaxBytes is the hub's PUBLISH_MAX_BYTES default: the most
+// an event's data may hold.
+const DefaultPublishMaxBytes = 64 << 10
+
+// bodyHeadway is how much larger than PUBLISH_MAX_BYTES an entry the hub
+// reads may be: room for recipients and the other fields. An entry over it
+// is dead at the hub (413) without being read.
+const bodyHeadway = 256 << 10
 
 // IngestKey is the stream of roomID's partition: "ingest:{<roomId mod
 // partitions>}" (partitions: the hub's INGEST_PARTITIONS).
@@ -49,15 +59,24 @@ type XAdder interface {
 type Ingest struct {
 	redis      XAdder
 	partitions int
+	// MaxBytes is the hub's PUBLISH_MAX_BYTES (NewIngest sets the
+	// default): an event whose data holds more, or whose entry holds more
+	// than it and 256 KiB, is refused here, never sent to Redis (the hub
+	// would only dead-letter it, 413).
+	MaxBytes int64
 }
 
+// ErrTooLarge is Publish's answer to an event over Ingest.MaxBytes.
+var ErrTooLarge = errors.New("roomhub: the event is over PUBLISH_MAX_BYTES")
+
 // NewIngest publishes through redis, for a hub with partitions
-// INGEST_PARTITIONS (0: the default, 16).
+// INGEST_PARTITIONS (0: the default, 16) and the default PUBLISH_MAX_BYTES
+// (set MaxBytes for another).
 func NewIngest(redis XAdder, partitions int) *Ingest {
 	if partitions <= 0 {
 		partitions = DefaultPartitions
 	}
-	return &Ingest{redis: redis, partitions: partitions}
+	return &Ingest{redis: redis, partitions: partitions, MaxBytes: DefaultPublishMaxBytes}
 }
 
 // Publish adds e to its room's partition and answers the entry's id. Its
@@ -70,6 +89,12 @@ func (in *Ingest) Publish(ctx context.Context, e Event) (string, error) {
 	fields, err := IngestFields(e, "")
 	if err != nil {
 		return "", err
+	}
+	if most := in.MaxBytes; most > 0 {
+		data, _ := json.Marshal(e.Data)
+		if int64(len(data)) > most || int64(len(fields[0])+len(fields[1])) > most+bodyHeadway {
+			return "", fmt.Errorf("%w (%d bytes): the hub would refuse it (413)", ErrTooLarge, most)
+		}
 	}
 	return in.redis.XAdd(ctx, IngestKey(e.RoomID, in.partitions), IngestMaxLen, fields)
 }
