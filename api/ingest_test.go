@@ -437,6 +437,11 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
+	// Room 44's entry goes first and is published: the partition is
+	// trimmed up to the entry that cannot be, never past it (hardening V,
+	// 12: with that entry first, nothing was trimmed and a trim one entry
+	// too far passed).
+	xadd(t, rdb, 0, "event", `{"roomId":44,"eventType":"comment.created","data":{"n":0}}`)
 	var first string
 	for n := 1; n <= 6; n++ {
 		room := 42 + (n+1)%2 // 42, 43, 42, 43, …
@@ -447,7 +452,9 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 	}
 	testredis.Do(t, rdb, "HSET", first, "not", "a string") // the first entry's publish fails on it; the later ones' would not
 	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
-	eventually(t, 20*time.Second, "room 43's entries", func() bool { return slices.Equal(th.historyNs(t, 43), []int{2, 4, 6}) })
+	eventually(t, 20*time.Second, "room 43's entries", func() bool {
+		return slices.Equal(th.historyNs(t, 43), []int{2, 4, 6}) && slices.Equal(th.historyNs(t, 44), []int{0})
+	})
 	if got := th.historyNs(t, 42); len(got) != 0 {
 		t.Fatalf("room 42 published %v while its first entry could not be: a later one went ahead", got)
 	}
@@ -461,6 +468,40 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 	}
 	if n := th.unreadOf(t, 7); n != 6 {
 		t.Fatalf("the recipient's unread count is %d, want 6 (each entry once)", n)
+	}
+}
+
+// An entry an idle hub wakes on (its blocking read) and cannot publish
+// stays pending, and is published once it can be: the blocking read
+// acknowledges nothing (hardening V, 12: NOACK there was caught only by an
+// unrelated test).
+func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	rdb := testredis.Client(t, rs.Addr())
+	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
+	eventually(t, 15*time.Second, "the hub's blocking read", func() bool {
+		list, _ := rdb.Do(context.Background(), rdb.B().ClientList().Build()).ToString()
+		for line := range strings.SplitSeq(list, "\n") {
+			if strings.Contains(line, "cmd=xreadgroup") && strings.Contains(line, "flags=b") {
+				return true
+			}
+		}
+		return false
+	})
+	id := fmt.Sprintf("%d-0", time.Now().UnixMilli()+1)
+	poison := hub.IdempotencyKey(42, hub.IngestIdempotencyKey(id))
+	testredis.Do(t, rdb, "HSET", poison, "not", "a string") // its publish fails on it
+	testredis.Do(t, rdb, "XADD", hub.IngestKey(0), id, "event", `{"roomId":42,"eventType":"comment.created","data":{"n":1}}`)
+	eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
+		n, _ := rdb.Do(context.Background(), rdb.B().Xpending().Key(hub.IngestKey(0)).Group(hub.IngestGroup).Build()).ToArray()
+		c, _ := n[0].AsInt64()
+		return c == 1
+	})
+	testredis.Do(t, rdb, "DEL", poison)
+	waitIngested(t, rdb, 1)
+	if got := th.historyNs(t, 42); !slices.Equal(got, []int{1}) {
+		t.Fatalf("room 42's history %v, want [1]", got)
 	}
 }
 
