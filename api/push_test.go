@@ -327,7 +327,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	}
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 
-	msg, _ := json.Marshal(webpush.Message{NotificationID: nid, Title: "While you look", Body: "Hello", URL: "/?user=21&rooms=42", Severity: "high", Tag: nid})
+	msg, _ := json.Marshal(webpush.Message{NotificationID: nid, UserID: "21", Title: "While you look", Body: "Hello", URL: "/?user=21&rooms=42", Severity: "high", Tag: nid})
 	// DevTools' delivery (SWPUSH) was now and then lost before the worker's
 	// handler ran (about 1 run in 10, even with the worker running; never
 	// with the handler instrumented): a push not shown within 5 s is
@@ -364,6 +364,13 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	d.Send(t, "SWPUSH /static/ "+string(other))
 	d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-push-dropped' && m.notificationId === '42:1-0')`)
 	d.Send(t, `WAIT `+reg+`.then((r) => r.getNotifications()).then((ns) => !ns.some((n) => n.title === 'For someone else'))`)
+	// Nobody signed in (cookie auth with no userId, or signed out): every
+	// push is dropped, the user's own too (hardening V, 19).
+	d.Send(t, `EVAL `+reg+`.then((r) => { r.active.postMessage({ type: 'roomhub-user', userId: '' }); return true; })`)
+	own, _ := json.Marshal(webpush.Message{NotificationID: "42:2-0", UserID: "21", Title: "With nobody signed in", Severity: "normal", Tag: "42:2-0"})
+	d.Send(t, "SWPUSH /static/ "+string(own))
+	d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-push-dropped' && m.notificationId === '42:2-0')`)
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on')`) // the SDK says 21 again
 	// A click opens only this site's pages or https: ones; anything else
 	// opens the site's root.
 	for _, u := range []string{"javascript:alert(1)", "//evil.example/x", "http://evil.example/x"} {

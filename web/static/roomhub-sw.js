@@ -8,7 +8,8 @@
 // body, url, severity, tag}. It is shown only when it is for the user the
 // SDK last said is signed in on this browser (hub.push.state() and
 // enable() say; disable() forgets): on a shared computer the last person's
-// pushes are dropped. A click closes it, focuses a tab of this site (on
+// pushes are dropped, and while nobody is known (cookie auth without
+// hub.push.userId, or signed out) every push is. A click closes it, focuses a tab of this site (on
 // the item's url when it is this site's or https:) or opens one, and tells
 // that page, whose SDK marks the item read. When the browser renews the
 // subscription, the new one goes to the open pages, whose SDK hands it to
@@ -47,7 +48,7 @@ self.addEventListener('push', (event) => {
   }
   event.waitUntil((async () => {
     const user = await signedIn();
-    if (user && m.userId && String(m.userId) !== user) { // someone else's: this browser's user changed
+    if (!user || String(m.userId ?? '') !== user) { // nobody signed in, or someone else's: this browser's user changed
       await tell({ type: 'roomhub-push-dropped', notificationId: m.notificationId || '' });
       return;
     }

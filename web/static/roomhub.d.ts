@@ -242,6 +242,8 @@ export declare class WebPush {
   static supported(): boolean;
   /** Where the service worker is; the hub's /static/roomhub-sw.js by default. */
   serviceWorkerUrl: string;
+  /** The signed-in user when getToken gives no JWT (cookie auth): the worker shows only their pushes, and none while nobody is known. */
+  userId: number | string;
   /** The state; when on, the subscription is sent to the hub again (kept 90 more days). */
   state(): Promise<PushState>;
   /** Asks the permission (call it from a click), subscribes, hands the subscription to the hub. */

@@ -14,6 +14,8 @@ export class WebPush {
     this.hub = hub;
     /** where the service worker is (same origin as the page); set before enable() */
     this.serviceWorkerUrl = `${hub.baseUrl}/static/roomhub-sw.js`;
+    /** the signed-in user, when getToken gives no JWT to read it from (cookie auth): the worker shows only their pushes */
+    this.userId = '';
     this.listening = false;
   }
 
@@ -50,6 +52,7 @@ export class WebPush {
     let userId = '';
     if (signedIn) {
       try { userId = tokenSubject(await this.hub.getToken()); } catch { userId = ''; }
+      userId = userId || String(this.userId ?? ''); // cookie auth: the page names its user
     }
     (reg.active || reg.waiting || reg.installing)?.postMessage({ type: 'roomhub-user', userId });
   }
