@@ -32,6 +32,13 @@ const flush = () => new Promise((r) => setImmediate(r));
 // answer none, so streams carry the token).
 const TICKETS = '/api/v1/stream-tickets';
 
+// ticketless answers the ticket route 404, as a hub from before tickets
+// (the only answer that puts the token in a stream's URL), and the rest
+// through fetch.
+const ticketless = (fetch) => async (url, init) => (new URL(url, 'http://x').pathname === TICKETS
+  ? { ok: false, status: 404, json: async () => ({ isSuccess: false, code: 'COMMON404', message: 'no such route' }) }
+  : fetch(url, init));
+
 function setup({ status = 200 } = {}) {
   FakeEventSource.all = [];
   let n = 0;
@@ -40,12 +47,12 @@ function setup({ status = 200 } = {}) {
     baseUrl: 'http://hub.test',
     getToken: async () => `tok${++n}`,
     EventSource: FakeEventSource,
-    fetch: async () => ({
+    fetch: ticketless(async () => ({
       ok: probe.status === 200, status: probe.status,
       json: async () => (probe.status === 200
         ? { isSuccess: true, code: 'COMMON200', result: { count: 0 } }
         : { isSuccess: false, code: probe.status === 403 ? 'COMMON403' : 'AUTH4001', message: 'no' }),
-    }),
+    })),
   });
   return { hub, probe };
 }
@@ -233,15 +240,15 @@ test('a page stream refused for one room reports it once', async () => {
     const errors = [];
     const page = new PageStream({
       baseUrl: 'http://hub.test', getToken: () => 't', EventSource: FakeEventSource,
-      fetch: async (url) => {
+      fetch: ticketless(async (url) => {
         const path = new URL(url).pathname;
-        if (path !== TICKETS) asked.push(path);
+        asked.push(path);
         const denied = path === '/api/v1/rooms/43/presence';
         return {
           ok: !denied, status: denied ? 403 : 200,
           json: async () => (denied ? { isSuccess: false, code: 'COMMON403', message: 'room 43' } : { isSuccess: true, result: {} }),
         };
-      },
+      }),
       rooms: [42, 43], onError: (e) => errors.push(e.code), minDelay: 10,
     });
     for (let i = 0; i < 3; i++) {
@@ -268,15 +275,15 @@ test('keepPresent heartbeats only while no open stream covers the room, and stop
     let status = 200;
     const hub = new RoomHub({
       baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
-      fetch: async (url, init) => {
-        if (new URL(url).pathname !== TICKETS) beats.push(`${init.method} ${new URL(url).pathname}`);
+      fetch: ticketless(async (url, init) => {
+        beats.push(`${init.method} ${new URL(url).pathname}`);
         return {
           ok: status === 200, status,
           json: async () => (status === 200
             ? { isSuccess: true, result: { acknowledged: true, nextInSecs: 20 } }
             : { isSuccess: false, code: 'COMMON403', message: 'no' }),
         };
-      },
+      }),
     });
     const stop = hub.keepPresent(42);
     await flush();
@@ -450,7 +457,7 @@ test('the tabs share a channel named by the user: a shareKey only narrows it', a
   const locks = { request: () => new Promise(() => {}) }; // never granted: this tab follows
   const jwt = (sub) => `x.${Buffer.from(JSON.stringify({ sub })).toString('base64url')}.y`;
   const open = async (getToken, opts) => {
-    const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken, EventSource: FakeEventSource, fetch: async () => ({}) });
+    const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken, EventSource: FakeEventSource, fetch: ticketless(async () => ({})) });
     const p = hub.page({ rooms: [1], ...opts });
     await flush();
     p.close();
@@ -543,6 +550,26 @@ test('a stream carries a single-use ticket, not the token, when the hub gives on
     assert.deepEqual(calls[0], ['POST', TICKETS, 'Bearer tok']);
     assert.equal(es.url.searchParams.get('ticket'), want.ticket);
     assert.equal(es.url.searchParams.get('token'), want.token);
+    room.close();
+  }
+});
+
+test('a ticket the hub refuses or fails to give never puts the token in a URL: only a hub without tickets (404) gets it', async () => {
+  for (const status of [401, 429, 500, 503, 0]) {
+    FakeEventSource.all = [];
+    const errors = [];
+    const hub = new RoomHub({
+      baseUrl: 'http://hub.test', getToken: () => 'tok', EventSource: FakeEventSource,
+      fetch: async () => {
+        if (status === 0) throw new TypeError('Failed to fetch');
+        return { ok: false, status, json: async () => ({ isSuccess: false, code: `X${status}`, message: 'no' }) };
+      },
+    });
+    const room = hub.room(42, { onError: (e) => errors.push(e) });
+    await flush();
+    await flush();
+    await flush();
+    assert.equal(FakeEventSource.all.length, 0, `a ${status}: a stream opened`);
     room.close();
   }
 });

@@ -69,8 +69,18 @@ export class Stream {
       return;
     }
     if (this.closed) return;
-    const q = new URLSearchParams(await streamCredential(this.hub, token)); // none: the cookie
+    let cred;
+    try {
+      cred = await streamCredential(this.hub, token); // none: the cookie
+    } catch (err) {
+      if (this.closed) return;
+      if (err.status === 401 || err.status === 403) { this.#diagnose(); return; } // a refusal is not retried in a loop
+      this.onError(err);
+      this.#reconnect();
+      return;
+    }
     if (this.closed) return;
+    const q = new URLSearchParams(cred);
     if (this.lastEventId) q.set('lastEventId', this.lastEventId);
     const sep = this.path.includes('?') ? '&' : '?';
     const es = new this.hub.EventSource(`${this.hub.baseUrl}${this.path}${sep}${q}`, { withCredentials: true });
@@ -248,19 +258,25 @@ export class NotificationStream extends Stream {
 
 // streamCredential is what a stream's URL carries for token: a single-use
 // ticket (POST /api/v1/stream-tickets; a URL may end up in a proxy's access
-// log, where a used ticket is worth nothing), or the token itself when the
-// hub has no tickets or the ticket could not be had (a refused token then
-// shows as the stream's refusal). No token: nothing, the cookie.
+// log, where a used ticket is worth nothing), or the token itself only when
+// the hub has no ticket route (404: a hub from before tickets). Any other
+// failure (a refusal, 429, 5xx, the network) is thrown as a HubError
+// (status 0: no answer): the token never goes into a URL for it. No token:
+// nothing, the cookie.
 export async function streamCredential(hub, token) {
   if (!token) return {};
+  let resp;
   try {
-    const resp = await hub.fetch(`${hub.baseUrl}/api/v1/stream-tickets`, {
+    resp = await hub.fetch(`${hub.baseUrl}/api/v1/stream-tickets`, {
       method: 'POST', headers: { Authorization: `Bearer ${token}` }, credentials: 'include',
     });
-    const env = resp.ok ? await resp.json() : null;
-    if (env && env.isSuccess && env.result && typeof env.result.ticket === 'string' && env.result.ticket) {
-      return { ticket: env.result.ticket };
-    }
-  } catch { /* the network: the token, as before tickets */ }
-  return { token };
+  } catch (err) {
+    throw new HubError(0, 'NETWORK', `stream ticket: ${err?.message || err}`);
+  }
+  if (resp.status === 404) return { token };
+  const env = await resp.json().catch(() => null);
+  if (resp.ok && env && env.isSuccess && env.result && typeof env.result.ticket === 'string' && env.result.ticket) {
+    return { ticket: env.result.ticket };
+  }
+  throw new HubError(resp.status, env?.code, env?.message || 'no stream ticket');
 }
