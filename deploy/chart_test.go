@@ -53,6 +53,7 @@ type objects struct {
 	Ingress        *networkingv1.Ingress                  `kind:"networking.k8s.io/v1 Ingress"`
 	ServiceMonitor *monitoringv1.ServiceMonitor           `kind:"monitoring.coreos.com/v1 ServiceMonitor"`
 	NetworkPolicy  *networkingv1.NetworkPolicy            `kind:"networking.k8s.io/v1 NetworkPolicy"`
+	Notes          string                                 // NOTES.txt, as helm install prints it
 }
 
 // service is the rendered Service of that name, or nil.
@@ -115,6 +116,7 @@ func renderWith(caps *chartutil.Capabilities, valueFiles ...string) (objects, er
 	sort.Strings(names)
 	for _, name := range names {
 		if strings.HasSuffix(name, "NOTES.txt") {
+			o.Notes = files[name]
 			continue
 		}
 		for _, doc := range bytes.Split([]byte(files[name]), []byte("\n---")) {
@@ -789,4 +791,40 @@ func reaches(np *networkingv1.NetworkPolicy, ns string, pod map[string]string) b
 		}
 	}
 	return false
+}
+
+// valuesFile writes a values file of text for a render.
+func valuesFile(t *testing.T, text string) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// A Redis without a password is said loudly at install (the default,
+// redis://redis:6379, has none), and not when it has one (hardening V, 19).
+func TestChart_SaysLoudlyWhenRedisHasNoPassword(t *testing.T) {
+	for values, warned := range map[string]bool{
+		"": true,
+		"redis:\n  url: redis://redis.data:6379/0\n":                           true,
+		"redis:\n  url: redis://:s3cret@redis.data:6379/0\n":                   false,
+		"redis:\n  sentinel:\n    addresses: [s0:26379]\n":                     true,
+		"redis:\n  sentinel:\n    addresses: [s0:26379]\n  password: s3cret\n": false,
+		"redis:\n  cluster:\n    addresses: [c0:6379]\n  password: s3cret\n":   false,
+		"redis:\n  existingSecret: my-redis\n":                                 false,
+	} {
+		var files []string
+		if values != "" {
+			files = append(files, valuesFile(t, values))
+		}
+		if got := strings.Contains(render(t, files...).Notes, "WITHOUT A PASSWORD"); got != warned {
+			t.Errorf("values %q: warned %v, want %v", values, got, warned)
+		}
+	}
 }
