@@ -85,6 +85,7 @@ func blackhole(t *testing.T) (url string, accepted <-chan struct{}) {
 // LOCK_TTL_SECS + 5 s, under the same Idempotency-Key, and the record ends
 // sent.
 func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	for _, tc := range []struct {
 		name  string
@@ -173,6 +174,7 @@ func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
 // In dev mode (the embedded Redis) deliveries go out too: a newcomer trying
 // DELIVERY_* with `go run .` sees their gateway called.
 func TestBinary_DevModeDeliversBeyondTheTab(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	g := startKillGateway(t, nil)
 	a, _, logs := testbin.Start(t, bin, "DELIVERY_CHANNELS=push,email", "DELIVERY_SINK_URL="+g.URL,

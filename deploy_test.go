@@ -20,6 +20,7 @@ import (
 // SIGTERM and exits. Every client ends with every event exactly once, in
 // order.
 func TestBinary_SIGTERMBehindAProxyLosesNothing(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	rs := testredis.Start(t)
 	a, cmdA, logsA := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")

@@ -30,6 +30,7 @@ func recipient(room int) int { return 1000 + room }
 // history, in its order; once in its recipient's inbox; once, in order, on
 // a stream that was open on B throughout.
 func TestBinary_IngestExactlyOnceThroughSIGKILLAndARedisRestart(t *testing.T) {
+	t.Parallel()
 	const perRoom = 600
 	bin := testbin.Build(t)
 	rs := testredis.StartWith(t, "--appendonly", "yes", "--appendfsync", "always")
@@ -242,6 +243,7 @@ func checkSequence(t *testing.T, what string, got []int, want int) {
 // entry added to the embedded Redis (its address is logged) is published,
 // and a refused one is listed dead.
 func TestBinary_DevModeConsumesIngest(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	a, _, logs := testbin.Start(t, bin)
 	testbin.WaitHealth(t, a, 200, 15*time.Second)

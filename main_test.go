@@ -38,6 +38,7 @@ func healthStatus(url string) (int, string) {
 }
 
 func TestBinary_HealthFollowsRedis(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	rs := testredis.Start(t)
 	url, cmd, logs := testbin.Start(t, bin, "REDIS_URL="+rs.URL())
@@ -143,6 +144,7 @@ const (
 // A bad variable stops start-up with a message naming it, before Redis is
 // waited for.
 func TestBinary_BadConfigStops(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -312,6 +314,7 @@ func TestBinary_SIGTERMSpreadsStreamEndsWithJitteredRetry(t *testing.T) {
 // A hub started before its Redis serves degraded answers, then becomes
 // healthy by itself when Redis appears.
 func TestBinary_StartsWithoutRedisAndHealsWhenItAppears(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	rs := testredis.Start(t)
 	rs.Kill() // its port is known, nothing answers there
@@ -393,6 +396,7 @@ func TestBinary_DevModeDemoTwoTabsSeeAndNotifyEachOther(t *testing.T) {
 // which made such a fan-out slower with each recipient until a pipeline of
 // it took over 3 s (503 from 600 recipients on).
 func TestBinary_DevModeBigFanOut(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	url, _, logs := testbin.Start(t, bin, "REDIS_URL=")
 	testbin.WaitHealth(t, url, 200, 15*time.Second)
@@ -420,6 +424,7 @@ func TestBinary_DevModeBigFanOut(t *testing.T) {
 // Anything but the program's commands prints its usage and exits 2: no hub
 // is started by a mistyped word or --help (issue 43, 8).
 func TestBinary_UnknownWordsPrintUsage(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	for _, arg := range []string{"--help", "help", "serve", "-h"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -19,6 +19,7 @@ import (
 // the stand-ins over HTTPS (HTTP/2 for APNs), trusting their certificates
 // through SSL_CERT_FILE, with the keys the stand-ins handed out.
 func TestBinary_MobilePushSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	fcmToken, apnsToken := "fcm-device:"+strings.Repeat("a", 40), strings.Repeat("ab", 32)
 	for _, tc := range []struct {

@@ -116,6 +116,7 @@ func publishTraced(t *testing.T, base, traceparent string) {
 // OTEL_BSP_SCHEDULE_DELAY; its log lines of a request carry the trace.
 // With OTEL_TRACES_SAMPLER=always_off it exports nothing, even at exit.
 func TestBinary_TracesReachTheCollector(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	rs := testredis.Start(t)
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"

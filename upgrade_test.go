@@ -47,6 +47,7 @@ func buildAt(t *testing.T, rev string) string {
 // stops. Nothing is lost or counted twice: every recipient has each accepted
 // event once, and the new counts equal the lists.
 func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T) {
+	t.Parallel()
 	old, bin := buildAt(t, beforeLifecycle), testbin.Build(t)
 	rs := testredis.Start(t)
 	a, cmdA, logsA := testbin.Start(t, old, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")

@@ -26,6 +26,7 @@ import (
 // the first). The binaries reach the stand-in over HTTPS, trusting its
 // certificate through SSL_CERT_FILE.
 func TestBinary_WebPushSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := testbin.Build(t)
 	keys, err := webpush.NewKeys()
 	if err != nil {
@@ -121,6 +122,7 @@ func TestBinary_DevModeRingsAClosedTab(t *testing.T) {
 
 // The operators' command prints a key pair the hub takes.
 func TestBinary_WebPushKeysPrintsAPair(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(testbin.Build(t), "webpush-keys").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +178,7 @@ func postAs(t *testing.T, url, path string, user int, body string) {
 // again with its consent kept, and a browser's subscription listed beside
 // it, turned off through its id.
 func TestBinary_DevModeDevices(t *testing.T) {
+	t.Parallel()
 	ps := testpush.Start(t)
 	a, _, logs := testbin.Start(t, testbin.Build(t), "WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true", "WEBPUSH_ALLOWED_HOSTS=*", "SSL_CERT_FILE="+ps.CertFile(t))
 	testbin.WaitHealth(t, a, 200, 15*time.Second)

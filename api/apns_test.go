@@ -35,6 +35,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*hu
 // push's headers and payload; a sandbox device at the sandbox's host; a
 // long text cut to APNs' 4 KB.
 func TestAPNs_AnswersAndThePush(t *testing.T) {
+	t.Parallel()
 	as := testapns.Start(t)
 	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
 	type want struct {
@@ -119,6 +120,7 @@ func notificationOf(t *testing.T, as *testapns.Service, token, nid string) testa
 // more at once (one attempt); the token is otherwise kept. A key APNs does
 // not know is THIRD_PARTY_AUTH_ERROR after one new token.
 func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
+	t.Parallel()
 	as := testapns.Start(t)
 	th := startAPNSHub(t, testredis.Start(t).Addr(), as, nil)
 	th.register(t, 60, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(60)))

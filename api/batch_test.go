@@ -85,6 +85,7 @@ func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
 // On a 3-master cluster the pipeline goes to every node, each room's
 // events in their order.
 func TestCluster_PublishBatchKeepsEachRoomsOrder(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	batchKeepsOrder(t, startHub(t, cl.Addrs()[0], func(c *hub.Config) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")

@@ -185,6 +185,7 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 // (hardening V, 18: 8,000 count fields in one HSET failed, "too many
 // results to unpack", REDIS5002).
 func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	const user, items = 9, 250
 	events := make([]string, items)

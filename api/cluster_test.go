@@ -21,6 +21,7 @@ import (
 // Cluster: rooms spread over slots on every node, events published through one
 // hub reach streams on the other, resume and presence work per room.
 func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ","); fastPresence(c) }
 	a := startHub(t, cl.Addrs()[0], url)
@@ -69,6 +70,7 @@ func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 // three masters while events are published: the sharded subscriptions come
 // back and replay, so the stream gets every event exactly once.
 func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
 	a := startHub(t, cl.Addrs()[0], url)
@@ -123,6 +125,7 @@ func killSubscribers(t *testing.T, node rueidis.Client) int {
 // different masters. Inbox writes, user streams across hubs, reads, the
 // outbox sweep and the flusher all work there, each exactly once.
 func TestCluster_InboxAcrossSlots(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
 	cfg := func(c *hub.Config) {
@@ -183,6 +186,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 // exactly on a 3-master cluster, under 50 concurrent publishes for one user
 // through two hubs.
 func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
 }
@@ -193,6 +197,7 @@ func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 // slot of its own, Redis' TIME from any node) removes a dead instance's
 // stream and announces the leave.
 func TestCluster_PresenceOnTheInstanceLease(t *testing.T) {
+	t.Parallel()
 	cl := testredis.StartCluster(t)
 	url := func(c *hub.Config) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")

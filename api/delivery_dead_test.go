@@ -55,6 +55,7 @@ func (th *testHub) deadPages(t *testing.T, limit, entries int) []delivery.Record
 // shard or many) page through once each: paging is by (time, member), not
 // by time alone, which looped for ever once more than a page shared one.
 func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	ms := time.Now().Add(-time.Minute).UnixMilli()
 	want := map[string]bool{}

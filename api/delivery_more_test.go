@@ -19,6 +19,7 @@ import (
 // The user's only stream is on the other instance: a push that waits for
 // them to be offline is skipped; once the stream closes it goes out.
 func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	rules := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)

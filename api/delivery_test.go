@@ -329,6 +329,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 }
 
 func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 503})
 	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {

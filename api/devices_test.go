@@ -301,6 +301,7 @@ func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
 // it with one of them, and an APNs token in upper case is the same phone
 // (hardening V, 17).
 func TestDevices_OneTokenIsOneUsersUnderRaces(t *testing.T) {
+	t.Parallel()
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
 	for i := range 10 {
 		tok := fcmToken(100 + i)

@@ -117,6 +117,7 @@ func deviceIDs(ds []push.Device) map[string]bool {
 // once more at once: one attempt, two tries, a second grant. A refused key
 // (an assertion the token endpoint refuses) is THIRD_PARTY_AUTH_ERROR.
 func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
+	t.Parallel()
 	fs := testfcm.Start(t)
 	rs := testredis.Start(t)
 	th := startFCMHub(t, rs.Addr(), fs, nil)
@@ -177,6 +178,7 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 // looking at the app (a stream open) gets no push when the rule says
 // onlyIfOffline.
 func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
+	t.Parallel()
 	fs := testfcm.Start(t)
 	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) {
 		c.DeliveryRules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
@@ -208,6 +210,7 @@ func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
 // A phone's badge is the person's exact unread count at the push: after
 // two of three items are read in another tab, the fourth's badge is 2.
 func TestFCM_TheBadgeIsTheUnreadCount(t *testing.T) {
+	t.Parallel()
 	fs := testfcm.Start(t)
 	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
 	th.register(t, 45, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(45)))

@@ -235,6 +235,7 @@ func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 }
 
 func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", 60000)
 	var ids []string

@@ -283,6 +283,7 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 // Publishes and reads racing for one user: the count always equals the
 // unread entries, also once the inbox is trimmed to INBOX_MAX_ENTRIES.
 func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 300 })
 	const n = 2000
 	tok := th.token(t, 11)

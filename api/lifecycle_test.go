@@ -418,12 +418,14 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 // now and then between a room publish and its inbox writes (the outbox
 // sweep finishes them). make soak runs it longer (ROOMHUB_LIFECYCLE_OPS).
 func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	randomLifecycle(t, rs.Addr(), 300)
 }
 
 // The same on a 3-master Redis Cluster: the users' keys are on every master.
 func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
+	t.Parallel()
 	randomLifecycle(t, testredis.StartCluster(t).Addrs()[0], 150)
 }
 

@@ -19,6 +19,7 @@ import (
 )
 
 func TestStream_EndsWhenTokenExpires(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	tok, err := th.tokens.Sign(4, 2*time.Second)
 	if err != nil {

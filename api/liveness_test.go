@@ -152,6 +152,7 @@ func (p *freezeProxy) freezeSubscribers() int {
 // A listener whose connection went silently dead hears nothing; its probe
 // finds out, it reconnects and replays, and the stream gets every event.
 func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	th := startHub(t, proxy.Addr(), func(c *hub.Config) { c.ListenerIdle = 300 * time.Millisecond })

@@ -74,6 +74,7 @@ func fail(format string, a ...any) {
 // and works against a live hub: the spec says what the hub answers, typed
 // (issue 43, 6).
 func TestOpenAPI_AGeneratedClientWorks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("downloads and builds oapi-codegen")
 	}

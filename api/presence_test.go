@@ -129,6 +129,7 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 // instance, whose lease stands for them; the instance refreshes its users'
 // last heartbeat. Two TTLs after the join the user is still present.
 func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
@@ -223,6 +224,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 }
 
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		fastPresence(c)
 		// 3 s: the watcher's own stream refreshes every second, so a busy
@@ -416,6 +418,7 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 // instances: streams opened and closed on both reach a watcher on one of
 // them, every join and every leave in exactly one update, coalesced.
 func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	hubs := []*testHub{startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)}
 	watcher := hubs[0].openStream(t, 76, 1000, "")

@@ -19,6 +19,7 @@ import (
 // connection repaired from history (events published while it was away
 // replayed once each, in order).
 func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	channels := func(c *hub.Config) { c.PubSubMode = hub.PubSubChannels }
 	a := startHub(t, rs.Addr(), channels)
@@ -88,6 +89,7 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 // reaches the stream live and counts this hub in deliveredTo, for every
 // new room, even when the listener's link to Redis is slow (300 ms).
 func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.lag.Store(int64(300 * time.Millisecond))

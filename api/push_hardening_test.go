@@ -41,6 +41,7 @@ const slowUsers = 70
 // goes out while it holds them; once it answers, every held or waiting
 // push is sent, none having spent an attempt waiting (hardening IV, 3).
 func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
+	t.Parallel()
 	slow, fast := testpush.Start(t), testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *hub.Config) { c.DeliveryTimeout = time.Minute })
 	fast.SetPublicKey(th.vapidKey(t))
@@ -147,6 +148,7 @@ func TestWebPush_AnEndpointBelongsToOneUser(t *testing.T) {
 // out before the next attempt, whatever the shorter backoff (hardening IV,
 // 11: Urgency sent only for high, or Retry-After ignored, passed every test).
 func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
+	t.Parallel()
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil) // backoff 100 ms
 	want := map[string]string{"low": "low", "normal": "normal", "high": "normal", "critical": "high"}
@@ -182,6 +184,7 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 // that stops answering is paused, end to end, its pushes waiting without
 // spending attempts (hardening V, 15 and 8).
 func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
+	t.Parallel()
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryTimeout = 2 * time.Second })
 	for i := range 5 {
@@ -242,6 +245,7 @@ func waitForRecord(t *testing.T, th *testHub, nid string, user int64, ch, what s
 // pushes without an answer, the next waits for the pause's end, not tried
 // (hardening V, 8: only the gate was tested, not the senders using it).
 func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
+	t.Parallel()
 	fs, as := testfcm.Start(t), testapns.Start(t)
 	defer fs.Release()
 	defer as.Release()

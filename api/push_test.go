@@ -121,6 +121,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 // subscription is skipped (unsubscribed); two devices, one gone and one
 // taking it: sent, and the gone one forgotten.
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
+	t.Parallel()
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
 	th.subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))

@@ -16,6 +16,7 @@ import (
 // end with every accepted event exactly once, in order (a system.gap would be
 // allowed for writes the old master took after the switch, never silence).
 func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
+	t.Parallel()
 	sn := testredis.StartSentinels(t)
 	th := startHub(t, "", func(c *hub.Config) { c.RedisURL = sn.URL() })
 	steady := th.openStream(t, 140, 1, "")
@@ -96,6 +97,7 @@ func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 // master, long before its idle probe would have fired. In both modes: with
 // channels the publish goes to a room the listener carries.
 func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{hub.PubSubChannels, hub.PubSubPatterns} {
 		t.Run(mode, func(t *testing.T) {
 			sn := testredis.StartSentinels(t)

@@ -70,6 +70,7 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 }
 
 func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.ChannelCapacity = 2048 })
 	c := th.openStream(t, 7, 1, "")
 	var ids []string
@@ -239,6 +240,7 @@ func drainUntil(t *testing.T, c *sseClient, id string) []frame {
 }
 
 func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	b := startBrowser(t, th, 11, 1, 150)
 	p := startPublisher(th, 11, 3000)
@@ -378,6 +380,7 @@ func TestStream_RawBackendMessage(t *testing.T) {
 }
 
 func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	th := startHub(t, rs.Addr(), nil)
 	rdb := testredis.Client(t, rs.Addr())
@@ -427,6 +430,7 @@ func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
 }
 
 func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	th := startHub(t, rs.Addr(), nil)
 	var ids []string
