@@ -5,7 +5,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps vet lint unit sdk chart client screenshots bench fuzz loadtest loadtest-ingest chaos soak
+.PHONY: run test deps checks vet lint unit sdk chart client screenshots bench fuzz loadtest loadtest-ingest chaos soak
 
 run:
 	$(GO) run .
@@ -47,10 +47,10 @@ lint:
 
 # The chaos run goes after the rest, not beside it: its processes would load
 # the machine under the other packages' tests.
-# -vet=off: the vet target ran every analyzer already. -parallel 4: the tests
-# that call t.Parallel() mostly wait (see api/helpers_test.go).
+# -vet=off: the vet target runs every analyzer. -parallel 6: the tests that
+# call t.Parallel() mostly wait (see api/helpers_test.go).
 unit:
-	$(GO) test -race -count=1 -vet=off -parallel 4 -timeout 12m $$($(GO) list ./... | grep -v /internal/chaos)
+	$(GO) test -race -count=1 -vet=off -parallel 6 -timeout 12m $$($(GO) list ./... | grep -v /internal/chaos)
 	$(GO) test -count=1 -vet=off -timeout 5m ./internal/chaos/
 
 # sdk runs the client SDK's unit tests (node's test runner, a fake EventSource).
@@ -70,10 +70,14 @@ chart:
 client:
 	cd api/client && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -count=1 ./...
 
-# unit and chart run side by side: the chart's build (Helm, the Kubernetes
-# types) takes the cores while most of unit's tests wait on sockets.
-test: deps vet lint sdk client
-	$(MAKE) -j2 --output-sync=target unit chart
+# checks (vet, lint, the SDK's and the client's tests), unit and chart run
+# side by side: the analyzers and the chart's build (Helm, the Kubernetes
+# types) take the cores while most of unit's tests wait on sockets, Redis
+# and Chromium. Any of them failing fails the target.
+test: deps
+	$(MAKE) -j3 --output-sync=target checks unit chart
+
+checks: vet lint sdk client
 
 # screenshots regenerates the inbox element's images in docs/img (web/README.md)
 # from the browser test that takes them.

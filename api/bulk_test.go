@@ -157,7 +157,9 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 	const u = 96
 	// This test runs the timers job itself: the hub's waits for the lock.
 	testredis.Do(t, th.rdb, "SET", hub.LockKey("inbox-timers"), "the-test", "PX", "60000")
-	expires := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	// Far enough ahead that a loaded machine's batch of 500 is checked before
+	// it (each must lie in the future when published), near enough to wait for.
+	expires := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
 	var events []string
 	for i := range 500 {
 		events = append(events, fmt.Sprintf(`{"roomId":901,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d],"expiresAt":%q}`, i, u, expires))

@@ -33,7 +33,7 @@ import (
 
 // Tests that mostly wait (timers, TTLs, a gateway's answers) call
 // t.Parallel(): each starts its own redis-server and hub, so they share
-// nothing; make test runs four of them at a time (-parallel 4), after the
+// nothing; make test runs six of them at a time (-parallel 6), after the
 // rest of the package. A test that counts goroutines, measures a time or
 // drives Chromium stays serial.
 
