@@ -42,6 +42,7 @@ func waitEvents(t *testing.T, d *testbrowser.Driver, n int) browserEvents {
 // no client code, gets every event it missed while the server had dropped it,
 // because every event (live or replayed) carries its id.
 func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
 	d := startBrowserDriver(t, th.URL, 42, th.token(t, 1))
 	var want []string
@@ -84,6 +85,7 @@ type pageBrowserEvents struct {
 // to every room and to the user: the page ends with every event exactly once,
 // in per-room order, and the badge right.
 func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
 	rooms := []int64{181, 182, 183}
 	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
@@ -150,6 +152,7 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 // error; screenshots at
 // desktop and phone width go to ROOMHUB_ARTIFACTS (default: a temp folder).
 func TestBrowser_DemoPage(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
 	resp, err := httpClient.Get(th.URL + "/")
@@ -193,6 +196,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 // it read; a type muted in the bell's preferences does not appear, the others
 // do.
 func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	page := th.URL + "/?user=8&rooms=44"
 	tab1 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
@@ -233,6 +237,7 @@ const inboxJS = "document.querySelector('roomhub-inbox').shadowRoot"
 // stream ends at each expiry; the SDK fetches a new token and resumes from
 // its last id, and the page shows every event published meanwhile.
 func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
 	const n = 30
@@ -261,6 +266,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 // each list the other as online; when one page closes, the other shows the
 // leave.
 func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	ann := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=12&rooms=48", t.TempDir())
 	bob := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=13&rooms=48", t.TempDir())
@@ -279,6 +285,7 @@ func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 // from one tab's form that notifies everyone online shows as a card in both
 // and raises the other tab's bell.
 func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	tab1 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
 	tab2 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
@@ -312,6 +319,7 @@ func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 // others". Screenshots at desktop and phone width; no sideways scroll at 390
 // px.
 func TestBrowser_DemoWholeInbox(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
 	const user = 11

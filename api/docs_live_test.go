@@ -24,6 +24,7 @@ import (
 // end (the item it listed read, the muted type saved), then shows a room's
 // event and counts and lists a new notification.
 func TestBrowser_WebReadmeSDKSnippetRunsAsPrinted(t *testing.T) {
+	t.Parallel()
 	snippet := snippetAfter(t, "web/README.md", "# roomhub in the browser", "html")
 	if !strings.Contains(snippet, "new RoomHub(") || !strings.Contains(snippet, "'/my/token'") {
 		t.Fatalf("web/README.md's first html snippet is not the SDK one this test knows:\n%s", snippet)

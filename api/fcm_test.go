@@ -239,6 +239,7 @@ func TestFCM_TheBadgeIsTheUnreadCount(t *testing.T) {
 // (consent per device, in real Chromium): one turned off and saved is off
 // at the hub, and FCM gets nothing for it.
 func TestBrowser_InboxElementListsDevicesWithConsent(t *testing.T) {
+	t.Parallel()
 	fs := testfcm.Start(t)
 	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
 	const user = 7

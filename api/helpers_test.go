@@ -34,8 +34,10 @@ import (
 // Tests that mostly wait (timers, TTLs, a gateway's answers) call
 // t.Parallel(): each starts its own redis-server and hub, so they share
 // nothing; make test runs six of them at a time (-parallel 6), after the
-// rest of the package. A test that counts goroutines, measures a time or
-// drives Chromium stays serial.
+// rest of the package. The browser tests do too: their Chromiums take turns
+// (testbrowser.Start), one at a time beside the tests that wait. A test
+// that counts goroutines, measures a time or races a short clock stays
+// serial.
 
 // testHub is a hub and its HTTP server, in-process, on a real Redis.
 type testHub struct {

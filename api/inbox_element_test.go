@@ -28,6 +28,7 @@ import (
 // muted on a channel and quiet hours. (One browser for all: each costs
 // seconds.)
 func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // a channel, for the preferences
 		c.DeliveryChannels, c.DeliverySinkURL = []string{"email"}, "http://127.0.0.1:1/"
 	})
@@ -184,6 +185,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 // The element with the keyboard alone, and axe-core (WCAG 2 A and AA, and
 // best practices) in light and dark, the panel closed and open.
 func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil)
 	const user = 8
 	for i, extra := range []string{`"severity":"high","tags":["billing","urgent"]`, `"severity":"critical"`, ""} {
@@ -286,6 +288,7 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 // ALLOWED_ORIGINS lists, give a working bell and feed; the token comes from
 // the app's own route.
 func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	readmeElement := snippetAfter(t, "web/README.md", "## The bell and feed in two lines", "html")
 	if !strings.Contains(readmeElement, "<roomhub-inbox") || !strings.Contains(readmeElement, "/my/token") {
 		t.Fatalf("web/README.md's element example is not the one this test knows:\n%s", readmeElement)
@@ -325,6 +328,7 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 // list, a read of an item far down reaches its row, and a new item waits
 // behind the "1 new" pill without moving the list.
 func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 6000 })
 	const user, n = 12, 5000
 	ids := th.fillInbox(t, user, n) // newest first
@@ -405,6 +409,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 // stream, counts, list, seen on opening and a read all go with the cookie,
 // from another origin that ALLOWED_ORIGINS lists.
 func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
+	t.Parallel()
 	var th *testHub
 	const user = 13
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -442,6 +447,7 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 // origin, in Chromium. A click is routed by the app (no page load) and the
 // item is still read (issue 43, 4).
 func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	example, err := os.ReadFile(filepath.Join("..", "web", "examples", "react", "App.jsx"))
 	if err != nil {
 		t.Fatal(err)
@@ -520,6 +526,7 @@ func buildReactExample(t *testing.T, hubURL string) string {
 // CORS refusal from the page, so the element says it itself, a
 // roomhub-error naming ALLOWED_ORIGINS (issue 43, 5).
 func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
 	hubURL, _ := url.Parse(th.URL)
 	files := httputil.NewSingleHostReverseProxy(hubURL)

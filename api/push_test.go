@@ -276,6 +276,7 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 // subscription to the stand-in: a headless browser cannot reach a real push
 // service offline.)
 func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
+	t.Parallel()
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	const user = 21

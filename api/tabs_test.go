@@ -62,6 +62,7 @@ func (th *testHub) activeStreams(t *testing.T) int {
 // every tab still ends with each event it should have exactly once, in per
 // room order; a tab opened later joins without a new connection.
 func TestBrowser_TabsShareOneStream(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 200 * time.Millisecond })
 	const user = 5
 	tabRooms := [][]int64{{42, 43}, {44}, {45}}
@@ -236,6 +237,7 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 // the lock from it (the time is logged: about 1–2 s here) and nothing is
 // lost; back, the old one follows and lets its connection go.
 func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
+	t.Parallel()
 	rs := testredis.Start(t)
 	cfg := func(c *hub.Config) { c.Retry = 200 * time.Millisecond }
 	a := startHub(t, rs.Addr(), cfg)
@@ -340,6 +342,7 @@ func joinRooms(rooms []int64) string {
 // connection cap): every tab is told and the shared stream stops, until a
 // tab asks for something again and leads a new one.
 func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
+	t.Parallel()
 	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
 		c.Retry, c.RoomAuth, c.MaxConnectionsPerUser = 200*time.Millisecond, hub.RoomAuthClaim, 1
 	})

@@ -32,11 +32,43 @@ func e2eDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "web", "e2e")
 }
 
-// Start runs web/e2e/<script> with args and waits for its READY line. It
-// needs node, /usr/bin/chromium and web/e2e/node_modules, which `make test`
-// installs. t.Cleanup quits it.
+// browsers lets one test at a time of a test process drive Chromium: the
+// browser tests may call t.Parallel() and so overlap the tests that wait
+// (timers, TTLs), while two Chromiums on two cores would starve each other.
+// A test's later drivers (its second tab) share its turn.
+var browsers = struct {
+	turn chan struct{}
+	mu   sync.Mutex
+	held map[testing.TB]bool
+}{turn: make(chan struct{}, 1), held: map[testing.TB]bool{}}
+
+// takeTurn waits for t's turn to drive Chromium, given back when t ends.
+func takeTurn(t testing.TB) {
+	browsers.mu.Lock()
+	held := browsers.held[t]
+	browsers.mu.Unlock()
+	if held {
+		return
+	}
+	browsers.turn <- struct{}{}
+	browsers.mu.Lock()
+	browsers.held[t] = true
+	browsers.mu.Unlock()
+	t.Cleanup(func() {
+		browsers.mu.Lock()
+		delete(browsers.held, t)
+		browsers.mu.Unlock()
+		<-browsers.turn
+	})
+}
+
+// Start runs web/e2e/<script> with args and waits for its READY line, once
+// no other test of the process drives Chromium (the test's turn lasts until
+// it ends). It needs node, /usr/bin/chromium and web/e2e/node_modules,
+// which `make test` installs. t.Cleanup quits it.
 func Start(t testing.TB, script string, args ...string) *Driver {
 	t.Helper()
+	takeTurn(t)
 	dir := e2eDir()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("playwright-core is not installed: run `make test` (npm ci --prefix web/e2e)")
