@@ -37,6 +37,14 @@ func healthStatus(url string) (int, string) {
 	return resp.StatusCode, env.Result.Status
 }
 
+// TestMain removes the binary the tests built (testbin.Build: once a
+// process).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Clean()
+	os.Exit(code)
+}
+
 func TestBinary_HealthFollowsRedis(t *testing.T) {
 	t.Parallel()
 	bin := testbin.Build(t)

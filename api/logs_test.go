@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"roomhub/hub"
+	"roomhub/internal/testbin"
 )
 
 // Every hub the tests start logs at debug level into logScan, which looks at
@@ -53,6 +54,7 @@ func testLog() *slog.Logger {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testbin.Clean()
 	logScan.mu.Lock()
 	defer logScan.mu.Unlock()
 	if len(logScan.leaks) > 0 {

@@ -17,15 +17,38 @@ import (
 	"time"
 )
 
-// Build compiles roomhub into a temp dir and returns the binary's path.
+// built is the binary of this test process: one go build a process (each
+// links the whole hub, seconds of CPU), in a directory Clean removes.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// Build compiles roomhub once for the test process and returns the
+// binary's path. The package's TestMain calls Clean after m.Run.
 func Build(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "roomhub")
-	out, err := exec.Command("go", "build", "-o", bin, "roomhub").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "roomhub-testbin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "roomhub")
+		if out, err := exec.Command("go", "build", "-o", built.bin, "roomhub").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// Clean removes what Build made, if anything.
+func Clean() {
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
 }
 
 // Logs collects the process's output; exec writes it from its own goroutine.
