@@ -157,13 +157,14 @@ type Tickets interface {
 
 // requireUser authenticates with Authorization: Bearer, else the access_token
 // cookie, else (when allowQuery, the stream routes only) the ticket query
-// parameter (redeemed through tickets, when not nil), else the token one. A
+// parameter (redeemed through tickets, when not nil, unless overBudget says
+// the client's address has spent its failures), else the token one. A
 // request the cookie authenticates that changes anything (any method but
 // GET and HEAD) must come from the page's own origin or one of
 // allowedOrigins, else 403: a browser sends the cookie with cross-site
 // requests too (CSRF). A stream (allowQuery) the cookie authenticates is
 // refused when another site, a navigation or an element opens it.
-func requireUser(v *TokenVerifier, allowQuery bool, tickets Tickets, allowedOrigins []string) echo.MiddlewareFunc {
+func requireUser(v *TokenVerifier, allowQuery bool, tickets Tickets, allowedOrigins []string, overBudget func(*http.Request) error) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			token, byCookie := "", false
@@ -176,8 +177,10 @@ func requireUser(v *TokenVerifier, allowQuery bool, tickets Tickets, allowedOrig
 			} else if ck, err := c.Cookie("access_token"); err == nil {
 				token, byCookie = ck.Value, true
 			} else if t := c.QueryParam("ticket"); allowQuery && t != "" && tickets != nil {
-				if err := overAddrBudget(c); err != nil { // its failures are spent: no Redis call for another
-					return tooMany(c, err)
+				if overBudget != nil { // the address spent its failures: no Redis call for another
+					if err := overBudget(c.Request()); err != nil {
+						return tooMany(c, err)
+					}
 				}
 				var err error
 				if token, err = tickets.RedeemTicket(c.Request().Context(), t); err != nil {

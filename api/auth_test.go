@@ -73,8 +73,8 @@ func TestRequireUser_TokenSources(t *testing.T) {
 	e := echo.New()
 	e.HTTPErrorHandler = errorHandler(discardLog())
 	h := func(c echo.Context) error { return ok(c, userOf(c).ID) }
-	e.GET("/user", h, requireUser(v, false, nil, nil))
-	e.GET("/stream", h, requireUser(v, true, nil, nil))
+	e.GET("/user", h, requireUser(v, false, nil, nil, nil))
+	e.GET("/stream", h, requireUser(v, true, nil, nil, nil))
 	for _, tc := range []struct {
 		name, path, header, cookie string
 		want                       int

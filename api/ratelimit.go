@@ -128,20 +128,6 @@ type errTooMany struct{ wait time.Duration }
 
 func (e errTooMany) Error() string { return "too many requests" }
 
-// addrBudgetKey holds, in a request's context, a check of its address's
-// budget of failures that spends nothing: a credential whose check costs
-// Redis work (a stream ticket) is refused before it when the budget is gone.
-const addrBudgetKey = "roomhub.addrBudget"
-
-// overAddrBudget is 429's error when c's address has spent its budget of
-// failures, else nil.
-func overAddrBudget(c echo.Context) error {
-	if check, ok := c.Get(addrBudgetKey).(func() error); ok {
-		return check()
-	}
-	return nil
-}
-
 // peek says how long until key's budget has a token, without taking one
 // (nil: it has one now).
 func (l *userLimiter) peek(key string, now time.Time) error {
@@ -218,7 +204,6 @@ func clientAddr(r *http.Request, trustedHeader string) string {
 func unauthenticatedLimit(l *userLimiter, trustedHeader string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			c.Set(addrBudgetKey, func() error { return l.peek(clientAddr(c.Request(), trustedHeader), time.Now()) })
 			err := next(c)
 			var e *Error
 			if errors.As(err, &e) && e.Status == http.StatusUnauthorized {

@@ -108,9 +108,11 @@ func (s *Server) routes() {
 	// address's budget, and past it are 429; a valid token never is), then
 	// a budget per user.
 	perUser := limit(s.userRequests)
-	perIP := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
-	user := chain(perIP, requireUser(s.tokens, false, nil, s.cfg.AllowedOrigins), perUser)
-	streamUser := chain(perIP, requireUser(s.tokens, true, s.hub, s.cfg.AllowedOrigins), perUser)
+	ipFailures := newUserLimiter(s.cfg.IPRequests)
+	perIP := unauthenticatedLimit(ipFailures, s.cfg.TrustedProxy)
+	overBudget := func(r *http.Request) error { return ipFailures.peek(clientAddr(r, s.cfg.TrustedProxy), time.Now()) }
+	user := chain(perIP, requireUser(s.tokens, false, nil, s.cfg.AllowedOrigins, nil), perUser)
+	streamUser := chain(perIP, requireUser(s.tokens, true, s.hub, s.cfg.AllowedOrigins, overBudget), perUser)
 	// A client address that keeps sending wrong internal keys gets 429: a
 	// budget of its own, apart from the user routes' failures. The right key
 	// always passes.

@@ -86,15 +86,22 @@ func (in *Ingest) Publish(ctx context.Context, e Event) (string, error) {
 	if e.RoomID <= 0 {
 		return "", fmt.Errorf("roomhub: roomId must be positive, not %d", e.RoomID)
 	}
+	if e.Data != nil { // its JSON once: measured here, copied as it is into the event's
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return "", err
+		}
+		if in.MaxBytes > 0 && int64(len(data)) > in.MaxBytes {
+			return "", fmt.Errorf("%w (%d bytes): the hub would refuse it (413)", ErrTooLarge, in.MaxBytes)
+		}
+		e.Data = json.RawMessage(data)
+	}
 	fields, err := IngestFields(e, "")
 	if err != nil {
 		return "", err
 	}
-	if most := in.MaxBytes; most > 0 {
-		data, _ := json.Marshal(e.Data)
-		if int64(len(data)) > most || int64(len(fields[0])+len(fields[1])) > most+bodyHeadway {
-			return "", fmt.Errorf("%w (%d bytes): the hub would refuse it (413)", ErrTooLarge, most)
-		}
+	if in.MaxBytes > 0 && int64(len(fields[0])+len(fields[1])) > in.MaxBytes+bodyHeadway {
+		return "", fmt.Errorf("%w (%d bytes): the hub would refuse it (413)", ErrTooLarge, in.MaxBytes)
 	}
 	return in.redis.XAdd(ctx, IngestKey(e.RoomID, in.partitions), IngestMaxLen, fields)
 }
