@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -169,11 +168,8 @@ func (m *Main) redisOptions() (rueidis.ClientOption, error) {
 	if !m.cfg.Embedded() {
 		opt, err := hub.RedisOptions(m.cfg.RedisURL)
 		if err != nil {
-			reason := env.HideIn(err.Error(), m.cfg.RedisURL)
-			if _, perr := url.Parse(m.cfg.RedisURL); perr != nil { // its error quotes a piece of it: a password's, maybe
-				reason = "not a URL: redis://[user:password@]host:port[/db] (a password's / and @ percent-encoded: %2F, %40)"
-			}
-			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: env.ShowURL(m.cfg.RedisURL), Reason: reason}
+			shown, reason := env.URLProblem(m.cfg.RedisURL, err)
+			return opt, &hub.ConfigError{Var: "REDIS_URL", Value: shown, Reason: reason}
 		}
 		return opt, nil
 	}

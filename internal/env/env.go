@@ -35,27 +35,20 @@ var userinfoRE = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://)[^\s"'<>]*@`)
 // that quotes one): "redis://u:pw@h" becomes "redis://(redacted)@h".
 func Redact(s string) string { return userinfoRE.ReplaceAllString(s, "${1}(redacted)@") }
 
-// ShowURL is raw as a message may show it: its credentials redacted when
-// it parses as a URL, else its scheme alone (where an unparseable URL's
-// password begins and ends cannot be known).
-func ShowURL(raw string) string {
-	if _, err := url.Parse(raw); err == nil {
-		return Redact(raw)
+// URLProblem is what a message may show of raw, a URL, and of err, what
+// is wrong with it: raw and err with credentials redacted when raw parses
+// as a URL; else raw's scheme alone and a fixed reason (where an
+// unparseable URL's password begins and ends cannot be known, and
+// url.Parse's own error quotes a piece of it).
+func URLProblem(raw string, err error) (shown, reason string) {
+	if _, perr := url.Parse(raw); perr == nil {
+		return Redact(raw), Redact(err.Error())
 	}
+	shown = "(hidden)"
 	if scheme, _, ok := strings.Cut(raw, "://"); ok && len(scheme) <= 32 {
-		return scheme + "://(hidden)"
+		shown = scheme + "://(hidden)"
 	}
-	return "(hidden)"
-}
-
-// HideIn is text with every copy of value (a secret, or a URL holding
-// one) replaced by what ShowURL shows of it, and URLs' credentials
-// redacted.
-func HideIn(text, value string) string {
-	if value != "" {
-		text = strings.ReplaceAll(text, value, ShowURL(value))
-	}
-	return Redact(text)
+	return shown, "not a URL: " + shown + " wants scheme://[user:password@]host:port[/…] (a password's / and @ percent-encoded: %2F, %40)"
 }
 
 // Loader parses variables through a lookup (os.LookupEnv in main) and keeps
