@@ -30,6 +30,10 @@ func checkNames(b []byte, t reflect.Type) error {
 }
 
 func walk(dec *json.Decoder, t reflect.Type) error {
+	if scalars(t) { // no object can be in it (it decoded into t): skipped in one read, not a token each
+		var skip json.RawMessage
+		return dec.Decode(&skip)
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -94,6 +98,26 @@ func walk(dec *json.Decoder, t reflect.Type) error {
 	}
 	_, err = dec.Token() // the closing delimiter
 	return err
+}
+
+// scalars says whether t holds scalars alone (numbers, strings, bools, or
+// lists of them), so that a value of it has no name to check. A type that
+// reads itself (json.RawMessage) is free-form: not scalars.
+func scalars(t reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Slice, reflect.Array:
+		return scalars(t.Elem())
+	}
+	return false
 }
 
 // fieldsOf adds struct type t's JSON names and their types to into, the
