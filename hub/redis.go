@@ -369,10 +369,21 @@ func CallMany(r *Redis, ctx context.Context, cmds rueidis.Commands) error {
 // DoMany sends commands in one pipeline under Call's time limit and
 // returns each reply; classing each error (RedisErr) is the caller's.
 func DoMany(r *Redis, ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
+	return DoManyOn(r, ctx, nil, cmds)
+}
+
+// DoManyOn is DoMany through conn, a connection of the caller's own (nil:
+// the shared client's).
+func DoManyOn(r *Redis, ctx context.Context, conn rueidis.DedicatedClient, cmds rueidis.Commands) []rueidis.RedisResult {
 	ctx, cancel := context.WithTimeout(ctx, redisTimeout)
 	defer cancel()
 	start := time.Now()
-	results := r.DoMulti(ctx, cmds...)
+	var results []rueidis.RedisResult
+	if conn != nil {
+		results = conn.DoMulti(ctx, cmds...)
+	} else {
+		results = r.DoMulti(ctx, cmds...)
+	}
 	r.metrics.observeRedis(start)
 	return results
 }

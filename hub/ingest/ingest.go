@@ -50,7 +50,7 @@ const consumer = "roomhub"
 // Timings of the consuming loop.
 const (
 	maxBlock     = time.Second           // a read waits this long for entries at most
-	idlePoll     = 20 * time.Millisecond // a cluster's reads (which cannot block across slots) look again after this
+	idlePoll     = 20 * time.Millisecond // an idle consumer Redis does not wake (a cluster's, dev mode's) looks again after this
 	sampleEvery  = 5 * time.Second       // the lag is sampled this often
 	maxDeadKept  = 10000                 // dead entries kept per partition (approximately)
 	maxDeadEntry = 64 << 10              // bytes of a dead entry's text kept
@@ -129,6 +129,8 @@ type Ingest struct {
 	// held is the last round's finish (lua/ingest_done.lua's call), sent
 	// first in the next read's pipeline (one Redis); nil when there is none.
 	held *rueidis.LuaExec
+	// wake says when an entry comes, on one Redis (only run touches it).
+	wake *waker
 
 	// owned are the partitions this instance holds (only run touches it).
 	owned map[int]*partition
@@ -161,7 +163,7 @@ type partition struct {
 // with publish. It does nothing when INGEST_PARTITIONS is 0.
 func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	cfg := h.Config()
-	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{},
+	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{}, wake: newWaker(h.Redis(), log),
 		lag: make([]atomic.Int64, cfg.IngestPartitions), unreadable: make([]atomic.Bool, cfg.IngestPartitions),
 		entries: map[Result]*metrics.Counter{}, panics: map[string]int{}}
 	set := h.Metrics().Set
@@ -248,6 +250,7 @@ func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Sec
 // gives back leases every tick.
 func (in *Ingest) run(ctx context.Context) {
 	defer in.releaseAll()
+	defer in.wake.close()
 	in.logStrays(ctx)
 	var nextLease, nextSample time.Time
 	backoff := hub.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second} // after failed reads
@@ -272,7 +275,7 @@ func (in *Ingest) run(ctx context.Context) {
 			hub.Sleep(ctx, wait)
 			continue
 		}
-		n, err := in.round(ctx, wait)
+		_, err := in.round(ctx, wait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -285,9 +288,6 @@ func (in *Ingest) run(ctx context.Context) {
 		}
 		in.readFailing.Store(false)
 		backoff.Reset()
-		if n == 0 && in.rdb.Sharded() {
-			hub.Sleep(ctx, min(idlePoll, wait))
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,7 +17,7 @@ import (
 )
 
 // round reads the owned partitions once (waiting up to wait for entries
-// when the last round found none), publishes what it read and finishes it;
+// when the last round found none: idleWait), publishes what it read and finishes it;
 // it reports how many entries it read. An entry not published for want of
 // Redis stays unacknowledged (pending), and every read returns what is
 // pending first.
@@ -28,8 +27,11 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err
 			in.idle = false // what failed stays pending: read it at once
 		}
 	}()
+	if err := in.idleWait(ctx, wait); err != nil {
+		return 0, err
+	}
 	parts := in.ownedSorted()
-	read, more, err := in.read(ctx, parts, wait)
+	read, more, err := in.read(ctx, parts)
 	if err != nil {
 		return 0, err
 	}
@@ -197,10 +199,10 @@ func endEntrySpan(span trace.Span, o Outcome) {
 // there may be more to read at once (a partition gave a full batch, or the
 // budget stopped the read). On one Redis it is one pipeline (readOne); a
 // cluster's partitions lie in different slots, so there each is read by its
-// own script, in one pipeline, without waiting.
-func (in *Ingest) read(ctx context.Context, parts []int, wait time.Duration) (out map[int][]Entry, more bool, err error) {
+// own script, in one pipeline.
+func (in *Ingest) read(ctx context.Context, parts []int) (out map[int][]Entry, more bool, err error) {
 	if !in.rdb.Sharded() {
-		return in.readOne(ctx, parts, wait)
+		return in.readOne(ctx, parts)
 	}
 	out = make(map[int][]Entry, len(parts))
 	execs := make([]rueidis.LuaExec, len(parts))
@@ -244,47 +246,29 @@ func (in *Ingest) readReply(arr []rueidis.RedisMessage, parts []int, out map[int
 
 // readOne reads parts on one Redis in one pipeline, led by the last
 // round's finish (its acknowledgements and trims, held back to travel
-// here). When the last round read all there was, the read is a blocking
-// XREADGROUP of at most one entry a partition, which waits up to wait for
-// one, followed by each stream's XLEN, which Redis answers as soon as the
-// wait ends: an entry beyond the ones woken on means more to read at once
-// (the next round's read script). Else it is the read script
-// (lua/ingest_read.lua): pending entries first, within the byte budget. A
-// round is thus batched by what is waiting, never by sleeping.
-func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration) (map[int][]Entry, bool, error) {
+// here): the read script (lua/ingest_read.lua), pending entries first,
+// within the byte budget. When the last round read all there was, the
+// consumer first waits for Redis to say an entry came (idleWait). A round
+// is thus batched by what is waiting, never by sleeping. Both go through
+// the waker's connection while it listens, so that Redis does not wake the
+// consumer for its own reads and trims (NOLOOP).
+func (in *Ingest) readOne(ctx context.Context, parts []int) (map[int][]Entry, bool, error) {
 	keys := make([]string, len(parts))
 	for i, p := range parts {
 		keys[i] = hub.IngestKey(p)
 	}
-	b := in.rdb.B()
 	var cmds rueidis.Commands
 	done := in.held
 	if done != nil {
 		cmds = append(cmds, in.rdb.ScriptCmd(doneScript, *done))
 	}
-	idle := in.idle
-	if idle {
-		ids := make([]string, len(parts))
-		for i := range ids {
-			ids[i] = ">"
-		}
-		cmds = append(cmds, b.Xreadgroup().Group(hub.IngestGroup, consumer).Count(1).
-			Block(max(wait, time.Millisecond).Milliseconds()).Streams().Key(keys...).Id(ids...).Build())
-		for _, k := range keys {
-			cmds = append(cmds, b.Xlen().Key(k).Build())
-		}
-	} else {
-		cmds = append(cmds, in.rdb.ScriptCmd(readScript, rueidis.LuaExec{Keys: keys, Args: in.readArgs}))
-	}
-	res := hub.DoMany(in.rdb, ctx, cmds)
+	cmds = append(cmds, in.rdb.ScriptCmd(readScript, rueidis.LuaExec{Keys: keys, Args: in.readArgs}))
+	res := hub.DoManyOn(in.rdb, ctx, in.wake.via(), cmds)
 	if done != nil {
 		if err := in.sent(cmds[0], res[0]); err != nil {
 			return nil, false, err // what the read found is read again, after the finish
 		}
 		res = res[1:]
-	}
-	if idle {
-		return in.woken(ctx, parts, keys, res)
 	}
 	arr, err := res[0].ToArray()
 	in.rdb.Learned(readScript, cmds[len(cmds)-1], err)
@@ -299,58 +283,28 @@ func (in *Ingest) readOne(ctx context.Context, parts []int, wait time.Duration) 
 	return out, more, nil
 }
 
-// woken reads the replies of an idle read: the blocking XREADGROUP's (nil:
-// nothing came within the wait), then each stream's XLEN; more when a
-// stream holds more than the entry woken on.
-func (in *Ingest) woken(ctx context.Context, parts []int, keys []string, res []rueidis.RedisResult) (map[int][]Entry, bool, error) {
-	got, err := res[0].AsXReadSlices()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return in.readFailed(ctx, parts, hub.RedisErr(err))
-	}
-	out := make(map[int][]Entry, len(parts))
-	more := false
-	for i, p := range parts {
-		for _, x := range got[keys[i]] {
-			out[p] = append(out[p], in.entryOf(x))
-		}
-		n, err := res[1+i].AsInt64()
-		if err != nil {
-			return in.readFailed(ctx, parts, hub.RedisErr(err))
-		}
-		more = more || n > int64(len(out[p]))
-	}
-	return out, more, nil
-}
-
-// entryOf is an entry an XREADGROUP returned whole, classed as
-// lua/ingest_read.lua classes the entries it reads: over the most an entry
-// may hold (its fields and values), its size alone; without an event field,
-// its fields as a JSON object.
-func (in *Ingest) entryOf(x rueidis.XRangeSlice) Entry {
-	e := Entry{ID: x.ID, Key: hub.IngestIdempotencyKey(x.ID)}
-	var size int64
-	found := false
-	for _, f := range x.FieldValues {
-		size += int64(len(f.Field) + len(f.Value))
-		switch f.Field {
-		case "event":
-			e.Body, found = []byte(f.Value), true
-		case "traceparent":
-			e.traceparent = f.Value
-		}
-	}
+// idleWait waits, when the last round read all there was, for an entry to
+// come: on one Redis until Redis says a stream changed (waker), at most
+// wait, the last round's finish sent first; on a cluster, or where Redis
+// will not say, idlePoll (or not at all when a finish is held: it goes
+// with the read at once). Then it forgets the wake-ups so far: the read
+// that follows sees what they were about.
+func (in *Ingest) idleWait(ctx context.Context, wait time.Duration) error {
 	switch {
-	case size > in.maxEntry:
-		e.TooLarge, e.Body, e.traceparent = size, nil, ""
-	case !found:
-		all := make(map[string]string, len(x.FieldValues))
-		for _, f := range x.FieldValues {
-			all[f.Field] = f.Value
+	case !in.idle:
+	case !in.rdb.Sharded() && in.wake.arm(ctx):
+		if in.held != nil {
+			c := in.rdb.ScriptCmd(doneScript, *in.held)
+			if err := in.sent(c, hub.DoManyOn(in.rdb, ctx, in.wake.conn, rueidis.Commands{c})[0]); err != nil {
+				return err
+			}
 		}
-		e.Body, _ = json.Marshal(all)
-		e.Missing = true
+		in.wake.wait(ctx, wait)
+	case in.held == nil:
+		hub.Sleep(ctx, min(idlePoll, wait))
 	}
-	return e
+	in.wake.drain()
+	return nil
 }
 
 // readFailed answers a read's error: a key that is not a stream is found

@@ -2,8 +2,9 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
-	"reflect"
+	"io"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,69 +19,161 @@ import (
 	"roomhub/internal/testredis"
 )
 
-// An idle read takes the entries its blocking XREADGROUP woke on as they
-// came (entryOf); a busy one, what lua/ingest_read.lua returns. Both class
-// an entry alike: a body with its traceparent, an entry without an event
-// field (its fields, as a JSON object), one over the most an entry may
-// hold (its size alone, no text).
-func TestWoken_EntriesAreClassedAsTheReadScriptClassesThem(t *testing.T) {
+// The waker says when a partition's stream changes, and only then: a
+// stream's entry wakes it, a dead list's does not; a lost connection is
+// found and made again, woken (what came meanwhile is read at once).
+func TestWaker_SaysWhenAStreamChanges(t *testing.T) {
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
 	ctx := context.Background()
-	key := hub.IngestKey(0)
-	testredis.Do(t, rdb, "XGROUP", "CREATE", key, hub.IngestGroup, "0", "MKSTREAM")
-	for _, fields := range [][]string{
-		{"event", `{"roomId":1,"eventType":"comment.created"}`, "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-		{"evnt", `{"roomId":1}`, "note", "a/b"},
-		{"event", strings.Repeat("x", 200)},
-		{"event", strings.Repeat("y", 145)}, // 150 bytes with its field name: the most
-	} {
-		testredis.Do(t, rdb, append([]string{"XADD", key, "*"}, fields...)...)
+	w := newWaker(rdb, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(w.close)
+	if !w.arm(ctx) {
+		t.Fatal("a real Redis refused to say when keys change")
 	}
-	in := &Ingest{maxEntry: 150}
-	x, err := rdb.Do(ctx, rdb.B().Xreadgroup().Group(hub.IngestGroup, consumer).Count(10).Streams().Key(key).Id(">").Build()).AsXReadSlices()
-	if err != nil {
-		t.Fatal(err)
+	woken := func(what string) {
+		t.Helper()
+		select {
+		case <-w.ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s woke nobody", what)
+		}
 	}
-	var woken []Entry
-	for _, e := range x[key] {
-		woken = append(woken, in.entryOf(e))
+	woken("arming") // a new connection starts woken
+	var mu sync.Mutex
+	var named []string // what Redis named, in order
+	w.conn.SetOnInvalidations(func(keys []rueidis.RedisMessage) {
+		mu.Lock()
+		for _, k := range keys {
+			s, _ := k.ToString()
+			named = append(named, s)
+		}
+		mu.Unlock()
+		w.woke(keys)
+	})
+	testredis.Do(t, rdb, "XADD", hub.IngestDeadKey(0), "*", "event", "{}")
+	testredis.Do(t, rdb, "SET", hub.IngestIdempotencyKey("1-0"), "x")
+	testredis.Do(t, rdb, "XADD", hub.IngestKey(3), "*", "event", "{}")
+	woken("an entry")
+	mu.Lock()
+	if want := []string{hub.IngestKey(3)}; !slices.Equal(named, want) {
+		t.Errorf("Redis named %q, want %q alone", named, want)
 	}
-	arr, err := readScript.Exec(ctx, rdb, []string{key}, []string{hub.IngestGroup, consumer, "10", "150", strconv.Itoa(1 << 20)}).ToArray()
-	if err != nil {
-		t.Fatal(err)
+	mu.Unlock()
+	list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "flags=tB") {
+			id := strings.Fields(line)[0] // id=N
+			testredis.Do(t, rdb, "CLIENT", "KILL", "ID", strings.TrimPrefix(id, "id="))
+			killed++
+		}
 	}
-	read, err := entriesOf(arr[0])
-	if err != nil {
-		t.Fatal(err)
+	if killed != 1 {
+		t.Fatalf("%d tracking connections listed, want 1:\n%s", killed, list)
 	}
-	if len(woken) != 4 || len(read) != 4 {
-		t.Fatalf("woken %d entries, read %d, want 4 each", len(woken), len(read))
-	}
-	for i := range woken {
-		w, r := woken[i], read[i]
-		if w.Missing { // the same fields, whatever the encoder's order
-			var a, b map[string]string
-			if json.Unmarshal(w.Body, &a) != nil || json.Unmarshal(r.Body, &b) != nil || !reflect.DeepEqual(a, b) {
-				t.Errorf("entry %d: woken %s, read %s", i, w.Body, r.Body)
+	testbin.Eventually(t, 30*time.Second, "the lost connection noticed and made again", func() bool {
+		select {
+		case <-w.lost:
+		case <-time.After(10 * time.Millisecond):
+			return false
+		}
+		w.retryAt = time.Time{}
+		return w.arm(ctx)
+	})
+	woken("arming again")
+	testredis.Do(t, rdb, "XADD", hub.IngestKey(0), "*", "event", "{}")
+	woken("an entry after the connection was made again")
+}
+
+// A consumer whose listening connection is lost reads on through the
+// shared client, and listens again once idle.
+func TestIdle_ALostConnectionIsMadeAgain(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rdb, _ := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bodies {
+			got = append(got, string(b.Raw))
+		}
+		return make([]publish.Outcome, len(bodies))
+	}})
+	ctx := context.Background()
+	listening := func() string {
+		list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
+		for _, line := range strings.Split(list, "\n") {
+			if strings.Contains(line, "flags=tB") {
+				return strings.TrimPrefix(strings.Fields(line)[0], "id=")
 			}
-			w.Body, r.Body = nil, nil
 		}
-		if len(w.Body) == 0 && len(r.Body) == 0 { // none: nil or empty
-			w.Body, r.Body = nil, nil
+		return ""
+	}
+	for round := range 2 {
+		testbin.Eventually(t, 30*time.Second, "the consumer listening", func() bool { return listening() != "" })
+		testredis.Do(t, rdb, "CLIENT", "KILL", "ID", listening())
+		body := "after kill " + strconv.Itoa(round)
+		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(w, r) {
-			t.Errorf("entry %d: woken %+v, read %+v", i, w, r)
+		waitDrained(t, rdb)
+		mu.Lock()
+		if !slices.Contains(got, body) {
+			t.Errorf("%q not published (published %q)", body, got)
+		}
+		mu.Unlock()
+	}
+}
+
+// An idle consumer never takes an entry whole: Redis names the stream, and
+// the read script returns an entry over the most one may hold as its size
+// alone. Redis sends the hub far less than the 4 MiB entry.
+func TestIdle_ABigEntryIsNeverTakenWhole(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rdb, _ := startIngest(t, fakePublisher{maxData: 64 << 10, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bodies {
+			got = append(got, string(b.Raw))
+		}
+		return make([]publish.Outcome, len(bodies))
+	}})
+	ctx := context.Background()
+	add := func(body string) {
+		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if woken[1].Missing != true || woken[2].TooLarge != 205 || len(woken[2].Body) != 0 || woken[0].traceparent == "" || woken[3].TooLarge != 0 {
-		t.Errorf("woken entries classed wrong: %+v", woken)
+	add("first")
+	waitDrained(t, rdb) // the consumer is idle from here on
+	sent := func() int64 {
+		info, _ := rdb.Do(ctx, rdb.B().Info().Section("stats").Build()).ToString()
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "total_net_output_bytes:"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		t.Fatal("INFO stats has no total_net_output_bytes")
+		return 0
+	}
+	before := sent()
+	add(strings.Repeat("x", 4<<20))
+	waitDrained(t, rdb)
+	if d := sent() - before; d > 1<<20 {
+		t.Errorf("Redis sent %d bytes while the consumer took a 4 MiB entry, want far less", d)
+	}
+	dead, _ := rdb.Do(ctx, rdb.B().Xlen().Key(hub.IngestDeadKey(0)).Build()).AsInt64()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || dead != 1 {
+		t.Errorf("published %d entries and %d dead, want the first published and the big one dead", len(got), dead)
 	}
 }
 
 // A burst that lands while the consumer waits is taken in a few reads, not
-// an entry a read: the streams' lengths, asked in the wait's own pipeline,
-// say there is more behind the entry woken on.
+// an entry a read: woken, a read takes INGEST_BATCH at once.
 func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 	var mu sync.Mutex
 	var runs int
@@ -96,9 +189,9 @@ func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 		return out
 	}})
 	ctx := context.Background()
-	testbin.Eventually(t, 30*time.Second, "the consumer waiting (its XREADGROUP listed as blocked)", func() bool {
+	testbin.Eventually(t, 30*time.Second, "the consumer listening (its connection listed as tracking keys)", func() bool {
 		list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
-		return strings.Contains(list, "flags=b") && strings.Contains(list, "cmd=xreadgroup")
+		return strings.Contains(list, "flags=tB")
 	})
 	const n = 600
 	cmds := rueidis.Commands{rdb.B().Multi().Build()}
@@ -119,7 +212,8 @@ func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 	if len(got) != n || got[0] != "0" || got[n-1] != strconv.Itoa(n-1) {
 		t.Fatalf("published %d entries (first %q), want %d in order", len(got), got[:min(len(got), 1)], n)
 	}
-	// One woken on, then INGEST_BATCH (256) a read: 4 reads.
+	// INGEST_BATCH (256) a read: 3 reads, 4 if the first wake-up came
+	// before the transaction's end.
 	if runs > 6 {
 		t.Errorf("%d entries in one burst took %d reads, want a few", n, runs)
 	}
