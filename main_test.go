@@ -38,10 +38,11 @@ func healthStatus(url string) (int, string) {
 }
 
 // TestMain removes the binary the tests built (testbin.Build: once a
-// process).
+// process) and closes the shared Chromium.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Clean()
+	testbrowser.Stop()
 	os.Exit(code)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/internal/testbin"
+	"roomhub/internal/testbrowser"
 )
 
 // Every hub the tests start logs at debug level into logScan, which looks at
@@ -55,6 +56,7 @@ func testLog() *slog.Logger {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Clean()
+	testbrowser.Stop()
 	logScan.mu.Lock()
 	defer logScan.mu.Unlock()
 	if len(logScan.leaks) > 0 {

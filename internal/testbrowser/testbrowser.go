@@ -62,6 +62,72 @@ func takeTurn(t testing.TB) {
 	})
 }
 
+// shared is the test process's one Chromium (web/e2e/server.mjs), started
+// by the first driver: each driver connects to it and works in contexts of
+// its own, so a test pays for a node process, not a browser's start. It
+// ends with Stop, or with the test process (its input closes).
+var shared server
+
+type server struct {
+	once  sync.Once
+	ws    string // the endpoint drivers connect to
+	err   error
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// endpoint starts the shared Chromium the first time and returns its
+// endpoint.
+func (s *server) endpoint(dir string) (string, error) {
+	s.once.Do(func() {
+		cmd := exec.Command("node", filepath.Join(dir, "server.mjs"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stderr = os.Stderr
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if s.err = cmd.Start(); s.err != nil {
+			return
+		}
+		s.cmd, s.stdin = cmd, stdin
+		line := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			if sc.Scan() {
+				line <- sc.Text()
+			}
+			close(line)
+			_, _ = io.Copy(io.Discard, stdout)
+		}()
+		select {
+		case s.ws = <-line:
+			if s.ws == "" {
+				s.err = fmt.Errorf("the shared Chromium (web/e2e/server.mjs) exited before it said where it listens")
+			}
+		case <-time.After(60 * time.Second):
+			s.err = fmt.Errorf("the shared Chromium (web/e2e/server.mjs) said nothing for 60 s")
+		}
+	})
+	return s.ws, s.err
+}
+
+// Stop closes the shared Chromium, if one was started (killing it after
+// 10 s): TestMain calls it once the tests are done.
+func Stop() {
+	s := &shared
+	if s.cmd == nil {
+		return
+	}
+	_ = s.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
 // Start runs web/e2e/<script> with args and waits for its READY line, once
 // no other test of the process drives Chromium (the test's turn lasts until
 // it ends). It needs node, /usr/bin/chromium and web/e2e/node_modules,
@@ -79,8 +145,13 @@ func Start(t testing.TB, script string, args ...string) *Driver {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatalf("chromium is not installed: run `make test` (apt-get install chromium)")
 	}
+	ws, err := shared.endpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("node", append([]string{filepath.Join(dir, script)}, args...)...)
-	// Its own process group, so that Quit can end Chromium with it.
+	cmd.Env = append(os.Environ(), "ROOMHUB_BROWSER_WS="+ws)
+	// Its own process group, so that Quit can end whatever it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -104,9 +175,9 @@ func Start(t testing.TB, script string, args ...string) *Driver {
 	return d
 }
 
-// Quit closes the browser and waits for the driver to exit (killing it and
-// its Chromium after 10 s). Whatever of its process group is left then is
-// killed too. It may be called more than once.
+// Quit closes the driver's pages and waits for it to exit (killing it
+// after 10 s). Whatever of its process group is left then is killed too. It
+// may be called more than once.
 func (d *Driver) Quit() {
 	d.quit.Do(func() {
 		_, _ = io.WriteString(d.stdin, "QUIT\n")
@@ -120,7 +191,7 @@ func (d *Driver) Quit() {
 			killGroup()
 			<-done
 		}
-		killGroup() // a Chromium the driver left behind
+		killGroup() // whatever the driver left behind
 	})
 }
 

@@ -1,15 +1,29 @@
-// What every driver of web/e2e shares: the headless Chromium it starts
+// What every driver of web/e2e shares: the headless Chromium it uses
 // (Debian's chromium, nothing downloaded, no background traffic; for an
 // https:// URL, the tests' own certificate, certificate errors are ignored)
 // and the stream drivers' line protocol.
 import { chromium } from 'playwright-core';
 import readline from 'node:readline';
 
-export function launch(url = '') {
+// chromiumPath is the browser's binary.
+export function chromiumPath() {
+  return process.env.CHROMIUM || '/usr/bin/chromium';
+}
+
+// chromiumArgs are its flags; insecure: certificate errors are ignored.
+export function chromiumArgs(insecure) {
   const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-  if (url.startsWith('https:')) args.push('--ignore-certificate-errors');
-  return chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args });
+  if (insecure) args.push('--ignore-certificate-errors');
+  return args;
+}
+
+// launch is the driver's browser: the test process's shared one
+// (server.mjs) when ROOMHUB_BROWSER_WS names it, else one of its own.
+// Either way, browser.close() leaves nothing of the driver's behind.
+export function launch(url = '') {
+  if (process.env.ROOMHUB_BROWSER_WS) return chromium.connect(process.env.ROOMHUB_BROWSER_WS);
+  return chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs(url.startsWith('https:')) });
 }
 
 // serveCounts is the line protocol of the stream drivers: it prints READY,
