@@ -101,7 +101,7 @@ loadtest-ingest: deps
 # fuzz runs each network-facing parser's fuzzer for a short while.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseStreamID -fuzztime 30s ./hub/
-	$(GO) test -run '^$$' -fuzz FuzzDecodePublish -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./hub/publish/
 	$(GO) test -run '^$$' -fuzz FuzzParseNotificationID -fuzztime 30s ./hub/inbox/
 	$(GO) test -run '^$$' -fuzz FuzzParseWireMessage -fuzztime 30s ./hub/
 	$(GO) test -run '^$$' -fuzz FuzzVerifyToken -fuzztime 30s ./api/

@@ -29,6 +29,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/publish"
 	"roomhub/hub/push/channels"
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/devredis"
@@ -79,6 +80,7 @@ Commands:
 // reverse order.
 type Main struct {
 	httpCfg api.Config
+	pubCfg  publish.Config
 	cfg     hub.Config
 	log     *slog.Logger
 	tracing *telemetry.Tracing // nil: tracing is off
@@ -98,6 +100,10 @@ func NewMain() (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
+	pubCfg, err := publish.LoadConfig(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := hub.LoadConfig(os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -109,7 +115,7 @@ func NewMain() (*Main, error) {
 	if err := channels.CheckConfig(cfg); err != nil {
 		return nil, err
 	}
-	m := &Main{httpCfg: httpCfg, cfg: cfg, errc: make(chan error, 1)}
+	m := &Main{httpCfg: httpCfg, pubCfg: pubCfg, cfg: cfg, errc: make(chan error, 1)}
 	m.log = slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if m.tracing, err = telemetry.Start(context.Background(), os.LookupEnv, m.log); err != nil {
 		return nil, err
@@ -214,9 +220,10 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	if err != nil {
 		return nil, err
 	}
-	d.ItemMaxBytes = m.httpCfg.PublishMaxBytes
+	d.ItemMaxBytes = m.pubCfg.MaxDataBytes
 	ib := inbox.New(h, m.log)
 	ib.UseDelivery(d)
+	pipeline := publish.New(h, ib, m.pubCfg) // every door's publish path
 	in := ingest.New(h, m.log)
 	ch, err := channels.New(ctx, h, m.log, ib, nil)
 	if err != nil {
@@ -226,8 +233,9 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	d.Senders = ch.Senders
 	h.Start()
 	m.hub = h
-	apiSrv := api.New(m.httpCfg, h, ib, m.log, web.FS())
+	apiSrv := api.New(m.httpCfg, h, ib, pipeline, m.log, web.FS())
 	m.atClose(apiSrv.Close)
+	in.Start(pipeline)
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)

@@ -26,7 +26,7 @@ func (th *testHub) batch(t *testing.T, events ...string) (int, []batchResult) {
 // Each event of a batch answers exactly as it would alone, in its place.
 func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 	th := startHub(t, testredis.Start(t).Addr(), nil)
-	big := strings.Repeat("x", int(th.HTTP.PublishMaxBytes))
+	big := strings.Repeat("x", int(th.Pipeline.MaxData()))
 	code, first := th.publishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`)
 	if code != 200 {
 		t.Fatal("publish")

@@ -23,27 +23,26 @@ const minProductionSecret = 32
 // at start-up beside the core's (hub.Config). Each field names its variable;
 // the defaults are those of DESIGN.md.
 type Config struct {
-	Port            int           // SERVER_PORT, 8083
-	JWTSecret       string        // JWT_SECRET
-	InternalAPIKey  string        // INTERNAL_API_KEY: what the backend sends in X-Internal-Key
-	AllowedOrigins  []string      // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
-	PublishMaxBytes int64         // PUBLISH_MAX_BYTES, 65536
-	StreamMaxRooms  int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
-	TLSCertFile     string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
-	TLSKeyFile      string        // TLS_KEY_FILE
-	DebugAddr       string        // DEBUG_ADDR; set: Go's pprof profiles are served there, on loopback only
-	DebugPublic     bool          // DEBUG_ADDR_ALLOW_PUBLIC, false: true lets DEBUG_ADDR listen beyond loopback
-	MetricsAddr     string        // METRICS_ADDR; set: /metrics is served there, not on SERVER_PORT
-	Env             string        // HUB_ENV, development or production
-	JWTIssuer       string        // JWT_ISSUER: when set, a token's iss must be it
-	JWTAudience     string        // JWT_AUDIENCE: when set, a token's aud must hold it
-	StreamLifetime  time.Duration // STREAM_MAX_LIFETIME_SECS, 86400: a stream ends this long after it opened, as at its token's expiry
-	UserRequests    Budget        // USER_RATE_BURST 60, USER_RATE_PER_SEC 20: requests per user and instance on every user route
-	IPRequests      Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance (user routes and internal keys apart)
-	TrustedProxy    string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
-	AuthMisses      Budget        // ROOM_AUTH_MISS_BURST 64, ROOM_AUTH_MISS_PER_SEC 4: proxy-mode access checks per user and instance that the cache cannot answer
-	StreamOpens     Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
-	Heartbeats      Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+	Port           int           // SERVER_PORT, 8083
+	JWTSecret      string        // JWT_SECRET
+	InternalAPIKey string        // INTERNAL_API_KEY: what the backend sends in X-Internal-Key
+	AllowedOrigins []string      // ALLOWED_ORIGINS, comma list; empty allows none cross-origin
+	StreamMaxRooms int           // STREAM_MAX_ROOMS, 32 rooms in one page stream
+	TLSCertFile    string        // TLS_CERT_FILE; with TLS_KEY_FILE the hub serves HTTPS with HTTP/2
+	TLSKeyFile     string        // TLS_KEY_FILE
+	DebugAddr      string        // DEBUG_ADDR; set: Go's pprof profiles are served there, on loopback only
+	DebugPublic    bool          // DEBUG_ADDR_ALLOW_PUBLIC, false: true lets DEBUG_ADDR listen beyond loopback
+	MetricsAddr    string        // METRICS_ADDR; set: /metrics is served there, not on SERVER_PORT
+	Env            string        // HUB_ENV, development or production
+	JWTIssuer      string        // JWT_ISSUER: when set, a token's iss must be it
+	JWTAudience    string        // JWT_AUDIENCE: when set, a token's aud must hold it
+	StreamLifetime time.Duration // STREAM_MAX_LIFETIME_SECS, 86400: a stream ends this long after it opened, as at its token's expiry
+	UserRequests   Budget        // USER_RATE_BURST 60, USER_RATE_PER_SEC 20: requests per user and instance on every user route
+	IPRequests     Budget        // IP_RATE_BURST 20, IP_RATE_PER_SEC 2: requests that fail authentication, per client address and instance (user routes and internal keys apart)
+	TrustedProxy   string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
+	AuthMisses     Budget        // ROOM_AUTH_MISS_BURST 64, ROOM_AUTH_MISS_PER_SEC 4: proxy-mode access checks per user and instance that the cache cannot answer
+	StreamOpens    Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
+	Heartbeats     Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 }
 
 // Budget is a per-user rate limit: Burst at once, then PerSec a second.
@@ -78,27 +77,26 @@ func DefaultConfig() Config {
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	l := env.New(lookup)
 	c := Config{
-		Port:            l.Int("SERVER_PORT", 8083, 1, 65535),
-		JWTSecret:       l.Str("JWT_SECRET", DevJWTSecret),
-		InternalAPIKey:  l.Str("INTERNAL_API_KEY", hub.DevInternalAPIKey),
-		AllowedOrigins:  l.List("ALLOWED_ORIGINS", nil),
-		PublishMaxBytes: int64(l.Int("PUBLISH_MAX_BYTES", 65536, 256, 64<<20)),
-		StreamMaxRooms:  l.Int("STREAM_MAX_ROOMS", 32, 1, 1000),
-		TLSCertFile:     l.Str("TLS_CERT_FILE", ""),
-		TLSKeyFile:      l.Str("TLS_KEY_FILE", ""),
-		DebugAddr:       l.Str("DEBUG_ADDR", ""),
-		DebugPublic:     l.Str("DEBUG_ADDR_ALLOW_PUBLIC", "false") == "true",
-		MetricsAddr:     l.Str("METRICS_ADDR", ""),
-		Env:             l.Str("HUB_ENV", "development"),
-		JWTIssuer:       l.Str("JWT_ISSUER", ""),
-		JWTAudience:     l.Str("JWT_AUDIENCE", ""),
-		StreamLifetime:  l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
-		UserRequests:    Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
-		IPRequests:      Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
-		TrustedProxy:    l.Str("TRUSTED_PROXY_HEADER", ""),
-		AuthMisses:      Budget{PerSec: float64(l.Int("ROOM_AUTH_MISS_PER_SEC", 4, 1, 100000)), Burst: l.Int("ROOM_AUTH_MISS_BURST", 64, 1, 1000000)},
-		StreamOpens:     Budget{PerSec: 2, Burst: 20},
-		Heartbeats:      Budget{PerSec: 1, Burst: 10},
+		Port:           l.Int("SERVER_PORT", 8083, 1, 65535),
+		JWTSecret:      l.Str("JWT_SECRET", DevJWTSecret),
+		InternalAPIKey: l.Str("INTERNAL_API_KEY", hub.DevInternalAPIKey),
+		AllowedOrigins: l.List("ALLOWED_ORIGINS", nil),
+		StreamMaxRooms: l.Int("STREAM_MAX_ROOMS", 32, 1, 1000),
+		TLSCertFile:    l.Str("TLS_CERT_FILE", ""),
+		TLSKeyFile:     l.Str("TLS_KEY_FILE", ""),
+		DebugAddr:      l.Str("DEBUG_ADDR", ""),
+		DebugPublic:    l.Str("DEBUG_ADDR_ALLOW_PUBLIC", "false") == "true",
+		MetricsAddr:    l.Str("METRICS_ADDR", ""),
+		Env:            l.Str("HUB_ENV", "development"),
+		JWTIssuer:      l.Str("JWT_ISSUER", ""),
+		JWTAudience:    l.Str("JWT_AUDIENCE", ""),
+		StreamLifetime: l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
+		UserRequests:   Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
+		IPRequests:     Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
+		TrustedProxy:   l.Str("TRUSTED_PROXY_HEADER", ""),
+		AuthMisses:     Budget{PerSec: float64(l.Int("ROOM_AUTH_MISS_PER_SEC", 4, 1, 100000)), Burst: l.Int("ROOM_AUTH_MISS_BURST", 64, 1, 1000000)},
+		StreamOpens:    Budget{PerSec: 2, Burst: 20},
+		Heartbeats:     Budget{PerSec: 1, Burst: 10},
 	}
 	if err := l.Err(); err != nil {
 		return Config{}, err

@@ -16,7 +16,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Port != 8083 || c.PublishMaxBytes != 65536 || c.StreamMaxRooms != 32 || c.JWTSecret != DevJWTSecret ||
+	if c.Port != 8083 || c.StreamMaxRooms != 32 || c.JWTSecret != DevJWTSecret ||
 		c.InternalAPIKey != hub.DevInternalAPIKey || c.TLS() || !c.DevRoutes() || c.Production() {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
@@ -35,7 +35,6 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{"ALLOWED_ORIGINS", "https://user@app.example.com"},
 		{"ALLOWED_ORIGINS", "ftp://app.example.com"},
 		{"STREAM_MAX_ROOMS", "0"},
-		{"PUBLISH_MAX_BYTES", "12"},
 	} {
 		t.Run(tc.name+"="+tc.val, func(t *testing.T) {
 			_, err := LoadConfig(lookup(map[string]string{tc.name: tc.val}))

@@ -9,20 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"roomhub/hub"
-	"roomhub/hub/inbox"
 	"roomhub/hub/publish"
 )
-
-// DecodePublish parses and checks a publish body (publish.Decode, with
-// no bound on its data). Errors are *Error values with the code and status
-// DESIGN.md gives (COMMON400, NOTIF4001).
-func DecodePublish(body []byte) (inbox.PublishRequest, error) {
-	req, err := publish.Decode(body, 0)
-	if err != nil {
-		return req, toError(err)
-	}
-	return req, nil
-}
 
 func (s *Server) publish(c echo.Context) error {
 	body, err := readBody(c)

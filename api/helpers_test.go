@@ -24,6 +24,7 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
+	"roomhub/hub/publish"
 	"roomhub/hub/push/channels"
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
@@ -47,11 +48,13 @@ type testHub struct {
 	Ingest *ingest.Ingest
 	Cfg    hub.Config
 	HTTP   Config
-	tokens *TokenVerifier
-	rdb    rueidis.Client
-	srv    *httptest.Server
-	conns  *connTracker
-	api    *Server
+	// Pipeline is every door's publish path.
+	Pipeline *publish.Pipeline
+	tokens   *TokenVerifier
+	rdb      rueidis.Client
+	srv      *httptest.Server
+	conns    *connTracker
+	api      *Server
 }
 
 // startTrimmingHub starts a hub on a fresh Redis whose stream nodes hold 5
@@ -81,6 +84,7 @@ func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 type hubExtras struct {
 	pushTLS *tls.Config          // the webpush channel (when listed) trusts it: a stand-in push service's certificate
 	tracing trace.TracerProvider // the hub records spans through it (nil: none)
+	maxData int64                // PUBLISH_MAX_BYTES (0: its default)
 }
 
 // startHubFull is startHubWith with extras.
@@ -125,9 +129,16 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	}
 	t.Cleanup(ch.Close)
 	d.Senders = ch.Senders
+	pcfg := publish.DefaultConfig()
+	if extras.maxData > 0 {
+		pcfg.MaxDataBytes = extras.maxData
+	}
+	d.ItemMaxBytes = pcfg.MaxDataBytes
+	pipeline := publish.New(h, ib, pcfg)
 	h.Start()
-	apiSrv := New(httpCfg, h, ib, log, web.FS())
+	apiSrv := New(httpCfg, h, ib, pipeline, log, web.FS())
 	in := ingest.New(h, log)
+	in.Start(pipeline)
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
@@ -148,7 +159,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
+	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
 	th.waitHealthy(t)
 	return th
 }

@@ -8,13 +8,11 @@ import (
 	"roomhub/hub/ingest"
 )
 
-// UseIngest consumes the ingest streams through this server's publish
-// pipeline (an entry is a publish body, answered as the HTTP route would
-// answer it), lists their dead entries at GET /internal/ingest/dead and
-// reports their lag in /health. It starts the consumer.
+// UseIngest lists the ingest streams' dead entries at GET
+// /internal/ingest/dead and reports their lag in /health (in is started
+// apart, with the publish pipeline this server uses).
 func (s *Server) UseIngest(in *ingest.Ingest) {
 	s.ingest = in
-	in.Start(s.pipeline)
 }
 
 // ingestDead serves GET /internal/ingest/dead?partition=&limit=&after=.

@@ -73,7 +73,7 @@ func (th *testHub) ingestDead(t *testing.T, query string) (int, deadPage) {
 func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), withIngest(2), func(c *Config) { c.PublishMaxBytes = 1024 })
+	th := startHubFull(t, rs.Addr(), withIngest(2), nil, hubExtras{maxData: 1024})
 	rdb := testredis.Client(t, rs.Addr())
 	refused := []string{
 		`not json`,
@@ -431,7 +431,7 @@ func TestIngest_FindsStreamsItWillNeverRead(t *testing.T) {
 // idempotency key is of another type): the other room's entries are published
 // meanwhile, that room's later entries wait behind the failed one (none
 // goes ahead of it), and once Redis can publish it every entry comes out
-// once, in entry order (hardening IV, 11: PublishAll's in-order rule and
+// once, in entry order (hardening IV, 11: the pipeline's in-order rule and
 // finish's stop at the first entry to retry).
 func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 	t.Parallel()

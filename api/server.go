@@ -46,12 +46,12 @@ type Server struct {
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
-// and the inbox ib. web holds the demo page and client SDK (served at / and
-// /static/); it may be nil.
-func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, log *slog.Logger, web fs.FS) *Server {
+// and the inbox ib, publishing through pipeline. web holds the demo page
+// and client SDK (served at / and /static/); it may be nil.
+func New(cfg Config, h *hub.Hub, ib *inbox.Inbox, pipeline *publish.Pipeline, log *slog.Logger, web fs.FS) *Server {
 	s := &Server{hub: h, inbox: ib, cfg: cfg, core: h.Config(), log: log, tokens: NewTokenVerifier(cfg.JWTSecret).Expect(cfg.JWTIssuer, cfg.JWTAudience), web: web, e: echo.New(),
 		authMisses: newUserLimiter(cfg.AuthMisses), userRequests: newUserLimiter(cfg.UserRequests),
-		pipeline: publish.New(ib, cfg.PublishMaxBytes)}
+		pipeline: pipeline}
 	if p, err := newPoller(); err != nil {
 		log.Warn("no socket poller: streams are served through net/http", "err", err)
 	} else {
@@ -281,8 +281,8 @@ const smallBodyMax = 64 << 10
 // PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, any
 // other's by 64 KiB.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
-	small, publishLimit := bodyLimit(smallBodyMax), bodyLimit(publish.MaxBody(s.cfg.PublishMaxBytes))
-	batch := bodyLimit(s.cfg.PublishMaxBytes * 8)
+	small, publishLimit := bodyLimit(smallBodyMax), bodyLimit(publish.MaxBody(s.pipeline.MaxData()))
+	batch := bodyLimit(s.pipeline.MaxData() * 8)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		smallNext, publishNext, batchNext := small(next), publishLimit(next), batch(next)
 		return func(c echo.Context) error {

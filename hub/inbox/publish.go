@@ -80,7 +80,7 @@ func (ib *Inbox) prepare(req PublishRequest) (p hub.PublishRequest, recipients [
 	if p, err = ib.core.CheckPublish(req.PublishRequest); err != nil {
 		return p, nil, opts, err
 	}
-	// "[1 2]", "[]": the form idempotency keys were first stored with, then the options.
+	// "[1 2]", "[]" (PlainBody): the form idempotency keys were first stored with, then the options.
 	p.Body = fmt.Sprint(recipients) + opts.body()
 	p.Note = joinIDs(recipients)
 	if opts.set() {
@@ -113,35 +113,13 @@ func (ib *Inbox) noticeOf(ctx context.Context, p hub.PublishRequest, res hub.Pub
 }
 
 // Plain reports whether req notifies no one: no recipients, no options.
-// Such publishes may go through PublishPlain.
+// Such a publish is the core's alone; its idempotency body is PlainBody.
 func (req PublishRequest) Plain() bool { return len(req.RecipientIDs) == 0 && !req.Options.set() }
 
-// PublishPlain publishes plain requests (see Plain) in one pipeline, each
-// answered in its place exactly as Publish would answer it alone.
-func (ib *Inbox) PublishPlain(ctx context.Context, reqs []PublishRequest) ([]hub.PublishResult, []error) {
-	results, errs := make([]hub.PublishResult, len(reqs)), make([]error, len(reqs))
-	var ready []hub.PublishRequest
-	var at []int
-	for i, req := range reqs {
-		if !req.Plain() {
-			errs[i] = fmt.Errorf("%w: PublishPlain takes no recipients or options", hub.ErrInvalid)
-			continue
-		}
-		p, err := ib.core.CheckPublish(req.PublishRequest)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		p.Body = fmt.Sprint([]int64{}) // as Publish hashes a publish without recipients
-		ready = append(ready, p)
-		at = append(at, i)
-	}
-	res, perrs := ib.core.PublishMany(ctx, ready)
-	for j, i := range at {
-		results[i], errs[i] = res[j], perrs[j]
-	}
-	return results, errs
-}
+// PlainBody is the idempotency body of a publish that notifies no one, as
+// Publish stores it ("[]": the form idempotency keys were first stored
+// with), so that either path answers a repeat of it as a duplicate.
+var PlainBody = fmt.Sprint([]int64{})
 
 // distinctRecipients checks recipient ids and drops repeats, keeping the order.
 func distinctRecipients(ids []int64) ([]int64, error) {

@@ -37,23 +37,26 @@ func (o Outcome) Failed() bool {
 	return o.Err != nil && !refused
 }
 
-// Pipeline runs publishes: the domain's one publish path.
+// Pipeline runs publishes: the domain's one publish path, built once (in
+// main) and used by every door.
 type Pipeline struct {
-	inbox   *inbox.Inbox
+	core    *hub.Hub     // a room's event
+	inbox   *inbox.Inbox // an event with recipients: the room's, then their items
 	maxData int64
 }
 
-// New is the pipeline of ib, a body's data bounded by maxData bytes
-// (PUBLISH_MAX_BYTES).
-func New(ib *inbox.Inbox, maxData int64) *Pipeline { return &Pipeline{inbox: ib, maxData: maxData} }
+// New is the pipeline of the core h and its inbox ib, configured by cfg.
+func New(h *hub.Hub, ib *inbox.Inbox, cfg Config) *Pipeline {
+	return &Pipeline{core: h, inbox: ib, maxData: cfg.MaxDataBytes}
+}
 
-// MaxData is the most bytes a publish's data may hold.
+// MaxData is the most bytes a publish's data may hold (PUBLISH_MAX_BYTES).
 func (p *Pipeline) MaxData() int64 { return p.maxData }
 
 // Run decodes and checks each body as it would be alone, publishes the
-// checked ones together (inbox.PublishAll: one room's in their order) and
+// checked ones together (publishAll: one room's in their order) and
 // answers each in its place. inOrder: a body that fails for want of Redis
-// leaves its room's later bodies unpublished (see inbox.PublishAll).
+// leaves its room's later bodies unpublished (ErrSkipped).
 func (p *Pipeline) Run(ctx context.Context, bodies []Body, inOrder bool) []Outcome {
 	out := make([]Outcome, len(bodies))
 	reqs := make([]inbox.PublishRequest, 0, len(bodies))
@@ -70,7 +73,7 @@ func (p *Pipeline) Run(ctx context.Context, bodies []Body, inOrder bool) []Outco
 		r.Span = b.Span
 		reqs, at = append(reqs, r), append(at, i)
 	}
-	results, errs := p.inbox.PublishAll(ctx, reqs, inOrder)
+	results, errs := p.publishAll(ctx, reqs, inOrder)
 	for j, i := range at {
 		out[i] = Outcome{Result: results[j], Err: errs[j]}
 	}

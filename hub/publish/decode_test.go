@@ -1,4 +1,4 @@
-package api
+package publish
 
 import (
 	"encoding/json"
@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func TestDecodePublish(t *testing.T) {
+// A body is decoded as DESIGN says, or refused with the code of its
+// fault: COMMON400, or NOTIF4001 for a missing or bad event type.
+func TestDecode(t *testing.T) {
 	for _, tc := range []struct {
 		body string
 		code string // "" = ok
@@ -32,18 +34,20 @@ func TestDecodePublish(t *testing.T) {
 		{`{"roomId":42,"eventType":"comment.created","data":{},"publisherId":0}`, "COMMON400"},
 		{`{"roomId":42,"eventType":"comment.created","data":{},"recipientIds":"1"}`, "COMMON400"},
 	} {
-		_, err := DecodePublish([]byte(tc.body))
-		var e *Error
+		_, err := Decode([]byte(tc.body), 0)
+		var r *Refusal
 		switch {
 		case tc.code == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tc.body, err)
-		case tc.code != "" && (!errors.As(err, &e) || e.Code != tc.code):
+		case tc.code != "" && (!errors.As(err, &r) || r.Code != tc.code):
 			t.Errorf("%s: err = %v, want %s", tc.body, err, tc.code)
 		}
 	}
 }
 
-func FuzzDecodePublish(f *testing.F) {
+// Whatever the body, Decode refuses it with a 400 code of DESIGN's table,
+// or returns a request the core can publish.
+func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"roomId":42,"eventType":"comment.created","data":{"a":1},"publisherId":1,"idempotencyKey":"k"}`,
 		`{"roomId":1,"eventType":"x","data":{}}`, `{}`, `[]`, `{"data":{"a":[1,{"b":null}]}}`, `null`,
@@ -54,11 +58,11 @@ func FuzzDecodePublish(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := DecodePublish(body)
+		req, err := Decode(body, 0)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Status != 400 {
-				t.Fatalf("error %v is not a 400 *Error", err)
+			var r *Refusal
+			if !errors.As(err, &r) || (r.Code != "COMMON400" && r.Code != "NOTIF4001") {
+				t.Fatalf("error %v is not a refusal of a bad body", err)
 			}
 			return
 		}
