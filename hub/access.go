@@ -131,6 +131,11 @@ func (a *access) allowed(ctx context.Context, user int64, g Grant, room int64, m
 		return allowed, nil
 	}
 	ch := a.calls.DoChan(fmt.Sprintf("%d:%d", user, room), func() (any, error) {
+		// A call that ended between this caller's look at the cache and
+		// here left its answer there: the backend is asked once.
+		if allowed, ok := a.cached(k); ok {
+			return allowed, nil
+		}
 		// Not the first caller's context: its disconnect must not fail the others.
 		start := time.Now()
 		allowed, err := a.ask(context.WithoutCancel(ctx), user, room)
