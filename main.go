@@ -2,10 +2,10 @@
 // Server-Sent Events streams (per room, their own notifications, or one for
 // a whole page); a backend publishes over HTTP or the ingest streams; each
 // recipient gets an inbox item with exact counts, and is reached beyond the
-// tab (Web Push sent by the hub, or the backend's gateway) when not
-// looking. Redis is the only state. main only wires: configuration, logger,
-// Redis, the hub and its inbox, delivery, push and ingest, the HTTP server,
-// shutdown.
+// tab (Web Push, FCM and APNs sent by the hub, or the backend's gateway)
+// when not looking. Redis is the only state. main only wires: configuration,
+// logger, Redis, the hub and its inbox, the publish pipeline, delivery,
+// push and ingest, the HTTP server, shutdown.
 package main
 
 import (

@@ -132,9 +132,9 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	if _, err := Call(h.rdb, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(roomMembers(empty)...).Build(), NoReply); err != nil {
 		return err
 	}
-	// A user who joined one of them since HKEYS may have been listed before
-	// the SREM: list again those that have users now (a join after this
-	// looks lists its room itself).
+	// A user who joined one of them since its HGETALL above may have listed
+	// the room before the SREM: list again those that have users now (a
+	// join after this look lists its room itself).
 	joined, err := h.perRoom(ctx, empty, func(room int64) rueidis.Completed {
 		return h.rdb.B().Hlen().Key(PresenceKey(room)).Build()
 	})

@@ -1,4 +1,8 @@
-// Package web holds the browser client SDK and the demo page, embedded in the binary.
+// Package web embeds what the hub serves to browsers (static/): the
+// client SDK (roomhub.js and its modules in sdk/), the <roomhub-inbox>
+// element (roomhub-inbox.js, its modules in inbox/), the service worker
+// (roomhub-sw.js), the React wrapper (react.js), their type declarations,
+// and the demo page.
 package web
 
 import (
@@ -9,7 +13,7 @@ import (
 //go:embed static
 var files embed.FS
 
-// FS is the demo page and SDK: index.html, roomhub.js.
+// FS is static/ as the hub serves it at / and /static/.
 func FS() fs.FS {
 	sub, err := fs.Sub(files, "static")
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package delivery reaches people beyond the tab: for each recipient of a
 // publish and each channel a rule selects (push, email, …), it decides
-// whether and when the backend's gateway should be asked to reach them,
-// hands that off, and keeps the fate of every hand-off.
+// whether and when to reach them, hands each delivery off — to the
+// backend's gateway over HTTP, or to a channel the hub sends itself (a
+// Sender: Web Push, FCM, APNs, in package push) — and keeps the fate of
+// every hand-off.
 //
 // The schedule is written with the inbox item, in the same script
 // (lua/inbox_add.lua, from Plan's arguments), so a retried publish never
