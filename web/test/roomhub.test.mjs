@@ -573,3 +573,34 @@ test('a ticket the hub refuses or fails to give never puts the token in a URL: o
     room.close();
   }
 });
+
+test('a tab is open only once the shared stream carries its rooms and bell, but rooms the hub refused it', async () => {
+  let channel;
+  const Channel = class { constructor() { channel = this; } postMessage() {} close() {} };
+  const locks = { request: () => new Promise(() => {}) }; // never granted: this tab follows
+  const jwt = `x.${Buffer.from(JSON.stringify({ sub: '41' })).toString('base64url')}.y`;
+  const hub = new RoomHub({ baseUrl: 'http://hub.test', getToken: () => jwt, EventSource: FakeEventSource, fetch: ticketless(async () => ({})) });
+  await withTabs(Channel, locks, async () => {
+    const seen = [];
+    const errors = [];
+    const page = hub.page({ rooms: [5, 6], notifications: true, onStatus: (s) => seen.push(s), onError: (e) => errors.push(e.roomId) });
+    try {
+      for (let i = 0; i < 5 && !channel?.onmessage; i++) await flush();
+      const hear = (m) => channel.onmessage({ data: m });
+      hear({ k: 'status', s: 'open', rooms: [], notifications: true }); // another tab's stream: the bell alone
+      hear({ k: 'status', s: 'open', rooms: [5, 6], notifications: false });
+      assert.deepEqual(seen, [], 'open before the stream carries this tab\'s rooms and bell');
+      hear({ k: 'status', s: 'open', rooms: [5, 6], notifications: true });
+      assert.deepEqual(seen, ['open']);
+      hear({ k: 'status', s: 'open', rooms: [5], notifications: true }); // room 6 left out…
+      assert.deepEqual(seen, ['open', 'connecting']);
+      hear({ k: 'refused', roomId: 6, status: 403, code: 'COMMON403', message: 'no' }); // …because the hub refused it
+      assert.deepEqual(seen, ['open', 'connecting', 'open']);
+      assert.deepEqual(errors, [6]);
+      page.setRooms([5, 7]); // asks again: room 7 is not carried yet
+      assert.deepEqual(seen, ['open', 'connecting', 'open', 'connecting']);
+    } finally {
+      page.close();
+    }
+  });
+});

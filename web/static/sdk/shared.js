@@ -49,6 +49,10 @@ export class SharedPageStream {
     // token refused) and waits for a tab to ask again.
     this.refused = new Set();
     this.stopped = false;
+    // This tab's: rooms the hub refused it (left out of what it waits for),
+    // and the shared stream's last status with the members it carried.
+    this.denied = new Set();
+    this.shared = { s: Status.CONNECTING };
     queueMicrotask(() => this.#start());
   }
 
@@ -77,6 +81,8 @@ export class SharedPageStream {
   setMembers(rooms, notifications) {
     this.rooms = [...new Set(rooms)];
     this.notifications = !!notifications;
+    this.denied.clear();
+    this.#restatus();
     for (const r of this.online.keys()) if (!this.rooms.some((x) => String(x) === String(r))) this.online.delete(r);
     this.#announce();
     if (this.leading) {
@@ -237,8 +243,9 @@ export class SharedPageStream {
       return;
     }
     this.stopped = true;
-    this.#setStatus(Status.CLOSED);
-    this.#post({ k: 'status', s: Status.CLOSED });
+    const closed = { k: 'status', s: Status.CLOSED };
+    this.#post(closed);
+    this.#heard(closed);
   }
 
   // follow makes the leader's stream carry the union, resuming from the
@@ -268,8 +275,9 @@ export class SharedPageStream {
       onStatus: (st) => {
         if (st === Status.CLOSED) { this.#ended(stream); return; }
         if (this.stream !== stream) return;
-        this.#setStatus(st);
-        this.#post({ k: 'status', s: st });
+        const m = { k: 'status', s: st, rooms: stream.rooms, notifications: stream.notifications };
+        this.#post(m);
+        this.#heard(m);
         if (st === Status.OPEN) this.#snapshotPresence(stream);
       },
       onCount: undefined, onCounts: undefined, onCreated: undefined, onUpdated: undefined, onRead: undefined,
@@ -372,7 +380,7 @@ export class SharedPageStream {
     switch (m.k) {
       case 'ev': this.slicer.take(() => this.#deliver(m)); break;
       case 'evs': for (const e of m.list || []) this.slicer.take(() => this.#deliver(e)); break;
-      case 'status': this.#setStatus(m.s); break;
+      case 'status': this.#heard(m); break;
       case 'hello': {
         const before = this.tabs.get(m.tab);
         const asks = !before || before.notifications !== m.notifications || String(before.rooms) !== String(m.rooms);
@@ -387,6 +395,8 @@ export class SharedPageStream {
       }
       case 'refused': // the hub refused a room: the tab that asked for it hears why
         if (this.covers(m.roomId)) {
+          this.denied.add(String(m.roomId));
+          this.#restatus();
           const err = new HubError(m.status, m.code, m.message);
           err.roomId = m.roomId;
           this.opts.onError?.(err);
@@ -401,7 +411,7 @@ export class SharedPageStream {
   // catchUp sends a tab that just arrived what it cannot get from the stream:
   // the bell's counts and each room's online users, as last relayed.
   #catchUp() {
-    this.#post({ k: 'status', s: this.status });
+    this.#post({ k: 'status', ...this.shared });
     for (const msg of Object.values(this.last)) this.#post(msg);
   }
 
@@ -451,6 +461,27 @@ export class SharedPageStream {
     if (type === 'system.evicted') this.opts.onEvicted?.(data);
     for (const fn of this.listeners.get(type) || []) fn(data, id, type);
     for (const fn of this.listeners.get('*') || []) fn(data, id, type);
+  }
+
+  // heard takes the shared stream's status m (s, and the rooms and bell it
+  // carries: absent when it carries none) and makes this tab's of it.
+  #heard(m) {
+    this.shared = { s: m.s, rooms: m.rooms, notifications: m.notifications };
+    this.#restatus();
+  }
+
+  // restatus makes this tab's status of the shared stream's: open only once
+  // the stream carries what this tab asked for, but the rooms the hub
+  // refused it; until then connecting. An event of a room the stream does
+  // not carry yet would be missed (a room added to a page stream starts
+  // live), so a page must not take the stream's open for its own.
+  #restatus() {
+    const { s, rooms, notifications } = this.shared;
+    if (s !== Status.OPEN || !rooms) { this.#setStatus(s); return; }
+    const carried = new Set(rooms.map(String));
+    const waiting = this.rooms.some((r) => !carried.has(String(r)) && !this.denied.has(String(r))) ||
+      (this.notifications && !notifications);
+    this.#setStatus(waiting ? Status.CONNECTING : s);
   }
 
   #setStatus(st) {
