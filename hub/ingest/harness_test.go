@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,4 +73,48 @@ func waitDrained(t *testing.T, rdb rueidis.Client) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// recorder keeps the bodies its publisher was handed, in order.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+// publisher publishes every body, a publish's data bounded by maxData.
+func (r *recorder) publisher(maxData int64) fakePublisher {
+	return fakePublisher{maxData: maxData, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, b := range bodies {
+			r.got = append(r.got, string(b.Raw))
+		}
+		return make([]publish.Outcome, len(bodies))
+	}}
+}
+
+func (r *recorder) bodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// xadd adds an entry with event body to partition 0.
+func xadd(t *testing.T, rdb rueidis.Client, body string) {
+	t.Helper()
+	if err := rdb.Do(context.Background(), rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trackingClient is the id of the connection Redis lists as tracking keys
+// in broadcast mode (the waker's), or "".
+func trackingClient(rdb rueidis.Client) string {
+	list, _ := rdb.Do(context.Background(), rdb.B().ClientList().Build()).ToString()
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "flags=tB") {
+			return strings.TrimPrefix(strings.Fields(line)[0], "id=")
+		}
+	}
+	return ""
 }

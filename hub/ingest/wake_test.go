@@ -60,18 +60,11 @@ func TestWaker_SaysWhenAStreamChanges(t *testing.T) {
 		t.Errorf("Redis named %q, want %q alone", named, want)
 	}
 	mu.Unlock()
-	list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
-	killed := 0
-	for _, line := range strings.Split(list, "\n") {
-		if strings.Contains(line, "flags=tB") {
-			id := strings.Fields(line)[0] // id=N
-			testredis.Do(t, rdb, "CLIENT", "KILL", "ID", strings.TrimPrefix(id, "id="))
-			killed++
-		}
+	id := trackingClient(rdb)
+	if id == "" {
+		t.Fatal("no connection listed as tracking keys")
 	}
-	if killed != 1 {
-		t.Fatalf("%d tracking connections listed, want 1:\n%s", killed, list)
-	}
+	testredis.Do(t, rdb, "CLIENT", "KILL", "ID", id)
 	testbin.Eventually(t, 30*time.Second, "the lost connection noticed and made again", func() bool {
 		select {
 		case <-w.lost:
@@ -89,39 +82,17 @@ func TestWaker_SaysWhenAStreamChanges(t *testing.T) {
 // A consumer whose listening connection is lost reads on through the
 // shared client, and listens again once idle.
 func TestIdle_ALostConnectionIsMadeAgain(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	rdb, _ := startIngest(t, fakePublisher{maxData: 1 << 20, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, b := range bodies {
-			got = append(got, string(b.Raw))
-		}
-		return make([]publish.Outcome, len(bodies))
-	}})
-	ctx := context.Background()
-	listening := func() string {
-		list, _ := rdb.Do(ctx, rdb.B().ClientList().Build()).ToString()
-		for _, line := range strings.Split(list, "\n") {
-			if strings.Contains(line, "flags=tB") {
-				return strings.TrimPrefix(strings.Fields(line)[0], "id=")
-			}
-		}
-		return ""
-	}
+	var rec recorder
+	rdb, _ := startIngest(t, rec.publisher(1<<20))
 	for round := range 2 {
-		testbin.Eventually(t, 30*time.Second, "the consumer listening", func() bool { return listening() != "" })
-		testredis.Do(t, rdb, "CLIENT", "KILL", "ID", listening())
+		testbin.Eventually(t, 30*time.Second, "the consumer listening", func() bool { return trackingClient(rdb) != "" })
+		testredis.Do(t, rdb, "CLIENT", "KILL", "ID", trackingClient(rdb))
 		body := "after kill " + strconv.Itoa(round)
-		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
-			t.Fatal(err)
-		}
+		xadd(t, rdb, body)
 		waitDrained(t, rdb)
-		mu.Lock()
-		if !slices.Contains(got, body) {
+		if got := rec.bodies(); !slices.Contains(got, body) {
 			t.Errorf("%q not published (published %q)", body, got)
 		}
-		mu.Unlock()
 	}
 }
 
@@ -129,22 +100,10 @@ func TestIdle_ALostConnectionIsMadeAgain(t *testing.T) {
 // the read script returns an entry over the most one may hold as its size
 // alone. Redis sends the hub far less than the 4 MiB entry.
 func TestIdle_ABigEntryIsNeverTakenWhole(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	rdb, _ := startIngest(t, fakePublisher{maxData: 64 << 10, run: func(_ context.Context, bodies []publish.Body) []publish.Outcome {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, b := range bodies {
-			got = append(got, string(b.Raw))
-		}
-		return make([]publish.Outcome, len(bodies))
-	}})
+	var rec recorder
+	rdb, _ := startIngest(t, rec.publisher(64<<10))
 	ctx := context.Background()
-	add := func(body string) {
-		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(body string) { xadd(t, rdb, body) }
 	add("first")
 	waitDrained(t, rdb) // the consumer is idle from here on
 	sent := func() int64 {
@@ -165,9 +124,7 @@ func TestIdle_ABigEntryIsNeverTakenWhole(t *testing.T) {
 		t.Errorf("Redis sent %d bytes while the consumer took a 4 MiB entry, want far less", d)
 	}
 	dead, _ := rdb.Do(ctx, rdb.B().Xlen().Key(hub.IngestDeadKey(0)).Build()).AsInt64()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 1 || dead != 1 {
+	if got := rec.bodies(); len(got) != 1 || dead != 1 {
 		t.Errorf("published %d entries and %d dead, want the first published and the big one dead", len(got), dead)
 	}
 }
