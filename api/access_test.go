@@ -372,3 +372,38 @@ func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 		t.Fatalf("the backend was asked %d times for a refused page stream", n-calls)
 	}
 }
+
+// Backend calls never follow a redirect: the internal key would go along to
+// its target, and the target's 2xx would count as the backend's. The room
+// access check fails closed (503 AUTH5031); the read sink tries again later.
+func TestHardening_BackendRedirectsAreNotFollowed(t *testing.T) {
+	var hits, keys atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.Header.Get("X-Internal-Key") != "" {
+			keys.Add(1)
+		}
+	}))
+	t.Cleanup(target.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+		proxyMode(redirector.URL, time.Minute)(c)
+		c.ReadSinkURL, c.WriteBehindInterval = redirector.URL, 0
+	})
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.token(t, 70)); code != 503 || env != "AUTH5031" {
+		t.Fatalf("access through a redirect: %d %s, want 503 AUTH5031", code, env)
+	}
+	id := th.notifyWith(t, 301, "", 70)
+	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 70, ""); code != 200 {
+		t.Fatalf("read: %d", code)
+	}
+	if st, err := th.Inbox.FlushReads(t.Context()); err != nil || !st.Failed || st.Flushed != 0 || st.Dead != 0 {
+		t.Fatalf("a sink that redirects: %+v %v, want a temporary failure", st, err)
+	}
+	if hits.Load() != 0 || keys.Load() != 0 {
+		t.Fatalf("the redirect's target was called %d times (%d with the internal key)", hits.Load(), keys.Load())
+	}
+}

@@ -3,11 +3,13 @@ package api
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,6 +191,214 @@ func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
 				t.Fatalf("a client sending headers slowly held the connection past ReadHeaderTimeout (%v)", srv.ReadHeaderTimeout)
 			}
 			return // closed by the server
+		}
+	}
+}
+
+func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		// Budgets that refill too slowly to matter: what is tested is the
+		// burst, however long the machine takes to spend it.
+		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.001, Burst: 2}, Budget{PerSec: 0.001, Burst: 3}
+	})
+	tok := th.token(t, 5)
+	check := func(what string, call func() *http.Response, ok int) {
+		t.Helper()
+		for i := 0; i < ok; i++ {
+			resp := call()
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s %d: %d", what, i, resp.StatusCode)
+			}
+		}
+		resp := call()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.StatusCode != 429 || !strings.Contains(string(b), `"COMMON429"`) || err != nil || secs < 1 {
+			t.Fatalf("%s over budget: %d %s Retry-After %q", what, resp.StatusCode, b, resp.Header.Get("Retry-After"))
+		}
+	}
+	check("heartbeat", func() *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/rooms/123/presence/heartbeat", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}, 3)
+	check("stream open", func() *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/rooms/123/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := (&http.Client{}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp // closing the body ends the stream
+	}, 2)
+	// Another user has a budget of their own.
+	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/123/presence/heartbeat", 6, ""); code != 200 {
+		t.Fatalf("another user's heartbeat: %d", code)
+	}
+}
+
+func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	th := startHub(t, testredis.Start(t).Addr(), nil)
+	big := strings.Repeat("x", 60000)
+	var ids []string
+	for i := 0; i < 30; i++ {
+		ids = append(ids, th.publish(t, 124, "comment.created", map[string]any{"n": i, "pad": big}).StreamID)
+	}
+	since, got := "0", 0
+	for pages := 0; ; pages++ {
+		code, env := th.get(t, "/api/v1/rooms/124/events?count=500&since="+since, th.token(t, 1))
+		var p hub.EventsPage
+		remarshal(t, env.Result, &p)
+		if code != 200 || len(p.Events) > 18 {
+			t.Fatalf("page %d: %d, %d events of 60 KB", pages, code, len(p.Events))
+		}
+		for _, e := range p.Events {
+			if e.ID != ids[got] {
+				t.Fatalf("event %d is %s, want %s", got, e.ID, ids[got])
+			}
+			got++
+		}
+		if !p.HasMore {
+			break
+		}
+		since = *p.LastID
+	}
+	if got != 30 {
+		t.Fatalf("paged through %d of 30 events", got)
+	}
+}
+
+// Every user route has a per-user budget; requests that fail
+// authentication have one per client address (from the trusted proxy
+// header only when one is configured), checked before the token is.
+func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
+	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+		// Refilling too slowly to matter, however slow the machine.
+		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 0.001, Burst: 3}, Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
+	})
+	tok := th.token(t, 90)
+	send := func(path string, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	call := func(path, token, forwarded string) *http.Response {
+		t.Helper()
+		hdr := map[string]string{}
+		if token != "" {
+			hdr["Authorization"] = "Bearer " + token
+		}
+		if forwarded != "" {
+			hdr["X-Forwarded-For"] = forwarded
+		}
+		return send(path, hdr)
+	}
+	paths := []string{"/api/v1/notifications/counts", "/api/v1/notifications", "/api/v1/rooms/5/events?since=0"}
+	for i, p := range paths { // the burst, spread over routes: one budget per user
+		if resp := call(p, tok, ""); resp.StatusCode != 200 {
+			t.Fatalf("request %d (%s): %d", i, p, resp.StatusCode)
+		}
+	}
+	resp := call("/api/v1/notifications/unread", tok, "")
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("past the user's budget: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := call("/api/v1/notifications/unread", th.token(t, 91), ""); resp.StatusCode != 200 {
+		t.Fatalf("another user: %d", resp.StatusCode)
+	}
+	// Unauthenticated, per client address as the trusted proxy says.
+	for i := 0; i < 2; i++ {
+		if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 401 {
+			t.Fatalf("bad token %d: %d", i, resp.StatusCode)
+		}
+	}
+	if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 429 {
+		t.Fatalf("a client that keeps failing: %d, want 429", resp.StatusCode)
+	}
+	if resp := call("/api/v1/notifications/unread", "bad", "198.51.100.1, 203.0.113.8"); resp.StatusCode != 401 {
+		t.Fatalf("another client behind the proxy: %d, want 401", resp.StatusCode)
+	}
+	// A valid token from the address that keeps failing (behind a proxy,
+	// every browser may have it) is never refused by the address's budget.
+	for _, p := range []string{"/api/v1/notifications/unread", "/api/v1/rooms/5/stream"} {
+		if resp := call(p, th.token(t, 92), "203.0.113.7"); resp.StatusCode != 200 {
+			t.Fatalf("a valid token from a spent address, %s: %d, want 200", p, resp.StatusCode)
+		}
+	}
+	// Wrong internal keys, per client address too, on a budget of their own
+	// (203.0.113.7 spent its user-route one above): past it a wrong key is
+	// 429; the right key from that address still passes.
+	internal := func(key, forwarded string) *http.Response {
+		t.Helper()
+		return send("/api/v1/internal/deliveries/dead", map[string]string{"X-Internal-Key": key, "X-Forwarded-For": forwarded})
+	}
+	for i := 0; i < 2; i++ {
+		if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {
+			t.Fatalf("wrong internal key %d: %d, want 401", i, resp.StatusCode)
+		}
+	}
+	if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("an address that keeps guessing internal keys: %d, Retry-After %q, want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := internal(th.Cfg.InternalAPIKey, "203.0.113.7"); resp.StatusCode != 200 {
+		t.Fatalf("the right key from a spent address: %d, want 200", resp.StatusCode)
+	}
+	if resp := internal(th.Cfg.InternalAPIKey, "198.51.100.2"); resp.StatusCode != 200 {
+		t.Fatalf("the backend from its own address: %d, want 200", resp.StatusCode)
+	}
+}
+
+// Every JSON body the hub reads refuses a field it does not know, at any
+// depth, with 400 COMMON400 naming it: a typo must never widen (or quietly
+// drop) what a request does. Each body is otherwise valid: without the typo
+// it is accepted.
+func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.DeliveryChannels = []string{"push"} })
+	nid := th.notifyWith(t, 5, "", 1)
+	user := map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Content-Type": "application/json"}
+	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	const pub = `"roomId":5,"eventType":"comment.created","data":{"a":1}`
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for _, c := range []struct {
+		method, path string
+		hdr          map[string]string
+		good, typo   string
+		field        string
+	}{
+		{"POST", "/api/v1/notifications/publish", internal, `{` + pub + `,"recipientIds":[1]}`, `{` + pub + `,"recipients":[1]}`, "recipients"},
+		{"POST", "/api/v1/notifications/publish", internal, `{` + pub + `,"recipientIds":[1],"delivery":{"push":{"afterSecs":60}}}`,
+			`{` + pub + `,"recipientIds":[1],"delivery":{"push":{"afterSec":60}}}`, "afterSec"},
+		{"POST", "/api/v1/notifications/publish/batch", internal, `{"events":[{` + pub + `}]}`, `{"event":[{` + pub + `}]}`, "event"},
+		{"PATCH", "/api/v1/notifications/" + nid + "/snooze", user, `{"until":"` + soon + `"}`, `{"until":"` + soon + `","for":1}`, "for"},
+		{"POST", "/api/v1/notifications/bulk", user, `{"action":"seen","filter":{"state":"unread"}}`, `{"action":"seen","filter":{"stat":"unread"}}`, "stat"},
+		{"POST", "/api/v1/notifications/bulk", user, `{"action":"seen","notificationIds":["` + nid + `"]}`, `{"action":"seen","ids":["` + nid + `"]}`, "ids"},
+		{"POST", "/api/v1/notifications/read-all", user, `{"upTo":"` + nid + `"}`, `{"before":"` + nid + `"}`, "before"},
+		{"PUT", "/api/v1/notifications/settings", user, `{"mutedEventTypes":[]}`, `{"mutedEventTypes":[],"muted":["like.toggled"]}`, "muted"},
+		{"PUT", "/api/v1/notifications/settings", user, `{"mutedEventTypes":[],"channels":{"push":{"enabled":true}}}`,
+			`{"mutedEventTypes":[],"channels":{"push":{"enable":false}}}`, "enable"},
+		{"POST", "/api/v1/internal/deliveries/redrive", internal, `{"userId":1}`, `{"userIds":[1]}`, "userIds"},
+	} {
+		code, env := th.do(t, c.method, c.path, c.hdr, c.typo)
+		if code != 400 || env.Code != "COMMON400" || !strings.Contains(env.Message, c.field) {
+			t.Errorf("%s %s %s: %d %+v, want 400 COMMON400 naming %q", c.method, c.path, c.typo, code, env, c.field)
+		}
+		if code, env := th.do(t, c.method, c.path, c.hdr, c.good); code != 200 {
+			t.Errorf("%s %s %s: %d %+v, want 200", c.method, c.path, c.good, code, env)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -88,18 +87,6 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 		t.Fatalf("the gateway reached user %d", c.Body.UserID)
 	}
 	g.quiet(t, 500*time.Millisecond)
-}
-
-// settingsOf reads GET /notifications/settings.
-func (th *testHub) settingsOf(t testing.TB, user int64) settingsBody {
-	t.Helper()
-	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
-	if code != 200 {
-		t.Fatalf("GET settings: %d %+v", code, env)
-	}
-	var s settingsBody
-	remarshal(t, env.Result, &s)
-	return s
 }
 
 func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
@@ -344,110 +331,6 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 	}
 }
 
-// Redis stops answering while deliveries fall due: they wait, and once it
-// is back each goes out once.
-func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	rs := testredis.Start(t)
-	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
-	var ids []string
-	for range 5 {
-		ids = append(ids, th.notifyWith(t, 7, "", 1, 2))
-	}
-	rs.Pause()
-	time.Sleep(3 * time.Second) // the deliveries fall due while Redis does not answer
-	rs.Resume()
-	for _, id := range ids {
-		th.waitDelivery(t, id, 1, "push", "sent")
-		th.waitDelivery(t, id, 2, "push", "sent")
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	keys := map[string]int{}
-	for _, c := range g.calls {
-		keys[c.IdemKey]++
-	}
-	if len(keys) != 10 || len(g.calls) != 10 {
-		t.Fatalf("the gateway got %d calls under %d keys, want each of 10 once: %v", len(g.calls), len(keys), keys)
-	}
-}
-
-// A hub that closes while the gateway holds a hand-off leaves it due at once
-// for the others, not waiting out a retry.
-func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	rs := testredis.Start(t)
-	held := make(chan struct{})
-	var once sync.Once
-	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
-		first := false
-		once.Do(func() { first = true })
-		if first {
-			close(held)
-			return gatewayAnswer{hang: true}
-		}
-		return gatewayAnswer{status: 200}
-	})
-	// A lease of a minute: handed on by the lease running out, the call
-	// would come far past waitDelivery's bound.
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.DeliveryTimeout, c.LockTTL = 30*time.Second, time.Minute
-	})
-	a := startHubWith(t, rs.Addr(), cfg, nil)
-	nid := a.notifyWith(t, 7, "", 1)
-	<-held
-	b := startHub(t, rs.Addr(), cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Hub.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := b.waitDelivery(t, nid, 1, "push", "sent")
-	if r.Attempts != 1 {
-		t.Fatalf("sent after %d attempts: the cut-off call should be handed on uncounted", r.Attempts)
-	}
-}
-
-// A claimed hand-off stays its claimer's while the gateway holds it: the
-// claimer renews the lease (every third of LOCK_TTL_SECS), so a second live
-// instance does not send it again however long the gateway takes. The
-// gateway holds the first call for 3 × LOCK_TTL_SECS, or until a second call
-// arrives (which fails the test at once).
-func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	rs := testredis.Start(t)
-	const ttl = 2 * time.Second
-	second := make(chan struct{})
-	var calls atomic.Int32
-	g := startGateway(t, func(gatewayCall) gatewayAnswer {
-		if calls.Add(1) > 1 {
-			close(second)
-			return gatewayAnswer{status: http.StatusOK}
-		}
-		return gatewayAnswer{status: http.StatusOK, wait: func() {
-			select {
-			case <-second:
-			case <-time.After(3 * ttl):
-			}
-		}}
-	})
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.LockTTL, c.DeliveryTimeout = ttl, time.Minute
-	})
-	a := startHub(t, rs.Addr(), cfg)
-	startHub(t, rs.Addr(), cfg)
-	nid := a.notifyWith(t, 7, "", 9)
-	g.next(t, wait)
-	a.waitDelivery(t, nid, 9, "push", "sent")
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("the gateway got %d calls for one hand-off held %v: the lease lapsed while it was held", n, 3*ttl)
-	}
-	if r := a.deliveriesOf(t, nid)["9/push"]; r.Attempts != 1 {
-		t.Fatalf("the record says %d attempts, want 1", r.Attempts)
-	}
-}
-
 // A digest keeps the Idempotency-Key it was first handed off under: when
 // its first item is read between a failed attempt and the retry, the retry
 // carries the rest under the same key, so a gateway that honours the key
@@ -488,54 +371,14 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 	}
 }
 
-// The hand-offs of one instance hold at most DELIVERY_INFLIGHT_MB of items
-// at once, however many users are due and whatever PUBLISH_MAX_BYTES is: 30
-// users each due a 60 KB item, a gateway that takes 300 ms a call, a 1 MiB
-// budget (64 jobs would hold 1.8 MB): the bodies the gateway holds at once
-// never add up past the budget, and every delivery is sent.
-func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	rs := testredis.Start(t)
-	const budget = 1 << 20
-	var mu sync.Mutex
-	var inflight, peak int
-	g := startGateway(t, func(c gatewayCall) gatewayAnswer {
-		n := 0
-		for _, it := range c.Body.Notifications {
-			n += len(it)
-		}
-		mu.Lock()
-		inflight += n
-		peak = max(peak, inflight)
-		mu.Unlock()
-		return gatewayAnswer{status: 200, wait: func() {
-			time.Sleep(300 * time.Millisecond) // a slow gateway, not a wait for a signal
-			mu.Lock()
-			inflight -= n
-			mu.Unlock()
-		}}
-	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *hub.Config) {
-		c.DeliveryInflightBytes = budget
-	}))
-	pad := strings.Repeat("x", 60000)
-	users := make([]string, 30)
-	for i := range users {
-		users[i] = fmt.Sprint(1000 + i)
-	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":7,"eventType":"comment.created","data":{"pad":%q},"recipientIds":[%s]}`, pad, strings.Join(users, ",")))
+// settingsOf reads GET /notifications/settings.
+func (th *testHub) settingsOf(t testing.TB, user int64) settingsBody {
+	t.Helper()
+	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
 	if code != 200 {
-		t.Fatalf("publish: %d %+v", code, env)
+		t.Fatalf("GET settings: %d %+v", code, env)
 	}
-	var r hub.PublishResult
-	remarshal(t, env.Result, &r)
-	for i := range users {
-		th.waitDelivery(t, "7:"+r.StreamID, int64(1000+i), "push", "sent")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if peak > budget {
-		t.Fatalf("the gateway held %d bytes of items at once, over the %d budget", peak, budget)
-	}
-	t.Logf("at most %d bytes of items in flight (budget %d)", peak, budget)
+	var s settingsBody
+	remarshal(t, env.Result, &s)
+	return s
 }
