@@ -1,18 +1,12 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,50 +317,6 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 	}
 }
 
-// Expiry: an item leaves lists and counts at expiresAt (within 5 s), with
-// notification.deleted reason expired; a snoozed item whose time came wakes,
-// unseen, at the top, by the timer worker, with notification.updated.
-func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	const u = 42
-	s := th.settledUserStream(t, u)
-	keep := th.notifyWith(t, 123, "", u)
-	s.next(t, wait)
-	// Far enough ahead that a slow publish is not refused as already past.
-	exp := th.notifyWith(t, 123, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	if f := s.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"expiresAt":"`) {
-		t.Fatalf("created %+v", f)
-	}
-	f := s.nextMatching(t, 20*time.Second, func(f frame) bool { return f.Event == inbox.NotificationDeletedType })
-	if !strings.Contains(f.Data, exp) || !strings.Contains(f.Data, `"reason":"expired"`) {
-		t.Fatalf("expiry: %s", f.Data)
-	}
-	if c := checkCountsMatchLists(t, th, u); c.Visible != 1 {
-		t.Fatalf("after expiry %+v", c)
-	}
-	// Snooze keep, then let its time come (moved to now in Redis: the API's
-	// shortest snooze is a minute).
-	th.act(t, u, keep, "snooze", `{"until":"`+time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)+`"}`)
-	s.nextMatching(t, wait, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "ZADD", hub.InboxDueKey(u), now, "s:"+keep)
-	testredis.Do(t, th.rdb, "ZADD", hub.InboxTimersKey(u%hub.InboxTimerShards), now, strconv.Itoa(u))
-	f = s.nextMatching(t, 10*time.Second, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
-	var upd struct{ Notifications []inbox.Notification }
-	if json.Unmarshal([]byte(f.Data), &upd) != nil || len(upd.Notifications) != 1 || upd.Notifications[0].NotificationID != keep ||
-		upd.Notifications[0].SnoozedUntil != nil || upd.Notifications[0].SeenAt != nil {
-		t.Fatalf("wake: %s", f.Data)
-	}
-	if c := checkCountsMatchLists(t, th, u); c.Visible != 1 || c.Snoozed != 0 || c.Unseen != 1 {
-		t.Fatalf("after wake %+v", c)
-	}
-	eventually(t, wait, "the timer index emptied", func() bool {
-		n, _ := testredis.Do(t, th.rdb, "ZCARD", hub.InboxTimersKey(u%hub.InboxTimerShards)).AsInt64()
-		return n == 0
-	})
-}
-
 // An inbox written by the hub before the lifecycle (items, order, read marks
 // and unread_count, nothing else) reads right after the upgrade: items
 // without the new fields, counts recounted once, exact.
@@ -413,223 +363,6 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	}
 }
 
-// Counts equal the lists after a random run of every action (publishes
-// with retries, groups and expiry too), on two instances of which one dies
-// now and then between a room publish and its inbox writes (the outbox
-// sweep finishes them). make soak runs it longer (ROOMHUB_LIFECYCLE_OPS).
-func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
-	t.Parallel()
-	rs := testredis.Start(t)
-	randomLifecycle(t, rs.Addr(), 300)
-}
-
-// The same on a 3-master Redis Cluster: the users' keys are on every master.
-func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
-	t.Parallel()
-	randomLifecycle(t, testredis.StartCluster(t).Addrs()[0], 150)
-}
-
-func randomLifecycle(t *testing.T, addr string, ops int) {
-	cfg := func(c *hub.Config) { c.InboxMaxEntries, c.OutboxGrace = 40, 300*time.Millisecond }
-	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, cfg)}
-	seed := uint64(time.Now().UnixNano())
-	if v, err := strconv.ParseUint(os.Getenv("ROOMHUB_LIFECYCLE_SEED"), 10, 64); err == nil {
-		seed = v
-	}
-	t.Logf("random actions from seed %d (ROOMHUB_LIFECYCLE_SEED=%d replays them)", seed, seed)
-	rng := rand.New(rand.NewPCG(1, seed))
-	var dying atomic.Bool
-	hubs[1].Inbox.AfterPublishHook = func() error {
-		if dying.Load() {
-			return errors.New("instance died")
-		}
-		return nil
-	}
-	if n, err := strconv.Atoi(os.Getenv("ROOMHUB_LIFECYCLE_OPS")); err == nil && n > 0 {
-		ops = n
-	}
-	users := []int64{50, 51, 52}
-	tags := []string{"a", "b", "c"}
-	sevs := []string{"low", "normal", "high", "critical"}
-	// A publish that dies between the room's script and the inbox writes
-	// also goes to witness, whom nothing else reaches and no action touches:
-	// the sweep must leave one item in the witness's inbox for each.
-	const witness = 53
-	died := 0
-	dieOnce := func() {
-		dying.Store(true)
-		defer dying.Store(false)
-		body := fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52,%d]}`, witness)
-		if code, env := hubs[1].publishRaw(t, body); code < 500 {
-			t.Fatalf("a publish through the dying instance: %d %+v", code, env)
-		}
-		died++
-	}
-	var known []string
-	for i := 0; i < ops; i++ {
-		th := hubs[rng.IntN(2)]
-		u := users[rng.IntN(len(users))]
-		switch op := rng.IntN(10); {
-		case op < 4 || len(known) == 0:
-			if th == hubs[1] && rng.IntN(10) == 0 {
-				dieOnce()
-				continue
-			}
-			extra := fmt.Sprintf(`"severity":%q,"tags":[%q,%q],"idempotencyKey":"k%d"`, sevs[rng.IntN(4)], tags[rng.IntN(3)], tags[rng.IntN(3)], rng.IntN(ops))
-			if rng.IntN(2) == 0 {
-				extra += fmt.Sprintf(`,"groupKey":"g%d"`, rng.IntN(3))
-			}
-			var expires time.Time
-			if rng.IntN(8) == 0 {
-				expires = time.Now().Add(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
-				extra += `,"expiresAt":"` + expires.UTC().Format(time.RFC3339Nano) + `"`
-			}
-			code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52],%s}`, extra))
-			switch {
-			case code == 200:
-				var r hub.PublishResult
-				remarshal(t, env.Result, &r)
-				known = append(known, "130:"+r.StreamID)
-			case env.Code == "NOTIF4091": // the same key with another body
-			case code == 400 && !expires.IsZero() && time.Now().After(expires): // a slow publish: its expiresAt passed first
-			default:
-				t.Fatalf("publish: %d %+v", code, env)
-			}
-		case op < 8:
-			id := known[rng.IntN(len(known))]
-			action := []string{"read", "seen", "archive", "unarchive", "unsnooze", "snooze"}[rng.IntN(6)]
-			body := ""
-			if action == "snooze" {
-				body = `{"until":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
-			}
-			if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/"+action, u, body); code != 200 && code != 404 {
-				t.Fatalf("%s: %d %+v", action, code, env)
-			}
-		case op < 9:
-			id := known[rng.IntN(len(known))]
-			if code, env := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+id, u, ""); code != 200 && code != 404 {
-				t.Fatalf("delete: %d %+v", code, env)
-			}
-		default:
-			action := inbox.BulkActions[rng.IntN(len(inbox.BulkActions))]
-			body := fmt.Sprintf(`{"action":%q,"filter":{"state":%q,"tags":[%q]}}`, action,
-				[]string{"visible", "unread", "unseen", "read", "archived", "all"}[rng.IntN(6)], tags[rng.IntN(3)])
-			if rng.IntN(2) == 0 {
-				if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
-					t.Fatalf("read-all: %d %+v", code, env)
-				}
-				continue
-			}
-			if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, body); code != 200 {
-				t.Fatalf("bulk %s: %d %+v", body, code, env)
-			}
-		}
-	}
-	dieOnce() // at least one, whatever the seed
-	// What the dying instance left undone, the sweep finishes: the outbox
-	// empties, and every planned inbox write is there.
-	eventually(t, 20*time.Second, "the outbox swept", func() bool {
-		n, _ := testredis.Do(t, hubs[0].rdb, "HLEN", hub.OutboxKey(130)).AsInt64()
-		return n == 0
-	})
-	if got := hubs[0].listOf(t, witness, "state=all"); len(got) != died {
-		t.Fatalf("the witness's inbox holds %d items after the sweep, want one for each of the %d publishes that died", len(got), died)
-	}
-	if n := hubs[0].unreadOf(t, witness); n != int64(died) {
-		t.Fatalf("the witness's unread count is %d, want %d", n, died)
-	}
-	for _, u := range users {
-		c := checkCountsMatchLists(t, hubs[0], u)
-		if all := hubs[1].listOf(t, u, "state=all"); int64(len(all)) > 40 || slices.ContainsFunc(all, func(n inbox.Notification) bool { return n.NotificationID == "" }) {
-			t.Fatalf("user %d: %d items (INBOX_MAX_ENTRIES 40)", u, len(all))
-		}
-		t.Logf("user %d after %d actions: %+v", u, ops, c)
-	}
-}
-
-// Groups: events with one groupKey join the recipient's open group (unread,
-// visible, younger than the window from its first event): one item that
-// counts once, keeps its notificationId, moves to the top unseen, with the
-// last actors; a retry never joins twice; a read or archived group, or one
-// past its window, is not joined.
-func TestLifecycle_Groups(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	const u = 60
-	s := th.settledUserStream(t, u)
-	publish := func(publisher int, extra string) (int, string) {
-		t.Helper()
-		code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":140,"eventType":"comment.created","data":{"by":%d},"publisherId":%d,"recipientIds":[%d],"groupKey":"post:1"%s}`,
-			publisher, publisher, u, extra))
-		var r hub.PublishResult
-		remarshal(t, env.Result, &r)
-		return code, "140:" + r.StreamID
-	}
-	other := th.notifyWith(t, 141, "", u)
-	s.next(t, wait)
-	_, first := publish(1, "")
-	if f := s.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"group":{"key":"post:1","count":1,"actors":["1"],"first":"`+first+`"}`) {
-		t.Fatalf("the group's first event: %+v", f)
-	}
-	th.act(t, u, first, "seen", "")
-	s.next(t, wait)
-	publish(2, "")
-	publish(3, `,"idempotencyKey":"g3"`)
-	if code, _ := publish(3, `,"idempotencyKey":"g3"`); code != 200 { // a retry: a duplicate, not a join
-		t.Fatalf("retry: %d", code)
-	}
-	publish(1, "")
-	for range 3 {
-		if f := s.next(t, wait); f.Event != inbox.NotificationUpdatedType {
-			t.Fatalf("a join: %+v, want notification.updated", f)
-		}
-	}
-	items := th.listOf(t, u, "")
-	g := items[0]
-	if len(items) != 2 || g.NotificationID != first || g.Group == nil || g.Group.Count != 4 ||
-		strings.Join(g.Group.Actors, ",") != "1,3,2" || g.Group.First != first || g.SeenAt != nil || string(g.Data) != `{"by":1}` {
-		t.Fatalf("the group %+v %+v", items, g.Group)
-	}
-	if c := checkCountsMatchLists(t, th, u); c.Visible != 2 || c.Unread != 2 {
-		t.Fatalf("a group counts once: %+v", c)
-	}
-	// Read: the next event starts a new group.
-	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+first+"/read", u, ""); code != 200 {
-		t.Fatalf("read: %d %+v", code, env)
-	}
-	_, second := publish(2, "")
-	if items := th.listOf(t, u, ""); len(items) != 3 || items[0].NotificationID != second || items[0].Group.Count != 1 {
-		t.Fatalf("after a read group %+v", items)
-	}
-	// Archived: not joined either.
-	th.act(t, u, second, "archive", "")
-	_, third := publish(2, "")
-	if items := th.listOf(t, u, ""); items[0].NotificationID != third || items[0].Group.Count != 1 {
-		t.Fatalf("after an archived group %+v", items[0])
-	}
-	// Past the window (counted from the group's first event): a new group.
-	rec, _ := testredis.Do(t, th.rdb, "HGET", hub.InboxGroupsKey(u), "g:"+third).ToString()
-	_, rest, _ := strings.Cut(rec, "\t")
-	old := strconv.FormatInt(time.Now().Add(-2*time.Hour).UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "HSET", hub.InboxGroupsKey(u), "g:"+third, old+"\t"+rest)
-	_, fourth := publish(2, "")
-	if items := th.listOf(t, u, ""); items[0].NotificationID != fourth || items[0].Group.Count != 1 {
-		t.Fatalf("past the window %+v", items[0])
-	}
-	publish(2, `,"groupWindowSecs":86400`)
-	if items := th.listOf(t, u, ""); items[0].NotificationID != fourth || items[0].Group.Count != 2 {
-		t.Fatalf("within the window %+v", items[0])
-	}
-	if c := checkCountsMatchLists(t, th, u); c.Visible != 4 || c.Archived != 1 || c.Unread != 3 {
-		t.Fatalf("counts %+v (visible: %s, the read group, the one past its window, the last)", c, other)
-	}
-	for _, body := range []string{`"groupKey":"no spaces"`, `"groupKey":""`, `"groupWindowSecs":60`, `"groupKey":"k","groupWindowSecs":0`,
-		`"groupKey":"k","groupWindowSecs":86401`} {
-		if code, env := th.publishRaw(t, `{"roomId":140,"eventType":"comment.created","data":{},"recipientIds":[60],`+body+`}`); code != 400 || env.Code != "COMMON400" {
-			t.Errorf("publish with %s: %d %s, want 400", body, code, env.Code)
-		}
-	}
-}
-
 // A deleted item's read, not yet flushed, still reaches the backend; and
 // trimming by INBOX_MAX_ENTRIES takes the oldest out of the counts with
 // notification.deleted, reason retention.
@@ -671,31 +404,5 @@ func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	}
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 2 {
 		t.Fatalf("after retention %+v", c)
-	}
-}
-
-// Timers live in Redis: an expiry scheduled through one instance fires
-// through the other's timer worker when the first is gone.
-func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
-	rs := testredis.Start(t)
-	a, b := startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)
-	const u = 62
-	s := b.userStream(t, u, "")
-	s.next(t, wait)
-	s.nextCounts(t)
-	id := a.notifyWith(t, 151, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	s.next(t, wait) // created
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Hub.EndStreams(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Hub.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f := s.nextMatching(t, 20*time.Second, func(f frame) bool { return f.Event == inbox.NotificationDeletedType })
-	if !strings.Contains(f.Data, id) || !strings.Contains(f.Data, `"reason":"expired"`) {
-		t.Fatalf("expiry after instance A closed: %s", f.Data)
 	}
 }
