@@ -117,9 +117,10 @@ func (ib *Inbox) noticeOf(ctx context.Context, p hub.PublishRequest, res hub.Pub
 func (req PublishRequest) Plain() bool { return len(req.RecipientIDs) == 0 && !req.Options.set() }
 
 // PlainBody is the idempotency body of a publish that notifies no one, as
-// Publish stores it ("[]": the form idempotency keys were first stored
-// with), so that either path answers a repeat of it as a duplicate.
-var PlainBody = fmt.Sprint([]int64{})
+// Publish stores it (fmt.Sprint of no recipients: the form idempotency
+// keys were first stored with), so that either path answers a repeat of it
+// as a duplicate.
+const PlainBody = "[]"
 
 // distinctRecipients checks recipient ids and drops repeats, keeping the order.
 func distinctRecipients(ids []int64) ([]int64, error) {

@@ -52,14 +52,14 @@ func (in *Ingest) sent(c rueidis.Completed, r rueidis.RedisResult) error {
 	return nil
 }
 
-// sendHeld sends the held finish alone, if any (the consumer stops).
-func (in *Ingest) sendHeld(ctx context.Context) {
-	if in.held != nil {
-		c := in.rdb.ScriptCmd(doneScript, *in.held)
-		if err := in.sent(c, in.rdb.Do(ctx, c)); err != nil {
-			in.log.Warn("ingest: acknowledging the last entries", "err", err)
-		}
+// sendHeld sends the held finish alone, if any (before an idle wait, or as
+// the consumer stops), through the waker's connection while it listens.
+func (in *Ingest) sendHeld(ctx context.Context) error {
+	if in.held == nil {
+		return nil
 	}
+	c := in.rdb.ScriptCmd(doneScript, *in.held)
+	return in.sent(c, hub.DoManyOn(in.rdb, ctx, in.wake.via(), rueidis.Commands{c})[0])
 }
 
 // count adds finished entries to ingest_entries_total.

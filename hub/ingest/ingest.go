@@ -275,8 +275,7 @@ func (in *Ingest) run(ctx context.Context) {
 			hub.Sleep(ctx, wait)
 			continue
 		}
-		_, err := in.round(ctx, wait)
-		if err != nil {
+		if err := in.round(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -151,7 +151,9 @@ func (in *Ingest) release(ctx context.Context, ps []int) {
 func (in *Ingest) releaseAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseWait)
 	defer cancel()
-	in.sendHeld(ctx)
+	if err := in.sendHeld(ctx); err != nil {
+		in.log.Warn("ingest: acknowledging the last entries", "err", err)
+	}
 	if held := in.ownedSorted(); len(held) > 0 {
 		in.release(ctx, held)
 		clear(in.owned)

@@ -17,31 +17,31 @@ import (
 )
 
 // round reads the owned partitions once (waiting up to wait for entries
-// when the last round found none: idleWait), publishes what it read and finishes it;
-// it reports how many entries it read. An entry not published for want of
-// Redis stays unacknowledged (pending), and every read returns what is
-// pending first.
-func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err error) {
+// when the last round found none: idleWait), publishes what it read and
+// finishes it. An entry not published for want of Redis stays
+// unacknowledged (pending), and every read returns what is pending first.
+func (in *Ingest) round(ctx context.Context, wait time.Duration) (err error) {
 	defer func() {
 		if err != nil {
 			in.idle = false // what failed stays pending: read it at once
 		}
 	}()
 	if err := in.idleWait(ctx, wait); err != nil {
-		return 0, err
+		return err
 	}
 	parts := in.ownedSorted()
 	read, more, err := in.read(ctx, parts)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	parts = in.ownedSorted() // less a partition the read found unreadable
+	total := 0
 	for _, p := range parts {
 		total += len(read[p])
 	}
 	in.idle = !more // all there was: the next round waits for an entry
 	if total == 0 {
-		return 0, nil
+		return nil
 	}
 	start := time.Now()
 	defer in.batchSeconds.UpdateDuration(start)
@@ -50,7 +50,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err
 	// room's entries are all in one partition, so each keeps its order.
 	groups := min(readGroups, len(parts))
 	if total < bigRead || groups == 1 {
-		return total, in.publishRead(ctx, parts, read, true)
+		return in.publishRead(ctx, parts, read, true)
 	}
 	errs := make([]error, groups)
 	var wg sync.WaitGroup
@@ -65,7 +65,7 @@ func (in *Ingest) round(ctx context.Context, wait time.Duration) (total int, err
 		go func() { defer wg.Done(); errs[g] = in.publishRead(ctx, mine, read, false) }()
 	}
 	wg.Wait()
-	return total, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // Reads with at least bigRead entries are published in readGroups groups
@@ -293,11 +293,8 @@ func (in *Ingest) idleWait(ctx context.Context, wait time.Duration) error {
 	switch {
 	case !in.idle:
 	case !in.rdb.Sharded() && in.wake.arm(ctx):
-		if in.held != nil {
-			c := in.rdb.ScriptCmd(doneScript, *in.held)
-			if err := in.sent(c, hub.DoManyOn(in.rdb, ctx, in.wake.conn, rueidis.Commands{c})[0]); err != nil {
-				return err
-			}
+		if err := in.sendHeld(ctx); err != nil {
+			return err
 		}
 		in.wake.wait(ctx, wait)
 	case in.held == nil:

@@ -117,15 +117,24 @@ func Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.stdin.Close()
+	end(s.cmd, s.stdin)
+}
+
+// end closes a node process's input (node exits once its input ends) and
+// waits for it, killing it after 10 s; whatever of its process group is
+// left then is killed too.
+func end(cmd *exec.Cmd, stdin io.Closer) {
+	_ = stdin.Close()
 	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
+	killGroup := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
+		killGroup()
+		<-done
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	killGroup() // whatever it left behind
 }
 
 // Start runs web/e2e/<script> with args and waits for its READY line, once
@@ -181,17 +190,7 @@ func Start(t testing.TB, script string, args ...string) *Driver {
 func (d *Driver) Quit() {
 	d.quit.Do(func() {
 		_, _ = io.WriteString(d.stdin, "QUIT\n")
-		_ = d.stdin.Close() // node waits for the end of its input before it exits
-		done := make(chan struct{})
-		go func() { _ = d.cmd.Wait(); close(done) }()
-		killGroup := func() { _ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL) }
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			killGroup()
-			<-done
-		}
-		killGroup() // whatever the driver left behind
+		end(d.cmd, d.stdin)
 	})
 }
 
