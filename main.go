@@ -216,7 +216,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	if m.tracing != nil {
 		h.UseTracing(m.tracing.Provider)
 	}
-	d, err := delivery.New(h, m.log)
+	d, err := delivery.New(h, m.log, inbox.ItemKeys)
 	if err != nil {
 		return nil, err
 	}

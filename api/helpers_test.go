@@ -116,7 +116,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	if extras.tracing != nil {
 		h.UseTracing(extras.tracing)
 	}
-	d, err := delivery.New(h, log)
+	d, err := delivery.New(h, log, inbox.ItemKeys)
 	if err != nil {
 		t.Fatal(err)
 	}

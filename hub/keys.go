@@ -190,25 +190,8 @@ const userChannelPattern = "user:*"
 // LockKey names a lock: "lock:<name>".
 func LockKey(name string) string { return "lock:" + name }
 
-// InboxKeys are the keys every inbox script takes, in the order
-// lua/inbox_lib.lua lists them (the delivery claim reads the inbox too).
-func InboxKeys(user int64) []string {
-	return []string{InboxKey(user), InboxOrderKey(user), InboxReadKey(user), UnreadCountKey(user),
-		TopicHistoryKey(UserTopic(user)), TopicSeqKey(UserTopic(user)), ReadStatusKey(user), MutedKey(user),
-		InboxMetaKey(user), InboxSeenKey(user), InboxArchivedKey(user), InboxDueKey(user),
-		InboxCountsKey(user), InboxDeletedKey(user), InboxGroupsKey(user)}
-}
-
-// InboxArgs are the arguments every inbox script takes first (ARGV[1..6] of
-// lua/inbox_lib.lua), then extra: channel is the user's, or "" when the
-// script names each recipient's channel itself.
-func InboxArgs(cfg Config, sharded bool, channel, now string, extra ...string) []string {
-	return append([]string{itoa(cfg.InboxRetention.Milliseconds()), itoa(int64(cfg.InboxMaxEntries)),
-		itoa(int64(cfg.InboxMaxEntries)), channel, boolArg(sharded), now}, extra...)
-}
-
 // DeliveryKey holds a user's deliveries beyond the tab, "<notificationId>|<channel>"
-// → the record (JSON, see lua/delivery_claim.lua), besides "digest|<channel>"
+// → the record (JSON, see lua/delivery_schedule.lua), besides "digest|<channel>"
 // (the open digest's send time) and "hol|<channel>" (the retrying head of
 // the channel's queue): "delivery:{7}".
 func DeliveryKey(user int64) string { return "delivery:" + userTag(user) }

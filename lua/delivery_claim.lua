@@ -5,41 +5,33 @@
 -- died mid-hand-off) is claimed again as it was: same hand-off, same
 -- Idempotency-Key.
 --
--- A record (delivery:{u} "<notificationId>|<channel>", JSON):
---   s state: scheduled, deferred, retrying, sending, sent, canceled, skipped, dead
---   r reason, due (ms), o the first due time (ms: the order of a user's
---   deliveries), n attempts, e the last error code, t updated (ms),
---   tg the inbox item it follows ("" when not in the inbox), ty event type,
---   cr 1 for severity critical, u unless (seen, read, none), off 1 for
---   onlyIfOffline, dg digestSecs, g the digest's send time, dk/dw dedupe key
---   and window (s), it the event's own item when not in the inbox,
---   ls the lease token while sending, ps the state before sending, hk the
---   hand-off's head record id once claimed (its Idempotency-Key, kept for
---   every attempt), tp the publish's traceparent when its trace was sampled.
+-- The records are delivery_schedule.lua's.
 --
--- KEYS[1..15] the user's inbox keys (inbox_lib.lua)
--- KEYS[16] delivery:{u}  KEYS[17] delivery:due:{u}  KEYS[18] delivery:done:{u}
--- KEYS[19] settings:channels:{u}  KEYS[20] user:online:{u}
--- ARGV[1..6] see inbox_lib.lua
--- ARGV[7]  most deliveries claimed
--- ARGV[8]  lease in ms
--- ARGV[9]  lease token
--- ARGV[10] the end of the user's quiet hours (ms) when now is inside them, or ""
--- ARGV[11] caps, JSON {"push":[perHour, perDay]} (0: no bound)
--- ARGV[12] the sent prefix, delivery:sent:{u}:
--- ARGV[13] the dedupe prefix, delivery:dedupe:{u}:
--- ARGV[14] finished records are dropped this long (ms) after they finished
--- ARGV[15] how long the delivery keys live after a write, in ms
--- ARGV[16] the dead hub instances' ids, comma separated: a stream in
+-- KEYS[1..8] the user's items (inbox_item.lua, joined in front of this with
+--            instances_lib.lua): what cancels a delivery, the hand-off's item
+-- KEYS[9] delivery:{u}  KEYS[10] delivery:due:{u}  KEYS[11] delivery:done:{u}
+-- KEYS[12] settings:channels:{u}  KEYS[13] user:online:{u}
+-- ARGV[1]  most deliveries claimed
+-- ARGV[2]  lease in ms
+-- ARGV[3]  lease token
+-- ARGV[4]  the end of the user's quiet hours (ms) when now is inside them, or ""
+-- ARGV[5]  caps, JSON {"push":[perHour, perDay]} (0: no bound)
+-- ARGV[6]  the sent prefix, delivery:sent:{u}:
+-- ARGV[7]  the dedupe prefix, delivery:dedupe:{u}:
+-- ARGV[8]  finished records are dropped this long (ms) after they finished
+-- ARGV[9]  how long the delivery keys live after a write, in ms
+-- ARGV[10] the dead hub instances' ids, comma separated: a stream in
 --          user:online ("<instance>.<connection>", +inf) counts unless its
 --          instance is dead (then it is removed)
 -- Returns {next due (ms) or "", {channel, state, reason, …}, hand-off, …}:
 -- each hand-off {channel, attempt, head record id (hk), record ids (comma
 -- separated), their traceparents (comma separated, "" for none), item JSON, …}.
-local K_DREC, K_DDUE, K_DONE, K_SETCH, K_ONLINE = KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20]
-local limit, lease, token, quiet_end = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], ARGV[10]
-local caps = cjson.decode(ARGV[11])
-local sent_prefix, dedupe_prefix, keep_ms, keys_ttl = ARGV[12], ARGV[13], tonumber(ARGV[14]), ARGV[15]
+local K_DREC, K_DDUE, K_DONE, K_SETCH, K_ONLINE = KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+local limit, lease, token, quiet_end = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local caps = cjson.decode(ARGV[5])
+local sent_prefix, dedupe_prefix, keep_ms, keys_ttl = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
+local t = redis.call('TIME')
+local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Finished records leave after their time, a few per call.
 for _, rid in ipairs(redis.call('ZRANGEBYSCORE', K_DONE, '-inf', NOW - keep_ms, 'LIMIT', 0, 100)) do
@@ -118,7 +110,7 @@ local function is_online()
   online = #redis.call('ZRANGEBYSCORE', K_ONLINE, '(' .. NOW, '(+inf', 'LIMIT', 0, 1) > 0
   if not online then -- … or a stream of an instance not dead.
     local streams = redis.call('ZRANGEBYSCORE', K_ONLINE, '+inf', '+inf')
-    local gone = of_dead(streams, id_set(ARGV[16]))
+    local gone = of_dead(streams, id_set(ARGV[10]))
     for _, m in ipairs(gone) do
       redis.call('ZREM', K_ONLINE, m)
     end

@@ -5,9 +5,10 @@
 -- fan-out's path: it reads nothing it can know (a new item's state), and it
 -- leaves what is due by time (retention age, expiry, wakes) to the next
 -- script that reads the inbox and to the timer worker.
--- KEYS: 15 per recipient, as inbox_lib.lua lists them, one recipient after
--- the other (on a cluster, a batch is one recipient: their keys share a slot);
--- with deliveries (ARGV[18]) two more each: delivery:{u}, delivery:due:{u}.
+-- KEYS: 15 per recipient, as inbox_item.lua and inbox_lib.lua list them, one
+-- recipient after the other (on a cluster, a batch is one recipient: their
+-- keys share a slot); with deliveries (ARGV[18]) two more each, as
+-- delivery_schedule.lua lists them.
 -- ARGV[1..6]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
 -- ARGV[7]  notificationId
 -- ARGV[8]  event type
@@ -23,14 +24,7 @@
 --          else starts one
 -- ARGV[16] the group window in ms
 -- ARGV[17] publisher id, or "" (a group's actors)
--- ARGV[18] the deliveries beyond the tab to schedule, JSON
---          [{"c":channel,"a":afterSecs,"u":unless,"o":onlyIfOffline 0/1,"d":digestSecs}],
---          or "" for none
--- ARGV[19] dedupeKey, or ""
--- ARGV[20] dedupeWindowSecs
--- ARGV[21] how long the delivery keys live after a write, in ms
--- ARGV[22] traceparent, or "": kept in the delivery records (tp), so that
---          their hand-offs join the publish's trace
+-- ARGV[18..22] the deliveries beyond the tab to schedule (delivery_schedule.lua)
 -- ARGV[23..] each recipient's channel, user:{u}, in the order of KEYS
 -- Returns one of "muted", "dup", "old" (older than the retention), "new" or
 -- "joined" per recipient; with deliveries, then per recipient the earliest
@@ -129,58 +123,10 @@ local function add()
   return add_item()
 end
 
--- Deliveries beyond the tab (see delivery_claim.lua for the record).
-local plan, K_DREC, K_DDUE
-if ARGV[18] ~= '' then
-  plan = cjson.decode(ARGV[18])
-  STRIDE = 17
-end
-local dkey, dwin, keys_ttl, traceparent = ARGV[19], tonumber(ARGV[20]), ARGV[21], ARGV[22]
-local critical = 0
-if sev == 'critical' then critical = 1 end
-
--- schedule writes the recipient's delivery records of this notification,
--- once (kind says what the inbox did; target is the item it landed in, ""
--- when it is not in the inbox: a type muted in-app keeps its deliveries,
--- which carry the event's own fields). It returns the earliest due time of
--- the records, new or already there (a retry), or "".
-local function schedule(kind, target)
-  local earliest
-  for _, r in ipairs(plan) do
-    local rid = id .. '|' .. r.c
-    local due
-    if redis.call('HEXISTS', K_DREC, rid) == 1 then
-      due = tonumber(redis.call('ZSCORE', K_DDUE, rid) or nil)
-    elseif kind == 'new' or kind == 'joined' or kind == 'muted' then
-      due = ms + r.a * 1000
-      local rec = {s = 'scheduled', o = due, n = 0, t = NOW, tg = target, ty = typ, cr = critical, u = r.u,
-        off = r.o, dg = r.d}
-      if r.d > 0 then
-        -- A digest: the first delivery of the channel opens it, due when it
-        -- closes; those falling due before then join it.
-        local open = tonumber(redis.call('HGET', K_DREC, 'digest|' .. r.c) or '0')
-        if due > open then
-          due = due + r.d * 1000
-          redis.call('HSET', K_DREC, 'digest|' .. r.c, due)
-        else
-          due = open
-        end
-        rec.g = due
-      end
-      if dkey ~= '' then rec.dk, rec.dw = dkey, dwin end
-      if target == '' then rec.it = own end
-      if traceparent ~= '' then rec.tp = traceparent end
-      rec.due = due
-      redis.call('HSET', K_DREC, rid, cjson.encode(rec))
-      redis.call('ZADD', K_DDUE, due, rid)
-    end
-    if due and (not earliest or due < earliest) then earliest = due end
-  end
-  redis.call('PEXPIRE', K_DREC, keys_ttl)
-  redis.call('PEXPIRE', K_DDUE, keys_ttl)
-  if earliest then return string.format('%d', earliest) end
-  return ''
-end
+-- Deliveries beyond the tab (delivery_schedule.lua, joined in front).
+local plan = schedule_plan(18)
+if plan then STRIDE = 17 end
+local ev = {id = id, typ = typ, ms = ms, critical = sev == 'critical' and 1 or 0, own = own, now = NOW}
 
 local out, dues = {}, {}
 for i = 0, #KEYS / STRIDE - 1 do
@@ -189,8 +135,7 @@ for i = 0, #KEYS / STRIDE - 1 do
   flush_counts() -- a recount on a duplicate
   out[#out + 1] = kind
   if plan then
-    K_DREC, K_DDUE = KEYS[i * STRIDE + 16], KEYS[i * STRIDE + 17]
-    dues[#dues + 1] = schedule(kind, target)
+    dues[#dues + 1] = schedule(KEYS[i * STRIDE + 16], KEYS[i * STRIDE + 17], ev, kind, target)
   end
 end
 for _, d in ipairs(dues) do out[#out + 1] = d end

@@ -1,27 +1,19 @@
--- Shared head of every inbox script (lua.go joins it in front of each). One
--- user's keys share the hash tag {user}, so a script may touch them together.
+-- Shared head of every inbox script (lua.go joins it in front of each,
+-- behind inbox_item.lua). One user's keys share the hash tag {user}, so a
+-- script may touch them together.
 -- Every change of a user's inbox is one script, and the counts change in the
 -- script that changes what they count: they are exact, never recounted on
 -- the way, except once after data written by an older hub (see ensure).
--- KEYS[1]  inbox:{u}          hash  id -> the item's own JSON (no state)
--- KEYS[2]  inbox:order:{u}    zset  id, scored by activity (ms*1024, unique)
--- KEYS[3]  inbox:read:{u}     hash  id -> readAt
--- KEYS[4]  unread_count:{u}   string, the number of visible unread items
--- KEYS[5]  user:log:{u}       stream, the user stream's history
--- KEYS[6]  user:seq:{u}       the log's sequence number
--- KEYS[7]  read_status:{u}    hash  id -> readAt (write-behind buffer)
--- KEYS[8]  settings:muted:{u} set of muted event types
--- KEYS[9]  inbox:meta:{u}     hash  id -> "severity\ttag,tag\texpiresAt"
--- KEYS[10] inbox:seen:{u}     hash  id -> seenAt
--- KEYS[11] inbox:archived:{u} hash  id -> archivedAt
--- KEYS[12] inbox:due:{u}      zset  "s:<id>" (snoozed until) and "x:<id>" (expires at), scored in ms
--- KEYS[13] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "kept" (see keep),
+-- KEYS[1..8]  the user's items (inbox_item.lua, joined in front of this)
+-- KEYS[9]  unread_count:{u}   string, the number of visible unread items
+-- KEYS[10] user:log:{u}       stream, the user stream's history
+-- KEYS[11] user:seq:{u}       the log's sequence number
+-- KEYS[12] read_status:{u}    hash  id -> readAt (write-behind buffer)
+-- KEYS[13] settings:muted:{u} set of muted event types
+-- KEYS[14] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "kept" (see keep),
 --                                  "top" the highest score given (see top_score)
--- KEYS[14] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
+-- KEYS[15] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
 --                                  deleted, expired, or joined into a group
--- KEYS[15] inbox:groups:{u}   hash  "k:<groupKey>" -> the open item of the key;
---                                  "g:<id>" -> "firstMs\tcount\tactors\tfirst\tgroupKey";
---                                  "b" -> where a bulk action left off (inbox_act.lua)
 -- ARGV[1]  retention in ms (items whose activity is older drop out)
 -- ARGV[2]  largest number of items kept
 -- ARGV[3]  log MAXLEN (approximate): the user stream resumes this far back
@@ -33,8 +25,7 @@
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
 -- their keys follow each other, STRIDE each, and use(i, channel) makes the
 -- i-th user's (from 0) the current ones.
-local K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED
-local K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS
+local K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED
 local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
 
@@ -59,9 +50,8 @@ local STRIDE = 15
 
 local function use(i, channel)
   local b = i * STRIDE
-  K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED =
-    KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5], KEYS[b + 6], KEYS[b + 7], KEYS[b + 8]
-  K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS =
+  use_items(b)
+  K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED =
     KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14], KEYS[b + 15]
   CHANNEL = channel
   dirty = false
@@ -71,50 +61,6 @@ local function use(i, channel)
   C = nil
 end
 use(0, ARGV[4])
-
--- iso formats ms since the epoch as RFC 3339 in UTC, as the hub does.
-local iso_done = {}
-local function iso(ms)
-  if iso_done[ms] then return iso_done[ms] end
-  local s = math.floor(ms / 1000)
-  local days = math.floor(s / 86400)
-  local rem = s - days * 86400
-  local z = days + 719468 -- civil_from_days (H. Hinnant)
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
-  local m = mp < 10 and mp + 3 or mp - 9
-  local y = yoe + era * 400
-  if m <= 2 then y = y + 1 end
-  local out = string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
-    math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60, ms % 1000)
-  iso_done[ms] = out
-  return out
-end
-
-local function quote(s)
-  if s then return '"' .. s .. '"' end
-  return 'null'
-end
-
--- meta returns an item's severity, tags (a list) and expiresAt ("" when none).
-local function meta(id)
-  local m = redis.call('HGET', K_META, id)
-  if not m then return 'normal', {}, '' end
-  local sev, tags, exp = string.match(m, '^([^\t]*)\t([^\t]*)\t(.*)$')
-  local list = {}
-  for tag in string.gmatch(tags, '[^,]+') do list[#list + 1] = tag end
-  return sev, list, exp
-end
-
--- flags returns what an item's state is: archived, snoozed, read, seen.
-local function flags(id)
-  return redis.call('HEXISTS', K_ARCHIVED, id) == 1, redis.call('ZSCORE', K_DUE, 's:' .. id) ~= false,
-    redis.call('HEXISTS', K_READ, id) == 1, redis.call('HEXISTS', K_SEEN, id) == 1
-end
 
 local function load_counts()
   if C then return end
@@ -295,53 +241,10 @@ local function counts_json()
     ',"byTag":' .. obj(groups.t) .. ',"bySeverity":' .. obj(groups.s) .. '}'
 end
 
--- group_of reads item id's group record: first event's ms, count, actors
--- (a list, newest first), the first notificationId and the group's key;
--- nil when the item is no group's.
-local function group_of(id)
-  local rec = redis.call('HGET', K_GROUPS, 'g:' .. id)
-  if not rec then return nil end
-  local first_ms, n, actors, first, key = string.match(rec, '^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$')
-  local list = {}
-  for a in string.gmatch(actors, '[^,]+') do list[#list + 1] = a end
-  return {first_ms = tonumber(first_ms), count = tonumber(n), actors = list, first = first, key = key}
-end
-
 local function put_group(id, g)
   redis.call('HSET', K_GROUPS, 'g:' .. id, g.first_ms .. '\t' .. g.count .. '\t' .. table.concat(g.actors, ',') ..
     '\t' .. g.first .. '\t' .. g.key)
 end
-
-local function group_json(g)
-  local actors = {}
-  for i, a in ipairs(g.actors) do actors[i] = '"' .. a .. '"' end
-  return '{"key":"' .. g.key .. '","count":' .. g.count .. ',"actors":[' .. table.concat(actors, ',') ..
-    '],"first":"' .. g.first .. '"}'
-end
-
--- item_json is item id as lists show it: its own JSON and its state.
-local function item_json(id)
-  local raw = redis.call('HGET', K_ITEMS, id)
-  if not raw then return nil end
-  local sev, tags, exp = meta(id)
-  local quoted = {}
-  for i, tag in ipairs(tags) do quoted[i] = '"' .. tag .. '"' end
-  local due = redis.call('ZSCORE', K_DUE, 's:' .. id)
-  local snoozed = 'null'
-  if due then snoozed = quote(iso(tonumber(due))) end
-  local expires = 'null'
-  if exp ~= '' then expires = quote(exp) end
-  local act = math.floor(tonumber(redis.call('ZSCORE', K_ORDER, id) or '0') / 1024)
-  local g = group_of(id)
-  local group = 'null'
-  if g then group = group_json(g) end
-  return string.sub(raw, 1, -2) .. ',"readAt":' .. quote(redis.call('HGET', K_READ, id) or nil) ..
-    ',"seenAt":' .. quote(redis.call('HGET', K_SEEN, id) or nil) ..
-    ',"archivedAt":' .. quote(redis.call('HGET', K_ARCHIVED, id) or nil) ..
-    ',"snoozedUntil":' .. snoozed .. ',"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') ..
-    '],"expiresAt":' .. expires .. ',"group":' .. group .. ',"activityAt":' .. quote(iso(act)) .. '}'
-end
-
 
 -- top_score is the score of an item whose activity is at ms: ms*1024, or
 -- just above the top when the top is there already (events of one
@@ -531,101 +434,4 @@ local function finish(action, filter)
     end
     log('notification.updated', '{' .. body .. ',"counts":' .. counts .. '}')
   end
-end
-
--- A filter of the list and of bulk actions (ARGV, from its first index):
--- state (visible, unread, unseen, read, archived, snoozed, all), tags
--- (comma list, any of them; "" for any), severities (likewise), event type
--- ("" for any), room id ("" for any).
-local function filter_at(i)
-  local f = {state = ARGV[i], tags = {}, sevs = {}, typ = ARGV[i + 3], room = ARGV[i + 4]}
-  for x in string.gmatch(ARGV[i + 1], '[^,]+') do f.tags[x] = true end
-  for x in string.gmatch(ARGV[i + 2], '[^,]+') do f.sevs[x] = true end
-  f.any_tag, f.any_sev = next(f.tags) == nil, next(f.sevs) == nil
-  return f
-end
-
--- matches reports whether item id passes filter f.
-local function matches(id, f)
-  local archived, snoozed, read, seen = flags(id)
-  local st = f.state
-  if st == 'archived' then
-    if not archived then return false end
-  elseif st == 'snoozed' then
-    if not snoozed then return false end
-  elseif st ~= 'all' then
-    if archived or snoozed then return false end
-    if (st == 'unread' and read) or (st == 'read' and not read) or (st == 'unseen' and seen) then return false end
-  end
-  if not f.any_tag or not f.any_sev then
-    local sev, tags = meta(id)
-    if not f.any_sev and not f.sevs[sev] then return false end
-    if not f.any_tag then
-      local hit = false
-      for _, tag in ipairs(tags) do if f.tags[tag] then hit = true end end
-      if not hit then return false end
-    end
-  end
-  if f.typ ~= '' or f.room ~= '' then
-    local raw = redis.call('HGET', K_ITEMS, id) or ''
-    local room, typ = string.match(raw, '^{"notificationId":"[^"]*","roomId":(%d+),"eventType":"([^"]*)"')
-    if (f.typ ~= '' and typ ~= f.typ) or (f.room ~= '' and room ~= f.room) then return false end
-  end
-  return true
-end
-
--- scan returns up to limit ids that pass f, newest first, from score bound
--- (a ZREVRANGEBYSCORE max: "+inf", "(123" or "123") down, looking at no
--- more than look items (a script's work must not grow with the inbox), and
--- whether more may pass below, then where the next page starts below: the
--- last item returned when the page is full, else the last item looked at
--- (a page ended by look).
-local function scan(f, bound, limit, look)
-  local out, looked, last = {}, 0, nil
-  while true do
-    local n = math.min(200, look - looked)
-    if n <= 0 then return out, true, last end
-    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, n)
-    for i = 1, #ids, 2 do
-      if matches(ids[i], f) then
-        -- A full page resumes below its own last item (what the
-        -- items looked at past it did not pass).
-        if #out == limit then return out, true, out[#out] end
-        out[#out + 1] = ids[i]
-      end
-      looked, last = looked + 1, ids[i]
-      bound = '(' .. ids[i + 1]
-    end
-    if #ids < 2 * n then return out, false, last end
-  end
-end
-
--- walk looks at the items from score max down to min (ZREVRANGEBYSCORE
--- bounds), at most look of them, and appends to out the ids that pass f.
--- It returns how many it looked at, whether nothing is left above min, and
--- the scores of the first and the last item it looked at.
-local function walk(f, max, min, look, out)
-  local looked, first, last = 0, nil, nil
-  while looked < look do
-    local n = math.min(200, look - looked)
-    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'WITHSCORES', 'LIMIT', 0, n)
-    for i = 1, #ids, 2 do
-      if matches(ids[i], f) then out[#out + 1] = ids[i] end
-      first, last = first or ids[i + 1], ids[i + 1]
-      max = '(' .. ids[i + 1]
-    end
-    looked = looked + #ids / 2
-    if #ids < 2 * n then return looked, true, first, last end
-  end
-  return looked, #redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'LIMIT', 0, 1) == 0, first, last
-end
-
--- bound_of is the ZREVRANGEBYSCORE max just below (exclusive) or at
--- (inclusive) item id's place; an id no longer listed falls back to its
--- own time (fallback, a score).
-local function bound_of(id, fallback, exclusive)
-  if id == '' then return '+inf' end
-  local s = redis.call('ZSCORE', K_ORDER, id) or fallback
-  if exclusive then return '(' .. s end
-  return s
 end

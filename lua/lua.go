@@ -76,8 +76,17 @@ var userConns string
 // (behind instances_lib.lua: it forgets dead instances' streams).
 var UserConns = instancesLib + userConns
 
+//go:embed inbox_item.lua
+var inboxItem string
+
 //go:embed inbox_lib.lua
 var inboxLib string
+
+//go:embed inbox_filter.lua
+var inboxFilter string
+
+//go:embed delivery_schedule.lua
+var deliverySchedule string
 
 //go:embed inbox_add.lua
 var inboxAdd string
@@ -88,17 +97,20 @@ var inboxAct string
 //go:embed inbox_view.lua
 var inboxView string
 
-// The inbox scripts, each joined behind the shared head inbox_lib.lua (key
-// layout, counts, retention, timers, the user's log).
+// The inbox scripts, each joined behind the inbox's libraries: its items
+// as readers see them (inbox_item.lua), then the shared head (inbox_lib.lua:
+// counts, retention, timers, the user's log), and the filters for those
+// that list or act in bulk (inbox_filter.lua).
 var (
-	// InboxAdd adds one notification to a user's inbox, exactly once.
-	InboxAdd = inboxLib + inboxAdd
+	// InboxAdd adds one notification to a user's inbox, exactly once, with
+	// its deliveries beyond the tab (delivery's delivery_schedule.lua).
+	InboxAdd = inboxItem + inboxLib + deliverySchedule + inboxAdd
 	// InboxAct changes the state of one item, of listed ones, or of every
 	// one that passes a filter: read, seen, archive, snooze, delete, ….
-	InboxAct = inboxLib + inboxAct
+	InboxAct = inboxItem + inboxLib + inboxFilter + inboxAct
 	// InboxView returns the unread count, the counts or one page of the
 	// inbox, or only settles it (the timer worker).
-	InboxView = inboxLib + inboxView
+	InboxView = inboxItem + inboxLib + inboxFilter + inboxView
 )
 
 // OutboxTouch lists a room in outbox:rooms with Redis' time.
@@ -122,9 +134,9 @@ var ReadSettle string
 var deliveryClaim string
 
 // DeliveryClaim decides a user's due deliveries beyond the tab and leases
-// the rest for hand-offs; it reads the inbox (joined behind instances_lib.lua
-// and inbox_lib.lua).
-var DeliveryClaim = instancesLib + inboxLib + deliveryClaim
+// the rest for hand-offs; it reads the user's items through the inbox's
+// library (joined behind instances_lib.lua and inbox_item.lua).
+var DeliveryClaim = instancesLib + inboxItem + deliveryClaim
 
 // DeliveryEnd records how a hand-off ended.
 //

@@ -26,10 +26,14 @@ type Delivery struct {
 	rules   map[string]Rules // event type → channel → rule
 	caps    map[string]Cap
 	capsArg string // caps as lua/delivery_claim.lua takes them
-	client  *http.Client
-	set     *metrics.Set
-	due     atomic.Int64 // the backlog, for the deliveries_due gauge
-	oldest  atomic.Int64 // how long the oldest due delivery has waited, ms
+	// itemKeys are a user's inbox items' keys as lua/inbox_item.lua takes
+	// them (package inbox's ItemKeys: the inbox builds on delivery, so the
+	// caller hands them over).
+	itemKeys func(user int64) []string
+	client   *http.Client
+	set      *metrics.Set
+	due      atomic.Int64 // the backlog, for the deliveries_due gauge
+	oldest   atomic.Int64 // how long the oldest due delivery has waited, ms
 
 	// budget bounds the bytes of the items this instance's hand-offs hold
 	// at once (claimed and not yet ended): DELIVERY_INFLIGHT_MB, whatever
@@ -76,7 +80,7 @@ func CheckConfig(cfg hub.Config) error {
 // New returns the deliveries of core's configuration. A bad DELIVERY_RULES
 // or DELIVERY_CAPS is a *hub.ConfigError naming it. With channels
 // configured it registers its worker with core; call it before core.Start.
-func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
+func New(core *hub.Hub, log *slog.Logger, itemKeys func(user int64) []string) (*Delivery, error) {
 	cfg := core.Config()
 	rules, err := ParseRules(cfg.DeliveryRules, cfg)
 	if err != nil {
@@ -92,7 +96,7 @@ func New(core *hub.Hub, log *slog.Logger) (*Delivery, error) {
 	}
 	capsArg, _ := json.Marshal(arg)
 	d := &Delivery{
-		core: core, rdb: core.Redis(), cfg: cfg, log: log, rules: rules, caps: caps, capsArg: string(capsArg),
+		core: core, rdb: core.Redis(), cfg: cfg, log: log, rules: rules, caps: caps, capsArg: string(capsArg), itemKeys: itemKeys,
 		client:       gatewayClient(cfg.DeliveryTimeout),
 		budget:       semaphore.NewWeighted(cfg.DeliveryInflightBytes),
 		set:          core.Metrics().Set,

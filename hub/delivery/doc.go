@@ -6,7 +6,8 @@
 // every hand-off.
 //
 // The schedule is written with the inbox item, in the same script
-// (lua/inbox_add.lua, from Plan's arguments), so a retried publish never
+// (lua/inbox_add.lua includes this package's lua/delivery_schedule.lua and
+// passes it ScheduleKeys and Plan.ScheduleArgs), so a retried publish never
 // schedules twice and the outbox sweep finishes what a dying instance left.
 // Due work lives in Redis: each user's records and due set, and an index of
 // when users have something due (deliveries_due:{ddN}, sharded). Every
@@ -21,10 +22,11 @@
 // # Inbox and delivery: one direction
 //
 // Package inbox calls this one (Plan, Index, CountScheduled at a publish);
-// this package never imports inbox. Its scripts read an item's state (was it
-// seen, read, archived or deleted before the hand-off fell due) through
-// lua/inbox_lib.lua and the key names hub.InboxKeys and hub.InboxArgs: a
-// script boundary, the only place the two meet the other way.
+// this package never imports inbox. Its claim reads an item's state (was it
+// seen, read, archived or deleted before the hand-off fell due) and its JSON
+// through the inbox's own reader library, lua/inbox_item.lua, on the keys
+// package inbox's ItemKeys gives (New takes that function): a script
+// boundary each side owns its half of.
 //
 // # Goroutines
 //

@@ -32,7 +32,7 @@ type Record struct {
 	UpdatedAt        string `json:"updatedAt"`
 }
 
-// stored is a record as the scripts keep it (see lua/delivery_claim.lua).
+// stored is a record as the scripts keep it (see lua/delivery_schedule.lua).
 type stored struct {
 	S   string  `json:"s"`
 	R   string  `json:"r"`

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"roomhub/hub"
@@ -164,14 +165,31 @@ func ParseOverride(raw json.RawMessage) (Rules, error) {
 	return rs, nil
 }
 
-// Plan is what lua/inbox_add.lua takes to schedule a publish's deliveries:
-// the rules as JSON, the dedupe key and its window, and the channels in
-// order. An empty plan schedules nothing.
+// Plan is what lua/delivery_schedule.lua takes to schedule a publish's
+// deliveries (ScheduleArgs): the rules as JSON, the dedupe key and its
+// window, and the channels in order. An empty plan schedules nothing.
 type Plan struct {
 	JSON         string
 	DedupeKey    string
 	DedupeWindow int
 	Channels     []string
+	keysTTL      string // how long the delivery keys live after a write, ms
+}
+
+// ScheduleKeys are a recipient's keys as lua/delivery_schedule.lua takes
+// them, after the recipient's inbox keys in lua/inbox_add.lua.
+func ScheduleKeys(user int64) []string {
+	return []string{hub.DeliveryKey(user), hub.DeliveryDueKey(user)}
+}
+
+// ScheduleArgs are the arguments lua/delivery_schedule.lua takes (its
+// schedule_plan), for a publish whose trace is traceparent ("" when not
+// sampled): an empty plan's first is "".
+func (p Plan) ScheduleArgs(traceparent string) []string {
+	if p.Empty() {
+		return []string{"", "", "0", "", ""}
+	}
+	return []string{p.JSON, p.DedupeKey, strconv.Itoa(p.DedupeWindow), p.keysTTL, traceparent}
 }
 
 // Empty reports whether the plan schedules nothing.
@@ -196,7 +214,7 @@ func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
 		}
 		rules = *o.Delivery
 	}
-	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs}
+	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs, keysTTL: d.KeysTTLArg()}
 	if p.DedupeWindow == 0 {
 		p.DedupeWindow = DefaultDedupeWindow
 	}

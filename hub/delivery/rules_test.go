@@ -182,7 +182,7 @@ func TestRules_AnyTypeAndChannelsNoRuleSelects(t *testing.T) {
 	cfg.DeliveryRules = `{"*":{"push":{"afterSecs":5}},"like.toggled":{"push":{"afterSecs":60}}}`
 	var logs strings.Builder
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	d, err := New(hub.New(cfg, nil, log, hub.NewMetrics(cfg.EventTypes)), log)
+	d, err := New(hub.New(cfg, nil, log, hub.NewMetrics(cfg.EventTypes)), log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -369,10 +369,9 @@ func (c claimed) bytes() int64 {
 
 // claim runs lua/delivery_claim.lua for user, taking at most items.
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
-	keys := append(hub.InboxKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
-	args := hub.InboxArgs(d.cfg, d.rdb.Sharded(), hub.UserChannel(user), hub.NowTimestamp(),
-		strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances())
+	keys := append(d.itemKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
+	args := []string{strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
+		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err

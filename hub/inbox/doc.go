@@ -16,10 +16,12 @@
 // The inbox calls delivery, never the other way: a publish plans its
 // recipients' deliveries (delivery.Plan) and writes them with the items in
 // one script (lua/inbox_add.lua), then indexes and counts them
-// (Delivery.Index, CountScheduled). Package delivery never imports this
-// one. It sees an item's state (seen, read, archived, deleted) only inside
-// its own scripts, through the shared script library lua/inbox_lib.lua and
-// the key names hub.InboxKeys and hub.InboxArgs: the script boundary.
+// (Delivery.Index, CountScheduled); the records' Lua is delivery's
+// (lua/delivery_schedule.lua, with its keys and arguments from
+// delivery.ScheduleKeys and Plan.ScheduleArgs). Package delivery never
+// imports this one. Its claim reads an item's state (seen, read, archived,
+// deleted) through this package's reader library, lua/inbox_item.lua, on
+// the keys ItemKeys gives: the script boundary.
 //
 // # Goroutines
 //

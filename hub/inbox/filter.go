@@ -90,7 +90,7 @@ func (f *Filter) Check() error {
 }
 
 // args are the filter as the inbox scripts take it (see filter_at in
-// lua/inbox_lib.lua).
+// lua/inbox_filter.lua).
 func (f Filter) args() []string {
 	room := ""
 	if f.RoomID > 0 {

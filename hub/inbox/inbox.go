@@ -176,20 +176,6 @@ func place(notificationID string, last bool) (canonical, score string, err error
 	return canonical, strconv.FormatUint(s, 10), nil
 }
 
-// inboxKeys are the keys every inbox script takes (see lua/inbox_lib.lua).
-func inboxKeys(user int64) []string { return hub.InboxKeys(user) }
-
-// inboxArgs are the arguments every inbox script takes first, then extra.
-func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
-	return ib.scriptArgs(hub.UserChannel(user), now, extra...)
-}
-
-// scriptArgs are inboxArgs with the user's channel given ("" when the script
-// names each recipient's channel itself).
-func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
-	return hub.InboxArgs(ib.cfg, ib.rdb.Sharded(), channel, now, extra...)
-}
-
 // Unread returns the user's unread count: their visible unread items.
 func (ib *Inbox) Unread(ctx context.Context, user int64) (int64, error) {
 	return hub.Run(ib.rdb, ctx, inboxViewScript, inboxKeys(user), ib.inboxArgs(user, hub.NowTimestamp(), "count"), rueidis.RedisResult.AsInt64)

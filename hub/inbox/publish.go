@@ -202,20 +202,20 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if err != nil {
 		return err
 	}
-	keysPer, ttl := 15, ""
+	keysPer := keysPerUser
 	if !plan.Empty() {
 		// Listed before they exist: every record is findable by its notification.
 		if err := ib.delivery.MarkNotification(ctx, n.room, n.id.String(), recipients, plan); err != nil {
 			return err
 		}
-		keysPer, ttl = 17, ib.delivery.KeysTTLArg()
+		keysPer += len(delivery.ScheduleKeys(0))
 	}
 	if n.opts.ExpiresAt != nil {
 		if err := ib.markTimers(ctx, recipients, strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)); err != nil {
 			return err
 		}
 	}
-	execs := ib.addExecs(n, recipients, plan, keysPer, ttl, hub.TraceParent(span.SpanContext()))
+	execs := ib.addExecs(n, recipients, plan, keysPer, hub.TraceParent(span.SpanContext()))
 	dues := make([]int64, 0, len(recipients))
 	scheduled := 0 // recipients whose deliveries this run wrote
 	for i, r := range hub.RunChunked(ib.rdb, ctx, inboxAddScript, execs, ib.fanoutPipeline()) {
@@ -259,9 +259,8 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 // addExecs are the inbox_add.lua calls that put n into recipients' inboxes:
 // addBatch recipients a call on one Redis, one on a cluster (their keys
 // share no slot); keysPer keys each, the delivery keys too when plan has
-// deliveries (whose keys expire after ttl) and traceparent ("" for none)
-// for their records.
-func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, ttl, traceparent string) []rueidis.LuaExec {
+// deliveries, and traceparent ("" for none) for their records.
+func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, traceparent string) []rueidis.LuaExec {
 	batch := addBatch
 	if ib.rdb.Sharded() {
 		batch = 1
@@ -276,8 +275,8 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keys
 		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
 	}
 	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
-		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher,
-		plan.JSON, plan.DedupeKey, strconv.Itoa(plan.DedupeWindow), ttl, traceparent)
+		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
+	common = append(common, plan.ScheduleArgs(traceparent)...)
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]
@@ -285,8 +284,8 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keys
 		e.Args = append(e.Args, common...)
 		for _, u := range users {
 			e.Keys = append(e.Keys, inboxKeys(u)...)
-			if keysPer > 15 {
-				e.Keys = append(e.Keys, hub.DeliveryKey(u), hub.DeliveryDueKey(u))
+			if keysPer > keysPerUser {
+				e.Keys = append(e.Keys, delivery.ScheduleKeys(u)...)
 			}
 			e.Args = append(e.Args, hub.UserChannel(u))
 		}
