@@ -79,12 +79,15 @@ Commands:
 // then what Run opens and wires. Close gives back what Run opened, in the
 // reverse order.
 type Main struct {
-	httpCfg api.Config
-	pubCfg  publish.Config
-	cfg     hub.Config
-	log     *slog.Logger
-	tracing *telemetry.Tracing // nil: tracing is off
-	closers []func()           // run by Close, the last first
+	httpCfg   api.Config
+	pubCfg    publish.Config
+	cfg       hub.Config
+	inboxCfg  inbox.Config
+	ingestCfg ingest.Config
+	pushCfg   channels.Config // and delivery's
+	log       *slog.Logger
+	tracing   *telemetry.Tracing // nil: tracing is off
+	closers   []func()           // run by Close, the last first
 
 	srv     *http.Server                 // the main port: degraded until Redis answers, then the API
 	handler atomic.Pointer[http.Handler] // what srv serves now
@@ -108,14 +111,20 @@ func NewMain() (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.WithDevPush(os.LookupEnv) // the embedded dev mode: closed demo tabs ring
-	if err := delivery.CheckConfig(cfg); err != nil {
-		return nil, err
-	}
-	if err := channels.CheckConfig(cfg); err != nil {
-		return nil, err
-	}
 	m := &Main{httpCfg: httpCfg, pubCfg: pubCfg, cfg: cfg, errc: make(chan error, 1)}
+	if m.inboxCfg, err = inbox.LoadConfig(os.LookupEnv); err != nil {
+		return nil, err
+	}
+	if m.ingestCfg, err = ingest.LoadConfig(os.LookupEnv); err != nil {
+		return nil, err
+	}
+	dcfg, err := delivery.LoadConfig(os.LookupEnv, cfg) // the embedded dev mode: closed demo tabs ring
+	if err != nil {
+		return nil, err
+	}
+	if m.pushCfg, err = channels.LoadConfig(os.LookupEnv, dcfg, cfg); err != nil {
+		return nil, err
+	}
 	m.log = slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if m.tracing, err = telemetry.Start(context.Background(), os.LookupEnv, m.log); err != nil {
 		return nil, err
@@ -216,16 +225,16 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	if m.tracing != nil {
 		h.UseTracing(m.tracing.Provider)
 	}
-	d, err := delivery.New(h, m.log, inbox.ItemKeys)
+	d, err := delivery.New(h, m.pushCfg.Delivery, m.log, inbox.ItemKeys)
 	if err != nil {
 		return nil, err
 	}
 	d.ItemMaxBytes = m.pubCfg.MaxDataBytes
-	ib := inbox.New(h, m.log)
+	ib := inbox.New(h, m.inboxCfg, m.log)
 	ib.UseDelivery(d)
 	pipeline := publish.New(h, ib, m.pubCfg) // every door's publish path
-	in := ingest.New(h, m.log)
-	ch, err := channels.New(ctx, h, m.log, ib, nil)
+	in := ingest.New(h, m.ingestCfg, m.log)
+	ch, err := channels.New(ctx, h, m.pushCfg, m.log, ib, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (th *testHub) tryRoute(t testing.TB, method, path, token string) (int, stri
 }
 
 func TestAccess_ClaimMode(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
 	sign := func(rooms ...any) string {
 		tok, err := th.tokens.Sign(7, time.Hour, rooms...)
 		if err != nil {
@@ -138,8 +138,8 @@ func (a *authBackend) set(user, room int64, ok bool) {
 	a.allowed[[2]int64{user, room}] = ok
 }
 
-func proxyMode(url string, cache time.Duration) func(*hub.Config) {
-	return func(c *hub.Config) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
+func proxyMode(url string, cache time.Duration) func(*testConfig) {
+	return func(c *testConfig) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
 }
 
 func TestAccess_ProxyMode(t *testing.T) {
@@ -261,7 +261,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 // the other packages); ROOMHUB_SLOW_BACKEND_USERS=63 runs the 2,016.
 func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		proxyMode(backend.URL, 2*time.Second)(c)
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser = 3*time.Second, 6*time.Second, 0
 	})
@@ -389,9 +389,9 @@ func TestHardening_BackendRedirectsAreNotFollowed(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(redirector.Close)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		proxyMode(redirector.URL, time.Minute)(c)
-		c.ReadSinkURL, c.WriteBehindInterval = redirector.URL, 0
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = redirector.URL, 0
 	})
 	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.token(t, 70)); code != 503 || env != "AUTH5031" {
 		t.Fatalf("access through a redirect: %d %s, want 503 AUTH5031", code, env)

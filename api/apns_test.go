@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push"
 	"roomhub/internal/testapns"
 	"roomhub/internal/testredis"
@@ -16,13 +15,13 @@ import (
 
 // startAPNSHub is a hub with the apns channel on, sending to the stand-in
 // (its key, its hosts, its certificate trusted), retrying fast.
-func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*hub.Config)) *testHub {
+func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*testConfig)) *testHub {
 	t.Helper()
-	return startHubFull(t, addr, func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliveryRules = []string{"apns"}, `{"comment.created":{"apns":{"afterSecs":0}}}`
-		c.APNSKeyID, c.APNSTeamID, c.APNSPrivateKey, c.APNSTopic = testapns.KeyID, testapns.Team, as.Key(), testapns.Topic
-		c.APNSBaseURL, c.APNSSandboxBaseURL = as.URL, as.URL+"/sandbox"
-		c.DeliveryBackoff, c.DeliveryTimeout = 100*time.Millisecond, 2*time.Second
+	return startHubFull(t, addr, func(c *testConfig) {
+		c.Delivery.Channels, c.Delivery.Rules = []string{"apns"}, `{"comment.created":{"apns":{"afterSecs":0}}}`
+		c.APNS.KeyID, c.APNS.TeamID, c.APNS.PrivateKey, c.APNS.Topic = testapns.KeyID, testapns.Team, as.Key(), testapns.Topic
+		c.APNS.BaseURL, c.APNS.SandboxBaseURL = as.URL, as.URL+"/sandbox"
+		c.Delivery.Backoff, c.Delivery.Timeout = 100*time.Millisecond, 2*time.Second
 		if more != nil {
 			more(c)
 		}
@@ -37,7 +36,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*hu
 func TestAPNs_AnswersAndThePush(t *testing.T) {
 	t.Parallel()
 	as := testapns.Start(t)
-	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
+	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -138,7 +137,7 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	}
 
 	other := testapns.Start(t)
-	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *hub.Config) { c.APNSPrivateKey = other.Key() })
+	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testConfig) { c.APNS.PrivateKey = other.Key() })
 	bad.register(t, 61, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(61)))
 	before := as.Refused()
 	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {

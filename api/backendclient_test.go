@@ -10,7 +10,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/api/client"
-	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
 
@@ -34,9 +33,9 @@ func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields 
 // (issue 43, 7).
 func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHubFull(t, rs.Addr(), func(c *hub.Config) {
+	th := startHubFull(t, rs.Addr(), func(c *testConfig) {
 		withIngest(4)(c)
-		c.DeliveryChannels, c.DeliverySinkURL, c.DeliveryRules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
+		c.Delivery.Channels, c.Delivery.SinkURL, c.Delivery.Rules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
 	}, nil, hubExtras{})
 	ctx := context.Background()
 	hc := client.New(th.URL, th.Cfg.InternalAPIKey, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))

@@ -87,7 +87,7 @@ func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
 func TestCluster_PublishBatchKeepsEachRoomsOrder(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	batchKeepsOrder(t, startHub(t, cl.Addrs()[0], func(c *hub.Config) {
+	batchKeepsOrder(t, startHub(t, cl.Addrs()[0], func(c *testConfig) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 	}))
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
@@ -43,7 +42,7 @@ func waitEvents(t *testing.T, d *testbrowser.Driver, n int) browserEvents {
 // because every event (live or replayed) carries its id.
 func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 300 * time.Millisecond })
 	d := startBrowserDriver(t, th.URL, 42, th.token(t, 1))
 	var want []string
 	for i := 0; i < 3; i++ {
@@ -86,7 +85,7 @@ type pageBrowserEvents struct {
 // in per-room order, and the badge right.
 func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 300 * time.Millisecond })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 300 * time.Millisecond })
 	rooms := []int64{181, 182, 183}
 	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
 	eventually(t, wait, "one connection for the whole page", func() bool {
@@ -238,7 +237,7 @@ const inboxJS = "document.querySelector('roomhub-inbox').shadowRoot"
 // its last id, and the page shows every event published meanwhile.
 func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
 	const n = 30
 	for i := 0; i < n; i++ { // about 6 s: the token expires three times

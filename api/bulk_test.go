@@ -72,7 +72,7 @@ func (th *testHub) bulkUntilDone(t *testing.T, user int64, path, body string) (c
 // started from the top each time would look at those forever). read-all is
 // bounded the same way. The counts equal the lists afterwards.
 func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 5000 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 5000 })
 	const u = 95
 	const n = 1300
 	ids := th.fillInbox(t, u, n)

@@ -23,7 +23,7 @@ import (
 func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ","); fastPresence(c) }
+	url := func(c *testConfig) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ","); fastPresence(c) }
 	a := startHub(t, cl.Addrs()[0], url)
 	b := startHub(t, cl.Addrs()[1], url)
 	rooms := []int64{1, 2, 3, 4, 5, 6, 7, 8} // hash tags {1}..{8} land on all three masters
@@ -72,7 +72,7 @@ func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
+	url := func(c *testConfig) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
 	a := startHub(t, cl.Addrs()[0], url)
 	b := startHub(t, cl.Addrs()[0], url)
 	steady := b.openStream(t, 9, 1, "")
@@ -128,9 +128,9 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := func(c *hub.Config) {
+	cfg := func(c *testConfig) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
-		c.ReadSinkURL, c.WriteBehindInterval, c.OutboxGrace = sink.URL, 0, 300*time.Millisecond
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.OutboxGrace = sink.URL, 0, 300*time.Millisecond
 	}
 	a := startHub(t, cl.Addrs()[0], cfg)
 	b := startHub(t, cl.Addrs()[1], cfg)
@@ -188,7 +188,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
+	capsAndDedupe(t, func(c *testConfig) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
 }
 
 // On a cluster, presence lives on the instances' leases as on one Redis:
@@ -199,7 +199,7 @@ func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 func TestCluster_PresenceOnTheInstanceLease(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *hub.Config) {
+	url := func(c *testConfig) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		fastPresence(c)
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms

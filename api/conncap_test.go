@@ -9,7 +9,7 @@ import (
 
 func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
 	rs := testredis.Start(t)
-	cfg := func(c *hub.Config) { c.MaxConnectionsPerUser = 2 }
+	cfg := func(c *testConfig) { c.MaxConnectionsPerUser = 2 }
 	a, b := startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)
 	oldest := a.openStream(t, 76, 5, "")
 	eventually(t, wait, "first stream registered", func() bool {

@@ -65,7 +65,7 @@ func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
 // stream and mark them present. An EventSource (Sec-Fetch-Mode: cors) of
 // the same site, or a bearer token, still opens one.
 func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.MaxConnectionsPerUser = 2 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.MaxConnectionsPerUser = 2 })
 	const u = 72
 	tok := th.token(t, u)
 	real := th.openStream(t, 5, u, "")

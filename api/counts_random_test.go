@@ -34,7 +34,7 @@ func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
 }
 
 func randomLifecycle(t *testing.T, addr string, ops int) {
-	cfg := func(c *hub.Config) { c.InboxMaxEntries, c.OutboxGrace = 40, 300*time.Millisecond }
+	cfg := func(c *testConfig) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
 	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, cfg)}
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("ROOMHUB_LIFECYCLE_SEED"), 10, 64); err == nil {

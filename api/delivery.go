@@ -39,7 +39,7 @@ func (s *Server) deadDeliveries(c echo.Context) error {
 	if d == nil {
 		return ok(c, delivery.DeadPage{Deliveries: []delivery.Record{}})
 	}
-	if ch != "" && !s.core.DeliveryChannel(ch) {
+	if ch != "" && !d.On(ch) {
 		return errBadRequest("channel " + strconv.Quote(ch) + " is not one of DELIVERY_CHANNELS")
 	}
 	page, err := d.Dead(c.Request().Context(), ch, limit, c.QueryParam("after"))
@@ -76,7 +76,7 @@ func (s *Server) redrive(c echo.Context) error {
 	}
 	var f delivery.DeadFilter
 	if req.Channel != nil {
-		if !s.core.DeliveryChannel(*req.Channel) {
+		if !s.inbox.Delivery().On(*req.Channel) {
 			return errBadRequest("channel " + strconv.Quote(*req.Channel) + " is not one of DELIVERY_CHANNELS")
 		}
 		f.Channel = *req.Channel

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
 
@@ -44,9 +43,9 @@ func deliveryBacklog(b *testing.B, instances int) {
 		handed.Add(1)
 	}))
 	defer gw.Close()
-	cfg := func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliverySinkURL = []string{"push"}, gw.URL
-		c.DeliveryRules = fmt.Sprintf(`{"comment.created":{"push":{"afterSecs":%d}}}`, after)
+	cfg := func(c *testConfig) {
+		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push"}, gw.URL
+		c.Delivery.Rules = fmt.Sprintf(`{"comment.created":{"push":{"afterSecs":%d}}}`, after)
 	}
 	var hubs []*testHub
 	for range instances {

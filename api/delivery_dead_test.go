@@ -69,7 +69,7 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 		plantDead(t, rs, u, nid, ms)
 		want[fmt.Sprintf("%d/%s", u, nid)] = true
 	}
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.DeliveryChannels = []string{"push"} })
+	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Delivery.Channels = []string{"push"} })
 	for _, limit := range []int{1, 7, 100, 1000} {
 		got := map[string]bool{}
 		for _, r := range th.deadPages(t, limit, len(want)) {
@@ -120,8 +120,8 @@ func TestDeliveryDead_StaleEntriesAreTrimmed(t *testing.T) {
 	if n := entries(); n != 41 {
 		t.Fatalf("planted %d entries, want 41", n)
 	}
-	th := startHub(t, rs.Addr(), func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliveryRecordTTL = []string{"push"}, 7*24*time.Hour
+	th := startHub(t, rs.Addr(), func(c *testConfig) {
+		c.Delivery.Channels, c.RecordTTL = []string{"push"}, 7*24*time.Hour
 	})
 	eventually(t, wait, "the stale entries trimmed", func() bool { return entries() == 1 })
 	if seen := th.deadPages(t, 10, 1); len(seen) != 1 {

@@ -61,8 +61,8 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 	})
 	// A lease of a minute: handed on by the lease running out, the call
 	// would come far past waitDelivery's bound.
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.DeliveryTimeout, c.LockTTL = 30*time.Second, time.Minute
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+		c.Delivery.Timeout, c.LockTTL = 30*time.Second, time.Minute
 	})
 	a := startHubWith(t, rs.Addr(), cfg, nil)
 	nid := a.notifyWith(t, 7, "", 1)
@@ -102,8 +102,8 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 			}
 		}}
 	})
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.LockTTL, c.DeliveryTimeout = ttl, time.Minute
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+		c.LockTTL, c.Delivery.Timeout = ttl, time.Minute
 	})
 	a := startHub(t, rs.Addr(), cfg)
 	startHub(t, rs.Addr(), cfg)
@@ -145,8 +145,8 @@ func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
 			mu.Unlock()
 		}}
 	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *hub.Config) {
-		c.DeliveryInflightBytes = budget
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *testConfig) {
+		c.Delivery.InflightBytes = budget
 	}))
 	pad := strings.Repeat("x", 60000)
 	users := make([]string, 30)

@@ -22,7 +22,7 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	rules := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
-	cfg := func(c *hub.Config) {
+	cfg := func(c *testConfig) {
 		rules(c)
 		c.PresenceUserTTL = 3 * time.Second // the registry read every second
 	}
@@ -185,13 +185,13 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 // exactly.
 func TestDelivery_CapsAndDedupeHoldUnderConcurrency(t *testing.T) {
 	rs := testredis.Start(t)
-	capsAndDedupe(t, func(c *hub.Config) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
+	capsAndDedupe(t, func(c *testConfig) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
 }
 
-func capsAndDedupe(t *testing.T, redis func(*hub.Config), addr string) {
+func capsAndDedupe(t *testing.T, redis func(*testConfig), addr string) {
 	g := startGateway(t, nil)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *hub.Config) {
-		c.DeliveryCaps = `{"push":{"perHour":10,"perDay":50}}`
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *testConfig) {
+		c.Delivery.Caps = `{"push":{"perHour":10,"perDay":50}}`
 	})
 	a := startHub(t, addr, cfg)
 	b := startHub(t, addr, cfg)
@@ -282,8 +282,8 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.DeliveryRecordTTL = time.Second
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+		c.RecordTTL = time.Second
 	}))
 	nid := th.notifyWith(t, 7, "", 1)
 	th.waitDelivery(t, nid, 1, "push", "sent")

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/internal/testredis"
 )
@@ -126,13 +125,13 @@ func (g *testGateway) quiet(t testing.TB, d time.Duration) {
 
 // deliveryConfig configures channels push and email with rules, the
 // gateway, and quick retries.
-func deliveryConfig(g *testGateway, rules string, more ...func(*hub.Config)) func(*hub.Config) {
-	return func(c *hub.Config) {
-		c.DeliveryChannels = []string{"push", "email"}
-		c.DeliveryRules = rules
-		c.DeliverySinkURL = g.URL
-		c.DeliveryBackoff = 100 * time.Millisecond
-		c.DeliveryTimeout = 2 * time.Second
+func deliveryConfig(g *testGateway, rules string, more ...func(*testConfig)) func(*testConfig) {
+	return func(c *testConfig) {
+		c.Delivery.Channels = []string{"push", "email"}
+		c.Delivery.Rules = rules
+		c.Delivery.SinkURL = g.URL
+		c.Delivery.Backoff = 100 * time.Millisecond
+		c.Delivery.Timeout = 2 * time.Second
 		for _, m := range more {
 			m(c)
 		}
@@ -281,10 +280,10 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		}
 		return gatewayAnswer{status: 202}
 	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
 		// The 2 s timeout of deliveryConfig: shorter, a busy machine made
 		// the gateway's quick answers time out too.
-		c.DeliveryMaxAttempts = 3
+		c.Delivery.MaxAttempts = 3
 	}))
 	nid := th.notifyWith(t, 7, "", 1, 2, 3, 4, 5, 6, 7, 8)
 
@@ -332,8 +331,8 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 503})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.DeliveryMaxAttempts = 100
+	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+		c.Delivery.MaxAttempts = 100
 	}))
 	var ids []string
 	for range 5 {

@@ -23,7 +23,7 @@ func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
 		}
 	}
-	dev := startHub(t, rs.Addr(), func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim })
+	dev := startHub(t, rs.Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
 	code, env := dev.do(t, http.MethodGet, "/dev/token?userId=1&rooms=5,6", nil, "")
 	if code != 200 {
 		t.Fatalf("dev token with the dev secret: %d", code)

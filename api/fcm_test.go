@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testfcm"
@@ -16,12 +15,12 @@ import (
 
 // startFCMHub is a hub with the fcm channel on, sending to the stand-in
 // (its key, its URL, its certificate trusted), retrying fast.
-func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*hub.Config)) *testHub {
+func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*testConfig)) *testHub {
 	t.Helper()
-	return startHubFull(t, addr, func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliveryRules = []string{"fcm"}, `{"comment.created":{"fcm":{"afterSecs":0}}}`
-		c.FCMCredentials, c.FCMBaseURL = fs.Key(), fs.URL
-		c.DeliveryBackoff, c.DeliveryTimeout = 100*time.Millisecond, 2*time.Second
+	return startHubFull(t, addr, func(c *testConfig) {
+		c.Delivery.Channels, c.Delivery.Rules = []string{"fcm"}, `{"comment.created":{"fcm":{"afterSecs":0}}}`
+		c.FCM.Credentials, c.FCM.BaseURL = fs.Key(), fs.URL
+		c.Delivery.Backoff, c.Delivery.Timeout = 100*time.Millisecond, 2*time.Second
 		if more != nil {
 			more(c)
 		}
@@ -34,7 +33,7 @@ func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*hub.
 // data, Android's priority, TTL and collapse key, iOS's badge and thread).
 func TestFCM_AnswersAndTheMessage(t *testing.T) {
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -165,8 +164,8 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	// Another key than the one FCM's token endpoint knows (a hub of its own:
 	// the first would take the delivery).
 	other := testfcm.Start(t)
-	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) {
-		c.FCMCredentials = strings.Replace(other.Key(), other.URL, fs.URL, 1)
+	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) {
+		c.FCM.Credentials = strings.Replace(other.Key(), other.URL, fs.URL, 1)
 	})
 	bad.register(t, 31, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(31)))
 	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 31), 31, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
@@ -180,8 +179,8 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
 	t.Parallel()
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *hub.Config) {
-		c.DeliveryRules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) {
+		c.Delivery.Rules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
 	})
 	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"phone"}`, fcmToken(40)))
 	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"tablet","enabled":false}`, fcmToken(41)))

@@ -99,8 +99,10 @@ func pendingReads(t testing.TB, th *testHub, users ...int64) int64 {
 	return n
 }
 
-func noBackgroundFlush(sink string) func(*hub.Config) {
-	return func(c *hub.Config) { c.ReadSinkURL, c.WriteBehindInterval, c.WriteBehindBatchSize = sink, 0, 3 }
+func noBackgroundFlush(sink string) func(*testConfig) {
+	return func(c *testConfig) {
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.WriteBehindBatch = sink, 0, 3
+	}
 }
 
 func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
@@ -191,7 +193,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := func(c *hub.Config) { c.ReadSinkURL, c.WriteBehindInterval = sink.URL, 20*time.Millisecond }
+	cfg := func(c *testConfig) { c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 20*time.Millisecond }
 	a := startHub(t, rs.Addr(), cfg)
 	b := startHub(t, rs.Addr(), cfg)
 	var want []string
@@ -217,7 +219,7 @@ func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
 func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.ReadSinkURL = sink.URL }) // 30 s interval
+	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.ReadSinkURL = sink.URL }) // 30 s interval
 	th.notify(t, 103, "comment.created", 44)
 	want := th.readEach(t, 44)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

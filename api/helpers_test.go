@@ -25,7 +25,11 @@ import (
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
 	"roomhub/hub/publish"
+	"roomhub/hub/push/apns"
 	"roomhub/hub/push/channels"
+	"roomhub/hub/push/fcm"
+	"roomhub/hub/push/webpush"
+	"roomhub/internal/env"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
 	"roomhub/web"
@@ -39,13 +43,26 @@ import (
 // that counts goroutines, measures a time or races a short clock stays
 // serial.
 
+// testConfig is every configuration a test hub runs with: the core's
+// (embedded: c.KeepAlive is the core's) and each feature's, as main loads
+// them.
+type testConfig struct {
+	hub.Config
+	Inbox    inbox.Config
+	Delivery delivery.Config
+	WebPush  webpush.Config
+	FCM      fcm.Config
+	APNS     apns.Config
+	Ingest   ingest.Config
+}
+
 // testHub is a hub and its HTTP server, in-process, on a real Redis.
 type testHub struct {
 	URL    string
 	Hub    *hub.Hub
 	Inbox  *inbox.Inbox
 	Ingest *ingest.Ingest
-	Cfg    hub.Config
+	Cfg    testConfig
 	HTTP   Config
 	// Pipeline is every door's publish path.
 	Pipeline *publish.Pipeline
@@ -59,7 +76,7 @@ type testHub struct {
 // startTrimmingHub starts a hub on a fresh Redis whose stream nodes hold 5
 // entries, so that MAXLEN ~ trims even a short history (STREAM_MAXLEN or
 // INBOX_MAX_ENTRIES set small by cfg).
-func startTrimmingHub(t *testing.T, cfg func(*hub.Config)) *testHub {
+func startTrimmingHub(t *testing.T, cfg func(*testConfig)) *testHub {
 	t.Helper()
 	rs := testredis.Start(t)
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
@@ -68,13 +85,13 @@ func startTrimmingHub(t *testing.T, cfg func(*hub.Config)) *testHub {
 
 // startHub starts a hub on the Redis at addr; mutate adjusts the core's
 // config.
-func startHub(t testing.TB, addr string, mutate func(*hub.Config)) *testHub {
+func startHub(t testing.TB, addr string, mutate func(*testConfig)) *testHub {
 	t.Helper()
 	return startHubWith(t, addr, mutate, nil)
 }
 
 // startHubWith is startHub whose HTTP side's config mutateHTTP adjusts too.
-func startHubWith(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config)) *testHub {
+func startHubWith(t testing.TB, addr string, mutate func(*testConfig), mutateHTTP func(*Config)) *testHub {
 	t.Helper()
 	return startHubFull(t, addr, mutate, mutateHTTP, hubExtras{})
 }
@@ -87,12 +104,17 @@ type hubExtras struct {
 }
 
 // startHubFull is startHubWith with extras.
-func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTTP func(*Config), extras hubExtras) *testHub {
+func startHubFull(t testing.TB, addr string, mutate func(*testConfig), mutateHTTP func(*Config), extras hubExtras) *testHub {
 	t.Helper()
-	cfg := hub.DefaultConfig()
+	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
+		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig()}
 	cfg.RedisURL = "redis://" + addr
-	cfg.ShutdownSpread = 0   // each test's teardown ends its streams at once
-	cfg.IngestPartitions = 0 // consumed only where a test asks (ingest_test.go)
+	cfg.ShutdownSpread = 0    // each test's teardown ends its streams at once
+	cfg.Ingest.Partitions = 0 // consumed only where a test asks (ingest_test.go)
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -112,17 +134,18 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 		t.Fatal(err)
 	}
 	log := testLog()
-	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
+	h := hub.New(cfg.Config, rdb, log, hub.NewMetrics(cfg.EventTypes))
 	if extras.tracing != nil {
 		h.UseTracing(extras.tracing)
 	}
-	d, err := delivery.New(h, log, inbox.ItemKeys)
+	d, err := delivery.New(h, cfg.Delivery, log, inbox.ItemKeys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ib := inbox.New(h, log)
+	ib := inbox.New(h, cfg.Inbox, log)
 	ib.UseDelivery(d)
-	ch, err := channels.New(context.Background(), h, log, ib, extras.pushTLS)
+	pushCfg := channels.Config{Delivery: cfg.Delivery, WebPush: cfg.WebPush, FCM: cfg.FCM, APNS: cfg.APNS}
+	ch, err := channels.New(context.Background(), h, pushCfg, log, ib, extras.pushTLS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +159,7 @@ func startHubFull(t testing.TB, addr string, mutate func(*hub.Config), mutateHTT
 	pipeline := publish.New(h, ib, pcfg)
 	h.Start()
 	apiSrv := New(httpCfg, h, ib, pipeline, log, web.FS())
-	in := ingest.New(h, log)
+	in := ingest.New(h, cfg.Ingest, log)
 	in.Start(pipeline)
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testredis"
 )
@@ -26,8 +25,8 @@ import (
 // seconds.)
 func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // a channel, for the preferences
-		c.DeliveryChannels, c.DeliverySinkURL = []string{"email"}, "http://127.0.0.1:1/"
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { // a channel, for the preferences
+		c.Delivery.Channels, c.Delivery.SinkURL = []string{"email"}, "http://127.0.0.1:1/"
 	})
 	for _, path := range []string{"/static/roomhub-inbox.js", "/static/inbox.html", "/static/inbox-example.js"} {
 		resp, err := httpClient.Get(th.URL + path)
@@ -328,7 +327,7 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 // behind the "1 new" pill without moving the list.
 func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 6000 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 6000 })
 	const user, n = 12, 5000
 	ids := th.fillInbox(t, user, n) // newest first
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=12", artifactsDir(t))

@@ -134,7 +134,7 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	rs := testredis.Start(t)
 	dying := startHub(t, rs.Addr(), nil)
 	dying.Inbox.AfterPublishHook = func() error { return errors.New("instance died") }
-	other := startHub(t, rs.Addr(), func(c *hub.Config) { c.OutboxGrace = 300 * time.Millisecond })
+	other := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
 
 	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
 	if code, _ := dying.publishRaw(t, body); code != 500 {
@@ -284,7 +284,7 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 // unread entries, also once the inbox is trimmed to INBOX_MAX_ENTRIES.
 func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.InboxMaxEntries = 300 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 300 })
 	const n = 2000
 	tok := th.token(t, 11)
 	user := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
@@ -389,7 +389,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 
 func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.InboxMaxEntries = 3 })
+	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 3 })
 	for i := 0; i < 5; i++ {
 		th.notify(t, 77, "comment.created", 12)
 	}

@@ -19,8 +19,8 @@ import (
 )
 
 // withIngest consumes n ingest partitions, leases of LOCK_TTL_SECS=1.
-func withIngest(n int) func(*hub.Config) {
-	return func(c *hub.Config) { c.IngestPartitions, c.LockTTL = n, time.Second }
+func withIngest(n int) func(*testConfig) {
+	return func(c *testConfig) { c.Ingest.Partitions, c.LockTTL = n, time.Second }
 }
 
 // xadd adds one entry (field → value pairs) to partition p.
@@ -262,7 +262,7 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	th := startHubWith(t, cl.Addrs()[0], func(c *hub.Config) {
+	th := startHubWith(t, cl.Addrs()[0], func(c *testConfig) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		withIngest(8)(c)
 	}, nil)

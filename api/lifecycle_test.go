@@ -368,8 +368,8 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 // notification.deleted, reason retention.
 func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
-		c.ReadSinkURL, c.WriteBehindInterval, c.InboxMaxEntries = sink.URL, 0, 2
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.MaxEntries = sink.URL, 0, 2
 	})
 	const u = 61
 	s := th.settledUserStream(t, u)

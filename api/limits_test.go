@@ -48,7 +48,7 @@ func TestStream_EndsWhenTokenExpires(t *testing.T) {
 }
 
 func TestStream_KeepaliveComments(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
 	c := th.openStream(t, 81, 1, "")
 	for {
 		f, ok := c.nextAny(t, 5*time.Second)
@@ -68,7 +68,7 @@ func TestStream_KeepaliveComments(t *testing.T) {
 // wake-up does not fail it; a clock that looked once per interval would put
 // most gaps near 2 s.
 func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
 	c := th.settledUserStream(t, 3) // its opening events are the last bytes before the silence
 	last := time.Now()
 	var gaps []time.Duration
@@ -91,7 +91,7 @@ func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		c.WriteTimeout = time.Second
 		c.ChannelCapacity = 100000 // never lagged: only the write deadline can end it
 	})
@@ -368,7 +368,7 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 // drop) what a request does. Each body is otherwise valid: without the typo
 // it is accepted.
 func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.DeliveryChannels = []string{"push"} })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Delivery.Channels = []string{"push"} })
 	nid := th.notifyWith(t, 5, "", 1)
 	user := map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Content-Type": "application/json"}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
 
@@ -155,7 +154,7 @@ func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := startHub(t, proxy.Addr(), func(c *hub.Config) { c.ListenerIdle = 300 * time.Millisecond })
+	th := startHub(t, proxy.Addr(), func(c *testConfig) { c.ListenerIdle = 300 * time.Millisecond })
 	c := th.openStream(t, 130, 1, "")
 	first := th.publish(t, 130, "comment.created", map[string]any{"n": 0})
 	if f := c.next(t, wait); f.ID != first.StreamID {

@@ -10,17 +10,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"roomhub/hub"
 	"roomhub/internal/testredis"
 )
 
 // The Grafana dashboard charts every metric the hub exports, and the alert
 // rules parse and name only metrics that exist.
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { // every metric, delivery's too
-		c.DeliveryChannels, c.DeliverySinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { // every metric, delivery's too
+		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
 		withPushKeys(c)
-		c.IngestPartitions = 1
+		c.Ingest.Partitions = 1
 	})
 	resp, err := httpClient.Get(th.URL + "/metrics")
 	if err != nil {

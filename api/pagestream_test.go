@@ -112,7 +112,7 @@ func TestPageStream_Validation(t *testing.T) {
 // One denied room refuses the whole stream before any SSE byte, naming the
 // room, and the user is made present nowhere.
 func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
 	tok, err := th.tokens.Sign(7, time.Hour, []any{42})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 // A trimmed room gets system.gap naming it; the others resume normally; a
 // room the id does not name starts live.
 func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
-	th := startTrimmingHub(t, func(c *hub.Config) { c.StreamMaxLen = 10 })
+	th := startTrimmingHub(t, func(c *testConfig) { c.StreamMaxLen = 10 })
 	c := th.pageStream(t, 9, "rooms=121,122", "")
 	th.pub(t, 121, "121-first")
 	th.pub(t, 122, "122-first")
@@ -450,7 +450,7 @@ func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
 // The log member's gap carries "notifications":true; a room of the same page
 // resumes normally.
 func TestPageStream_GapOfTheLog(t *testing.T) {
-	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
+	th := startTrimmingHub(t, func(c *testConfig) { c.Inbox.MaxEntries = 10 })
 	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
 	c.next(t, wait) // the count
 	c.nextCounts(t)

@@ -74,7 +74,7 @@ func online(l hub.PresenceList) []int64 {
 	return ids
 }
 
-func fastPresence(c *hub.Config) {
+func fastPresence(c *testConfig) {
 	c.PresenceBroadcast = 0 // one update per transition: easy to follow in a test
 }
 
@@ -130,7 +130,7 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 // last heartbeat. Two TTLs after the join the user is still present.
 func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
 	})
@@ -182,7 +182,7 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 // sweep that found the instance's lease lapsed) is joined again by the next
 // refresh; an instance whose lease lapsed joins all its streams again.
 func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond
 	})
@@ -225,7 +225,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		fastPresence(c)
 		// 3 s: the watcher's own stream refreshes every second, so a busy
 		// machine's late refresh does not make the watcher leave too.
@@ -261,7 +261,7 @@ func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 	rs := testredis.Start(t)
 	// The watcher's hub refreshes every second (a 3 s TTL): a test machine
 	// busy with -race may stall a goroutine longer than a 1 s TTL allows.
-	ttl := func(c *hub.Config) {
+	ttl := func(c *testConfig) {
 		fastPresence(c)
 		c.PresenceUserTTL = 3 * time.Second
 		c.PresenceHashTTL = 5 * time.Second
@@ -298,7 +298,7 @@ func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 
 func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	rs := testredis.Start(t)
-	cfg := func(c *hub.Config) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
+	cfg := func(c *testConfig) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
 	hubs := []*testHub{startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)}
 	watcher := hubs[0].openStream(t, 73, 100, "")
 	watcher.presenceUpdate(t, wait)
@@ -477,7 +477,7 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 }
 
 func TestPresence_ListMaxHidesOnlineUsers(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { fastPresence(c); c.PresenceListMax = 1 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { fastPresence(c); c.PresenceListMax = 1 })
 	watcher := th.openStream(t, 75, 1, "")
 	if u, _ := watcher.presenceUpdate(t, wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
 		t.Fatalf("%+v", u)

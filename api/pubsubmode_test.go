@@ -21,10 +21,10 @@ import (
 func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	channels := func(c *hub.Config) { c.PubSubMode = hub.PubSubChannels }
+	channels := func(c *testConfig) { c.PubSubMode = hub.PubSubChannels }
 	a := startHub(t, rs.Addr(), channels)
 	proxy := startFreezeProxy(t, rs.Addr()) // B's Redis, to take away
-	b := startHub(t, proxy.Addr(), func(c *hub.Config) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
+	b := startHub(t, proxy.Addr(), func(c *testConfig) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
 	rdb := testredis.Client(t, rs.Addr())
 
 	onA := a.openStream(t, 191, 1, "")
@@ -93,7 +93,7 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.lag.Store(int64(300 * time.Millisecond))
-	th := startHub(t, proxy.Addr(), func(c *hub.Config) {
+	th := startHub(t, proxy.Addr(), func(c *testConfig) {
 		c.PubSubMode, c.MaxConnectionsPerUser = hub.PubSubChannels, 0
 	})
 	for room := int64(300); room < 305; room++ {
@@ -117,7 +117,7 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := startHub(t, proxy.Addr(), func(c *hub.Config) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
+	th := startHub(t, proxy.Addr(), func(c *testConfig) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
 	c := th.openStream(t, 195, 1, "")
 	if first := th.publish(t, 195, "comment.created", map[string]any{"n": 0}); c.next(t, wait).ID != first.StreamID {
 		t.Fatal("the first event")
@@ -147,7 +147,7 @@ func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 // cost no goroutine each, and all are unsubscribed when their streams end.
 func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), func(c *hub.Config) {
+	th := startHubWith(t, rs.Addr(), func(c *testConfig) {
 		c.PubSubMode = hub.PubSubChannels
 		c.MaxConnectionsPerUser = 0
 	}, func(c *Config) { c.StreamMaxRooms = 100 })

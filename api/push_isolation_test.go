@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/push"
 	"roomhub/internal/testapns"
@@ -43,7 +42,7 @@ const slowUsers = 70
 func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 	t.Parallel()
 	slow, fast := testpush.Start(t), testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *hub.Config) { c.DeliveryTimeout = time.Minute })
+	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *testConfig) { c.Delivery.Timeout = time.Minute })
 	fast.SetPublicKey(th.vapidKey(t))
 	var users []int64
 	for i := range slowUsers {
@@ -88,10 +87,10 @@ func TestDelivery_ASlowChannelHoldsNoOtherChannel(t *testing.T) {
 	free := func() { once.Do(func() { close(release) }) }
 	g := startGateway(t, func(gatewayCall) gatewayAnswer { return gatewayAnswer{status: 200, wait: func() { <-release }} })
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) {
-		c.DeliveryChannels = []string{"webpush", "email"}
-		c.DeliverySinkURL = g.URL
-		c.DeliveryTimeout = time.Minute
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) {
+		c.Delivery.Channels = []string{"webpush", "email"}
+		c.Delivery.SinkURL = g.URL
+		c.Delivery.Timeout = time.Minute
 	})
 	defer free()
 	th.subscribe(t, 99, ps.Subscription("/push/fast"))
@@ -186,7 +185,7 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryTimeout = 2 * time.Second })
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) { c.Delivery.Timeout = 2 * time.Second })
 	for i := range 5 {
 		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/busy/%d", i), 429, 429, 429))
 	}

@@ -30,21 +30,21 @@ var testPushKeys = sync.OnceValue(func() webpush.Keys {
 })
 
 // withPushKeys sets the WEBPUSH_* keys: a hub on a real Redis needs them.
-func withPushKeys(c *hub.Config) {
+func withPushKeys(c *testConfig) {
 	k := testPushKeys()
-	c.WebPushPublicKey, c.WebPushPrivateKey, c.WebPushSubject = k.Public, k.Private(), "mailto:ops@example.com"
+	c.WebPush.PublicKey, c.WebPush.PrivateKey, c.WebPush.Subject = k.Public, k.Private(), "mailto:ops@example.com"
 }
 
 // startPushHub is a hub with the webpush channel on, its endpoints allowed
 // on loopback (the stand-in), trusting the stand-in's certificate.
-func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*hub.Config)) *testHub {
+func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*testConfig)) *testHub {
 	t.Helper()
-	th := startHubFull(t, addr, func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
+	th := startHubFull(t, addr, func(c *testConfig) {
+		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
-		c.WebPushAllowPrivate, c.WebPushAllowedHosts = true, []string{"*"}
-		c.DeliveryBackoff = 100 * time.Millisecond
-		c.DeliveryTimeout = time.Second
+		c.WebPush.AllowPrivate, c.WebPush.AllowedHosts = true, []string{"*"}
+		c.Delivery.Backoff = 100 * time.Millisecond
+		c.Delivery.Timeout = time.Second
 		if more != nil {
 			more(c)
 		}
@@ -123,7 +123,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *hub.Config) { c.DeliveryMaxAttempts = 3 })
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
 	th.subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))
 	th.subscribe(t, 11, ps.Subscription("/push/big", http.StatusRequestEntityTooLarge))
 	th.subscribe(t, 12, ps.Subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
@@ -181,8 +181,8 @@ func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
 // key pair.
 func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	rs := testredis.Start(t)
-	on := func(c *hub.Config) {
-		c.DeliveryChannels, c.DeliveryRules = []string{"webpush"}, pushRules
+	on := func(c *testConfig) {
+		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
 	}
 	// A dev key pair an earlier run left in Redis is deleted once keys are

@@ -52,7 +52,7 @@ func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
 
 func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.HistoryRetention = time.Hour })
+	th := startHub(t, rs.Addr(), func(c *testConfig) { c.HistoryRetention = time.Hour })
 	rdb := testredis.Client(t, rs.Addr())
 	th.publish(t, 121, "comment.created", map[string]any{})
 	// A room that only ever saw a heartbeat: its presence.update is history
@@ -89,7 +89,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *hub.Config) {
+	th := startHub(t, rs.Addr(), func(c *testConfig) {
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0
 	})
 	rdb := testredis.Client(t, rs.Addr())

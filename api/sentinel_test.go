@@ -18,7 +18,7 @@ import (
 func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 	t.Parallel()
 	sn := testredis.StartSentinels(t)
-	th := startHub(t, "", func(c *hub.Config) { c.RedisURL = sn.URL() })
+	th := startHub(t, "", func(c *testConfig) { c.RedisURL = sn.URL() })
 	steady := th.openStream(t, 140, 1, "")
 	b := startBrowser(t, th, 140, 2, 100)
 	p := startPublisher(th, 140, 100000)
@@ -46,7 +46,7 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	sn := testredis.StartSentinels(t)
-	th := startHub(t, sn.Master.Addr(), func(c *hub.Config) {
+	th := startHub(t, sn.Master.Addr(), func(c *testConfig) {
 		c.PublishWaitReplicas, c.PublishWait = 1, 300*time.Millisecond
 	})
 	c := th.openStream(t, 220, 1, "")
@@ -101,7 +101,7 @@ func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
 	for _, mode := range []string{hub.PubSubChannels, hub.PubSubPatterns} {
 		t.Run(mode, func(t *testing.T) {
 			sn := testredis.StartSentinels(t)
-			th := startHub(t, "", func(c *hub.Config) {
+			th := startHub(t, "", func(c *testConfig) {
 				c.RedisURL, c.ListenerIdle, c.PubSubMode = sn.URL(), time.Minute, mode
 			})
 			c := th.openStream(t, 230, 1, "")

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/internal/sse"
 	"roomhub/internal/testredis"
 )
@@ -33,7 +32,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("streams=%d/rooms=%d/every=%v", tc.streams, tc.rooms, tc.every), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				th := startHub(b, testredis.Start(b).Addr(), func(c *hub.Config) {
+				th := startHub(b, testredis.Start(b).Addr(), func(c *testConfig) {
 					c.MaxConnectionsPerUser = 0
 					c.PresenceBroadcast = 10 * time.Second // keep presence out of the measurement
 				})

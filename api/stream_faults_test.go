@@ -92,7 +92,7 @@ func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
 }
 
 func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		c.ChannelCapacity = 64
 		c.WriteTimeout = 60 * time.Second
 		c.SlowWrite = 200 * time.Millisecond

@@ -17,7 +17,7 @@ import (
 const wait = 10 * time.Second
 
 func TestStream_WireFormatAndFanOut(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.KeepAlive = time.Second })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
 	a := th.openStream(t, 42, 1, "")
 	b := th.openStream(t, 42, 2, "")
 	other := th.openStream(t, 43, 3, "")
@@ -68,7 +68,7 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 
 func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.ChannelCapacity = 2048 })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.ChannelCapacity = 2048 })
 	c := th.openStream(t, 7, 1, "")
 	var ids []string
 	for i := 0; i < 1000; i++ {
@@ -253,7 +253,7 @@ func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 }
 
 func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
-	th := startTrimmingHub(t, func(c *hub.Config) { c.StreamMaxLen = 10 })
+	th := startTrimmingHub(t, func(c *testConfig) { c.StreamMaxLen = 10 })
 	first := th.publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
 	var last string
 	for i := 1; i < 100; i++ {
@@ -314,7 +314,7 @@ func TestStream_RawBackendMessage(t *testing.T) {
 // overflow itself is proved in hub's TestStream_QueueOverflowCatchesUpFromHistory).
 func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *hub.Config) { c.ChannelCapacity = 2 })
+	th := startHub(t, rs.Addr(), func(c *testConfig) { c.ChannelCapacity = 2 })
 	var pubs []*publisher
 	for i := 0; i < 4; i++ {
 		pubs = append(pubs, startPublisher(th, 34, 100))

@@ -63,7 +63,7 @@ func (th *testHub) activeStreams(t *testing.T) int {
 // room order; a tab opened later joins without a new connection.
 func TestBrowser_TabsShareOneStream(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) { c.Retry = 200 * time.Millisecond })
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 200 * time.Millisecond })
 	const user = 5
 	tabRooms := [][]int64{{42, 43}, {44}, {45}}
 	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.token(t, user), "42,43", "44", "45")
@@ -239,7 +239,7 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	cfg := func(c *hub.Config) { c.Retry = 200 * time.Millisecond }
+	cfg := func(c *testConfig) { c.Retry = 200 * time.Millisecond }
 	a := startHub(t, rs.Addr(), cfg)
 	b := startHub(t, rs.Addr(), cfg)
 	proxy := testbin.StartProxy(t, a.URL)
@@ -343,7 +343,7 @@ func joinRooms(rooms []int64) string {
 // tab asks for something again and leads a new one.
 func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *hub.Config) {
+	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
 		c.Retry, c.RoomAuth, c.MaxConnectionsPerUser = 200*time.Millisecond, hub.RoomAuthClaim, 1
 	})
 	const user = 7

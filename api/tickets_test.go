@@ -34,7 +34,7 @@ func (th *testHub) ticketOf(t *testing.T, token string) string {
 // s at most, under a hashed name; ?token= still works.
 func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	claim := func(c *hub.Config) { c.RoomAuth = hub.RoomAuthClaim }
+	claim := func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim }
 	a, b := startHub(t, rs.Addr(), claim), startHub(t, rs.Addr(), claim)
 	tok, err := a.tokens.Sign(31, time.Hour, []int64{42})
 	if err != nil {

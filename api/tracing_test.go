@@ -101,8 +101,8 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 		return gatewayAnswer{status: http.StatusOK}
 	})
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *hub.Config) {
-		c.ReadSinkURL, c.WriteBehindInterval = sink.URL, 0
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 0
 	})
 	recA, recB := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	a := startHubFull(t, rs.Addr(), cfg, nil, hubExtras{tracing: recA.tp})

@@ -142,7 +142,7 @@ func TestUserStream_ResumesByLastEventID(t *testing.T) {
 }
 
 func TestUserStream_GapWhenLogTrimmed(t *testing.T) {
-	th := startTrimmingHub(t, func(c *hub.Config) { c.InboxMaxEntries = 10 })
+	th := startTrimmingHub(t, func(c *testConfig) { c.Inbox.MaxEntries = 10 })
 	s := th.settledUserStream(t, 24)
 	th.notify(t, 93, "comment.created", 24)
 	first := s.next(t, wait).ID

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"log/slog"
-	"regexp"
 	"roomhub/internal/env"
 	"slices"
 	"strconv"
@@ -18,17 +17,6 @@ const DevInternalAPIKey = "local_dev_internal_key"
 var DefaultEventTypes = []string{
 	"retrospect.submitted", "retrospect.created", "comment.created", "like.toggled", "member.joined",
 }
-
-// DefaultPushHosts are the public push services' domains, the hosts of
-// Chrome's and Edge's (FCM), Firefox's (Mozilla), Safari's (Apple) and
-// Windows' Web Push endpoints: WEBPUSH_ALLOWED_HOSTS' default.
-var DefaultPushHosts = []string{"fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com"}
-
-// channelRE is what a delivery channel's name may look like.
-var channelRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
-
-// DeliveryChannel reports whether ch is one of DELIVERY_CHANNELS.
-func (c Config) DeliveryChannel(ch string) bool { return slices.Contains(c.DeliveryChannels, ch) }
 
 // ValidEventTypeName reports whether s is a well-formed event type name.
 // An event type is 1 to 64 of [a-z0-9_.-]: no CR/LF, so no SSE field
@@ -60,14 +48,11 @@ type Config struct {
 	KeepAlive             time.Duration // SSE_KEEPALIVE_SECS, 15
 	PresenceUserTTL       time.Duration // PRESENCE_USER_TTL_SECS, 60
 	PresenceHashTTL       time.Duration // PRESENCE_HASH_TTL_SECS, 120
-	WriteBehindInterval   time.Duration // WRITE_BEHIND_INTERVAL_SECS, 30
-	WriteBehindBatchSize  int           // WRITE_BEHIND_BATCH_SIZE, 200
 	StreamMaxLen          int64         // STREAM_MAXLEN, 10000 (approximate)
 	LockTTL               time.Duration // LOCK_TTL_SECS, 10
 	WriteTimeout          time.Duration // SSE_WRITE_TIMEOUT_SECS, 5
 	ListenerIdle          time.Duration // no variable: a listener silent this long probes itself through Redis; 15 s, 0 never
 	ShutdownSpread        time.Duration // no variable: on shutdown, open streams end spread over this long, each with a jittered retry:; 5 s
-	OutboxGrace           time.Duration // no variable: an unfinished outbox entry this old is finished by the sweep; 10 s
 	SlowWrite             time.Duration // no variable: a write blocked this long while events are dropped cuts the stream (system.lagged); 1 s, at most WriteTimeout
 	IdempotencyTTL        time.Duration // IDEMPOTENCY_TTL_SECS, 86400
 	PublishWaitReplicas   int           // PUBLISH_WAIT_REPLICAS, 0: a publish is acknowledged once this many replicas have it (WAIT)
@@ -77,38 +62,11 @@ type Config struct {
 	PresenceListMax       int           // PRESENCE_LIST_MAX, 500
 	Retry                 time.Duration // SSE_RETRY_MS, 3000
 	EventTypes            []string      // EVENT_TYPES, comma list
-	InboxRetention        time.Duration // INBOX_RETENTION_DAYS, 30
-	InboxMaxEntries       int           // INBOX_MAX_ENTRIES, 1000 newest kept per user
-	ReadSinkURL           string        // READ_SINK_URL; empty means a log sink
 	HistoryRetention      time.Duration // HISTORY_RETENTION_SECS, 604800: a room's history expires this long after its last publish
 	RoomAuth              string        // ROOM_AUTH: open, claim or proxy; open in development, required in production
 	RoomAuthURL           string        // ROOM_AUTH_URL, the backend asked in proxy mode
 	RoomAuthCache         time.Duration // ROOM_AUTH_CACHE_SECS, 60: how long a proxy answer is kept
-	DeliveryChannels      []string      // DELIVERY_CHANNELS, comma list; none: nothing leaves the hub
-	DeliveryRules         string        // DELIVERY_RULES, JSON text or @path (package delivery reads it)
-	DeliveryCaps          string        // DELIVERY_CAPS, JSON (package delivery reads it)
-	DeliverySinkURL       string        // DELIVERY_SINK_URL, the backend's gateway; required with a channel other than webpush, fcm and apns
-	WebPushPublicKey      string        // WEBPUSH_VAPID_PUBLIC_KEY, base64url P-256 point (package webpush reads it)
-	WebPushPrivateKey     string        // WEBPUSH_VAPID_PRIVATE_KEY, base64url P-256 scalar
-	WebPushSubject        string        // WEBPUSH_SUBJECT, mailto: or https:, the push services' contact
-	WebPushAllowPrivate   bool          // WEBPUSH_ALLOW_PRIVATE_ENDPOINTS, false: tests and dev only
-	WebPushAllowedHosts   []string      // WEBPUSH_ALLOWED_HOSTS, comma list of domain suffixes ("*": any); the public push services
-	FCMCredentials        string        // FCM_CREDENTIALS, a service account key: its JSON, or a file's path (package fcm reads it)
-	FCMProjectID          string        // FCM_PROJECT_ID; default the key's project_id
-	FCMBaseURL            string        // FCM_BASE_URL, https://fcm.googleapis.com
-	APNSKeyID             string        // APNS_KEY_ID, the .p8 key's id (kid)
-	APNSTeamID            string        // APNS_TEAM_ID (iss)
-	APNSPrivateKey        string        // APNS_PRIVATE_KEY, the .p8 PEM, or a file's path (package apns reads it)
-	APNSTopic             string        // APNS_TOPIC, the app's bundle id
-	APNSBaseURL           string        // APNS_BASE_URL, https://api.push.apple.com
-	APNSSandboxBaseURL    string        // APNS_SANDBOX_BASE_URL, https://api.sandbox.push.apple.com
-	DeliveryMaxAttempts   int           // DELIVERY_MAX_ATTEMPTS, 8
-	DeliveryRecordTTL     time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished delivery's record is kept
-	DeliveryInflightBytes int64         // DELIVERY_INFLIGHT_MB, 64: the bytes of items an instance's hand-offs hold at once
-	DeliveryTimeout       time.Duration // no variable: one hand-off's time limit; 10 s
-	DeliveryBackoff       time.Duration // no variable: the first retry's wait, doubling to 10 min; 5 s
-	IngestPartitions      int           // INGEST_PARTITIONS, 16: streams ingest:{0..N-1} consumed; 0 turns ingest off
-	IngestBatch           int           // INGEST_BATCH, 256: entries read per partition per read
+	RecordTTL             time.Duration // DELIVERY_RECORD_DAYS, 7: how long a finished record is kept (a delivery's, a dead ingest entry's)
 	PubSubMode            string        // PUBSUB_MODE on one Redis: channels (SUBSCRIBE per local topic, the default) or patterns (PSUBSCRIBE room:*)
 	Env                   string        // HUB_ENV, development or production
 	LogLevel              slog.Level    // LOG_LEVEL, info
@@ -127,29 +85,6 @@ func (c Config) Publishable(t string) bool { return slices.Contains(c.EventTypes
 // Embedded reports whether the hub runs on its own in-process Redis (no
 // REDIS_URL: the dev mode of go run .).
 func (c Config) Embedded() bool { return c.RedisURL == "" }
-
-// DevPushRule is the webpush rule of the embedded dev mode and README's
-// example: at once, only to someone with no stream open, not once seen.
-const DevPushRule = `{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}`
-
-// WithDevPush is c for the embedded dev mode (go run . without REDIS_URL):
-// with DELIVERY_CHANNELS unset, the webpush channel is on, and with
-// DELIVERY_RULES unset every event type has DevPushRule, so that a closed
-// demo tab rings.
-func (c Config) WithDevPush(lookup func(string) (string, bool)) Config {
-	if _, set := lookup("DELIVERY_CHANNELS"); set || !c.Embedded() || c.Production() {
-		return c
-	}
-	c.DeliveryChannels = []string{WebPushChannel}
-	if _, set := lookup("DELIVERY_RULES"); !set {
-		rules := make([]string, 0, len(c.EventTypes))
-		for _, t := range c.EventTypes {
-			rules = append(rules, strconv.Quote(t)+`:{"webpush":`+DevPushRule+`}`)
-		}
-		c.DeliveryRules = "{" + strings.Join(rules, ",") + "}"
-	}
-	return c
-}
 
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
@@ -177,8 +112,6 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		KeepAlive:             l.Secs("SSE_KEEPALIVE_SECS", 15, 1),
 		PresenceUserTTL:       l.Secs("PRESENCE_USER_TTL_SECS", 60, 1),
 		PresenceHashTTL:       l.Secs("PRESENCE_HASH_TTL_SECS", 120, 1),
-		WriteBehindInterval:   l.Secs("WRITE_BEHIND_INTERVAL_SECS", 30, 1),
-		WriteBehindBatchSize:  l.Int("WRITE_BEHIND_BATCH_SIZE", 200, 1, 100000),
 		StreamMaxLen:          int64(l.Int("STREAM_MAXLEN", 10000, 1, 1<<40)),
 		LockTTL:               l.Secs("LOCK_TTL_SECS", 10, 1),
 		WriteTimeout:          l.Secs("SSE_WRITE_TIMEOUT_SECS", 5, 1),
@@ -190,46 +123,18 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 		PresenceListMax:       l.Int("PRESENCE_LIST_MAX", 500, 0, 1<<20),
 		Retry:                 time.Duration(l.Int("SSE_RETRY_MS", 3000, 0, 3600_000)) * time.Millisecond,
 		EventTypes:            l.List("EVENT_TYPES", DefaultEventTypes),
-		InboxRetention:        time.Duration(l.Int("INBOX_RETENTION_DAYS", 30, 1, 36500)) * 24 * time.Hour,
-		InboxMaxEntries:       l.Int("INBOX_MAX_ENTRIES", 1000, 1, 100000),
-		ReadSinkURL:           l.Str("READ_SINK_URL", ""),
 		HistoryRetention:      l.Secs("HISTORY_RETENTION_SECS", 604800, 1),
 		RoomAuth:              l.Str("ROOM_AUTH", ""),
 		RoomAuthURL:           l.Str("ROOM_AUTH_URL", ""),
 		RoomAuthCache:         l.Secs("ROOM_AUTH_CACHE_SECS", 60, 1),
-		DeliveryChannels:      l.List("DELIVERY_CHANNELS", nil),
-		DeliveryRules:         l.Str("DELIVERY_RULES", ""),
-		DeliveryCaps:          l.Str("DELIVERY_CAPS", ""),
-		DeliverySinkURL:       l.Str("DELIVERY_SINK_URL", ""),
-		WebPushPublicKey:      l.Str("WEBPUSH_VAPID_PUBLIC_KEY", ""),
-		WebPushPrivateKey:     l.Str("WEBPUSH_VAPID_PRIVATE_KEY", ""),
-		WebPushSubject:        l.Str("WEBPUSH_SUBJECT", ""),
-		WebPushAllowPrivate:   l.Bool("WEBPUSH_ALLOW_PRIVATE_ENDPOINTS", false),
-		WebPushAllowedHosts:   l.List("WEBPUSH_ALLOWED_HOSTS", DefaultPushHosts),
-		FCMCredentials:        l.Str("FCM_CREDENTIALS", ""),
-		FCMProjectID:          l.Str("FCM_PROJECT_ID", ""),
-		FCMBaseURL:            l.Str("FCM_BASE_URL", "https://fcm.googleapis.com"),
-		APNSKeyID:             l.Str("APNS_KEY_ID", ""),
-		APNSTeamID:            l.Str("APNS_TEAM_ID", ""),
-		APNSPrivateKey:        l.Str("APNS_PRIVATE_KEY", ""),
-		APNSTopic:             l.Str("APNS_TOPIC", ""),
-		APNSBaseURL:           l.Str("APNS_BASE_URL", "https://api.push.apple.com"),
-		APNSSandboxBaseURL:    l.Str("APNS_SANDBOX_BASE_URL", "https://api.sandbox.push.apple.com"),
-		DeliveryMaxAttempts:   l.Int("DELIVERY_MAX_ATTEMPTS", 8, 1, 100),
-		DeliveryRecordTTL:     time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
-		DeliveryInflightBytes: int64(l.Int("DELIVERY_INFLIGHT_MB", 64, 1, 65536)) << 20,
-		IngestPartitions:      l.Int("INGEST_PARTITIONS", 16, 0, 1024),
-		IngestBatch:           l.Int("INGEST_BATCH", 256, 1, 4096),
+		RecordTTL:             time.Duration(l.Int("DELIVERY_RECORD_DAYS", 7, 1, 3650)) * 24 * time.Hour,
 		PubSubMode:            l.Str("PUBSUB_MODE", PubSubChannels),
 		Env:                   l.Str("HUB_ENV", "development"),
 	}
 	c.LogLevel = l.Level("LOG_LEVEL")
 	c.SlowWrite = min(time.Second, c.WriteTimeout)
-	c.OutboxGrace = 10 * time.Second
 	c.ShutdownSpread = 5 * time.Second
 	c.ListenerIdle = 15 * time.Second
-	c.DeliveryTimeout = 10 * time.Second
-	c.DeliveryBackoff = 5 * time.Second
 	if err := l.Err(); err != nil {
 		return Config{}, err
 	}
@@ -282,26 +187,6 @@ func (c Config) validate() error {
 	}
 	if c.RoomAuth == RoomAuthProxy && !strings.HasPrefix(c.RoomAuthURL, "http://") && !strings.HasPrefix(c.RoomAuthURL, "https://") {
 		return &ConfigError{Var: "ROOM_AUTH_URL", Value: c.RoomAuthURL, Reason: "ROOM_AUTH=proxy needs an http:// or https:// URL"}
-	}
-	if c.ReadSinkURL != "" && !strings.HasPrefix(c.ReadSinkURL, "http://") && !strings.HasPrefix(c.ReadSinkURL, "https://") {
-		return &ConfigError{Var: "READ_SINK_URL", Value: c.ReadSinkURL, Reason: "must be an http:// or https:// URL"}
-	}
-	for _, ch := range c.DeliveryChannels {
-		if !channelRE.MatchString(ch) || ch == "in_app" {
-			return &ConfigError{Var: "DELIVERY_CHANNELS", Value: ch, Reason: "a channel is [a-z0-9_], 1 to 32 bytes, and not in_app (the inbox itself)"}
-		}
-	}
-	if slices.ContainsFunc(c.DeliveryChannels, func(ch string) bool { return !SentByHub(ch) }) && c.DeliverySinkURL == "" {
-		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: "", Reason: "a channel other than webpush, fcm and apns needs the gateway's http:// or https:// URL"}
-	}
-	if err := c.checkWebPush(); err != nil {
-		return err
-	}
-	if err := c.checkMobilePush(); err != nil {
-		return err
-	}
-	if c.DeliverySinkURL != "" && !strings.HasPrefix(c.DeliverySinkURL, "http://") && !strings.HasPrefix(c.DeliverySinkURL, "https://") {
-		return &ConfigError{Var: "DELIVERY_SINK_URL", Value: c.DeliverySinkURL, Reason: "must be an http:// or https:// URL"}
 	}
 	if c.PresenceHashTTL < c.PresenceUserTTL {
 		return &ConfigError{Var: "PRESENCE_HASH_TTL_SECS", Value: strconv.Itoa(int(c.PresenceHashTTL / time.Second)), Reason: "must be at least PRESENCE_USER_TTL_SECS"}

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +38,6 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{"EVENT_TYPES", "Comment.Created"},
 		{"EVENT_TYPES", "system.gap"},
 		{"EVENT_TYPES", "presence.update"},
-		{"READ_SINK_URL", "ftp://x"},
 		{"ROOM_AUTH", "maybe"},
 		{"HISTORY_RETENTION_SECS", "0"},
 	} {
@@ -95,11 +93,11 @@ func TestLoadConfig_Lists(t *testing.T) {
 	}
 }
 
-// A URL with credentials is never printed whole, whichever variable holds it.
+// A URL with credentials is never printed whole, whichever variable holds
+// it (the features' own: their packages' tests).
 func TestLoadConfig_ErrorsRedactURLCredentials(t *testing.T) {
-	for _, name := range []string{"READ_SINK_URL", "DELIVERY_SINK_URL", "ROOM_AUTH_URL"} {
-		env := map[string]string{name: "ftp://gateway:hunter2secret@example.com/x", "ROOM_AUTH": "proxy",
-			"DELIVERY_CHANNELS": "push", "ROOM_AUTH_URL": "http://ok", "DELIVERY_SINK_URL": "http://ok"}
+	for _, name := range []string{"ROOM_AUTH_URL"} {
+		env := map[string]string{"ROOM_AUTH": "proxy"}
 		env[name] = "ftp://gateway:hunter2secret@example.com/x"
 		_, err := LoadConfig(vars(env))
 		var ce *ConfigError
@@ -108,85 +106,6 @@ func TestLoadConfig_ErrorsRedactURLCredentials(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "hunter2secret") || !strings.Contains(err.Error(), "ftp://(redacted)@example.com") {
 			t.Fatalf("%s: the message %q shows the credentials", name, err)
-		}
-	}
-}
-
-// The WEBPUSH_ variables: all three or none; a subject that is mailto: or
-// https:; production or a real Redis with webpush listed needs them; DELIVERY_SINK_URL only
-// with another channel. The dev mode turns webpush on by itself.
-func TestConfig_WebPush(t *testing.T) {
-	load := func(vars map[string]string) (Config, error) {
-		return LoadConfig(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	}
-	keys := map[string]string{"DELIVERY_CHANNELS": "webpush", "WEBPUSH_VAPID_PUBLIC_KEY": "pub", "WEBPUSH_VAPID_PRIVATE_KEY": "priv", "WEBPUSH_SUBJECT": "mailto:ops@example.com"}
-	if c, err := load(keys); err != nil || !c.WebPush() || !c.WebPushKeysSet() {
-		t.Fatalf("all three set, webpush alone (no gateway): %v", err)
-	}
-	for _, missing := range []string{"WEBPUSH_VAPID_PUBLIC_KEY", "WEBPUSH_VAPID_PRIVATE_KEY", "WEBPUSH_SUBJECT"} {
-		vars := maps.Clone(keys)
-		delete(vars, missing)
-		var ce *ConfigError
-		if _, err := load(vars); !errors.As(err, &ce) || ce.Var != missing {
-			t.Errorf("without %s: %v", missing, err)
-		}
-	}
-	bad := maps.Clone(keys)
-	bad["WEBPUSH_SUBJECT"] = "ops@example.com"
-	if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "WEBPUSH_SUBJECT") {
-		t.Errorf("a subject without mailto: %v", err)
-	}
-	prod := map[string]string{"DELIVERY_CHANNELS": "webpush", "HUB_ENV": "production", "JWT_SECRET": strings.Repeat("s", 40), "INTERNAL_API_KEY": strings.Repeat("k", 40), "ROOM_AUTH": "open", "REDIS_URL": "redis://127.0.0.1:6379"}
-	if _, err := load(prod); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
-		t.Errorf("production without keys: %v", err)
-	}
-	// A real Redis outside production: the dev pair is the embedded mode's
-	// alone (hardening IV, 10).
-	if _, err := load(map[string]string{"DELIVERY_CHANNELS": "webpush", "REDIS_URL": "redis://127.0.0.1:6379"}); err == nil || !strings.Contains(err.Error(), "WEBPUSH_VAPID_PUBLIC_KEY") {
-		t.Errorf("a real Redis without keys: %v", err)
-	}
-	if _, err := load(map[string]string{"DELIVERY_CHANNELS": "webpush,email"}); err == nil || !strings.Contains(err.Error(), "DELIVERY_SINK_URL") {
-		t.Errorf("email without a gateway: %v", err)
-	}
-
-	dev := DefaultConfig().WithDevPush(vars(nil))
-	if !dev.WebPush() || !strings.Contains(dev.DeliveryRules, `"comment.created":{"webpush":`+DevPushRule+`}`) {
-		t.Errorf("dev mode: channels %v, rules %s", dev.DeliveryChannels, dev.DeliveryRules)
-	}
-	if c := DefaultConfig().WithDevPush(vars(map[string]string{"DELIVERY_CHANNELS": ""})); c.WebPush() {
-		t.Error("DELIVERY_CHANNELS set (even empty) is the operator's choice")
-	}
-	withRedis := DefaultConfig()
-	withRedis.RedisURL = "redis://localhost:6379"
-	if withRedis.WithDevPush(vars(nil)).WebPush() {
-		t.Error("with REDIS_URL it is not the dev mode")
-	}
-}
-
-// Mobile push (DESIGN): a channel listed without its keys, or the APNS_
-// keys half set (listed or not), stops start-up naming the variable; fcm
-// and apns need no gateway; the services' URLs are https.
-func TestConfig_MobilePush(t *testing.T) {
-	load := func(vars map[string]string) (Config, error) {
-		return LoadConfig(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	}
-	apns := map[string]string{"APNS_KEY_ID": "ABC123DEFG", "APNS_TEAM_ID": "TEAM123456", "APNS_PRIVATE_KEY": "/keys/AuthKey.p8", "APNS_TOPIC": "com.example.app"}
-	both := maps.Clone(apns)
-	both["DELIVERY_CHANNELS"], both["FCM_CREDENTIALS"] = "fcm,apns", "/keys/service-account.json"
-	if c, err := load(both); err != nil || !c.FCM() || !c.APNS() || !c.Devices() || !SentByHub("apns") || SentByHub("email") {
-		t.Fatalf("both channels with their keys, no gateway: %v", err)
-	}
-	for v, vars := range map[string]map[string]string{
-		"FCM_CREDENTIALS":       {"DELIVERY_CHANNELS": "fcm"},
-		"APNS_KEY_ID":           {"DELIVERY_CHANNELS": "apns"},
-		"APNS_TOPIC":            {"APNS_KEY_ID": "A", "APNS_TEAM_ID": "T", "APNS_PRIVATE_KEY": "/k.p8"}, // half set, not listed
-		"FCM_BASE_URL":          {"FCM_BASE_URL": "http://fcm.internal"},
-		"APNS_SANDBOX_BASE_URL": {"APNS_SANDBOX_BASE_URL": "https://"},
-		"DELIVERY_SINK_URL":     {"DELIVERY_CHANNELS": "fcm,sms", "FCM_CREDENTIALS": "{}"},
-	} {
-		var ce *ConfigError
-		if _, err := load(vars); !errors.As(err, &ce) || ce.Var != v {
-			t.Errorf("%v: %v, want an error naming %s", vars, err, v)
 		}
 	}
 }

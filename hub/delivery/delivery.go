@@ -21,7 +21,8 @@ import (
 type Delivery struct {
 	core    *hub.Hub
 	rdb     *hub.Redis
-	cfg     hub.Config
+	cfg     Config
+	coreCfg hub.Config
 	log     *slog.Logger
 	rules   map[string]Rules // event type → channel → rule
 	caps    map[string]Cap
@@ -66,29 +67,14 @@ var (
 	zsetPageScript = hub.NewScript(lua.ZsetPage)
 )
 
-// CheckConfig validates DELIVERY_RULES and DELIVERY_CAPS, as New would.
-func CheckConfig(cfg hub.Config) error {
-	if _, err := ParseRules(cfg.DeliveryRules, cfg); err != nil {
-		return &hub.ConfigError{Var: "DELIVERY_RULES", Value: abbreviate(cfg.DeliveryRules), Reason: err.Error()}
-	}
-	if _, err := ParseCaps(cfg.DeliveryCaps, cfg); err != nil {
-		return &hub.ConfigError{Var: "DELIVERY_CAPS", Value: abbreviate(cfg.DeliveryCaps), Reason: err.Error()}
-	}
-	return nil
-}
-
-// New returns the deliveries of core's configuration. A bad DELIVERY_RULES
-// or DELIVERY_CAPS is a *hub.ConfigError naming it. With channels
-// configured it registers its worker with core; call it before core.Start.
-func New(core *hub.Hub, log *slog.Logger, itemKeys func(user int64) []string) (*Delivery, error) {
-	cfg := core.Config()
-	rules, err := ParseRules(cfg.DeliveryRules, cfg)
+// New returns the deliveries of cfg on core. A bad DELIVERY_RULES or
+// DELIVERY_CAPS is a *hub.ConfigError naming it. With channels on it
+// registers its worker with core; call it before core.Start. itemKeys are
+// package inbox's ItemKeys (see the package comment).
+func New(core *hub.Hub, cfg Config, log *slog.Logger, itemKeys func(user int64) []string) (*Delivery, error) {
+	rules, caps, err := cfg.parse(core.Config())
 	if err != nil {
-		return nil, &hub.ConfigError{Var: "DELIVERY_RULES", Value: abbreviate(cfg.DeliveryRules), Reason: err.Error()}
-	}
-	caps, err := ParseCaps(cfg.DeliveryCaps, cfg)
-	if err != nil {
-		return nil, &hub.ConfigError{Var: "DELIVERY_CAPS", Value: abbreviate(cfg.DeliveryCaps), Reason: err.Error()}
+		return nil, err
 	}
 	arg := map[string][2]int{}
 	for ch, c := range caps {
@@ -96,28 +82,28 @@ func New(core *hub.Hub, log *slog.Logger, itemKeys func(user int64) []string) (*
 	}
 	capsArg, _ := json.Marshal(arg)
 	d := &Delivery{
-		core: core, rdb: core.Redis(), cfg: cfg, log: log, rules: rules, caps: caps, capsArg: string(capsArg), itemKeys: itemKeys,
-		client:       gatewayClient(cfg.DeliveryTimeout),
-		budget:       semaphore.NewWeighted(cfg.DeliveryInflightBytes),
+		core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), log: log, rules: rules, caps: caps, capsArg: string(capsArg), itemKeys: itemKeys,
+		client:       gatewayClient(cfg.Timeout),
+		budget:       semaphore.NewWeighted(cfg.InflightBytes),
 		set:          core.Metrics().Set,
 		inFlight:     map[int64]bool{},
 		Senders:      map[string]Sender{},
 		Concurrency:  64,
 		ItemMaxBytes: 65536,
 	}
-	for _, ch := range unselected(rules, cfg.DeliveryChannels) {
+	for _, ch := range unselected(rules, cfg.Channels) {
 		log.Warn("delivery: a channel is on but no rule in DELIVERY_RULES selects it: nothing goes out on it unless a publish's delivery field names it (the key \"*\" is every event type's rule)",
 			"channel", ch)
 	}
 	d.set.NewGauge("deliveries_due", func() float64 { return float64(d.due.Load()) })
 	d.set.NewGauge("deliveries_due_oldest_seconds", func() float64 { return float64(d.oldest.Load()) / 1000 })
-	for _, ch := range cfg.DeliveryChannels {
+	for _, ch := range cfg.Channels {
 		d.set.GetOrCreateHistogram(`delivery_sink_duration_seconds{channel="` + ch + `"}`)
 		for _, sr := range stateReasons {
 			d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, sr[0], sr[1]))
 		}
 	}
-	if len(cfg.DeliveryChannels) > 0 {
+	if len(cfg.Channels) > 0 {
 		core.OnStart(func() {
 			core.Go(d.runPoller)
 			core.Go(d.runBacklog)
@@ -136,26 +122,22 @@ var stateReasons = [][2]string{
 	{"deferred", "quiet_hours"},
 }
 
-// abbreviate keeps an error message's copy of a long value short.
-func abbreviate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
-
 // count adds one to deliveries_total{channel,state,reason}.
 func (d *Delivery) count(ch, state, reason string) {
 	d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, state, reason)).Inc()
 }
 
 // Channels are the configured channels.
-func (d *Delivery) Channels() []string { return d.cfg.DeliveryChannels }
+func (d *Delivery) Channels() []string { return d.cfg.Channels }
+
+// On reports whether channel ch is one of DELIVERY_CHANNELS; a nil
+// Delivery (none configured) has none.
+func (d *Delivery) On(ch string) bool { return d != nil && d.cfg.On(ch) }
 
 // keysTTL is how long a user's delivery keys live after their last write:
 // the record's days, plus the longest wait a delivery may have.
 func (d *Delivery) keysTTL() time.Duration {
-	return d.cfg.DeliveryRecordTTL + (MaxAfterSecs+MaxDigestSecs)*time.Second + 24*time.Hour
+	return d.coreCfg.RecordTTL + (MaxAfterSecs+MaxDigestSecs)*time.Second + 24*time.Hour
 }
 
 // KeysTTLArg is keysTTL in ms, as the scripts take it.

@@ -50,12 +50,12 @@ var permanentCodes = map[string]bool{"INVALID_ARGUMENT": true, "UNREGISTERED": t
 // handOff posts one hand-off to the gateway and classifies the answer.
 func (d *Delivery) handOff(ctx context.Context, idemKey string, body handoffBody) answer {
 	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.DeliverySinkURL, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.SinkURL, bytes.NewReader(b))
 	if err != nil {
 		return answer{code: "NETWORK", retryable: true}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Internal-Key", d.cfg.InternalAPIKey)
+	req.Header.Set("X-Internal-Key", d.coreCfg.InternalAPIKey)
 	req.Header.Set("Idempotency-Key", idemKey)
 	hub.InjectTrace(ctx, req.Header)
 	start := time.Now()

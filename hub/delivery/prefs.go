@@ -134,7 +134,7 @@ func (d *Delivery) Prefs(ctx context.Context, user int64) (Prefs, error) {
 		return Prefs{}, err
 	}
 	p := Prefs{Channels: map[string]ChannelPrefs{}}
-	for _, ch := range d.cfg.DeliveryChannels {
+	for _, ch := range d.cfg.Channels {
 		c := ChannelPrefs{Enabled: true, MutedEventTypes: []string{}}
 		if raw, ok := all[ch]; ok {
 			_ = json.Unmarshal([]byte(raw), &c)
@@ -196,13 +196,13 @@ func (d *Delivery) prefsCommands(user int64, u PrefsUpdate) (rueidis.Commands, e
 	key := hub.ChannelSettingsKey(user)
 	var cmds rueidis.Commands
 	for ch, c := range u.Channels {
-		if !d.cfg.DeliveryChannel(ch) {
+		if !d.cfg.On(ch) {
 			return nil, fmt.Errorf("%w: channel %q is not one of DELIVERY_CHANNELS", hub.ErrInvalid, ch)
 		}
 		seen := map[string]bool{}
 		types := []string{}
 		for _, t := range c.MutedEventTypes {
-			if !d.cfg.Publishable(t) {
+			if !d.coreCfg.Publishable(t) {
 				return nil, fmt.Errorf("%w: %q is not a publishable event type", hub.ErrBadEventType, t)
 			}
 			if !seen[t] {

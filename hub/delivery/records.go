@@ -63,7 +63,7 @@ func (d *Delivery) record(user int64, rid, raw string) (Record, bool) {
 		return Record{}, false
 	}
 	finished := s.S == "sent" || s.S == "canceled" || s.S == "skipped" || s.S == "dead"
-	if finished && time.Since(time.UnixMilli(int64(s.T))) > d.cfg.DeliveryRecordTTL {
+	if finished && time.Since(time.UnixMilli(int64(s.T))) > d.coreCfg.RecordTTL {
 		return Record{}, false
 	}
 	r := Record{NotificationID: nid, UserID: user, Channel: ch, State: s.S, Reason: optional(s.R), Attempts: s.N,
@@ -307,7 +307,7 @@ func (d *Delivery) deadRecords(ctx context.Context, refs []deadRef) ([]deadRef, 
 // trimDead drops dead index entries older than DELIVERY_RECORD_DAYS: their
 // records are gone by then, and the index must not grow for ever.
 func (d *Delivery) trimDead(ctx context.Context) error {
-	cutoff := "(" + itoa(time.Now().Add(-d.cfg.DeliveryRecordTTL).UnixMilli())
+	cutoff := "(" + itoa(time.Now().Add(-d.coreCfg.RecordTTL).UnixMilli())
 	cmds := make(rueidis.Commands, hub.DeliveryShards)
 	for s := range hub.DeliveryShards {
 		cmds[s] = d.rdb.B().Zremrangebyscore().Key(hub.DeliveriesDeadKey(s)).Min("-inf").Max(cutoff).Build()

@@ -36,9 +36,9 @@ const (
 var dedupeKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 
 // check validates rules against the configured channels.
-func (rs Rules) check(cfg hub.Config) error {
+func (rs Rules) check(cfg Config) error {
 	for ch, r := range rs {
-		if !cfg.DeliveryChannel(ch) {
+		if !cfg.On(ch) {
 			return fmt.Errorf("channel %q is not in DELIVERY_CHANNELS", ch)
 		}
 		switch r.Unless {
@@ -57,9 +57,9 @@ func (rs Rules) check(cfg hub.Config) error {
 }
 
 // ParseRules reads DELIVERY_RULES (JSON text, or @path to a file): event
-// type → channel → rule. Every channel must be configured, every event type
-// publishable.
-func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
+// type → channel → rule. Every channel must be on in cfg, every event type
+// publishable in core.
+func ParseRules(text string, cfg Config, core hub.Config) (map[string]Rules, error) {
 	if text == "" {
 		return map[string]Rules{}, nil
 	}
@@ -75,7 +75,7 @@ func ParseRules(text string, cfg hub.Config) (map[string]Rules, error) {
 		return nil, fmt.Errorf("not the rules' JSON: %v", err)
 	}
 	for typ, rs := range all {
-		if typ != AnyType && !cfg.Publishable(typ) {
+		if typ != AnyType && !core.Publishable(typ) {
 			return nil, fmt.Errorf("event type %q is not publishable (EVENT_TYPES)", typ)
 		}
 		if err := rs.check(cfg); err != nil {
@@ -123,7 +123,7 @@ type Cap struct {
 }
 
 // ParseCaps reads DELIVERY_CAPS: channel → cap.
-func ParseCaps(text string, cfg hub.Config) (map[string]Cap, error) {
+func ParseCaps(text string, cfg Config) (map[string]Cap, error) {
 	caps := map[string]Cap{}
 	if text == "" {
 		return caps, nil
@@ -132,7 +132,7 @@ func ParseCaps(text string, cfg hub.Config) (map[string]Cap, error) {
 		return nil, fmt.Errorf("not the caps' JSON: %v", err)
 	}
 	for ch, c := range caps {
-		if !cfg.DeliveryChannel(ch) {
+		if !cfg.On(ch) {
 			return nil, fmt.Errorf("channel %q is not in DELIVERY_CHANNELS", ch)
 		}
 		if c.PerHour < 0 || c.PerDay < 0 {

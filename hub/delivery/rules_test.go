@@ -12,10 +12,10 @@ import (
 	"roomhub/hub"
 )
 
-func testConfig() hub.Config {
-	c := hub.DefaultConfig()
-	c.DeliveryChannels = []string{"push", "email"}
-	c.DeliverySinkURL = "http://127.0.0.1:1/"
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Channels = []string{"push", "email"}
+	c.SinkURL = "http://127.0.0.1:1/"
 	return c
 }
 
@@ -32,7 +32,7 @@ func TestParseRules_RefusesWhatIsNotARule(t *testing.T) {
 		{`{"comment.created":{"push":{}}} {}`, "more than one JSON value"},
 		{`@/nonexistent/rules.json`, "no such file"},
 	} {
-		if _, err := ParseRules(tc.text, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ParseRules(tc.text, cfg, hub.DefaultConfig()); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseRules(%s): %v, want an error saying %q", tc.text, err, tc.want)
 		}
 	}
@@ -40,17 +40,17 @@ func TestParseRules_RefusesWhatIsNotARule(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"comment.created":{"email":{"afterSecs":900,"unless":"read","digestSecs":3600}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := ParseRules("@"+path, cfg)
+	rules, err := ParseRules("@"+path, cfg, hub.DefaultConfig())
 	if err != nil || rules["comment.created"]["email"] != (Rule{AfterSecs: 900, Unless: "read", DigestSecs: 3600}) {
 		t.Fatalf("rules from a file: %+v %v", rules, err)
 	}
-	cfg.DeliveryRules = `{"comment.created":{"fax":{}}}`
-	if err := CheckConfig(cfg); err == nil || !strings.Contains(err.Error(), "DELIVERY_RULES") {
-		t.Fatalf("CheckConfig names the variable: %v", err)
+	env := map[string]string{"DELIVERY_CHANNELS": "push,email", "DELIVERY_SINK_URL": "http://127.0.0.1:1/", "DELIVERY_RULES": `{"comment.created":{"fax":{}}}`}
+	if _, err := LoadConfig(vars(env), hub.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "DELIVERY_RULES") {
+		t.Fatalf("LoadConfig names the variable: %v", err)
 	}
-	cfg.DeliveryRules, cfg.DeliveryCaps = "", `{"push":{"perHour":-1}}`
-	if err := CheckConfig(cfg); err == nil || !strings.Contains(err.Error(), "DELIVERY_CAPS") {
-		t.Fatalf("CheckConfig names the variable: %v", err)
+	env["DELIVERY_RULES"], env["DELIVERY_CAPS"] = "", `{"push":{"perHour":-1}}`
+	if _, err := LoadConfig(vars(env), hub.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "DELIVERY_CAPS") {
+		t.Fatalf("LoadConfig names the variable: %v", err)
 	}
 }
 
@@ -161,7 +161,7 @@ func FuzzOverrideAndQuietHours(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, start, end, zone string, unix int64) {
 		if rs, err := ParseOverride(raw); err == nil && rs.check(cfg) == nil {
 			for ch, r := range rs {
-				if !cfg.DeliveryChannel(ch) || r.AfterSecs < 0 || r.AfterSecs > MaxAfterSecs || r.DigestSecs < 0 || r.DigestSecs > MaxDigestSecs {
+				if !cfg.On(ch) || r.AfterSecs < 0 || r.AfterSecs > MaxAfterSecs || r.DigestSecs < 0 || r.DigestSecs > MaxDigestSecs {
 					t.Fatalf("accepted %s: %+v", raw, rs)
 				}
 			}
@@ -179,10 +179,11 @@ func FuzzOverrideAndQuietHours(f *testing.F) {
 // start (issue 43, 2).
 func TestRules_AnyTypeAndChannelsNoRuleSelects(t *testing.T) {
 	cfg := testConfig()
-	cfg.DeliveryRules = `{"*":{"push":{"afterSecs":5}},"like.toggled":{"push":{"afterSecs":60}}}`
+	cfg.Rules = `{"*":{"push":{"afterSecs":5}},"like.toggled":{"push":{"afterSecs":60}}}`
 	var logs strings.Builder
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	d, err := New(hub.New(cfg, nil, log, hub.NewMetrics(cfg.EventTypes)), log, nil)
+	core := hub.DefaultConfig()
+	d, err := New(hub.New(core, nil, log, hub.NewMetrics(core.EventTypes)), cfg, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func (d *Delivery) Index(ctx context.Context, users []int64, dues []int64, tag s
 // Concurrency at once, until ctx ends; once a minute it trims the dead index.
 func (d *Delivery) runPoller(ctx context.Context) {
 	sem := make(chan struct{}, d.Concurrency)
-	d.shares = channelShares(d.cfg.DeliveryChannels, d.Concurrency)
+	d.shares = channelShares(d.cfg.Channels, d.Concurrency)
 	start := 0
 	var trimmed time.Time
 	for {
@@ -208,7 +208,7 @@ func (d *Delivery) itemBytes() int64 { return d.ItemMaxBytes + 2048 }
 // claimItems is how many items one claim may take: claimLimit, fewer when
 // items are so large that a few claims would fill the byte budget.
 func (d *Delivery) claimItems() int {
-	return int(max(1, min(claimLimit, d.cfg.DeliveryInflightBytes/(8*d.itemBytes()))))
+	return int(max(1, min(claimLimit, d.cfg.InflightBytes/(8*d.itemBytes()))))
 }
 
 // serve claims user's due deliveries, replaces the index entries that led
@@ -222,7 +222,7 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 		return err
 	}
 	items := d.claimItems()
-	reserved := min(int64(items)*d.itemBytes(), d.cfg.DeliveryInflightBytes)
+	reserved := min(int64(items)*d.itemBytes(), d.cfg.InflightBytes)
 	if err := d.budget.Acquire(ctx, reserved); err != nil {
 		return err
 	}
@@ -306,9 +306,9 @@ func (d *Delivery) attempt(ctx context.Context, user int64, token string, h hand
 		outcome, again = "requeue", a.wait.UnixMilli()
 	case a.skipped != "":
 		return "skipped", a.skipped, 0
-	case a.retryable && h.attempt < d.cfg.DeliveryMaxAttempts:
+	case a.retryable && h.attempt < d.cfg.MaxAttempts:
 		outcome, code = "retry", a.code
-		again = time.Now().Add(backoff(d.cfg.DeliveryBackoff, h.attempt, a.retryAfter)).UnixMilli()
+		again = time.Now().Add(backoff(d.cfg.Backoff, h.attempt, a.retryAfter)).UnixMilli()
 	default:
 		return "dead", a.code, 0
 	}
@@ -371,7 +371,7 @@ func (c claimed) bytes() int64 {
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
 	keys := append(d.itemKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
 	args := []string{strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.cfg.DeliveryRecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
+		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err
@@ -402,7 +402,7 @@ func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string
 }
 
 // lease is how long a claimed hand-off is the claimer's without renewal.
-func (d *Delivery) lease() time.Duration { return d.cfg.LockTTL }
+func (d *Delivery) lease() time.Duration { return d.coreCfg.LockTTL }
 
 // send hands h off, renewing its lease while the gateway holds it.
 func (d *Delivery) send(ctx context.Context, user int64, token string, h handoff) answer {

@@ -67,7 +67,7 @@ func (ib *Inbox) runFlusher(ctx context.Context) {
 // finalFlush is the flush Close runs: what is pending reaches the sink before
 // the instance exits, unless another instance is flushing right now.
 func (ib *Inbox) finalFlush(ctx context.Context) {
-	lock := hub.NewLock(ib.rdb, "write-behind", ib.cfg.LockTTL, ib.core.Metrics())
+	lock := hub.NewLock(ib.rdb, "write-behind", ib.coreCfg.LockTTL, ib.core.Metrics())
 	if ok, err := lock.Acquire(ctx); err != nil || !ok {
 		return
 	}
@@ -139,7 +139,7 @@ func (ib *Inbox) flushUser(ctx context.Context, user int64, st *FlushStats) (int
 	sort.Strings(ids)
 	left := int64(len(ids))
 	for len(ids) > 0 {
-		n := min(len(ids), ib.cfg.WriteBehindBatchSize)
+		n := min(len(ids), ib.cfg.WriteBehindBatch)
 		batch := make([]Read, n)
 		for i, id := range ids[:n] {
 			batch[i] = Read{UserID: user, NotificationID: id, ReadAt: pending[id]}

@@ -22,7 +22,8 @@ import (
 type Inbox struct {
 	core    *hub.Hub
 	rdb     *hub.Redis
-	cfg     hub.Config
+	cfg     Config
+	coreCfg hub.Config
 	log     *slog.Logger
 	metrics *counters
 	sink    Sink // where flushed reads go
@@ -36,16 +37,15 @@ type Inbox struct {
 	AfterPublishHook func() error
 }
 
-// New returns the inbox on core. It registers with core what it runs in the
+// New returns the inbox of cfg on core. It registers with core what it runs in the
 // background (the write-behind flusher, the outbox sweep, the final flush at
 // Close) and the user's muted types for core's streams; call it before
 // core.Start.
-func New(core *hub.Hub, log *slog.Logger) *Inbox {
-	cfg := core.Config()
-	ib := &Inbox{core: core, rdb: core.Redis(), cfg: cfg, log: log, metrics: newCounters(core.Metrics().Set)}
+func New(core *hub.Hub, cfg Config, log *slog.Logger) *Inbox {
+	ib := &Inbox{core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), log: log, metrics: newCounters(core.Metrics().Set)}
 	ib.mutes.m = map[int64]*muteSet{}
 	if cfg.ReadSinkURL != "" {
-		ib.sink = NewHTTPSink(cfg.ReadSinkURL, cfg.InternalAPIKey)
+		ib.sink = NewHTTPSink(cfg.ReadSinkURL, ib.coreCfg.InternalAPIKey)
 	} else {
 		ib.sink = &LogSink{Log: log}
 		log.Warn("READ_SINK_URL is unset: reads are flushed to the log, not to a backend")

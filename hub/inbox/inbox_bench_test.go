@@ -71,7 +71,7 @@ func BenchmarkFlushReads(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer sink.Close()
-	ib := newTestInbox(b, rdb, func(cfg *hub.Config) { cfg.ReadSinkURL = sink.URL })
+	ib := newTestInbox(b, rdb, func(cfg *Config) { cfg.ReadSinkURL = sink.URL })
 	const users, reads = 100, 200
 	b.ResetTimer()
 	var flushed int
@@ -100,12 +100,12 @@ func BenchmarkFlushReads(b *testing.B) {
 }
 
 // newTestInbox returns an inbox on a core on rdb, neither started.
-func newTestInbox(tb testing.TB, rdb rueidis.Client, mutate func(*hub.Config)) *Inbox {
+func newTestInbox(tb testing.TB, rdb rueidis.Client, mutate func(*Config)) *Inbox {
 	tb.Helper()
-	cfg := hub.DefaultConfig()
+	cfg := DefaultConfig()
 	if mutate != nil {
 		mutate(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return New(hub.New(cfg, rdb, log, hub.NewMetrics(nil)), log)
+	return New(hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil)), cfg, log)
 }

@@ -34,6 +34,6 @@ func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
 	if ib.rdb.Sharded() {
 		sharded = "1"
 	}
-	return append([]string{itoa(ib.cfg.InboxRetention.Milliseconds()), itoa(int64(ib.cfg.InboxMaxEntries)),
-		itoa(int64(ib.cfg.InboxMaxEntries)), channel, sharded, now}, extra...)
+	return append([]string{itoa(ib.cfg.Retention.Milliseconds()), itoa(int64(ib.cfg.MaxEntries)),
+		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now}, extra...)
 }

@@ -68,7 +68,7 @@ func (ib *Inbox) prepare(req PublishRequest) (p hub.PublishRequest, recipients [
 	if recipients, err = distinctRecipients(req.RecipientIDs); err != nil {
 		return p, nil, opts, err
 	}
-	if opts, err = req.Options.check(ib.cfg.InboxRetention); err != nil {
+	if opts, err = req.Options.check(ib.cfg.Retention); err != nil {
 		return p, nil, opts, err
 	}
 	if opts.set() && len(recipients) == 0 {

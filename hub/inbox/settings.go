@@ -34,7 +34,7 @@ func (ib *Inbox) Settings(ctx context.Context, user int64) (Settings, error) {
 func (ib *Inbox) SetSettings(ctx context.Context, user int64, s Settings) (Settings, error) {
 	set := map[string]bool{}
 	for _, t := range s.MutedEventTypes {
-		if !ib.cfg.Publishable(t) {
+		if !ib.coreCfg.Publishable(t) {
 			return Settings{}, fmt.Errorf("%w: %q is not a publishable event type", hub.ErrBadEventType, t)
 		}
 		set[t] = true

@@ -54,7 +54,7 @@ func ParseDeadCursor(s string) (DeadCursor, error) {
 // the cursor (nil: from the start), at most limit. next is nil on the last
 // page.
 func (in *Ingest) Dead(ctx context.Context, partition int, after *DeadCursor, limit int) (entries []DeadEntry, next *DeadCursor, err error) {
-	n := in.cfg.IngestPartitions
+	n := in.cfg.Partitions
 	if partition >= n {
 		return nil, nil, fmt.Errorf("%w: partition must be 0 to INGEST_PARTITIONS-1 (%d)", hub.ErrInvalid, n-1)
 	}

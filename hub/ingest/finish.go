@@ -74,7 +74,7 @@ func (in *Ingest) count(counted [Dead + 1]int) {
 // result, and whether some partition stopped at an entry to read again.
 func (in *Ingest) finishCalls(parts []int, entries []Entry, from []int, outcomes []Outcome) (execs []rueidis.LuaExec, counted [Dead + 1]int, retried bool) {
 	now := hub.NowTimestamp()
-	keepAfter := strconv.FormatInt(time.Now().Add(-in.cfg.DeliveryRecordTTL).UnixMilli(), 10)
+	keepAfter := strconv.FormatInt(time.Now().Add(-in.coreCfg.RecordTTL).UnixMilli(), 10)
 	exec := func() *rueidis.LuaExec {
 		if len(execs) == 0 || in.rdb.Sharded() {
 			execs = append(execs, rueidis.LuaExec{Args: []string{hub.IngestGroup, keepAfter, strconv.Itoa(maxDeadKept)}})

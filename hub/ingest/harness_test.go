@@ -36,7 +36,7 @@ func startIngest(t *testing.T, publish Publisher) (rueidis.Client, *Ingest) {
 	t.Helper()
 	rs := testredis.Start(t)
 	cfg := hub.DefaultConfig()
-	cfg.RedisURL, cfg.IngestPartitions, cfg.LockTTL = "redis://"+rs.Addr(), 1, time.Second
+	cfg.RedisURL, cfg.LockTTL = "redis://"+rs.Addr(), time.Second
 	opt, err := hub.RedisOptions(cfg.RedisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func startIngest(t *testing.T, publish Publisher) (rueidis.Client, *Ingest) {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := hub.New(cfg, rdb, log, hub.NewMetrics(cfg.EventTypes))
-	in := New(h, log)
+	in := New(h, Config{Partitions: 1, Batch: DefaultConfig().Batch}, log)
 	in.Start(publish)
 	h.Start()
 	t.Cleanup(func() {

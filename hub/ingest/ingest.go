@@ -113,7 +113,8 @@ type Publisher interface {
 type Ingest struct {
 	h       *hub.Hub
 	rdb     *hub.Redis
-	cfg     hub.Config
+	cfg     Config
+	coreCfg hub.Config
 	log     *slog.Logger
 	publish Publisher
 	id      string // this instance's holder id
@@ -159,12 +160,11 @@ type partition struct {
 	p int
 }
 
-// New registers the ingest metrics and returns the consumer; Start runs it
-// with publish. It does nothing when INGEST_PARTITIONS is 0.
-func New(h *hub.Hub, log *slog.Logger) *Ingest {
-	cfg := h.Config()
-	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, log: log, id: newID(), owned: map[int]*partition{}, wake: newWaker(h.Redis(), log),
-		lag: make([]atomic.Int64, cfg.IngestPartitions), unreadable: make([]atomic.Bool, cfg.IngestPartitions),
+// New registers the ingest metrics and returns the consumer of cfg on h;
+// Start runs it with publish. It does nothing when INGEST_PARTITIONS is 0.
+func New(h *hub.Hub, cfg Config, log *slog.Logger) *Ingest {
+	in := &Ingest{h: h, rdb: h.Redis(), cfg: cfg, coreCfg: h.Config(), log: log, id: newID(), owned: map[int]*partition{}, wake: newWaker(h.Redis(), log),
+		lag: make([]atomic.Int64, cfg.Partitions), unreadable: make([]atomic.Bool, cfg.Partitions),
 		entries: map[Result]*metrics.Counter{}, panics: map[string]int{}}
 	set := h.Metrics().Set
 	for _, r := range []Result{Published, Duplicate, Dead} {
@@ -172,7 +172,7 @@ func New(h *hub.Hub, log *slog.Logger) *Ingest {
 	}
 	in.batchSeconds = set.NewHistogram("ingest_batch_seconds")
 	set.NewGauge("ingest_oldest_pending_seconds", func() float64 { return float64(in.oldestMs.Load()) / 1000 })
-	for p := range cfg.IngestPartitions {
+	for p := range cfg.Partitions {
 		set.NewGauge(fmt.Sprintf(`ingest_lag_entries{partition="%d"}`, p), func() float64 { return float64(in.lag[p].Load()) })
 		set.NewGauge(fmt.Sprintf(`ingest_partition_unreadable{partition="%d"}`, p), func() float64 {
 			if in.unreadable[p].Load() {
@@ -193,13 +193,13 @@ const minReadBudget = 8 << 20
 // its text ever being read; a read's entries hold at most max(8 MiB, 2 ×
 // that) together.
 func (in *Ingest) Start(p Publisher) {
-	if in.cfg.IngestPartitions == 0 {
+	if in.cfg.Partitions == 0 {
 		return
 	}
 	in.publish = p
 	in.maxEntry = publish.MaxBody(p.MaxData())
 	in.readBudget = max(minReadBudget, 2*in.maxEntry)
-	in.readArgs = []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.IngestBatch), strconv.FormatInt(in.maxEntry, 10),
+	in.readArgs = []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.Batch), strconv.FormatInt(in.maxEntry, 10),
 		strconv.FormatInt(in.readBudget, 10)}
 	in.started.Store(true)
 	in.h.Go(in.run)
@@ -244,7 +244,7 @@ func Partition(room int64, n int) int { return int(room % int64(n)) }
 
 // tick is how often the leases are renewed and shared out: a dead
 // instance's partitions are taken over within LOCK_TTL_SECS and a tick.
-func (in *Ingest) tick() time.Duration { return min(in.cfg.LockTTL/3, 2*time.Second) }
+func (in *Ingest) tick() time.Duration { return min(in.coreCfg.LockTTL/3, 2*time.Second) }
 
 // run is the instance's consuming loop: between reads it renews, takes and
 // gives back leases every tick.
@@ -321,7 +321,7 @@ func (in *Ingest) publishOwned() {
 // sample reads each partition's length (what is left to do) and its first
 // entry (the oldest), in one pipeline.
 func (in *Ingest) sample(ctx context.Context) error {
-	n := in.cfg.IngestPartitions
+	n := in.cfg.Partitions
 	cmds := make(rueidis.Commands, 0, 2*n)
 	for p := range n {
 		cmds = append(cmds, in.rdb.B().Xlen().Key(hub.IngestKey(p)).Build(),

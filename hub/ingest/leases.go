@@ -16,8 +16,8 @@ import (
 // over its share (N / live instances, rounded up) and takes free
 // partitions up to it.
 func (in *Ingest) share(ctx context.Context) error {
-	n := in.cfg.IngestPartitions
-	ttl := in.cfg.LockTTL
+	n := in.cfg.Partitions
+	ttl := in.coreCfg.LockTTL
 	now := time.Now().UnixMilli()
 	res := hub.DoMany(in.rdb, ctx, rueidis.Commands{
 		in.rdb.B().Zadd().Key(hub.IngestInstancesKey).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), in.id).Build(),
@@ -72,7 +72,7 @@ func (in *Ingest) share(ctx context.Context) error {
 // same. A partition that cannot be read (its key is not a stream) is left
 // to the others and reported; the rest go on.
 func (in *Ingest) takeFree(ctx context.Context, want int) (failed error) {
-	n := in.cfg.IngestPartitions
+	n := in.cfg.Partitions
 	cmds := make(rueidis.Commands, n)
 	for p := range n {
 		cmds[p] = in.rdb.B().Exists().Key(hub.IngestLeaseKey(p)).Build()
@@ -118,7 +118,7 @@ func (in *Ingest) lease(ctx context.Context, ps []int) ([]bool, error) {
 	execs := make([]rueidis.LuaExec, len(ps))
 	for i, p := range ps {
 		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)},
-			Args: []string{in.id, strconv.FormatInt(in.cfg.LockTTL.Milliseconds(), 10)}}
+			Args: []string{in.id, strconv.FormatInt(in.coreCfg.LockTTL.Milliseconds(), 10)}}
 	}
 	got := make([]bool, len(ps))
 	for i, r := range hub.RunMany(in.rdb, ctx, leaseScript, execs) {

@@ -238,7 +238,7 @@ func (in *Ingest) readReply(arr []rueidis.RedisMessage, parts []int, out map[int
 		if out[p], err = entriesOf(arr[i]); err != nil {
 			return false, err
 		}
-		more = more || len(out[p]) >= in.cfg.IngestBatch
+		more = more || len(out[p]) >= in.cfg.Batch
 	}
 	full, _ := arr[len(parts)].AsInt64()
 	return more || full == 1, nil

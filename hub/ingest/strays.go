@@ -73,7 +73,7 @@ func (in *Ingest) known(k string) bool {
 		return false
 	}
 	p, err := strconv.Atoi(rest[1 : len(rest)-1])
-	return err == nil && p >= 0 && p < in.cfg.IngestPartitions && (k == hub.IngestKey(p) || k == hub.IngestDeadKey(p))
+	return err == nil && p >= 0 && p < in.cfg.Partitions && (k == hub.IngestKey(p) || k == hub.IngestDeadKey(p))
 }
 
 // logStrays logs each stray stream once, at start.
@@ -84,6 +84,6 @@ func (in *Ingest) logStrays(ctx context.Context) {
 	}
 	for _, s := range strays {
 		in.log.Warn("ingest: a stream the hub will never read (a partition at or past INGEST_PARTITIONS, or a name without braces)",
-			"key", s.Key, "entries", s.Entries, "partitions", in.cfg.IngestPartitions)
+			"key", s.Key, "entries", s.Entries, "partitions", in.cfg.Partitions)
 	}
 }

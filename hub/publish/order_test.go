@@ -23,7 +23,7 @@ func TestRun_ARoomWaitsBehindAFailedEvent(t *testing.T) {
 		rdb := testredis.Client(t, rs.Addr())
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
-		p := New(h, inbox.New(h, log), DefaultConfig())
+		p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
 		// Room 42's first event cannot be published: its idempotency key
 		// is not a string (Redis answers WRONGTYPE).
 		testredis.Do(t, rdb, "HSET", hub.IdempotencyKey(42, "first"), "not", "a string")
@@ -70,7 +70,7 @@ func TestRun_APlainEventIsOnePublishByEitherPath(t *testing.T) {
 	rdb := testredis.Client(t, rs.Addr())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
-	p := New(h, inbox.New(h, log), DefaultConfig())
+	p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
 	ctx := context.Background()
 	plain := Body{Raw: []byte(`{"roomId":50,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k"}`)}
 	notify := Body{Raw: []byte(`{"roomId":50,"eventType":"comment.created","data":{"n":2},"recipientIds":[7]}`)}

@@ -101,9 +101,9 @@ func (r Registration) Check() error {
 		return errors.New("label must be text without control or format characters")
 	}
 	switch {
-	case r.Environment == "" || (r.Platform == hub.APNSChannel && (r.Environment == "production" || r.Environment == Sandbox)):
+	case r.Environment == "" || (r.Platform == APNSChannel && (r.Environment == "production" || r.Environment == Sandbox)):
 		return nil
-	case r.Platform != hub.APNSChannel:
+	case r.Platform != APNSChannel:
 		return errors.New("environment is for apns devices only")
 	}
 	return errors.New(`environment must be "production" or "sandbox"`)
@@ -112,7 +112,7 @@ func (r Registration) Check() error {
 // Canonical is a platform's token as the hub keeps it: APNs tokens are
 // hex, and one phone's token in upper and lower case is one device.
 func Canonical(platform, token string) string {
-	if platform == hub.APNSChannel {
+	if platform == APNSChannel {
 		return strings.ToLower(token)
 	}
 	return token
@@ -123,13 +123,13 @@ func Canonical(platform, token string) string {
 // to 200.
 func CheckToken(platform, token string) error {
 	switch platform {
-	case hub.FCMChannel:
+	case FCMChannel:
 		if token == "" || len(token) > 4096 || strings.IndexFunc(token, func(r rune) bool {
 			return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == ':' || r == '-')
 		}) >= 0 {
 			return errors.New("an fcm token is 1 to 4096 bytes of A-Z, a-z, 0-9, _, : and -")
 		}
-	case hub.APNSChannel:
+	case APNSChannel:
 		if len(token) < 64 || len(token) > 200 || len(token)%2 != 0 || strings.IndexFunc(token, func(r rune) bool {
 			return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F')
 		}) >= 0 {
@@ -168,7 +168,7 @@ type Devices struct {
 // push_devices{platform} gauges.
 func NewDevices(core *hub.Hub) *Devices {
 	d := &Devices{rdb: core.Redis(), counts: map[string]*Counter{}}
-	for _, p := range []string{hub.FCMChannel, hub.APNSChannel} {
+	for _, p := range []string{FCMChannel, APNSChannel} {
 		d.counts[p] = NewCounter(core, hub.PushDevicesCountKey(p))
 		core.Metrics().Set.NewGauge(`push_devices{platform="`+p+`"}`, d.counts[p].Value)
 	}

@@ -43,11 +43,11 @@ type Service struct {
 
 // parseKey reads APNS_PRIVATE_KEY: the .p8's PEM (a PKCS #8 P-256 key), or
 // the path of the file. A bad one is a *hub.ConfigError naming the variable.
-func parseKey(cfg hub.Config) (*ecdsa.PrivateKey, error) {
+func (cfg Config) parseKey() (*ecdsa.PrivateKey, error) {
 	bad := func(reason string) error {
 		return &hub.ConfigError{Var: "APNS_PRIVATE_KEY", Value: "(hidden)", Reason: reason}
 	}
-	raw, err := push.ReadSecret(cfg.APNSPrivateKey)
+	raw, err := push.ReadSecret(cfg.PrivateKey)
 	if err != nil {
 		return nil, bad("a .p8 key's PEM: " + err.Error())
 	}
@@ -66,31 +66,21 @@ func parseKey(cfg hub.Config) (*ecdsa.PrivateKey, error) {
 	return ec, nil
 }
 
-// CheckConfig reads APNS_PRIVATE_KEY, as New would, before anything waits
-// for Redis.
-func CheckConfig(cfg hub.Config) error {
-	if !cfg.APNS() {
-		return nil
-	}
-	_, err := parseKey(cfg)
-	return err
-}
-
-// New is the apns channel of core's configuration, sending to devices'
-// tokens with badge's unread counts. tlsConf (nil: the system's roots) is
-// for tests that stand up APNs.
-func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
-	cfg := core.Config()
-	key, err := parseKey(cfg)
+// New is the apns channel of cfg on core, each push within timeout
+// (delivery's hand-off limit), sending to devices' tokens with badge's
+// unread counts. tlsConf (nil: the system's roots) is for tests that stand
+// up APNs.
+func New(core *hub.Hub, cfg Config, timeout time.Duration, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
+	key, err := cfg.parseKey()
 	if err != nil {
 		return nil, err
 	}
 	return &Service{
-		phones: push.NewPhones(core, log, hub.APNSChannel, devices, badge), topic: cfg.APNSTopic, timeout: cfg.DeliveryTimeout,
-		hosts:  map[bool]string{false: strings.TrimRight(cfg.APNSBaseURL, "/"), true: strings.TrimRight(cfg.APNSSandboxBaseURL, "/")},
-		client: push.NewClient(cfg.DeliveryTimeout, tlsConf, nil),
+		phones: push.NewPhones(core, log, push.APNSChannel, devices, badge), topic: cfg.Topic, timeout: timeout,
+		hosts:  map[bool]string{false: strings.TrimRight(cfg.BaseURL, "/"), true: strings.TrimRight(cfg.SandboxBaseURL, "/")},
+		client: push.NewClient(timeout, tlsConf, nil),
 		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
-		tokens: newTokens(key, cfg.APNSKeyID, cfg.APNSTeamID, time.Now),
+		tokens: newTokens(key, cfg.KeyID, cfg.TeamID, time.Now),
 	}, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push"
 	"roomhub/internal/testapns"
 )
@@ -16,9 +15,7 @@ import (
 // same process, so the time and allocations include the stand-in's side).
 func BenchmarkSendOne(b *testing.B) {
 	as := testapns.Start(b)
-	cfg := hub.DefaultConfig()
-	cfg.APNSPrivateKey = as.Key()
-	key, err := parseKey(cfg)
+	key, err := Config{PrivateKey: as.Key()}.parseKey()
 	if err != nil {
 		b.Fatal(err)
 	}

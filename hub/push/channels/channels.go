@@ -1,5 +1,5 @@
 // Package channels builds the channels the hub sends itself (webpush, fcm,
-// apns) from the configuration, with the devices they share: what main
+// apns) from their configurations, with the devices they share: what main
 // wires into delivery and the api, in one place.
 package channels
 
@@ -16,6 +16,33 @@ import (
 	"roomhub/hub/push/webpush"
 )
 
+// Config is the channels' configurations, and which of them delivery has
+// on (DELIVERY_CHANNELS) with its hand-off limit, which bounds a push too.
+type Config struct {
+	Delivery delivery.Config
+	WebPush  webpush.Config
+	FCM      fcm.Config
+	APNS     apns.Config
+}
+
+// LoadConfig reads each channel's variables through lookup and checks them
+// against d, the channels on, and core (the embedded dev mode). The first
+// bad value is a *hub.ConfigError naming its variable.
+func LoadConfig(lookup func(string) (string, bool), d delivery.Config, core hub.Config) (Config, error) {
+	c := Config{Delivery: d}
+	var err error
+	if c.WebPush, err = webpush.LoadConfig(lookup, d.On(push.WebPushChannel), core); err != nil {
+		return Config{}, err
+	}
+	if c.FCM, err = fcm.LoadConfig(lookup, d.On(push.FCMChannel)); err != nil {
+		return Config{}, err
+	}
+	if c.APNS, err = apns.LoadConfig(lookup, d.On(push.APNSChannel)); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
 // Channels are the channels of the configuration that are on.
 type Channels struct {
 	// WebPush is the webpush channel (nil: off).
@@ -29,38 +56,38 @@ type Channels struct {
 	closers []func()
 }
 
-// New builds the channels of core's configuration; call it before
-// core.Start. badge is the people's unread counts (the inbox) that phones
-// show. A bad key is a *hub.ConfigError naming its variable. tlsConf (nil:
-// the system's roots) is for tests that stand up the services.
-func New(ctx context.Context, core *hub.Hub, log *slog.Logger, badge push.Badge, tlsConf *tls.Config) (*Channels, error) {
-	cfg := core.Config()
+// New builds the channels of cfg that are on; call it before core.Start.
+// badge is the people's unread counts (the inbox) that phones show. A bad
+// key is a *hub.ConfigError naming its variable. tlsConf (nil: the system's
+// roots) is for tests that stand up the services.
+func New(ctx context.Context, core *hub.Hub, cfg Config, log *slog.Logger, badge push.Badge, tlsConf *tls.Config) (*Channels, error) {
+	on, timeout := cfg.Delivery.On, cfg.Delivery.Timeout
 	c := &Channels{Senders: map[string]delivery.Sender{}}
-	if cfg.WebPush() || cfg.Devices() {
+	if on(push.WebPushChannel) || on(push.FCMChannel) || on(push.APNSChannel) {
 		c.Devices = push.NewDevices(core)
 	}
-	if cfg.WebPush() {
-		wp, err := webpush.New(ctx, core, log, tlsConf)
+	if on(push.WebPushChannel) {
+		wp, err := webpush.New(ctx, core, cfg.WebPush, timeout, log, tlsConf)
 		if err != nil {
 			return nil, err
 		}
-		c.WebPush, c.Senders[hub.WebPushChannel] = wp, wp
+		c.WebPush, c.Senders[push.WebPushChannel] = wp, wp
 		c.closers = append(c.closers, wp.Close)
 	}
-	if cfg.FCM() {
-		f, err := fcm.New(core, log, c.Devices, badge, tlsConf)
+	if on(push.FCMChannel) {
+		f, err := fcm.New(core, cfg.FCM, timeout, log, c.Devices, badge, tlsConf)
 		if err != nil {
 			return nil, err
 		}
-		c.Senders[hub.FCMChannel] = f
+		c.Senders[push.FCMChannel] = f
 		c.closers = append(c.closers, f.Close)
 	}
-	if cfg.APNS() {
-		a, err := apns.New(core, log, c.Devices, badge, tlsConf)
+	if on(push.APNSChannel) {
+		a, err := apns.New(core, cfg.APNS, timeout, log, c.Devices, badge, tlsConf)
 		if err != nil {
 			return nil, err
 		}
-		c.Senders[hub.APNSChannel] = a
+		c.Senders[push.APNSChannel] = a
 		c.closers = append(c.closers, a.Close)
 	}
 	return c, nil
@@ -71,15 +98,4 @@ func (c *Channels) Close() {
 	for _, f := range c.closers {
 		f()
 	}
-}
-
-// CheckConfig reads every channel's keys, as New would, before anything
-// waits for Redis: a bad one is a *hub.ConfigError naming its variable.
-func CheckConfig(cfg hub.Config) error {
-	for _, check := range []func(hub.Config) error{webpush.CheckConfig, fcm.CheckConfig, apns.CheckConfig} {
-		if err := check(cfg); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -52,11 +52,11 @@ type key struct {
 
 // parse reads FCM_CREDENTIALS: the key's JWT config and its project (or
 // FCM_PROJECT_ID). A bad one is a *hub.ConfigError naming the variable.
-func parse(cfg hub.Config) (*jwt.Config, string, error) {
+func (cfg Config) parse() (*jwt.Config, string, error) {
 	bad := func(reason string) error {
 		return &hub.ConfigError{Var: "FCM_CREDENTIALS", Value: "(hidden)", Reason: reason}
 	}
-	raw, err := push.ReadSecret(cfg.FCMCredentials)
+	raw, err := push.ReadSecret(cfg.Credentials)
 	if err != nil {
 		return nil, "", bad("a service account key's JSON: " + err.Error())
 	}
@@ -71,7 +71,7 @@ func parse(cfg hub.Config) (*jwt.Config, string, error) {
 	if conf.TokenURL == "" || conf.Email == "" {
 		return nil, "", bad("the key has no token_uri or client_email")
 	}
-	project := cmpOr(cfg.FCMProjectID, k.ProjectID)
+	project := cmpOr(cfg.ProjectID, k.ProjectID)
 	if project == "" {
 		return nil, "", &hub.ConfigError{Var: "FCM_PROJECT_ID", Value: "", Reason: "the key names no project_id: set FCM_PROJECT_ID"}
 	}
@@ -85,29 +85,19 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// CheckConfig reads FCM_CREDENTIALS, as New would, before anything waits
-// for Redis.
-func CheckConfig(cfg hub.Config) error {
-	if !cfg.FCM() {
-		return nil
-	}
-	_, _, err := parse(cfg)
-	return err
-}
-
-// New is the fcm channel of core's configuration, sending to devices'
+// New is the fcm channel of cfg on core, each push within timeout
+// (delivery's hand-off limit), sending to devices'
 // tokens with badge's unread counts. tlsConf (nil: the system's roots) is
 // for tests that stand up FCM and its token endpoint.
-func New(core *hub.Hub, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
-	cfg := core.Config()
-	conf, project, err := parse(cfg)
+func New(core *hub.Hub, cfg Config, timeout time.Duration, log *slog.Logger, devices *push.Devices, badge push.Badge, tlsConf *tls.Config) (*Service, error) {
+	conf, project, err := cfg.parse()
 	if err != nil {
 		return nil, err
 	}
-	client := push.NewClient(cfg.DeliveryTimeout, tlsConf, nil)
+	client := push.NewClient(timeout, tlsConf, nil)
 	return &Service{
-		phones: push.NewPhones(core, log, hub.FCMChannel, devices, badge), client: client, timeout: cfg.DeliveryTimeout,
-		send:   strings.TrimRight(cfg.FCMBaseURL, "/") + "/v1/projects/" + project + "/messages:send",
+		phones: push.NewPhones(core, log, push.FCMChannel, devices, badge), client: client, timeout: timeout,
+		send:   strings.TrimRight(cfg.BaseURL, "/") + "/v1/projects/" + project + "/messages:send",
 		gate:   push.NewGate(push.MaxInFlight, push.MaxPerOrigin, time.Now),
 		tokens: newTokens(conf, client),
 	}, nil

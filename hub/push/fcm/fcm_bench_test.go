@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push"
 	"roomhub/internal/testfcm"
 )
@@ -16,9 +15,7 @@ import (
 // process (so the time and allocations include the stand-in's side).
 func BenchmarkSendOne(b *testing.B) {
 	fs := testfcm.Start(b)
-	cfg := hub.DefaultConfig()
-	cfg.FCMCredentials, cfg.FCMBaseURL = fs.Key(), fs.URL
-	conf, project, err := parse(cfg)
+	conf, project, err := Config{Credentials: fs.Key(), BaseURL: fs.URL}.parse()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,20 +26,19 @@ type Service struct {
 	allowedHosts []string
 }
 
-// New is the webpush channel of core's configuration: the keys from
-// WEBPUSH_VAPID_* (a bad pair is a *hub.ConfigError naming the variable),
-// or, in the embedded dev mode with none set, a pair kept in its Redis.
-// With keys configured, a dev pair an earlier run left in Redis is
-// deleted. tlsConf is nil but in tests that stand up their own push
-// service.
-func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Config) (*Service, error) {
-	cfg := core.Config()
+// New is the webpush channel of cfg on core: the keys from WEBPUSH_VAPID_*
+// (a bad pair is a *hub.ConfigError naming the variable), or, in the
+// embedded dev mode with none set, a pair kept in its Redis. With keys
+// configured, a dev pair an earlier run left in Redis is deleted. A push
+// takes at most timeout (delivery's hand-off limit). tlsConf is nil but in
+// tests that stand up their own push service.
+func New(ctx context.Context, core *hub.Hub, cfg Config, timeout time.Duration, log *slog.Logger, tlsConf *tls.Config) (*Service, error) {
 	var keys Keys
 	var err error
-	subject := cfg.WebPushSubject
+	subject := cfg.Subject
 	switch {
-	case cfg.WebPushKeysSet():
-		if keys, err = configKeys(cfg); err != nil {
+	case cfg.KeysSet():
+		if keys, err = cfg.keys(); err != nil {
 			return nil, err
 		}
 		rdb := core.Redis()
@@ -50,7 +49,7 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		if n > 0 {
 			log.Info("webpush: deleted the dev key pair kept in Redis: WEBPUSH_VAPID_* are set")
 		}
-	case !cfg.Embedded():
+	case !core.Config().Embedded():
 		return nil, &hub.ConfigError{Var: "WEBPUSH_VAPID_PUBLIC_KEY", Value: "", Reason: "the webpush channel with a real Redis needs the WEBPUSH_VAPID_* keys"}
 	default:
 		if keys, err = devKeys(ctx, core.Redis()); err != nil {
@@ -60,36 +59,13 @@ func New(ctx context.Context, core *hub.Hub, log *slog.Logger, tlsConf *tls.Conf
 		log.Warn("webpush: no WEBPUSH_VAPID_* keys: the embedded dev mode made a key pair (kept in its Redis at "+hub.PushVAPIDKey+"); set your own with a real Redis",
 			"publicKey", keys.Public)
 	}
-	if cfg.WebPushAllowPrivate {
+	if cfg.AllowPrivate {
 		log.Warn("webpush: WEBPUSH_ALLOW_PRIVATE_ENDPOINTS=true: subscriptions may point at loopback, link-local and private addresses (the SSRF rule is off): tests and dev only")
 	}
 	return &Service{
-		keys: keys, ledger: push.NewLedger(core, log, hub.WebPushChannel), store: NewStore(core), allowPrivate: cfg.WebPushAllowPrivate, allowedHosts: cfg.WebPushAllowedHosts,
-		sender: NewSender(keys, subject, cfg.WebPushAllowPrivate, cfg.DeliveryTimeout, tlsConf), // as a gateway hand-off is bounded
+		keys: keys, ledger: push.NewLedger(core, log, push.WebPushChannel), store: NewStore(core), allowPrivate: cfg.AllowPrivate, allowedHosts: cfg.AllowedHosts,
+		sender: NewSender(keys, subject, cfg.AllowPrivate, timeout, tlsConf), // as a gateway hand-off is bounded
 	}, nil
-}
-
-// CheckConfig reads the WEBPUSH_VAPID_* key pair, as New would, before
-// anything waits for Redis: a pair that is not one is a *hub.ConfigError
-// naming the key at fault.
-func CheckConfig(cfg hub.Config) error {
-	if !cfg.WebPush() || !cfg.WebPushKeysSet() {
-		return nil
-	}
-	_, err := configKeys(cfg)
-	return err
-}
-
-func configKeys(cfg hub.Config) (Keys, error) {
-	keys, err := ParseKeys(cfg.WebPushPublicKey, cfg.WebPushPrivateKey)
-	if err != nil {
-		v := "WEBPUSH_VAPID_PRIVATE_KEY"
-		if strings.Contains(err.Error(), "public") {
-			v = "WEBPUSH_VAPID_PUBLIC_KEY"
-		}
-		return Keys{}, &hub.ConfigError{Var: v, Value: "(hidden)", Reason: err.Error()}
-	}
-	return keys, nil
 }
 
 // devKeys is the key pair kept in Redis: this instance's, or the one

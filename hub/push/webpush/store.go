@@ -126,7 +126,7 @@ func (s *Store) Remove(ctx context.Context, user int64, endpoint string) (bool, 
 }
 
 // DeviceID is the id of a browser's subscription in the user's device list.
-func DeviceID(endpoint string) string { return push.DeviceID(hub.WebPushChannel, endpoint) }
+func DeviceID(endpoint string) string { return push.DeviceID(push.WebPushChannel, endpoint) }
 
 // List returns user's live subscriptions, oldest sent first (enabled
 // only: those the person did not turn off); it forgets the expired ones.
@@ -193,7 +193,7 @@ func (s *Store) Devices(ctx context.Context, user int64, now time.Time) ([]push.
 		if added == 0 {
 			added = e.At // kept before entries said when they were added
 		}
-		out = append(out, push.Device{ID: id, Platform: hub.WebPushChannel, Label: browserOf(e.Sub.Endpoint), Enabled: !e.Off,
+		out = append(out, push.Device{ID: id, Platform: push.WebPushChannel, Label: browserOf(e.Sub.Endpoint), Enabled: !e.Off,
 			AddedAt: time.UnixMilli(added).UTC(), LastSentAt: push.SentAt(sent, id)})
 	}
 	return out, nil
