@@ -211,7 +211,7 @@ func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 	if c := th.countsOf(t, user); c.Visible != items || len(c.ByTag) != 8*items {
 		t.Fatalf("after unarchiving all: %d visible, %d tags counted; want %d and %d", c.Visible, len(c.ByTag), items, 8*items)
 	}
-	if err := th.rdb.Do(t.Context(), th.rdb.B().Del().Key(hub.InboxCountsKey(user)).Build()).Error(); err != nil {
+	if err := th.rdb.Do(t.Context(), th.rdb.B().Del().Key(inbox.CountsKey(user)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	th.notifyExtra(t, 70, "comment.created", "", user) // counts again from the items

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/internal/testredis"
 )
@@ -18,8 +17,8 @@ func plantDead(t *testing.T, rs *testredis.Server, user int64, nid string, ms in
 	t.Helper()
 	c := testredis.Client(t, rs.Addr())
 	rec := fmt.Sprintf(`{"s":"dead","r":"","due":0,"n":1,"e":"INVALID_ARGUMENT","t":%d}`, ms)
-	testredis.Do(t, c, "HSET", hub.DeliveryKey(user), nid+"|push", rec)
-	testredis.Do(t, c, "ZADD", hub.DeliveriesDeadKey(int(user%hub.DeliveryShards)), fmt.Sprint(ms), fmt.Sprintf("%d|%s|push", user, nid))
+	testredis.Do(t, c, "HSET", delivery.RecordsKey(user), nid+"|push", rec)
+	testredis.Do(t, c, "ZADD", delivery.DeadIndexKey(int(user%delivery.Shards)), fmt.Sprint(ms), fmt.Sprintf("%d|%s|push", user, nid))
 }
 
 // deadPages lists every dead push delivery limit at a time, failing when
@@ -111,8 +110,8 @@ func TestDeliveryDead_StaleEntriesAreTrimmed(t *testing.T) {
 	c := testredis.Client(t, rs.Addr())
 	entries := func() int64 {
 		var n int64
-		for s := range hub.DeliveryShards {
-			v, _ := testredis.Do(t, c, "ZCARD", hub.DeliveriesDeadKey(s)).AsInt64()
+		for s := range delivery.Shards {
+			v, _ := testredis.Do(t, c, "ZCARD", delivery.DeadIndexKey(s)).AsInt64()
 			n += v
 		}
 		return n

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/internal/testredis"
 )
 
@@ -291,7 +292,7 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 	// The next claim of the user drops the record from Redis too.
 	other := th.notifyWith(t, 7, "", 1)
 	th.waitDelivery(t, other, 1, "push", "sent")
-	if got, err := testredis.Do(t, th.rdb, "HEXISTS", hub.DeliveryKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
+	if got, err := testredis.Do(t, th.rdb, "HEXISTS", delivery.RecordsKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
 		t.Fatalf("an expired record is still in Redis: %d %v", got, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push"
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/testpush"
@@ -178,7 +177,7 @@ func TestDevices_Routes(t *testing.T) {
 	if v := metricValue(t, b, `push_devices{platform="apns"}`); v != "0" { // b deleted it: a reads it within 15 s
 		t.Fatalf("push_devices{platform=apns} = %s, want 0", v)
 	}
-	keys, _ := a.rdb.Do(t.Context(), a.rdb.B().Hlen().Key(hub.PushDevicesKey(8)).Build()).AsInt64()
+	keys, _ := a.rdb.Do(t.Context(), a.rdb.B().Hlen().Key(push.DevicesKey(8)).Build()).AsInt64()
 	if keys != 0 {
 		t.Fatalf("user 8's devices hash holds %d after the delete", keys)
 	}
@@ -235,7 +234,7 @@ func TestDevices_KeptForDeviceTTL(t *testing.T) {
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
 	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
 	const want = 270 * 24 * time.Hour // FCM's own
-	for _, key := range []string{hub.PushDevicesKey(7), hub.PushDeviceOwnerKey("fcm", fcmToken(1))} {
+	for _, key := range []string{push.DevicesKey(7), push.DeviceOwnerKey("fcm", fcmToken(1))} {
 		ms, err := th.rdb.Do(t.Context(), th.rdb.B().Pttl().Key(key).Build()).AsInt64()
 		if err != nil || ms < (want-time.Hour).Milliseconds() || ms > want.Milliseconds() {
 			t.Fatalf("%s lives %v, want %v", key, time.Duration(ms)*time.Millisecond, want)
@@ -292,7 +291,7 @@ func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a new token past the day's budget: %d (Retry-After %q), want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if n, _ := th.rdb.Do(t.Context(), th.rdb.B().Exists().Key(hub.PushDeviceOwnerKey("apns", apnsToken(999))).Build()).AsInt64(); n != 0 {
+	if n, _ := th.rdb.Do(t.Context(), th.rdb.B().Exists().Key(push.DeviceOwnerKey("apns", apnsToken(999))).Build()).AsInt64(); n != 0 {
 		t.Fatal("a refused registration left an owner key")
 	}
 }

@@ -93,7 +93,7 @@ func pendingReads(t testing.TB, th *testHub, users ...int64) int64 {
 	t.Helper()
 	var n int64
 	for _, u := range users {
-		k, _ := testredis.Do(t, th.rdb, "HLEN", hub.ReadStatusKey(u)).AsInt64()
+		k, _ := testredis.Do(t, th.rdb, "HLEN", inbox.ReadStatusKey(u)).AsInt64()
 		n += k
 	}
 	return n
@@ -129,7 +129,7 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 		t.Fatalf("%d reads still pending after the flush", n)
 	}
 	for s := 0; s < 16; s++ {
-		if n, _ := testredis.Do(t, th.rdb, "ZCARD", hub.ReadPendingKey(s)).AsInt64(); n != 0 {
+		if n, _ := testredis.Do(t, th.rdb, "ZCARD", inbox.ReadPendingKey(s)).AsInt64(); n != 0 {
 			t.Fatalf("read_pending shard %d still lists %d users", s, n)
 		}
 	}
@@ -173,7 +173,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 	if st, _ := th.Inbox.FlushReads(context.Background()); st.Dead != 0 || sink.reqs.Load() != reqs {
 		t.Fatalf("a dead letter was retried: %+v", st)
 	}
-	dead, _ := testredis.Do(t, th.rdb, "HGETALL", hub.ReadDeadKey(43)).AsStrMap()
+	dead, _ := testredis.Do(t, th.rdb, "HGETALL", inbox.ReadDeadKey(43)).AsStrMap()
 	if len(dead) != 1 || pendingReads(t, th, 42, 43) != 0 {
 		t.Fatalf("dead letters %v", dead)
 	}

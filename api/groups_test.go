@@ -73,10 +73,10 @@ func TestLifecycle_Groups(t *testing.T) {
 		t.Fatalf("after an archived group %+v", items[0])
 	}
 	// Past the window (counted from the group's first event): a new group.
-	rec, _ := testredis.Do(t, th.rdb, "HGET", hub.InboxGroupsKey(u), "g:"+third).ToString()
+	rec, _ := testredis.Do(t, th.rdb, "HGET", inbox.GroupsKey(u), "g:"+third).ToString()
 	_, rest, _ := strings.Cut(rec, "\t")
 	old := strconv.FormatInt(time.Now().Add(-2*time.Hour).UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "HSET", hub.InboxGroupsKey(u), "g:"+third, old+"\t"+rest)
+	testredis.Do(t, th.rdb, "HSET", inbox.GroupsKey(u), "g:"+third, old+"\t"+rest)
 	_, fourth := publish(2, "")
 	if items := th.listOf(t, u, ""); items[0].NotificationID != fourth || items[0].Group.Count != 1 {
 		t.Fatalf("past the window %+v", items[0])

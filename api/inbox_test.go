@@ -399,9 +399,9 @@ func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	// Age: move every entry's score 31 days back, as if time had passed.
 	rdb := testredis.Client(t, rs.Addr())
 	old := float64(time.Now().Add(-31*24*time.Hour).UnixMilli()) * 1024
-	members, _ := testredis.Do(t, rdb, "ZRANGE", hub.InboxOrderKey(12), "0", "-1").AsStrSlice()
+	members, _ := testredis.Do(t, rdb, "ZRANGE", inbox.OrderKey(12), "0", "-1").AsStrSlice()
 	for _, m := range members {
-		testredis.Do(t, rdb, "ZADD", hub.InboxOrderKey(12), fmt.Sprint(old), m)
+		testredis.Do(t, rdb, "ZADD", inbox.OrderKey(12), fmt.Sprint(old), m)
 	}
 	if l, n := th.inboxOf(t, 12), th.unreadOf(t, 12); len(l) != 0 || n != 0 {
 		t.Fatalf("after 31 days: %d entries, unread %d", len(l), n)

@@ -26,7 +26,7 @@ func withIngest(n int) func(*testConfig) {
 // xadd adds one entry (field → value pairs) to partition p.
 func xadd(t *testing.T, rdb rueidis.Client, p int, fv ...string) string {
 	t.Helper()
-	b := rdb.B().Xadd().Key(hub.IngestKey(p)).Maxlen().Almost().Threshold("1000000").Id("*").FieldValue()
+	b := rdb.B().Xadd().Key(ingest.PartitionKey(p)).Maxlen().Almost().Threshold("1000000").Id("*").FieldValue()
 	for i := 0; i+1 < len(fv); i += 2 {
 		b = b.FieldValue(fv[i], fv[i+1])
 	}
@@ -42,7 +42,7 @@ func waitIngested(t *testing.T, rdb rueidis.Client, n int) {
 	t.Helper()
 	eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
 		for p := range n {
-			if l, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(hub.IngestKey(p)).Build()).AsInt64(); l != 0 {
+			if l, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(ingest.PartitionKey(p)).Build()).AsInt64(); l != 0 {
 				return false
 			}
 		}
@@ -201,10 +201,10 @@ func TestIngest_AnEntryReadTwicePublishesOnce(t *testing.T) {
 	ctx := context.Background()
 	// A holder that died: it read two entries, published the first (as the
 	// hub would, under ingest:<entry id>) and acknowledged neither.
-	testredis.Do(t, rdb, "XGROUP", "CREATE", hub.IngestKey(0), hub.IngestGroup, "0", "MKSTREAM")
+	testredis.Do(t, rdb, "XGROUP", "CREATE", ingest.PartitionKey(0), ingest.Group, "0", "MKSTREAM")
 	first := xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5]}`)
 	xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
-	testredis.Do(t, rdb, "XREADGROUP", "GROUP", hub.IngestGroup, "roomhub", "COUNT", "10", "STREAMS", hub.IngestKey(0), ">")
+	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(0), ">")
 
 	dead := startHub(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
 	code, env := dead.publishRaw(t, `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5],"idempotencyKey":"ingest:`+first+`"}`)
@@ -225,7 +225,7 @@ func TestIngest_AnEntryReadTwicePublishesOnce(t *testing.T) {
 	if got := metricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
 		t.Errorf("ingest_entries_total{duplicate} = %s, want 1", got)
 	}
-	if n, _ := rdb.Do(ctx, rdb.B().Xlen().Key(hub.IngestKey(0)).Build()).AsInt64(); n != 0 {
+	if n, _ := rdb.Do(ctx, rdb.B().Xlen().Key(ingest.PartitionKey(0)).Build()).AsInt64(); n != 0 {
 		t.Errorf("ingest:{0} keeps %d entries", n)
 	}
 }
@@ -273,7 +273,7 @@ func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 			xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, 8+p, i, 70+p))
 		}
 		for _, addr := range cl.Addrs() {
-			n, _ := testredis.NodeClient(t, addr).Do(context.Background(), rdb.B().Exists().Key(hub.IngestKey(p)).Build()).AsInt64()
+			n, _ := testredis.NodeClient(t, addr).Do(context.Background(), rdb.B().Exists().Key(ingest.PartitionKey(p)).Build()).AsInt64()
 			if n == 1 {
 				masters[addr] = true
 			}
@@ -302,7 +302,7 @@ func TestIngest_ABacklogKeepsEachRoomsOrder(t *testing.T) {
 	var cmds rueidis.Commands
 	for i := range 150 {
 		for p := range 4 {
-			cmds = append(cmds, rdb.B().Xadd().Key(hub.IngestKey(p)).Id("*").FieldValue().
+			cmds = append(cmds, rdb.B().Xadd().Key(ingest.PartitionKey(p)).Id("*").FieldValue().
 				FieldValue("event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 40+p, i)).Build())
 		}
 	}
@@ -344,7 +344,7 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 		room := 42 + (n+1)%2 // 42, 43, 42, 43, …
 		id := xadd(t, rdb, 0, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[7]}`, room, n))
 		if n == 1 {
-			first = hub.IdempotencyKey(42, hub.IngestIdempotencyKey(id))
+			first = hub.IdempotencyKey(42, ingest.IdempotencyKey(id))
 		}
 	}
 	testredis.Do(t, rdb, "HSET", first, "not", "a string") // the first entry's publish fails on it; the later ones' would not
@@ -381,11 +381,11 @@ func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
 		return strings.Contains(list, "flags=tB")
 	})
 	id := fmt.Sprintf("%d-0", time.Now().UnixMilli()+1)
-	poison := hub.IdempotencyKey(42, hub.IngestIdempotencyKey(id))
+	poison := hub.IdempotencyKey(42, ingest.IdempotencyKey(id))
 	testredis.Do(t, rdb, "HSET", poison, "not", "a string") // its publish fails on it
-	testredis.Do(t, rdb, "XADD", hub.IngestKey(0), id, "event", `{"roomId":42,"eventType":"comment.created","data":{"n":1}}`)
+	testredis.Do(t, rdb, "XADD", ingest.PartitionKey(0), id, "event", `{"roomId":42,"eventType":"comment.created","data":{"n":1}}`)
 	eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
-		n, _ := rdb.Do(context.Background(), rdb.B().Xpending().Key(hub.IngestKey(0)).Group(hub.IngestGroup).Build()).ToArray()
+		n, _ := rdb.Do(context.Background(), rdb.B().Xpending().Key(ingest.PartitionKey(0)).Group(ingest.Group).Build()).ToArray()
 		c, _ := n[0].AsInt64()
 		return c == 1
 	})
@@ -403,13 +403,13 @@ func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	testredis.Do(t, rdb, "XGROUP", "CREATE", hub.IngestKey(1), hub.IngestGroup, "0", "MKSTREAM")
+	testredis.Do(t, rdb, "XGROUP", "CREATE", ingest.PartitionKey(1), ingest.Group, "0", "MKSTREAM")
 	for n := range 3 {
 		xadd(t, rdb, 1, "event", fmt.Sprintf(`{"roomId":51,"eventType":"comment.created","data":{"n":%d}}`, n))
 	}
 	// The holder that died: it read them (now pending) and holds the lease a while.
-	testredis.Do(t, rdb, "XREADGROUP", "GROUP", hub.IngestGroup, "roomhub", "COUNT", "10", "STREAMS", hub.IngestKey(1), ">")
-	testredis.Do(t, rdb, "SET", hub.IngestLeaseKey(1), "the-dead-one", "PX", "2500")
+	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(1), ">")
+	testredis.Do(t, rdb, "SET", ingest.LeaseKey(1), "the-dead-one", "PX", "2500")
 	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
 	eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.historyNs(t, 51), []int{0, 1, 2}) })
 	waitIngested(t, rdb, 2)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/ingest"
 	"roomhub/internal/testredis"
 )
@@ -20,7 +19,7 @@ func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	testredis.Do(t, rdb, "SET", hub.IngestKey(1), "not a stream")
+	testredis.Do(t, rdb, "SET", ingest.PartitionKey(1), "not a stream")
 	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
 	health := func() (int, string) {
 		code, env := th.do(t, http.MethodGet, "/health", nil, "")
@@ -34,7 +33,7 @@ func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
 	}
 	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 1)
-	testredis.Do(t, rdb, "DEL", hub.IngestKey(1))
+	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(1))
 	xadd(t, rdb, 1, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 2)
 	eventually(t, 20*time.Second, "/health to say ingest is ok", func() bool { _, s := health(); return s == "ok" })
@@ -50,8 +49,8 @@ func TestIngest_AWrongKeyStallsOnlyItsPartition(t *testing.T) {
 	rdb := testredis.Client(t, rs.Addr())
 	th := startHubWith(t, rs.Addr(), withIngest(4), nil)
 	eventually(t, 20*time.Second, "the hub to consume the 4 partitions", func() bool { return len(th.Ingest.Owned()) == 4 })
-	testredis.Do(t, rdb, "DEL", hub.IngestKey(3))
-	testredis.Do(t, rdb, "SET", hub.IngestKey(3), "oops")
+	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(3))
+	testredis.Do(t, rdb, "SET", ingest.PartitionKey(3), "oops")
 	for p := range 3 {
 		xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{}}`, p))
 	}
@@ -59,7 +58,7 @@ func TestIngest_AWrongKeyStallsOnlyItsPartition(t *testing.T) {
 	eventually(t, 20*time.Second, "the partition to be reported", func() bool {
 		return metricValue(t, th, `ingest_partition_unreadable{partition="3"}`) == "1" && th.Ingest.Status() == "degraded"
 	})
-	testredis.Do(t, rdb, "DEL", hub.IngestKey(3))
+	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(3))
 	xadd(t, rdb, 3, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 4)
 	eventually(t, 20*time.Second, "the partition to be read again", func() bool {
@@ -76,12 +75,12 @@ func TestIngest_LagIsMeasuredBesideAnUnreadablePartition(t *testing.T) {
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
 	for p := 1; p < 4; p++ {
-		testredis.Do(t, rdb, "SET", hub.IngestLeaseKey(p), "another-instance", "PX", "120000")
+		testredis.Do(t, rdb, "SET", ingest.LeaseKey(p), "another-instance", "PX", "120000")
 	}
 	for range 5 {
 		xadd(t, rdb, 3, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	}
-	testredis.Do(t, rdb, "SET", hub.IngestKey(0), "oops")
+	testredis.Do(t, rdb, "SET", ingest.PartitionKey(0), "oops")
 	th := startHubWith(t, rs.Addr(), withIngest(4), nil)
 	eventually(t, 20*time.Second, "the lag of partition 3", func() bool {
 		if metricValue(t, th, `ingest_lag_entries{partition="3"}`) != "5" {

@@ -327,13 +327,13 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	for i, read := range []bool{false, true, false} {
 		id := fmt.Sprintf("7:%d-0", now-int64(3-i)*1000)
 		item := fmt.Sprintf(`{"notificationId":%q,"roomId":7,"eventType":"comment.created","data":{"n":%d},"publisherId":null,"timestamp":"2026-11-23T00:00:0%d.000Z"}`, id, i, i)
-		testredis.Do(t, th.rdb, "HSET", hub.InboxKey(u), id, item)
-		testredis.Do(t, th.rdb, "ZADD", hub.InboxOrderKey(u), strconv.FormatInt((now-int64(3-i)*1000)*1024, 10), id)
+		testredis.Do(t, th.rdb, "HSET", inbox.ItemsKey(u), id, item)
+		testredis.Do(t, th.rdb, "ZADD", inbox.OrderKey(u), strconv.FormatInt((now-int64(3-i)*1000)*1024, 10), id)
 		if read {
-			testredis.Do(t, th.rdb, "HSET", hub.InboxReadKey(u), id, "2026-11-23T00:00:09.000Z")
+			testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), id, "2026-11-23T00:00:09.000Z")
 		}
 	}
-	testredis.Do(t, th.rdb, "SET", hub.UnreadCountKey(u), "2")
+	testredis.Do(t, th.rdb, "SET", inbox.UnreadCountKey(u), "2")
 	c := checkCountsMatchLists(t, th, u)
 	if c.Visible != 3 || c.Unread != 2 || c.Unseen != 3 || c.BySeverity["normal"].Visible != 3 {
 		t.Fatalf("counts of an old inbox %+v", c)
@@ -345,20 +345,20 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	}
 	// An older hub still at work (a rolling deploy) keeps unread_count, not
 	// the counts: the next script sees it and recounts.
-	testredis.Do(t, th.rdb, "HSET", hub.InboxReadKey(u), items[0].NotificationID, "2026-11-23T00:00:10.000Z")
-	testredis.Do(t, th.rdb, "DECR", hub.UnreadCountKey(u))
+	testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), items[0].NotificationID, "2026-11-23T00:00:10.000Z")
+	testredis.Do(t, th.rdb, "DECR", inbox.UnreadCountKey(u))
 	if c := checkCountsMatchLists(t, th, u); c.Unread != 1 || c.Version <= 1 {
 		t.Fatalf("after an old hub's read %+v", c)
 	}
 	// The fan-out trusts the counts it finds; an old hub's read before it
 	// still shows to the next reader, who recounts.
-	testredis.Do(t, th.rdb, "HSET", hub.InboxReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
-	testredis.Do(t, th.rdb, "DECR", hub.UnreadCountKey(u))
+	testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
+	testredis.Do(t, th.rdb, "DECR", inbox.UnreadCountKey(u))
 	th.notify(t, 7, "comment.created", u)
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 4 || c.Unread != 1 {
 		t.Fatalf("after an old hub's read and a publish %+v", c)
 	}
-	if got, _ := testredis.Do(t, th.rdb, "GET", hub.UnreadCountKey(u)).ToString(); got != "1" {
+	if got, _ := testredis.Do(t, th.rdb, "GET", inbox.UnreadCountKey(u)).ToString(); got != "1" {
 		t.Fatalf("unread_count %v, want 1", got)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
 )
@@ -40,8 +39,8 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	th.act(t, u, keep, "snooze", `{"until":"`+time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)+`"}`)
 	s.nextMatching(t, wait, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "ZADD", hub.InboxDueKey(u), now, "s:"+keep)
-	testredis.Do(t, th.rdb, "ZADD", hub.InboxTimersKey(u%hub.InboxTimerShards), now, strconv.Itoa(u))
+	testredis.Do(t, th.rdb, "ZADD", inbox.DueKey(u), now, "s:"+keep)
+	testredis.Do(t, th.rdb, "ZADD", inbox.TimersKey(u%inbox.TimerShards), now, strconv.Itoa(u))
 	f = s.nextMatching(t, 10*time.Second, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	var upd struct{ Notifications []inbox.Notification }
 	if json.Unmarshal([]byte(f.Data), &upd) != nil || len(upd.Notifications) != 1 || upd.Notifications[0].NotificationID != keep ||
@@ -52,7 +51,7 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 		t.Fatalf("after wake %+v", c)
 	}
 	eventually(t, wait, "the timer index emptied", func() bool {
-		n, _ := testredis.Do(t, th.rdb, "ZCARD", hub.InboxTimersKey(u%hub.InboxTimerShards)).AsInt64()
+		n, _ := testredis.Do(t, th.rdb, "ZCARD", inbox.TimersKey(u%inbox.TimerShards)).AsInt64()
 		return n == 0
 	})
 }

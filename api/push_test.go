@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"roomhub/hub"
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testpush"
@@ -172,7 +171,7 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 // subsOf reads a user's kept subscriptions straight from Redis.
 func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
 	t.Helper()
-	return th.rdb.Do(t.Context(), th.rdb.B().Hgetall().Key(hub.PushSubscriptionsKey(user)).Build()).AsStrMap()
+	return th.rdb.Do(t.Context(), th.rdb.B().Hgetall().Key(webpush.SubscriptionsKey(user)).Build()).AsStrMap()
 }
 
 // The routes: the SSRF rule and the keys' shape refused with 400; at most
@@ -187,12 +186,12 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	}
 	// A dev key pair an earlier run left in Redis is deleted once keys are
 	// configured (hardening IV, 10).
-	testredis.Do(t, testredis.Client(t, rs.Addr()), "SET", hub.PushVAPIDKey, "old-dev-pair")
+	testredis.Do(t, testredis.Client(t, rs.Addr()), "SET", webpush.VAPIDKey, "old-dev-pair")
 	a, b := startHub(t, rs.Addr(), on), startHub(t, rs.Addr(), on)
 	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || ka != testPushKeys().Public {
 		t.Fatalf("two instances' keys: %q, %q, want the configured one", ka, kb)
 	}
-	if n, _ := a.rdb.Do(t.Context(), a.rdb.B().Exists().Key(hub.PushVAPIDKey).Build()).AsInt64(); n != 0 {
+	if n, _ := a.rdb.Do(t.Context(), a.rdb.B().Exists().Key(webpush.VAPIDKey).Build()).AsInt64(); n != 0 {
 		t.Fatal("the dev key pair kept in Redis is still there with keys configured")
 	}
 	ps := testpush.Start(t) // only for well-formed keys: nothing is sent

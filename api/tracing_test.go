@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 	"roomhub/internal/testredis"
 )
 
@@ -307,7 +308,7 @@ func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
 // in Redis, "" for a record without one.
 func recordTraceParents(t *testing.T, th *testHub, user int64) []string {
 	t.Helper()
-	recs, err := testredis.Do(t, th.rdb, "HGETALL", hub.DeliveryKey(user)).AsStrMap()
+	recs, err := testredis.Do(t, th.rdb, "HGETALL", delivery.RecordsKey(user)).AsStrMap()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,19 @@
 // Package hub is roomhub's realtime core, with no HTTP server in it: local topics
 // and the streams that follow them, the pub/sub listener that feeds them,
 // publish and history, presence, the connection cap, room access, locks, the
-// Redis wrapper and every Redis key name. Redis is the only shared state, so
+// Redis wrapper and its own Redis key names. Redis is the only shared state, so
 // any number of hubs may run side by side on one Redis or one Redis Cluster.
 //
 // Notifications for people live in hub/inbox, built on this package: the
-// core knows nothing of inboxes. It offers what they need: a user's topic
-// (their notification log), Publish with an outbox note, the Redis wrapper
-// (Redis, Call, Run), background work under its owner (Go, OnStart,
-// OnClose, EveryUnderLock), the control channel (OnControl, Control), and a
-// Mutes hook that the fan-out asks.
+// core knows nothing of inboxes, deliveries, push or ingest, and holds no
+// key or script of theirs; each feature package owns its Config, its keys
+// and its Lua. Of their settings the core keeps only RecordTTL
+// (DELIVERY_RECORD_DAYS), how long each keeps what finished. It offers what
+// they need: the hash tags (UserTag, RoomTag), a user's topic (their
+// notification log), Publish with an outbox note, the Redis wrapper (Redis,
+// Call, Run), background work under its owner (Go, OnStart, OnClose,
+// EveryUnderLock), the control channel (OnControl, Control), and a Mutes
+// hook that the fan-out asks.
 //
 // # HTTP calls out, and only these
 //

@@ -26,9 +26,9 @@ func (d *Delivery) runBacklog(ctx context.Context) {
 
 func (d *Delivery) measureBacklog(ctx context.Context) {
 	now := time.Now().UnixMilli()
-	cmds := make(rueidis.Commands, 0, 2*hub.DeliveryShards)
-	for shard := range hub.DeliveryShards {
-		key := hub.DeliveriesDueKey(shard)
+	cmds := make(rueidis.Commands, 0, 2*Shards)
+	for shard := range Shards {
+		key := DueIndexKey(shard)
 		cmds = append(cmds, d.rdb.B().Zcount().Key(key).Min("-inf").Max(itoa(now)).Build(),
 			d.rdb.B().Zrange().Key(key).Min("0").Max("0").Withscores().Build())
 	}

@@ -102,7 +102,7 @@ func (q QuietHours) EndAfter(now time.Time) time.Time {
 // quietEnd is the end of user's quiet hours as the claim takes it (ms), or
 // "" when now is outside them.
 func (d *Delivery) quietEnd(ctx context.Context, user int64, now time.Time) (string, error) {
-	raw, err := hub.Call(d.rdb, ctx, d.rdb.B().Hget().Key(hub.ChannelSettingsKey(user)).Field(quietField).Build(), stringOrEmpty)
+	raw, err := hub.Call(d.rdb, ctx, d.rdb.B().Hget().Key(ChannelSettingsKey(user)).Field(quietField).Build(), stringOrEmpty)
 	if err != nil || raw == "" {
 		return "", err
 	}
@@ -129,7 +129,7 @@ func stringOrEmpty(r rueidis.RedisResult) (string, error) {
 // Prefs returns user's delivery preferences: every configured channel (a
 // channel never set is enabled, nothing muted).
 func (d *Delivery) Prefs(ctx context.Context, user int64) (Prefs, error) {
-	all, err := hub.Call(d.rdb, ctx, d.rdb.B().Hgetall().Key(hub.ChannelSettingsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	all, err := hub.Call(d.rdb, ctx, d.rdb.B().Hgetall().Key(ChannelSettingsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return Prefs{}, err
 	}
@@ -193,7 +193,7 @@ func (d *Delivery) SetPrefs(ctx context.Context, user int64, u PrefsUpdate) (Pre
 
 // prefsCommands validates u and returns the writes that apply it.
 func (d *Delivery) prefsCommands(user int64, u PrefsUpdate) (rueidis.Commands, error) {
-	key := hub.ChannelSettingsKey(user)
+	key := ChannelSettingsKey(user)
 	var cmds rueidis.Commands
 	for ch, c := range u.Channels {
 		if !d.cfg.On(ch) {

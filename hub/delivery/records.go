@@ -89,7 +89,7 @@ func (d *Delivery) MarkNotification(ctx context.Context, room int64, streamID st
 			members = append(members, itoa(u)+"|"+ch)
 		}
 	}
-	key := hub.NotificationDeliveriesKey(room, streamID)
+	key := NotificationKey(room, streamID)
 	return hub.CallMany(d.rdb, ctx, rueidis.Commands{
 		d.rdb.B().Sadd().Key(key).Member(members...).Build(),
 		d.rdb.B().Pexpire().Key(key).Milliseconds(d.keysTTL().Milliseconds()).Build(),
@@ -99,7 +99,7 @@ func (d *Delivery) MarkNotification(ctx context.Context, room int64, streamID st
 // OfNotification returns the deliveries of a notification (its room and
 // stream id), ordered by user and channel.
 func (d *Delivery) OfNotification(ctx context.Context, room int64, streamID, notificationID string) ([]Record, error) {
-	members, err := hub.Call(d.rdb, ctx, d.rdb.B().Smembers().Key(hub.NotificationDeliveriesKey(room, streamID)).Build(), rueidis.RedisResult.AsStrSlice)
+	members, err := hub.Call(d.rdb, ctx, d.rdb.B().Smembers().Key(NotificationKey(room, streamID)).Build(), rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (d *Delivery) OfNotification(ctx context.Context, room int64, streamID, not
 		batch := refs[start:min(start+500, len(refs))]
 		cmds := make(rueidis.Commands, len(batch))
 		for i, r := range batch {
-			cmds[i] = d.rdb.B().Hget().Key(hub.DeliveryKey(r.user)).Field(notificationID + "|" + r.ch).Build()
+			cmds[i] = d.rdb.B().Hget().Key(RecordsKey(r.user)).Field(notificationID + "|" + r.ch).Build()
 		}
 		res := hub.DoMany(d.rdb, ctx, cmds)
 		for i, r := range res {
@@ -245,9 +245,9 @@ func (d *Delivery) deadPage(ctx context.Context, cursor *deadRef, n int) ([]dead
 	if cursor != nil {
 		score, member = strconv.FormatFloat(cursor.ms, 'f', -1, 64), cursor.member
 	}
-	execs := make([]rueidis.LuaExec, hub.DeliveryShards)
-	for s := range hub.DeliveryShards {
-		execs[s] = rueidis.LuaExec{Keys: []string{hub.DeliveriesDeadKey(s)}, Args: []string{score, member, strconv.Itoa(n)}}
+	execs := make([]rueidis.LuaExec, Shards)
+	for s := range Shards {
+		execs[s] = rueidis.LuaExec{Keys: []string{DeadIndexKey(s)}, Args: []string{score, member, strconv.Itoa(n)}}
 	}
 	var all []deadRef
 	more := false
@@ -279,7 +279,7 @@ func (d *Delivery) deadRecords(ctx context.Context, refs []deadRef) ([]deadRef, 
 	}
 	cmds := make(rueidis.Commands, len(refs))
 	for i, r := range refs {
-		cmds[i] = d.rdb.B().Hget().Key(hub.DeliveryKey(r.user)).Field(r.rid).Build()
+		cmds[i] = d.rdb.B().Hget().Key(RecordsKey(r.user)).Field(r.rid).Build()
 	}
 	var live []deadRef
 	var recs []Record
@@ -294,7 +294,7 @@ func (d *Delivery) deadRecords(ctx context.Context, refs []deadRef) ([]deadRef, 
 			live, recs = append(live, r), append(recs, rec)
 			continue
 		}
-		stale = append(stale, d.rdb.B().Zrem().Key(hub.DeliveriesDeadKey(shardOf(r.user))).Member(r.member).Build())
+		stale = append(stale, d.rdb.B().Zrem().Key(DeadIndexKey(shardOf(r.user))).Member(r.member).Build())
 	}
 	if len(stale) > 0 {
 		if err := hub.CallMany(d.rdb, ctx, stale); err != nil {
@@ -308,9 +308,9 @@ func (d *Delivery) deadRecords(ctx context.Context, refs []deadRef) ([]deadRef, 
 // records are gone by then, and the index must not grow for ever.
 func (d *Delivery) trimDead(ctx context.Context) error {
 	cutoff := "(" + itoa(time.Now().Add(-d.coreCfg.RecordTTL).UnixMilli())
-	cmds := make(rueidis.Commands, hub.DeliveryShards)
-	for s := range hub.DeliveryShards {
-		cmds[s] = d.rdb.B().Zremrangebyscore().Key(hub.DeliveriesDeadKey(s)).Min("-inf").Max(cutoff).Build()
+	cmds := make(rueidis.Commands, Shards)
+	for s := range Shards {
+		cmds[s] = d.rdb.B().Zremrangebyscore().Key(DeadIndexKey(s)).Min("-inf").Max(cutoff).Build()
 	}
 	return hub.CallMany(d.rdb, ctx, cmds)
 }
@@ -392,7 +392,7 @@ func (d *Delivery) Redrive(ctx context.Context, f DeadFilter) (int, bool, error)
 		if _, err := d.indexNext(ctx, u, next); err != nil {
 			return requeued, true, err
 		}
-		if _, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(hub.DeliveriesDeadKey(shardOf(u))).Member(members...).Build(), hub.NoReply); err != nil {
+		if _, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(DeadIndexKey(shardOf(u))).Member(members...).Build(), hub.NoReply); err != nil {
 			return requeued, true, err
 		}
 		for _, r := range rs[:n] {

@@ -179,7 +179,7 @@ type Plan struct {
 // ScheduleKeys are a recipient's keys as lua/delivery_schedule.lua takes
 // them, after the recipient's inbox keys in lua/inbox_add.lua.
 func ScheduleKeys(user int64) []string {
-	return []string{hub.DeliveryKey(user), hub.DeliveryDueKey(user)}
+	return []string{RecordsKey(user), DueKey(user)}
 }
 
 // ScheduleArgs are the arguments lua/delivery_schedule.lua takes (its

@@ -32,7 +32,7 @@ const claimLimit = 100
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // shardOf is the index shard of a user.
-func shardOf(user int64) int { return int(user % hub.DeliveryShards) }
+func shardOf(user int64) int { return int(user % Shards) }
 
 // trigger is an index entry: look at user at ms.
 type trigger struct {
@@ -69,7 +69,7 @@ func (d *Delivery) Index(ctx context.Context, users []int64, dues []int64, tag s
 		if dues[i] < 0 {
 			continue
 		}
-		cmds = append(cmds, d.rdb.B().Zadd().Key(hub.DeliveriesDueKey(shardOf(u))).ScoreMember().
+		cmds = append(cmds, d.rdb.B().Zadd().Key(DueIndexKey(shardOf(u))).ScoreMember().
 			ScoreMember(float64(dues[i]), triggerMember(u, dues[i], tag)).Build())
 	}
 	if len(cmds) == 0 {
@@ -93,8 +93,8 @@ func (d *Delivery) runPoller(ctx context.Context) {
 			trimmed = time.Now()
 		}
 		full := false
-		for i := range hub.DeliveryShards {
-			shard := (start + i) % hub.DeliveryShards
+		for i := range Shards {
+			shard := (start + i) % Shards
 			n, started, err := d.pollShard(ctx, shard, sem)
 			if ctx.Err() != nil {
 				return
@@ -124,7 +124,7 @@ func (d *Delivery) runPoller(ctx context.Context) {
 // due, and reports how many entries it read and how many jobs it started.
 func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) (n, started int, err error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	members, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrangebyscore().Key(hub.DeliveriesDueKey(shard)).Min("-inf").Max(now).
+	members, err := hub.Call(d.rdb, ctx, d.rdb.B().Zrangebyscore().Key(DueIndexKey(shard)).Min("-inf").Max(now).
 		Limit(0, pollPage).Build(), rueidis.RedisResult.AsStrSlice)
 	if err != nil {
 		return 0, 0, err
@@ -134,7 +134,7 @@ func (d *Delivery) pollShard(ctx context.Context, shard int, sem chan struct{}) 
 	for _, m := range members {
 		t, ok := parseTrigger(m)
 		if !ok {
-			_, _ = hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(hub.DeliveriesDueKey(shard)).Member(m).Build(), hub.NoReply)
+			_, _ = hub.Call(d.rdb, ctx, d.rdb.B().Zrem().Key(DueIndexKey(shard)).Member(m).Build(), hub.NoReply)
 			continue
 		}
 		if _, seen := byUser[t.user]; !seen {
@@ -239,7 +239,7 @@ func (d *Delivery) serve(ctx context.Context, user int64, triggers []string) err
 		d.count(m[0], m[1], m[2])
 	}
 	// Index invariant (doc.go): the next entry in before the old ones out.
-	shardKey := hub.DeliveriesDueKey(shardOf(user))
+	shardKey := DueIndexKey(shardOf(user))
 	nextEntry, err := d.indexNext(ctx, user, c.next)
 	if err != nil {
 		return err
@@ -344,13 +344,13 @@ func (d *Delivery) indexNext(ctx context.Context, user int64, next string) (stri
 	m := triggerMember(user, int64(ms), randomTag())
 	ctx, cancel := hub.Detach(ctx) // it points at what is written: never abandoned halfway
 	defer cancel()
-	_, err = hub.Call(d.rdb, ctx, d.rdb.B().Zadd().Key(hub.DeliveriesDueKey(shardOf(user))).ScoreMember().ScoreMember(ms, m).Build(), hub.NoReply)
+	_, err = hub.Call(d.rdb, ctx, d.rdb.B().Zadd().Key(DueIndexKey(shardOf(user))).ScoreMember().ScoreMember(ms, m).Build(), hub.NoReply)
 	return m, err
 }
 
 // userKeys are the keys of the delivery scripts after the inbox's.
 func userKeys(user int64) []string {
-	return []string{hub.DeliveryKey(user), hub.DeliveryDueKey(user), hub.DeliveryDoneKey(user)}
+	return []string{RecordsKey(user), DueKey(user), DoneKey(user)}
 }
 
 // bytes is what the claimed hand-offs hold: their items and record ids.
@@ -369,9 +369,9 @@ func (c claimed) bytes() int64 {
 
 // claim runs lua/delivery_claim.lua for user, taking at most items.
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
-	keys := append(d.itemKeys(user), append(userKeys(user), hub.ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
+	keys := append(d.itemKeys(user), append(userKeys(user), ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
 	args := []string{strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
+		SentPrefix(user), DedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err
@@ -443,7 +443,7 @@ func (d *Delivery) end(ctx context.Context, user int64, token string, h handoff,
 		// The dead index first: listing it checks each record's state.
 		cmds := make(rueidis.Commands, 0, len(h.ids))
 		for _, id := range h.ids {
-			cmds = append(cmds, d.rdb.B().Zadd().Key(hub.DeliveriesDeadKey(shardOf(user))).ScoreMember().
+			cmds = append(cmds, d.rdb.B().Zadd().Key(DeadIndexKey(shardOf(user))).ScoreMember().
 				ScoreMember(float64(time.Now().UnixMilli()), itoa(user)+"|"+id).Build())
 		}
 		if err := hub.CallMany(d.rdb, ctx, cmds); err != nil {
@@ -452,7 +452,7 @@ func (d *Delivery) end(ctx context.Context, user int64, token string, h handoff,
 	}
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	args := append([]string{token, outcome, itoa(again), code, hub.DeliverySentPrefix(user), hub.DeliveryDedupePrefix(user), d.KeysTTLArg()}, h.ids...)
+	args := append([]string{token, outcome, itoa(again), code, SentPrefix(user), DedupePrefix(user), d.KeysTTLArg()}, h.ids...)
 	arr, err := hub.Run(d.rdb, ctx, endScript, userKeys(user), args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return "", 0, err

@@ -4,8 +4,10 @@
 // each user's muted event types are kept, and reads are flushed to the
 // backend in batches (write-behind).
 //
-// It owns the per-user keys of keys.go from inbox:{7} to read_dead:{7}, the
-// outbox sweep's index (outbox:rooms) and the read index (read_pending:*).
+// It owns its configuration (config.go) and the keys of its keys.go: the
+// per-user keys from inbox:{7} to settings:muted:{7}, the timers' index
+// (inbox_timers:*) and the read index (read_pending:*); it sweeps the core's
+// outbox (outbox:rooms).
 // It writes into a user's notification log (a topic of the core, so user and
 // page streams carry it) from inside its Lua scripts. The core knows nothing
 // of inboxes: it keeps a publish's recipients in the room's outbox as an

@@ -40,11 +40,11 @@ type FlushStats struct {
 // written: a crash in between leaves only an empty listing, which the flusher
 // drops.
 func (ib *Inbox) markPending(ctx context.Context, user int64) error {
-	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zincrby().Key(hub.ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build(), hub.NoReply)
+	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zincrby().Key(ReadPendingKey(pendingShard(user))).Increment(1).Member(itoa(user)).Build(), hub.NoReply)
 	return err
 }
 
-func pendingShard(user int64) int { return int(user % hub.ReadPendingShards) }
+func pendingShard(user int64) int { return int(user % ReadPendingShards) }
 
 // runFlusher flushes reads every WriteBehindInterval (0: never; tests call
 // FlushReads), one instance at a time (lock:write-behind). After a temporary
@@ -96,8 +96,8 @@ func (ib *Inbox) FlushReads(ctx context.Context) (st FlushStats, err error) {
 			span.End()
 		}
 	}()
-	for shard := 0; shard < hub.ReadPendingShards; shard++ {
-		key := hub.ReadPendingKey(shard)
+	for shard := 0; shard < ReadPendingShards; shard++ {
+		key := ReadPendingKey(shard)
 		users, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zrange().Key(key).Min("0").Max(itoa(flushUsersPerShard-1)).Withscores().Build(),
 			rueidis.RedisResult.AsZScores)
 		if err != nil {
@@ -128,7 +128,7 @@ func (ib *Inbox) FlushReads(ctx context.Context) (st FlushStats, err error) {
 
 // flushUser flushes one user's reads in batches and returns how many remain.
 func (ib *Inbox) flushUser(ctx context.Context, user int64, st *FlushStats) (int64, error) {
-	pending, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hgetall().Key(hub.ReadStatusKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	pending, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hgetall().Key(ReadStatusKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return 0, err
 	}
@@ -187,7 +187,7 @@ func (ib *Inbox) settleReads(ctx context.Context, user int64, batch []Read, mode
 	}
 	rctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	arr, err := hub.Run(ib.rdb, rctx, readSettleScript, []string{hub.ReadStatusKey(user), hub.ReadDeadKey(user)}, args, rueidis.RedisResult.AsIntSlice)
+	arr, err := hub.Run(ib.rdb, rctx, readSettleScript, []string{ReadStatusKey(user), ReadDeadKey(user)}, args, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -81,7 +81,7 @@ func BenchmarkFlushReads(b *testing.B) {
 			if err := ib.markPending(context.Background(), u); err != nil {
 				b.Fatal(err)
 			}
-			cmd := rdb.B().Hset().Key(hub.ReadStatusKey(u)).FieldValue()
+			cmd := rdb.B().Hset().Key(ReadStatusKey(u)).FieldValue()
 			for r := 0; r < reads; r++ {
 				cmd = cmd.FieldValue(fmt.Sprintf("%d:%d-0", i, r), "2026-11-23T00:00:00.000Z")
 			}

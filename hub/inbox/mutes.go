@@ -114,7 +114,7 @@ func (m *muteSet) set(types []string) {
 
 // mutedTypes reads the user's muted types from Redis.
 func (ib *Inbox) mutedTypes(ctx context.Context, user int64) ([]string, error) {
-	return hub.Call(ib.rdb, ctx, ib.rdb.B().Smembers().Key(hub.MutedKey(user)).Build(), rueidis.RedisResult.AsStrSlice)
+	return hub.Call(ib.rdb, ctx, ib.rdb.B().Smembers().Key(MutedKey(user)).Build(), rueidis.RedisResult.AsStrSlice)
 }
 
 // announceMutes tells every instance that the user's muted types are now

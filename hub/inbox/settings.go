@@ -49,9 +49,9 @@ func (ib *Inbox) SetSettings(ctx context.Context, user int64, s Settings) (Setti
 	sort.Strings(types)
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	cmds := rueidis.Commands{ib.rdb.B().Del().Key(hub.MutedKey(user)).Build()}
+	cmds := rueidis.Commands{ib.rdb.B().Del().Key(MutedKey(user)).Build()}
 	if len(types) > 0 {
-		cmds = append(cmds, ib.rdb.B().Sadd().Key(hub.MutedKey(user)).Member(types...).Build())
+		cmds = append(cmds, ib.rdb.B().Sadd().Key(MutedKey(user)).Member(types...).Build())
 	}
 	if err := hub.CallMany(ib.rdb, ctx, cmds); err != nil {
 		return Settings{}, err

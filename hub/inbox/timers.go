@@ -20,7 +20,7 @@ const timersEvery = time.Second
 // rest wait for the next pass.
 const timersPerShard = 1000
 
-func timerShard(user int64) int { return int(user % hub.InboxTimerShards) }
+func timerShard(user int64) int { return int(user % TimerShards) }
 
 // markTimer lists user for the timer worker at dueMs, before the timer is
 // written: a crash in between leaves only a listing, which the worker
@@ -45,8 +45,8 @@ func (ib *Inbox) runTimers(ctx context.Context) {
 func (ib *Inbox) SettleDue(ctx context.Context) (int, error) {
 	settled := 0
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	for shard := range hub.InboxTimerShards {
-		key := hub.InboxTimersKey(shard)
+	for shard := range TimerShards {
+		key := TimersKey(shard)
 		due, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Zrangebyscore().Key(key).Min("-inf").Max(now).Withscores().
 			Limit(0, timersPerShard).Build(), rueidis.RedisResult.AsZScores)
 		if err != nil {
@@ -108,7 +108,7 @@ func (ib *Inbox) markTimers(ctx context.Context, users []int64, dueMs string) er
 	}
 	cmds := make(rueidis.Commands, len(users))
 	for i, u := range users {
-		cmds[i] = ib.rdb.B().Zadd().Key(hub.InboxTimersKey(timerShard(u))).Lt().ScoreMember().ScoreMember(score, itoa(u)).Build()
+		cmds[i] = ib.rdb.B().Zadd().Key(TimersKey(timerShard(u))).Lt().ScoreMember().ScoreMember(score, itoa(u)).Build()
 	}
 	return hub.CallMany(ib.rdb, ctx, cmds)
 }

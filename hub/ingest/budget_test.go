@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"roomhub/hub"
 	"roomhub/hub/publish"
 	"roomhub/internal/testredis"
 )
@@ -46,7 +45,7 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 		if i == 50 || i == 150 {
 			v = strings.Repeat("y", 2<<20)
 		}
-		cmds = append(cmds, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", v).Build())
+		cmds = append(cmds, rdb.B().Xadd().Key(PartitionKey(0)).Id("*").FieldValue().FieldValue("event", v).Build())
 	}
 	for i, r := range rdb.DoMulti(context.Background(), cmds...) {
 		id, err := r.ToString()
@@ -54,7 +53,7 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i != 50 && i != 150 {
-			want = append(want, hub.IngestIdempotencyKey(id))
+			want = append(want, IdempotencyKey(id))
 		}
 	}
 	close(ready)
@@ -87,8 +86,8 @@ func TestIngest_ABacklogIsReadWithinItsByteBudget(t *testing.T) {
 func TestIngestRead_CopiesAtMostOneEntryPastTheBudget(t *testing.T) {
 	rdb := testredis.Client(t, testredis.Start(t).Addr())
 	ctx := context.Background()
-	key := hub.IngestKey(0)
-	if err := rdb.Do(ctx, rdb.B().XgroupCreate().Key(key).Group(hub.IngestGroup).Id("0").Mkstream().Build()).Error(); err != nil {
+	key := PartitionKey(0)
+	if err := rdb.Do(ctx, rdb.B().XgroupCreate().Key(key).Group(Group).Id("0").Mkstream().Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("z", 2<<20)
@@ -106,7 +105,7 @@ func TestIngestRead_CopiesAtMostOneEntryPastTheBudget(t *testing.T) {
 		if read > 5 {
 			t.Fatalf("after %d reads, %d of %d entries seen", read, len(seen), len(ids))
 		}
-		arr, err := readScript.Exec(ctx, rdb, []string{key}, []string{hub.IngestGroup, "c", "64", strconv.Itoa(320 << 10), strconv.Itoa(budget)}).ToArray()
+		arr, err := readScript.Exec(ctx, rdb, []string{key}, []string{Group, "c", "64", strconv.Itoa(320 << 10), strconv.Itoa(budget)}).ToArray()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +123,7 @@ func TestIngestRead_CopiesAtMostOneEntryPastTheBudget(t *testing.T) {
 			seen = append(seen, e.ID)
 		}
 		for _, e := range got {
-			if err := rdb.Do(ctx, rdb.B().Xack().Key(key).Group(hub.IngestGroup).Id(e.ID).Build()).Error(); err != nil {
+			if err := rdb.Do(ctx, rdb.B().Xack().Key(key).Group(Group).Id(e.ID).Build()).Error(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -71,7 +71,7 @@ func (in *Ingest) Dead(ctx context.Context, partition int, after *DeadCursor, li
 	}
 	entries = []DeadEntry{}
 	for p := first; p <= last && len(entries) <= limit; p++ {
-		got, err := hub.Call(in.rdb, ctx, in.rdb.B().Xrange().Key(hub.IngestDeadKey(p)).Start(start).End("+").
+		got, err := hub.Call(in.rdb, ctx, in.rdb.B().Xrange().Key(DeadKey(p)).Start(start).End("+").
 			Count(int64(limit+1-len(entries))).Build(), rueidis.RedisResult.AsXRange)
 		if err != nil {
 			return nil, nil, err

@@ -77,7 +77,7 @@ func (in *Ingest) finishCalls(parts []int, entries []Entry, from []int, outcomes
 	keepAfter := strconv.FormatInt(time.Now().Add(-in.coreCfg.RecordTTL).UnixMilli(), 10)
 	exec := func() *rueidis.LuaExec {
 		if len(execs) == 0 || in.rdb.Sharded() {
-			execs = append(execs, rueidis.LuaExec{Args: []string{hub.IngestGroup, keepAfter, strconv.Itoa(maxDeadKept)}})
+			execs = append(execs, rueidis.LuaExec{Args: []string{Group, keepAfter, strconv.Itoa(maxDeadKept)}})
 		}
 		return &execs[len(execs)-1]
 	}
@@ -117,7 +117,7 @@ func (in *Ingest) finishCalls(parts []int, entries []Entry, from []int, outcomes
 			continue
 		}
 		e := exec()
-		e.Keys = append(e.Keys, hub.IngestKey(p), hub.IngestDeadKey(p))
+		e.Keys = append(e.Keys, PartitionKey(p), DeadKey(p))
 		e.Args = append(e.Args, trimTo, strconv.Itoa(len(acked)), strconv.Itoa(len(dead)/5))
 		e.Args = append(append(e.Args, acked...), dead...)
 	}

@@ -64,7 +64,7 @@ func waitDrained(t *testing.T, rdb rueidis.Client) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(hub.IngestKey(0)).Build()).AsInt64()
+		n, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(PartitionKey(0)).Build()).AsInt64()
 		if n == 0 {
 			return
 		}
@@ -102,7 +102,7 @@ func (r *recorder) bodies() []string {
 // xadd adds an entry with event body to partition 0.
 func xadd(t *testing.T, rdb rueidis.Client, body string) {
 	t.Helper()
-	if err := rdb.Do(context.Background(), rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+	if err := rdb.Do(context.Background(), rdb.B().Xadd().Key(PartitionKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 }

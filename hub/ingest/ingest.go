@@ -199,7 +199,7 @@ func (in *Ingest) Start(p Publisher) {
 	in.publish = p
 	in.maxEntry = publish.MaxBody(p.MaxData())
 	in.readBudget = max(minReadBudget, 2*in.maxEntry)
-	in.readArgs = []string{hub.IngestGroup, consumer, strconv.Itoa(in.cfg.Batch), strconv.FormatInt(in.maxEntry, 10),
+	in.readArgs = []string{Group, consumer, strconv.Itoa(in.cfg.Batch), strconv.FormatInt(in.maxEntry, 10),
 		strconv.FormatInt(in.readBudget, 10)}
 	in.started.Store(true)
 	in.h.Go(in.run)
@@ -293,7 +293,7 @@ func (in *Ingest) run(ctx context.Context) {
 // ensureGroup creates the consumer group (and the stream) of partition p,
 // reading from the start: entries added before any hub ran are published.
 func (in *Ingest) ensureGroup(ctx context.Context, p int) error {
-	_, err := hub.Call(in.rdb, ctx, in.rdb.B().XgroupCreate().Key(hub.IngestKey(p)).Group(hub.IngestGroup).
+	_, err := hub.Call(in.rdb, ctx, in.rdb.B().XgroupCreate().Key(PartitionKey(p)).Group(Group).
 		Id("0").Mkstream().Build(), hub.NoReply)
 	if err != nil && strings.Contains(err.Error(), "BUSYGROUP") {
 		return nil
@@ -324,8 +324,8 @@ func (in *Ingest) sample(ctx context.Context) error {
 	n := in.cfg.Partitions
 	cmds := make(rueidis.Commands, 0, 2*n)
 	for p := range n {
-		cmds = append(cmds, in.rdb.B().Xlen().Key(hub.IngestKey(p)).Build(),
-			in.rdb.B().Xrange().Key(hub.IngestKey(p)).Start("-").End("+").Count(1).Build())
+		cmds = append(cmds, in.rdb.B().Xlen().Key(PartitionKey(p)).Build(),
+			in.rdb.B().Xrange().Key(PartitionKey(p)).Start("-").End("+").Count(1).Build())
 	}
 	res := hub.DoMany(in.rdb, ctx, cmds)
 	now := time.Now().UnixMilli()

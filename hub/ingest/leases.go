@@ -20,10 +20,10 @@ func (in *Ingest) share(ctx context.Context) error {
 	ttl := in.coreCfg.LockTTL
 	now := time.Now().UnixMilli()
 	res := hub.DoMany(in.rdb, ctx, rueidis.Commands{
-		in.rdb.B().Zadd().Key(hub.IngestInstancesKey).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), in.id).Build(),
-		in.rdb.B().Zremrangebyscore().Key(hub.IngestInstancesKey).Min("-inf").Max(strconv.FormatInt(now, 10)).Build(),
-		in.rdb.B().Zcard().Key(hub.IngestInstancesKey).Build(),
-		in.rdb.B().Pexpire().Key(hub.IngestInstancesKey).Milliseconds(10 * ttl.Milliseconds()).Build(),
+		in.rdb.B().Zadd().Key(InstancesKey).ScoreMember().ScoreMember(float64(now+ttl.Milliseconds()), in.id).Build(),
+		in.rdb.B().Zremrangebyscore().Key(InstancesKey).Min("-inf").Max(strconv.FormatInt(now, 10)).Build(),
+		in.rdb.B().Zcard().Key(InstancesKey).Build(),
+		in.rdb.B().Pexpire().Key(InstancesKey).Milliseconds(10 * ttl.Milliseconds()).Build(),
 	})
 	live, err := res[2].AsInt64()
 	if err != nil {
@@ -75,7 +75,7 @@ func (in *Ingest) takeFree(ctx context.Context, want int) (failed error) {
 	n := in.cfg.Partitions
 	cmds := make(rueidis.Commands, n)
 	for p := range n {
-		cmds[p] = in.rdb.B().Exists().Key(hub.IngestLeaseKey(p)).Build()
+		cmds[p] = in.rdb.B().Exists().Key(LeaseKey(p)).Build()
 	}
 	var free []int
 	start := int(hashOf(in.id) % uint32(n))
@@ -117,7 +117,7 @@ func (in *Ingest) takeFree(ctx context.Context, want int) (failed error) {
 func (in *Ingest) lease(ctx context.Context, ps []int) ([]bool, error) {
 	execs := make([]rueidis.LuaExec, len(ps))
 	for i, p := range ps {
-		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)},
+		execs[i] = rueidis.LuaExec{Keys: []string{LeaseKey(p)},
 			Args: []string{in.id, strconv.FormatInt(in.coreCfg.LockTTL.Milliseconds(), 10)}}
 	}
 	got := make([]bool, len(ps))
@@ -136,7 +136,7 @@ func (in *Ingest) lease(ctx context.Context, ps []int) ([]bool, error) {
 func (in *Ingest) release(ctx context.Context, ps []int) {
 	execs := make([]rueidis.LuaExec, len(ps))
 	for i, p := range ps {
-		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestLeaseKey(p)}, Args: []string{in.id}}
+		execs[i] = rueidis.LuaExec{Keys: []string{LeaseKey(p)}, Args: []string{in.id}}
 	}
 	for i, r := range hub.RunMany(in.rdb, ctx, hub.LockReleaseScript, execs) {
 		if err := r.Error(); err != nil && ctx.Err() == nil {
@@ -158,6 +158,6 @@ func (in *Ingest) releaseAll() {
 		in.release(ctx, held)
 		clear(in.owned)
 	}
-	_, _ = hub.Call(in.rdb, ctx, in.rdb.B().Zrem().Key(hub.IngestInstancesKey).Member(in.id).Build(), hub.NoReply)
+	_, _ = hub.Call(in.rdb, ctx, in.rdb.B().Zrem().Key(InstancesKey).Member(in.id).Build(), hub.NoReply)
 	in.publishOwned()
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"roomhub/hub"
 	"roomhub/hub/publish"
 	"roomhub/internal/testredis"
 )
@@ -31,7 +30,7 @@ func TestIngest_AnEntryThatPanicsIsDeadAfterTwoTries(t *testing.T) {
 		return make([]publish.Outcome, len(bodies))
 	}})
 	for _, body := range []string{"a", "boom", "b"} {
-		testredis.Do(t, rdb, "XADD", hub.IngestKey(0), "*", "event", body)
+		testredis.Do(t, rdb, "XADD", PartitionKey(0), "*", "event", body)
 	}
 	waitDrained(t, rdb)
 	mu.Lock()

@@ -207,7 +207,7 @@ func (in *Ingest) read(ctx context.Context, parts []int) (out map[int][]Entry, m
 	out = make(map[int][]Entry, len(parts))
 	execs := make([]rueidis.LuaExec, len(parts))
 	for i, p := range parts {
-		execs[i] = rueidis.LuaExec{Keys: []string{hub.IngestKey(p)}, Args: in.readArgs}
+		execs[i] = rueidis.LuaExec{Keys: []string{PartitionKey(p)}, Args: in.readArgs}
 	}
 	for i, r := range hub.RunMany(in.rdb, ctx, readScript, execs) {
 		arr, err := r.ToArray()
@@ -255,7 +255,7 @@ func (in *Ingest) readReply(arr []rueidis.RedisMessage, parts []int, out map[int
 func (in *Ingest) readOne(ctx context.Context, parts []int) (map[int][]Entry, bool, error) {
 	keys := make([]string, len(parts))
 	for i, p := range parts {
-		keys[i] = hub.IngestKey(p)
+		keys[i] = PartitionKey(p)
 	}
 	var cmds rueidis.Commands
 	done := in.held
@@ -327,7 +327,7 @@ func entriesOf(m rueidis.RedisMessage) ([]Entry, error) {
 		if e.ID, err = vals[k].ToString(); err != nil {
 			return nil, fmt.Errorf("%w: an ingest entry's id", hub.ErrRedisReply)
 		}
-		e.Key = hub.IngestIdempotencyKey(e.ID)
+		e.Key = IdempotencyKey(e.ID)
 		event, _ := vals[k+1].ToString()
 		e.Body = []byte(event)
 		e.traceparent, _ = vals[k+2].ToString()

@@ -62,7 +62,7 @@ func (in *Ingest) Strays(ctx context.Context) ([]Stray, error) {
 // known says whether k is a key of the hub's under ingest: a partition it
 // reads, a dead list, the instances' count or an ingest lease.
 func (in *Ingest) known(k string) bool {
-	if k == hub.IngestInstancesKey {
+	if k == InstancesKey {
 		return true
 	}
 	rest, ok := strings.CutPrefix(k, "ingest:dead:")
@@ -73,7 +73,7 @@ func (in *Ingest) known(k string) bool {
 		return false
 	}
 	p, err := strconv.Atoi(rest[1 : len(rest)-1])
-	return err == nil && p >= 0 && p < in.cfg.Partitions && (k == hub.IngestKey(p) || k == hub.IngestDeadKey(p))
+	return err == nil && p >= 0 && p < in.cfg.Partitions && (k == PartitionKey(p) || k == DeadKey(p))
 }
 
 // logStrays logs each stray stream once, at start.

@@ -17,7 +17,7 @@ func (in *Ingest) markUnreadable(p int, bad bool, why string) {
 		return
 	}
 	if bad {
-		in.log.Error("ingest: a partition cannot be read: its key is not a stream; the others go on", "partition", p, "key", hub.IngestKey(p), "found", why)
+		in.log.Error("ingest: a partition cannot be read: its key is not a stream; the others go on", "partition", p, "key", PartitionKey(p), "found", why)
 		return
 	}
 	in.log.Info("ingest: a partition that could not be read is a stream again", "partition", p)
@@ -32,7 +32,7 @@ func wrongType(err error) bool { return err != nil && strings.Contains(err.Error
 func (in *Ingest) dropUnreadable(ctx context.Context, parts []int) error {
 	cmds := make(rueidis.Commands, len(parts))
 	for i, p := range parts {
-		cmds[i] = in.rdb.B().Type().Key(hub.IngestKey(p)).Build()
+		cmds[i] = in.rdb.B().Type().Key(PartitionKey(p)).Build()
 	}
 	for i, r := range hub.DoMany(in.rdb, ctx, cmds) {
 		t, err := r.ToString()

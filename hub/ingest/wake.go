@@ -8,7 +8,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// wakePrefix is what every partition's stream name (hub.IngestKey) begins
+// wakePrefix is what every partition's stream name (PartitionKey) begins
 // with, and no other key: the dead lists are ingest:dead:{p}, the
 // idempotency keys ingest:<entry id>.
 const wakePrefix = "ingest:{"

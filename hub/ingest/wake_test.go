@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"roomhub/hub"
 	"roomhub/hub/publish"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
@@ -51,12 +50,12 @@ func TestWaker_SaysWhenAStreamChanges(t *testing.T) {
 		mu.Unlock()
 		w.woke(keys)
 	})
-	testredis.Do(t, rdb, "XADD", hub.IngestDeadKey(0), "*", "event", "{}")
-	testredis.Do(t, rdb, "SET", hub.IngestIdempotencyKey("1-0"), "x")
-	testredis.Do(t, rdb, "XADD", hub.IngestKey(3), "*", "event", "{}")
+	testredis.Do(t, rdb, "XADD", DeadKey(0), "*", "event", "{}")
+	testredis.Do(t, rdb, "SET", IdempotencyKey("1-0"), "x")
+	testredis.Do(t, rdb, "XADD", PartitionKey(3), "*", "event", "{}")
 	woken("an entry")
 	mu.Lock()
-	if want := []string{hub.IngestKey(3)}; !slices.Equal(named, want) {
+	if want := []string{PartitionKey(3)}; !slices.Equal(named, want) {
 		t.Errorf("Redis named %q, want %q alone", named, want)
 	}
 	mu.Unlock()
@@ -75,7 +74,7 @@ func TestWaker_SaysWhenAStreamChanges(t *testing.T) {
 		return w.arm(ctx)
 	})
 	woken("arming again")
-	testredis.Do(t, rdb, "XADD", hub.IngestKey(0), "*", "event", "{}")
+	testredis.Do(t, rdb, "XADD", PartitionKey(0), "*", "event", "{}")
 	woken("an entry after the connection was made again")
 }
 
@@ -123,7 +122,7 @@ func TestIdle_ABigEntryIsNeverTakenWhole(t *testing.T) {
 	if d := sent() - before; d > 1<<20 {
 		t.Errorf("Redis sent %d bytes while the consumer took a 4 MiB entry, want far less", d)
 	}
-	dead, _ := rdb.Do(ctx, rdb.B().Xlen().Key(hub.IngestDeadKey(0)).Build()).AsInt64()
+	dead, _ := rdb.Do(ctx, rdb.B().Xlen().Key(DeadKey(0)).Build()).AsInt64()
 	if got := rec.bodies(); len(got) != 1 || dead != 1 {
 		t.Errorf("published %d entries and %d dead, want the first published and the big one dead", len(got), dead)
 	}
@@ -153,7 +152,7 @@ func TestWoken_ABurstIsTakenInAFewReads(t *testing.T) {
 	const n = 600
 	cmds := rueidis.Commands{rdb.B().Multi().Build()}
 	for i := range n {
-		cmds = append(cmds, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", strconv.Itoa(i)).Build())
+		cmds = append(cmds, rdb.B().Xadd().Key(PartitionKey(0)).Id("*").FieldValue().FieldValue("event", strconv.Itoa(i)).Build())
 	}
 	cmds = append(cmds, rdb.B().Exec().Build())
 	dc, cancel := rdb.Dedicate()
@@ -191,7 +190,7 @@ func TestWoken_ReadsOnAfterRedisLostItsScripts(t *testing.T) {
 	}})
 	ctx := context.Background()
 	add := func(body string) {
-		if err := rdb.Do(ctx, rdb.B().Xadd().Key(hub.IngestKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
+		if err := rdb.Do(ctx, rdb.B().Xadd().Key(PartitionKey(0)).Id("*").FieldValue().FieldValue("event", body).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -169,7 +169,7 @@ type Devices struct {
 func NewDevices(core *hub.Hub) *Devices {
 	d := &Devices{rdb: core.Redis(), counts: map[string]*Counter{}}
 	for _, p := range []string{FCMChannel, APNSChannel} {
-		d.counts[p] = NewCounter(core, hub.PushDevicesCountKey(p))
+		d.counts[p] = NewCounter(core, DevicesCountKey(p))
 		core.Metrics().Set.NewGauge(`push_devices{platform="`+p+`"}`, d.counts[p].Value)
 	}
 	return d
@@ -182,7 +182,7 @@ func NewDevices(core *hub.Hub) *Devices {
 func (d *Devices) Register(ctx context.Context, user int64, r Registration, now time.Time) error {
 	r.Token, r.Replaces = Canonical(r.Platform, r.Token), Canonical(r.Platform, r.Replaces)
 	id := DeviceID(r.Platform, r.Token)
-	owner := hub.PushDeviceOwnerKey(r.Platform, r.Token)
+	owner := DeviceOwnerKey(r.Platform, r.Token)
 	take := func(before int64) error { _, err := d.Remove(ctx, before, r.Platform, r.Token); return err }
 	if err := Own(ctx, d.rdb, owner, user, DeviceTTL, take); err != nil {
 		return err
@@ -203,7 +203,7 @@ func (d *Devices) Register(ctx context.Context, user int64, r Registration, now 
 		replaces = DeviceID(r.Platform, r.Replaces)
 	}
 	raw, _ := json.Marshal(e)
-	res, err := hub.Run(d.rdb, ctx, registerScript, []string{hub.PushDevicesKey(user), hub.PushSentKey(user)},
+	res, err := hub.Run(d.rdb, ctx, registerScript, []string{DevicesKey(user), SentKey(user)},
 		[]string{id, string(raw), saidLabel, saidEnabled, strconv.Itoa(MaxPerPlatform), replaces, strconv.FormatInt(DeviceTTL.Milliseconds(), 10)},
 		rueidis.RedisResult.ToArray)
 	if err != nil {
@@ -218,7 +218,7 @@ func (d *Devices) Register(ctx context.Context, user int64, r Registration, now 
 	}
 	for _, v := range res[1:] { // the entries that left: their owner keys go, if still this user's
 		if tok, err := v.ToString(); err == nil {
-			if err := Disown(ctx, d.rdb, hub.PushDeviceOwnerKey(r.Platform, tok), user); err != nil {
+			if err := Disown(ctx, d.rdb, DeviceOwnerKey(r.Platform, tok), user); err != nil {
 				return err
 			}
 		}
@@ -257,7 +257,7 @@ func Own(ctx context.Context, rdb *hub.Redis, key string, user int64, ttl time.D
 
 // spendNewToken takes one of user's MaxNewTokens, or answers TooManyTokens.
 func spendNewToken(ctx context.Context, rdb *hub.Redis, user int64) error {
-	key := hub.PushNewTokensKey(user)
+	key := NewTokensKey(user)
 	res := hub.DoMany(rdb, ctx, rueidis.Commands{
 		rdb.B().Incr().Key(key).Build(),
 		rdb.B().Pexpire().Key(key).Milliseconds(NewTokenWindow.Milliseconds()).Nx().Build(),
@@ -297,13 +297,13 @@ func (d *Devices) Remove(ctx context.Context, user int64, platform, token string
 	token = Canonical(platform, token)
 	id := DeviceID(platform, token)
 	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
-		d.rdb.B().Hdel().Key(hub.PushDevicesKey(user)).Field(id).Build(),
-		d.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(id).Build()})
+		d.rdb.B().Hdel().Key(DevicesKey(user)).Field(id).Build(),
+		d.rdb.B().Hdel().Key(SentKey(user)).Field(id).Build()})
 	n, err := res[0].AsInt64()
 	if err != nil {
 		return false, hub.RedisErr(err)
 	}
-	if err := Disown(ctx, d.rdb, hub.PushDeviceOwnerKey(platform, token), user); err != nil {
+	if err := Disown(ctx, d.rdb, DeviceOwnerKey(platform, token), user); err != nil {
 		return false, err
 	}
 	return n > 0, d.counts[platform].Add(ctx, -n)
@@ -313,8 +313,8 @@ func (d *Devices) Remove(ctx context.Context, user int64, platform, token string
 // first added first, with when the hub last sent to each.
 func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
 	res := hub.DoMany(d.rdb, ctx, rueidis.Commands{
-		d.rdb.B().Hgetall().Key(hub.PushDevicesKey(user)).Build(),
-		d.rdb.B().Hgetall().Key(hub.PushSentKey(user)).Build()})
+		d.rdb.B().Hgetall().Key(DevicesKey(user)).Build(),
+		d.rdb.B().Hgetall().Key(SentKey(user)).Build()})
 	held, err := res[0].AsStrMap()
 	if err != nil {
 		return nil, hub.RedisErr(err)
@@ -329,7 +329,7 @@ func (d *Devices) List(ctx context.Context, user int64) ([]Device, error) {
 // Enabled is user's devices of platform that may be sent to: one read of
 // the devices alone (a push needs no lastSentAt).
 func (d *Devices) Enabled(ctx context.Context, user int64, platform string) ([]Device, error) {
-	held, err := hub.Call(d.rdb, ctx, d.rdb.B().Hgetall().Key(hub.PushDevicesKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	held, err := hub.Call(d.rdb, ctx, d.rdb.B().Hgetall().Key(DevicesKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func devicesOf(held, sent map[string]string) []Device {
 // SetEnabled sets consent on user's device id; false when user has none
 // of that id.
 func (d *Devices) SetEnabled(ctx context.Context, user int64, id string, on bool) (bool, error) {
-	return SetConsent(ctx, d.rdb, hub.PushDevicesKey(user), id, on)
+	return SetConsent(ctx, d.rdb, DevicesKey(user), id, on)
 }
 
 // SetConsent sets consent on the entry field of the hash at key (a device
@@ -375,8 +375,8 @@ func SetConsent(ctx context.Context, rdb *hub.Redis, key, field string, on bool)
 // Sent records that the hub sent to user's device id at now (lastSentAt).
 func Sent(ctx context.Context, rdb *hub.Redis, user int64, id string, now time.Time) error {
 	return hub.CallMany(rdb, ctx, rueidis.Commands{
-		rdb.B().Hset().Key(hub.PushSentKey(user)).FieldValue().FieldValue(id, strconv.FormatInt(now.UnixMilli(), 10)).Build(),
-		rdb.B().Pexpire().Key(hub.PushSentKey(user)).Milliseconds(DeviceTTL.Milliseconds()).Build()})
+		rdb.B().Hset().Key(SentKey(user)).FieldValue().FieldValue(id, strconv.FormatInt(now.UnixMilli(), 10)).Build(),
+		rdb.B().Pexpire().Key(SentKey(user)).Milliseconds(DeviceTTL.Milliseconds()).Build()})
 }
 
 // SentAt is when the hub last sent to device id, from the sent hash read

@@ -42,7 +42,7 @@ func New(ctx context.Context, core *hub.Hub, cfg Config, timeout time.Duration, 
 			return nil, err
 		}
 		rdb := core.Redis()
-		n, err := hub.Call(rdb, ctx, rdb.B().Del().Key(hub.PushVAPIDKey).Build(), rueidis.RedisResult.AsInt64)
+		n, err := hub.Call(rdb, ctx, rdb.B().Del().Key(VAPIDKey).Build(), rueidis.RedisResult.AsInt64)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func New(ctx context.Context, core *hub.Hub, cfg Config, timeout time.Duration, 
 			return nil, err
 		}
 		subject = "mailto:dev@roomhub.invalid"
-		log.Warn("webpush: no WEBPUSH_VAPID_* keys: the embedded dev mode made a key pair (kept in its Redis at "+hub.PushVAPIDKey+"); set your own with a real Redis",
+		log.Warn("webpush: no WEBPUSH_VAPID_* keys: the embedded dev mode made a key pair (kept in its Redis at "+VAPIDKey+"); set your own with a real Redis",
 			"publicKey", keys.Public)
 	}
 	if cfg.AllowPrivate {
@@ -75,11 +75,11 @@ func devKeys(ctx context.Context, rdb *hub.Redis) (Keys, error) {
 	if err != nil {
 		return Keys{}, err
 	}
-	setnx := rdb.B().Setnx().Key(hub.PushVAPIDKey).Value(made.Public + " " + made.Private()).Build()
+	setnx := rdb.B().Setnx().Key(VAPIDKey).Value(made.Public + " " + made.Private()).Build()
 	if _, err := hub.Call(rdb, ctx, setnx, rueidis.RedisResult.AsInt64); err != nil { // 0: another instance's is there
 		return Keys{}, err
 	}
-	v, err := hub.Call(rdb, ctx, rdb.B().Get().Key(hub.PushVAPIDKey).Build(), rueidis.RedisResult.ToString)
+	v, err := hub.Call(rdb, ctx, rdb.B().Get().Key(VAPIDKey).Build(), rueidis.RedisResult.ToString)
 	if err != nil {
 		return Keys{}, err
 	}

@@ -36,7 +36,7 @@ type Store struct {
 // NewStore is the subscriptions of core's Redis; it registers the
 // webpush_subscriptions gauge.
 func NewStore(core *hub.Hub) *Store {
-	s := &Store{rdb: core.Redis(), count: push.NewCounter(core, hub.PushSubscriptionsCountKey)}
+	s := &Store{rdb: core.Redis(), count: push.NewCounter(core, SubscriptionsCountKey)}
 	core.Metrics().Set.NewGauge("webpush_subscriptions", s.count.Value)
 	return s
 }
@@ -56,7 +56,7 @@ type entry struct {
 // reaching it. replaces (” none) is the endpoint this browser had before
 // it renewed its subscription: the new one keeps its consent and addedAt.
 func (s *Store) Add(ctx context.Context, user int64, sub Subscription, replaces string, now time.Time) error {
-	owner := hub.PushOwnerKey(sub.Endpoint)
+	owner := OwnerKey(sub.Endpoint)
 	take := func(before int64) error { _, err := s.Remove(ctx, before, sub.Endpoint); return err }
 	if err := push.Own(ctx, s.rdb, owner, user, unseenFor, take); err != nil {
 		return err
@@ -66,7 +66,7 @@ func (s *Store) Add(ctx context.Context, user int64, sub Subscription, replaces 
 		exp = *sub.ExpirationTime
 	}
 	e, _ := json.Marshal(entry{Sub: sub, Added: now.UnixMilli(), At: now.UnixMilli(), Exp: exp})
-	res, err := hub.Run(s.rdb, ctx, subscribeScript, []string{hub.PushSubscriptionsKey(user)},
+	res, err := hub.Run(s.rdb, ctx, subscribeScript, []string{SubscriptionsKey(user)},
 		[]string{sub.Endpoint, string(e), strconv.FormatInt(now.UnixMilli(), 10), strconv.Itoa(MaxPerUser), strconv.FormatInt(unseenFor.Milliseconds(), 10), replaces},
 		rueidis.RedisResult.ToArray)
 	if err != nil {
@@ -101,11 +101,11 @@ func (s *Store) forget(ctx context.Context, user int64, endpoints []string) erro
 	for i, ep := range endpoints {
 		ids[i] = DeviceID(ep)
 	}
-	if _, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSentKey(user)).Field(ids...).Build(), rueidis.RedisResult.AsInt64); err != nil {
+	if _, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(push.SentKey(user)).Field(ids...).Build(), rueidis.RedisResult.AsInt64); err != nil {
 		return err
 	}
 	for _, ep := range endpoints {
-		if err := push.Disown(ctx, s.rdb, hub.PushOwnerKey(ep), user); err != nil {
+		if err := push.Disown(ctx, s.rdb, OwnerKey(ep), user); err != nil {
 			return err
 		}
 	}
@@ -115,7 +115,7 @@ func (s *Store) forget(ctx context.Context, user int64, endpoints []string) erro
 // Remove forgets user's subscription at endpoint (and its owner key, when
 // that still names user); false when there was none.
 func (s *Store) Remove(ctx context.Context, user int64, endpoint string) (bool, error) {
-	n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(endpoint).Build(), rueidis.RedisResult.AsInt64)
+	n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(SubscriptionsKey(user)).Field(endpoint).Build(), rueidis.RedisResult.AsInt64)
 	if err != nil {
 		return false, err
 	}
@@ -144,7 +144,7 @@ func (s *Store) List(ctx context.Context, user int64, now time.Time, enabledOnly
 // entries returns user's live entries, oldest sent first; it forgets the
 // expired ones (and when the hub last sent to them).
 func (s *Store) entries(ctx context.Context, user int64, now time.Time) ([]entry, error) {
-	m, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(hub.PushSubscriptionsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	m, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(SubscriptionsKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (s *Store) entries(ctx context.Context, user int64, now time.Time) ([]entry
 		live = append(live, e)
 	}
 	if len(gone) > 0 {
-		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(hub.PushSubscriptionsKey(user)).Field(gone...).Build(), rueidis.RedisResult.AsInt64)
+		n, err := hub.Call(s.rdb, ctx, s.rdb.B().Hdel().Key(SubscriptionsKey(user)).Field(gone...).Build(), rueidis.RedisResult.AsInt64)
 		if err == nil {
 			err = s.count.Add(ctx, -n)
 		}
@@ -183,7 +183,7 @@ func (s *Store) Devices(ctx context.Context, user int64, now time.Time) ([]push.
 	if err != nil {
 		return nil, err
 	}
-	sent, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(hub.PushSentKey(user)).Build(), rueidis.RedisResult.AsStrMap)
+	sent, err := hub.Call(s.rdb, ctx, s.rdb.B().Hgetall().Key(push.SentKey(user)).Build(), rueidis.RedisResult.AsStrMap)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (s *Store) SetEnabled(ctx context.Context, user int64, id string, on bool, 
 	}
 	for _, e := range live {
 		if DeviceID(e.Sub.Endpoint) == id {
-			return push.SetConsent(ctx, s.rdb, hub.PushSubscriptionsKey(user), e.Sub.Endpoint, on)
+			return push.SetConsent(ctx, s.rdb, SubscriptionsKey(user), e.Sub.Endpoint, on)
 		}
 	}
 	return false, nil
