@@ -25,9 +25,8 @@
 // person's devices, consent per device), slicer.js (event handling in
 // slices of a task).
 export { Status, HubError } from './sdk/base.js';
-export { RoomHub } from './sdk/hub.js';
+export { RoomHub, PageStream } from './sdk/hub.js';
 export { WebPush } from './sdk/push.js';
 export { Devices } from './sdk/devices.js';
 export { RoomStream, NotificationStream } from './sdk/stream.js';
-export { PageStream } from './sdk/page.js';
 export { SharedPageStream } from './sdk/shared.js';

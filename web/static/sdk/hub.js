@@ -1,5 +1,5 @@
 import { HubError, Status } from './base.js';
-import { PageStream } from './page.js';
+import { PageStreamOf } from './page.js';
 import { WebPush } from './push.js';
 import { Devices } from './devices.js';
 import { SharedPageStream } from './shared.js';
@@ -248,4 +248,23 @@ function unreachable(baseUrl, cause) {
     ? `the hub at ${hub} did not answer this page: is ${here} in the hub's ALLOWED_ORIGINS? (else the network failed: ${cause && cause.message})`
     : `the hub did not answer (${cause && cause.message})`;
   return new HubError(0, 'UNREACHABLE', msg);
+}
+
+/**
+ * PageStream is one connection for a page: several rooms and, with
+ * notifications: true, the user's own notifications (see PageStreamOf in
+ * page.js). It is made on a hub, or on the hub's options alone:
+ *
+ *   new PageStream({ rooms: [42, 43], notifications: true, getToken })
+ *   hub.page({ rooms: [42], notifications: true, shared: false })
+ */
+export class PageStream extends PageStreamOf {
+  /**
+   * @param {RoomHub|object} hub a RoomHub, or the options themselves with getToken (and baseUrl)
+   * @param {object} [opts] rooms, notifications, onCount, onPresence(roomId, data), onGap, …
+   */
+  constructor(hub, opts) {
+    if (!(hub instanceof RoomHub)) { opts = hub; hub = new RoomHub(opts); }
+    super(hub, opts);
+  }
 }

@@ -1,24 +1,20 @@
 import { DEFAULT_TYPES, NOTIFY } from './base.js';
-import { RoomHub } from './hub.js';
 import { Inbox, Stream } from './stream.js';
 
 /**
- * PageStream is one connection for a page: several rooms and, with
- * notifications: true, the user's own notifications. Room events carry
+ * PageStreamOf is one connection for a page on a hub: several rooms and,
+ * with notifications: true, the user's own notifications. Room events carry
  * data.roomId; presence and the unread count are kept per room and for the
  * bell. Its ids are the whole page's position: a reconnect (on any hub
- * instance) resumes every room and the bell exactly.
- *
- *   new PageStream({ rooms: [42, 43], notifications: true, getToken })
- *   hub.page({ rooms: [42], notifications: true })
+ * instance) resumes every room and the bell exactly. The SDK exports it as
+ * PageStream (hub.js), which also takes the hub's options alone.
  */
-export class PageStream extends Stream {
+export class PageStreamOf extends Stream {
   /**
-   * @param {RoomHub|object} hub a RoomHub, or the options themselves with getToken (and baseUrl)
+   * @param {import('./hub.js').RoomHub} hub the hub it streams from
    * @param {object} [opts] rooms, notifications, onCount, onPresence(roomId, data), onGap, …
    */
   constructor(hub, opts) {
-    if (!(hub instanceof RoomHub)) { opts = hub; hub = new RoomHub(opts); }
     opts = opts || {};
     const rooms = [...new Set(opts.rooms || [])];
     const notifications = !!opts.notifications;

@@ -1,5 +1,5 @@
 import { HubError, Status, newer, tokenSubject, visible } from './base.js';
-import { PageStream, memberOf, parsePageId } from './page.js';
+import { PageStreamOf, memberOf, parsePageId } from './page.js';
 import { Slicer } from './slicer.js';
 import { Inbox } from './stream.js';
 
@@ -270,7 +270,7 @@ export class SharedPageStream {
     }
     const types = new Set([...this.listeners.keys()].filter((t) => t !== '*'));
     for (const t of this.tabs.values()) for (const x of t.types || []) types.add(x);
-    const stream = new PageStream(this.hub, {
+    const stream = new PageStreamOf(this.hub, {
       ...this.opts, rooms: u.rooms, notifications: u.notifications, lastEventId: this.#resumeId(), types: [...types],
       onStatus: (st) => {
         if (st === Status.CLOSED) { this.#ended(stream); return; }
