@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -132,7 +131,12 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.OutboxGrace = sink.URL, 0, 300*time.Millisecond
 	}
-	a := startHub(t, cl.Addrs()[0], cfg)
+	var nodes []rueidis.Client
+	for _, addr := range cl.Addrs() {
+		nodes = append(nodes, testredis.NodeClient(t, addr))
+	}
+	refuseInboxes(t, false, nodes...) // a connects as the user that may die later
+	a := startHub(t, cl.Addrs()[0], func(c *testConfig) { cfg(c); c.RedisURL = dyingURL(true, cl.Addrs()...) })
 	b := startHub(t, cl.Addrs()[1], cfg)
 	users := []int64{1, 2, 3, 4, 5, 6} // hash tags {1}..{6} land on all three masters
 	streams := map[int64]*sseClient{}
@@ -149,7 +153,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 		}
 	}
 	// A dying publisher: the sweep on another hub finishes its inbox writes.
-	a.Inbox.AfterPublishHook = func() error { return errors.New("instance died") }
+	refuseInboxes(t, true, nodes...)
 	if code, _ := a.publishRaw(t, `{"roomId":8,"eventType":"like.toggled","data":{},"recipientIds":[1,2,3,4,5,6]}`); code != 500 {
 		t.Fatalf("publish through the dying hub answered %d", code)
 	}
@@ -159,7 +163,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 			t.Fatalf("user %d after the sweep: %+v", u, c)
 		}
 	}
-	a.Inbox.AfterPublishHook = nil
+	refuseInboxes(t, false, nodes...)
 	var want []string
 	for _, u := range users {
 		want = append(want, a.readEach(t, u)...)

@@ -1,20 +1,20 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
+
+	"github.com/redis/rueidis"
 )
 
 // Counts equal the lists after a random run of every action (publishes
@@ -24,31 +24,32 @@ import (
 func TestLifecycle_CountsEqualListsUnderRandomActions(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	randomLifecycle(t, rs.Addr(), 300)
+	randomLifecycle(t, []string{rs.Addr()}, 300)
 }
 
 // The same on a 3-master Redis Cluster: the users' keys are on every master.
 func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
 	t.Parallel()
-	randomLifecycle(t, testredis.StartCluster(t).Addrs()[0], 150)
+	randomLifecycle(t, testredis.StartCluster(t).Addrs(), 150)
 }
 
-func randomLifecycle(t *testing.T, addr string, ops int) {
+// randomLifecycle runs ops random actions on the Redis of addrs (one, or a
+// cluster's every node).
+func randomLifecycle(t *testing.T, addrs []string, ops int) {
+	addr := addrs[0]
 	cfg := func(c *testConfig) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
-	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, cfg)}
+	var nodes []rueidis.Client
+	for _, a := range addrs {
+		nodes = append(nodes, testredis.NodeClient(t, a))
+	}
+	refuseInboxes(t, false, nodes...) // hubs[1] connects as the user that dies at times
+	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, func(c *testConfig) { cfg(c); c.RedisURL = dyingURL(false, addr) })}
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("ROOMHUB_LIFECYCLE_SEED"), 10, 64); err == nil {
 		seed = v
 	}
 	t.Logf("random actions from seed %d (ROOMHUB_LIFECYCLE_SEED=%d replays them)", seed, seed)
 	rng := rand.New(rand.NewPCG(1, seed))
-	var dying atomic.Bool
-	hubs[1].Inbox.AfterPublishHook = func() error {
-		if dying.Load() {
-			return errors.New("instance died")
-		}
-		return nil
-	}
 	if n, err := strconv.Atoi(os.Getenv("ROOMHUB_LIFECYCLE_OPS")); err == nil && n > 0 {
 		ops = n
 	}
@@ -61,8 +62,8 @@ func randomLifecycle(t *testing.T, addr string, ops int) {
 	const witness = 53
 	died := 0
 	dieOnce := func() {
-		dying.Store(true)
-		defer dying.Store(false)
+		refuseInboxes(t, true, nodes...)
+		defer refuseInboxes(t, false, nodes...)
 		body := fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52,%d]}`, witness)
 		if code, env := hubs[1].publishRaw(t, body); code < 500 {
 			t.Fatalf("a publish through the dying instance: %d %+v", code, env)

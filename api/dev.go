@@ -49,4 +49,4 @@ func (s *Server) devToken(c echo.Context) error {
 }
 
 // devPublish is publish without the internal key (dev mode only), for the demo page.
-func (s *Server) devPublish(c echo.Context) error { return s.publish(c) }
+func (s *Server) devPublish(c echo.Context) error { return s.publishOne(c) }

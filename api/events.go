@@ -12,7 +12,9 @@ import (
 	"roomhub/hub/publish"
 )
 
-func (s *Server) publish(c echo.Context) error {
+// publishOne serves POST /notifications/publish: one body through the
+// publish path.
+func (s *Server) publishOne(c echo.Context) error {
 	body, err := readBody(c)
 	if err != nil {
 		return err

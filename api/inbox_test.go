@@ -14,6 +14,8 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/internal/testredis"
+
+	"github.com/redis/rueidis"
 )
 
 // inboxOf reads a user's whole inbox through the API, newest first.
@@ -132,8 +134,8 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 // instance finish them, exactly once.
 func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	rs := testredis.Start(t)
-	dying := startHub(t, rs.Addr(), nil)
-	dying.Inbox.AfterPublishHook = func() error { return errors.New("instance died") }
+	refuseInboxes(t, true, testredis.Client(t, rs.Addr()))
+	dying := startHub(t, rs.Addr(), func(c *testConfig) { c.RedisURL = dyingURL(false, rs.Addr()) })
 	other := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
 
 	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
@@ -444,6 +446,38 @@ func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
 	for _, u := range []int64{20000, 25000, 29999} {
 		if n := th.unreadOf(t, u); n != 1 {
 			t.Fatalf("recipient %d has %d unread when the publish answered, want 1", u, n)
+		}
+	}
+}
+
+// dyingUser is the Redis user a "dying" hub connects as (refuseInboxes).
+const dyingUser = "dying"
+
+// dyingURL is the Redis URL of a hub that connects to addrs as dyingUser
+// ("redis+cluster://" for a cluster's, else one address).
+func dyingURL(cluster bool, addrs ...string) string {
+	if cluster {
+		return "redis+cluster://" + dyingUser + ":pw@" + strings.Join(addrs, ",")
+	}
+	return "redis://" + dyingUser + ":pw@" + addrs[0]
+}
+
+// refuseInboxes, while on, has each Redis of nodes refuse dyingUser any key
+// that starts with "inbox:" (its ACL allows every other key, command and
+// channel): a hub connected as dyingUser publishes to a room, keeps the
+// outbox note, then fails its first inbox write, as a hub that dies between
+// the two would. Off, dyingUser may touch every key. Its connections keep
+// working across the change: Redis checks the ACL at each command.
+func refuseInboxes(t testing.TB, on bool, nodes ...rueidis.Client) {
+	t.Helper()
+	keys := []string{"~*"}
+	if on {
+		keys = []string{"~[^i]*", "~i[^n]*", "~in[^b]*", "~inb[^o]*", "~inbo[^x]*", "~inbox[^:]*"}
+	}
+	for _, n := range nodes {
+		args := append([]string{"ACL", "SETUSER", dyingUser, "on", ">pw", "+@all", "&*", "resetkeys"}, keys...)
+		if err := testredis.Do(t, n, args...).Error(); err != nil {
+			t.Fatalf("ACL SETUSER: %v", err)
 		}
 	}
 }

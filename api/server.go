@@ -129,7 +129,7 @@ func (s *Server) routes() {
 	opens := limit(newUserLimiter(s.cfg.StreamOpens))
 	heartbeats := limit(newUserLimiter(s.cfg.Heartbeats))
 	v1.GET("/rooms/:roomId/stream", s.stream, streamUser, opens, room)
-	v1.POST("/notifications/publish", s.publish, internal)
+	v1.POST("/notifications/publish", s.publishOne, internal)
 	v1.POST("/notifications/publish/batch", s.publishBatch, internal)
 	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, internal)
 	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)

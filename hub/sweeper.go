@@ -67,49 +67,9 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 	if len(rooms) == 0 {
 		return nil
 	}
-	cmds := make(rueidis.Commands, len(rooms))
-	for i, room := range rooms {
-		cmds[i] = h.rdb.B().Hgetall().Key(PresenceKey(room)).Build()
-	}
-	users := make([]int, len(rooms)) // how many each room has
-	var execs []rueidis.LuaExec
-	var execRooms []int64
-	seenSince := time.Now().Add(-h.cfg.PresenceUserTTL / 2).UnixMilli()
-	var dead string // read once some user is stale: a dead instance's users are
-	deadRead := false
-	for i, r := range DoMany(h.rdb, ctx, cmds) {
-		seen, err := r.AsStrMap()
-		if err != nil {
-			return RedisErr(err)
-		}
-		users[i] = len(seen)
-		var stale []string
-		for u, ms := range seen {
-			if at, err := strconv.ParseInt(ms, 10, 64); err != nil || at < seenSince {
-				stale = append(stale, u)
-			}
-		}
-		if len(stale) > 0 && !deadRead {
-			if _, err := h.renewInstance(ctx, readOnly); err != nil {
-				return err
-			}
-			dead, deadRead = h.DeadInstances(), true
-		}
-		for j := 0; j < len(stale); j += sweepBatch {
-			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))], dead))
-			execRooms = append(execRooms, rooms[i])
-		}
-	}
-	if len(execs) > 0 {
-		for i, r := range RunMany(h.rdb, ctx, presenceLeaveScript, execs) {
-			left, err := r.AsStrSlice()
-			if err != nil {
-				return RedisErr(err)
-			}
-			if len(left) > 0 {
-				h.scheduleBroadcast(execRooms[i])
-			}
-		}
+	users, err := h.leaveStale(ctx, rooms)
+	if err != nil {
+		return err
 	}
 	queues, err := h.perRoom(ctx, rooms, func(room int64) rueidis.Completed {
 		return h.rdb.B().Llen().Key(PresenceChangesKey(room)).Build()
@@ -126,15 +86,73 @@ func (h *Hub) sweepRooms(ctx context.Context, rooms []int64) error {
 			empty = append(empty, rooms[i])
 		}
 	}
+	return h.unlist(ctx, empty)
+}
+
+// leaveStale reads each room's users and when each was last seen, removes
+// the expired heartbeats and dead instances' members of those not seen for
+// half PRESENCE_USER_TTL_SECS (a broadcast scheduled where someone left),
+// and returns how many users each room had.
+func (h *Hub) leaveStale(ctx context.Context, rooms []int64) ([]int, error) {
+	cmds := make(rueidis.Commands, len(rooms))
+	for i, room := range rooms {
+		cmds[i] = h.rdb.B().Hgetall().Key(PresenceKey(room)).Build()
+	}
+	users := make([]int, len(rooms)) // how many each room has
+	var execs []rueidis.LuaExec
+	var execRooms []int64
+	seenSince := time.Now().Add(-h.cfg.PresenceUserTTL / 2).UnixMilli()
+	var dead string // read once some user is stale: a dead instance's users are
+	deadRead := false
+	for i, r := range DoMany(h.rdb, ctx, cmds) {
+		seen, err := r.AsStrMap()
+		if err != nil {
+			return nil, RedisErr(err)
+		}
+		users[i] = len(seen)
+		var stale []string
+		for u, ms := range seen {
+			if at, err := strconv.ParseInt(ms, 10, 64); err != nil || at < seenSince {
+				stale = append(stale, u)
+			}
+		}
+		if len(stale) > 0 && !deadRead {
+			if _, err := h.renewInstance(ctx, readOnly); err != nil {
+				return nil, err
+			}
+			dead, deadRead = h.DeadInstances(), true
+		}
+		for j := 0; j < len(stale); j += sweepBatch {
+			execs = append(execs, h.leaveExec(rooms[i], "", stale[j:min(j+sweepBatch, len(stale))], dead))
+			execRooms = append(execRooms, rooms[i])
+		}
+	}
+	if len(execs) == 0 {
+		return users, nil
+	}
+	for i, r := range RunMany(h.rdb, ctx, presenceLeaveScript, execs) {
+		left, err := r.AsStrSlice()
+		if err != nil {
+			return nil, RedisErr(err)
+		}
+		if len(left) > 0 {
+			h.scheduleBroadcast(execRooms[i])
+		}
+	}
+	return users, nil
+}
+
+// unlist takes rooms with neither users nor a queue out of presence:rooms.
+func (h *Hub) unlist(ctx context.Context, empty []int64) error {
 	if len(empty) == 0 {
 		return nil
 	}
 	if _, err := Call(h.rdb, ctx, h.rdb.B().Srem().Key(PresenceRoomsKey).Member(roomMembers(empty)...).Build(), NoReply); err != nil {
 		return err
 	}
-	// A user who joined one of them since its HGETALL above may have listed
-	// the room before the SREM: list again those that have users now (a
-	// join after this look lists its room itself).
+	// A user who joined one of them since leaveStale's HGETALL may have
+	// listed the room before the SREM: list again those that have users now
+	// (a join after this look lists its room itself).
 	joined, err := h.perRoom(ctx, empty, func(room int64) rueidis.Completed {
 		return h.rdb.B().Hlen().Key(PresenceKey(room)).Build()
 	})

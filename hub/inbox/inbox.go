@@ -31,10 +31,6 @@ type Inbox struct {
 	// delivery schedules deliveries beyond the tab with the inbox writes;
 	// nil schedules none.
 	delivery *delivery.Delivery
-
-	// AfterPublishHook, when set (tests only), runs between a publish and its
-	// inbox writes; an error abandons the writes as a dying instance would.
-	AfterPublishHook func() error
 }
 
 // New returns the inbox of cfg on core. It registers with core what it runs in the

@@ -50,11 +50,6 @@ func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishRe
 	if err != nil {
 		return hub.PublishResult{}, err
 	}
-	if ib.AfterPublishHook != nil {
-		if err := ib.AfterPublishHook(); err != nil {
-			return hub.PublishResult{}, err
-		}
-	}
 	if err := ib.deliverNotice(ctx, n, recipients); err != nil {
 		return hub.PublishResult{}, err
 	}
