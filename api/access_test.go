@@ -27,11 +27,11 @@ func roomRoutes(r int64) [][2]string {
 
 // tryRoute calls one route with token and returns the status and the code of
 // its JSON answer; a stream that opens (200) is closed at once.
-func (th *testHub) tryRoute(t testing.TB, method, path, token string) (int, string) {
+func (th *Hub) tryRoute(t testing.TB, method, path, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, th.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := httpClient.Do(req)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -48,9 +48,9 @@ func (th *testHub) tryRoute(t testing.TB, method, path, token string) (int, stri
 }
 
 func TestAccess_ClaimMode(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
 	sign := func(rooms ...any) string {
-		tok, err := th.tokens.Sign(7, time.Hour, rooms...)
+		tok, err := th.Tokens.Sign(7, time.Hour, rooms...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestAccess_ClaimMode(t *testing.T) {
 	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", listed); code != 403 {
 		t.Fatalf("stream of an unlisted room: %d", code)
 	}
-	if _, env := th.get(t, "/api/v1/rooms/45/presence", sign("*")); !strings.Contains(fmt.Sprint(env.Result), "count:0") {
+	if _, env := th.Get(t, "/api/v1/rooms/45/presence", sign("*")); !strings.Contains(fmt.Sprint(env.Result), "count:0") {
 		t.Fatalf("a denied stream left presence: %+v", env.Result)
 	}
 	for _, bad := range []any{"all", map[string]int{"a": 1}, []any{0}, []any{"x"}, []any{-3}, 5} {
@@ -138,16 +138,16 @@ func (a *authBackend) set(user, room int64, ok bool) {
 	a.allowed[[2]int64{user, room}] = ok
 }
 
-func proxyMode(url string, cache time.Duration) func(*testConfig) {
-	return func(c *testConfig) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
+func proxyMode(url string, cache time.Duration) func(*Configs) {
+	return func(c *Configs) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
 }
 
 func TestAccess_ProxyMode(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
+	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
 	backend.set(7, 42, true)
 	for _, r := range roomRoutes(42) {
-		if code, env := th.tryRoute(t, r[0], r[1], th.token(t, 7)); code != 200 {
+		if code, env := th.tryRoute(t, r[0], r[1], th.Token(t, 7)); code != 200 {
 			t.Errorf("allowed: %s → %d %s", r[1], code, env)
 		}
 	}
@@ -155,21 +155,21 @@ func TestAccess_ProxyMode(t *testing.T) {
 		t.Fatalf("%d backend calls for four requests, want 1 (cached)", n)
 	}
 	for _, r := range roomRoutes(43) {
-		if code, env := th.tryRoute(t, r[0], r[1], th.token(t, 7)); code != 403 || env != "COMMON403" {
+		if code, env := th.tryRoute(t, r[0], r[1], th.Token(t, 7)); code != 403 || env != "COMMON403" {
 			t.Errorf("denied: %s → %d %s", r[1], code, env)
 		}
 	}
 	backend.status.Store(404)
-	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/44/events?since=0", th.token(t, 7)); code != 403 {
+	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/44/events?since=0", th.Token(t, 7)); code != 403 {
 		t.Errorf("backend 404: %d, want 403", code)
 	}
 	backend.status.Store(500)
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", th.token(t, 7)); code != 503 || env != "AUTH5031" {
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
 		t.Errorf("backend 500: %d %s, want 503 AUTH5031", code, env)
 	}
 	backend.status.Store(0)
 	backend.delay.Store(int64(5 * time.Second))
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/46/presence", th.token(t, 7)); code != 503 || env != "AUTH5031" {
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/46/presence", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
 		t.Errorf("slow backend: %d %s, want 503 AUTH5031", code, env)
 	}
 	backend.delay.Store(0)
@@ -182,12 +182,12 @@ func TestAccess_ProxyMode(t *testing.T) {
 	backend.delay.Store(int64(200 * time.Millisecond))
 	var wg sync.WaitGroup
 	codes := make([]int, 50)
-	tok8 := th.token(t, 8)
+	tok8 := th.Token(t, 8)
 	for i := range codes {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			codes[i], _, _ = th.tryDo(http.MethodGet, "/api/v1/rooms/47/events?since=0", map[string]string{"Authorization": "Bearer " + tok8}, "")
+			codes[i], _, _ = th.TryDo(http.MethodGet, "/api/v1/rooms/47/events?since=0", map[string]string{"Authorization": "Bearer " + tok8}, "")
 		}(i)
 	}
 	wg.Wait()
@@ -207,15 +207,15 @@ func TestAccess_ProxyMode(t *testing.T) {
 func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
+	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
 	backend.set(9, 48, true)
 	backend.set(10, 48, true)
-	revoked, kept := th.openStream(t, 48, 9, ""), th.openStream(t, 48, 10, "")
+	revoked, kept := th.OpenStream(t, 48, 9, ""), th.OpenStream(t, 48, 10, "")
 	bothGet := func(when string) {
 		t.Helper()
-		res := th.publish(t, 48, "comment.created", map[string]any{})
-		for _, c := range []*sseClient{revoked, kept} {
-			if f := c.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+		res := th.Publish(t, 48, "comment.created", map[string]any{})
+		for _, c := range []*SSEClient{revoked, kept} {
+			if f := c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 				t.Fatalf("%s: got %+v, want %s", when, f, res.StreamID)
 			}
 		}
@@ -223,7 +223,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	rechecked := func(what string) {
 		t.Helper()
 		calls := backend.calls.Load()
-		eventually(t, 10*time.Second, what, func() bool { return backend.calls.Load() >= calls+2 })
+		Eventually(t, 10*time.Second, what, func() bool { return backend.calls.Load() >= calls+2 })
 	}
 	bothGet("opened")
 	rechecked("both streams re-checked while allowed")
@@ -233,8 +233,8 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	backend.status.Store(0)
 	bothGet("after a re-check the backend could not answer")
 	backend.set(9, 48, false)
-	rest := revoked.ended(t, 10*time.Second)
-	var last frame
+	rest := revoked.Ended(t, 10*time.Second)
+	var last Frame
 	for _, f := range rest {
 		if f.Event != "" {
 			last = f
@@ -244,8 +244,8 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 		t.Fatalf("stream ended with %+v, want system.evicted access revoked", last)
 	}
 	rechecked("the kept stream re-checked after the revocation")
-	res := th.publish(t, 48, "comment.created", map[string]any{})
-	if f := kept.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+	res := th.Publish(t, 48, "comment.created", map[string]any{})
+	if f := kept.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 		t.Fatalf("the allowed stream after the revocation: %+v", f)
 	}
 }
@@ -261,7 +261,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 // the other packages); ROOMHUB_SLOW_BACKEND_USERS=63 runs the issue's 2,016.
 func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		proxyMode(backend.URL, 2*time.Second)(c)
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser = 3*time.Second, 6*time.Second, 0
 	})
@@ -285,37 +285,37 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	for r := 0; r < rooms; r++ {
 		backend.set(reader, int64(600+r), true)
 	}
-	streams := make([]*sseClient, users)
+	streams := make([]*SSEClient, users)
 	for u := range streams {
 		streams[u] = th.pageStream(t, int64(1000+u), "rooms="+strings.Join(ids, ","), "")
 	}
 	backend.delay.Store(int64(time.Second))
 	revokedAt := time.Now()
 	backend.set(1005, 610, false)
-	rest := streams[5].ended(t, 20*time.Second) // 2 s of cache, a round under way, then one of 1 s answers
+	rest := streams[5].Ended(t, 20*time.Second) // 2 s of cache, a round under way, then one of 1 s answers
 	if len(rest) == 0 || rest[len(rest)-1].Event != hub.EvictedEventType || !strings.Contains(rest[len(rest)-1].Data, `"roomId":610`) {
 		t.Fatalf("user 1005's stream ended with %+v, want system.evicted for room 610", rest)
 	}
 	t.Logf("revocation landed %v after it was made", time.Since(revokedAt).Round(100*time.Millisecond))
 	// Presence was refreshed meanwhile: everyone else is still online, well
 	// past PRESENCE_USER_TTL_SECS (3 s) of slow re-checks.
-	tok := th.token(t, reader)
+	tok := th.Token(t, reader)
 	onlineIn := func(room int) int {
-		code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
+		code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
 		var l hub.PresenceList
-		remarshal(t, env.Result, &l)
+		Remarshal(t, env.Result, &l)
 		if code != 200 {
 			t.Fatalf("presence of room %d: %d %+v", room, code, env)
 		}
 		return l.Count
 	}
 	for _, room := range []int{600, 601, 631} {
-		eventually(t, wait, fmt.Sprintf("the revoked user's leave from room %d", room), func() bool { return onlineIn(room) == users-1 })
+		Eventually(t, Wait, fmt.Sprintf("the revoked user's leave from room %d", room), func() bool { return onlineIn(room) == users-1 })
 	}
 	// Two more rounds of slow re-checks (well past PRESENCE_USER_TTL_SECS):
 	// nobody else dropped out.
 	calls := backend.calls.Load()
-	eventually(t, 30*time.Second, "two more re-check rounds", func() bool { return backend.calls.Load() >= calls+int32(2*(users-1)*rooms) })
+	Eventually(t, 30*time.Second, "two more re-check rounds", func() bool { return backend.calls.Load() >= calls+int32(2*(users-1)*rooms) })
 	for _, room := range []int{600, 601, 631} {
 		if n := onlineIn(room); n != users-1 {
 			t.Fatalf("room %d lists %d online, want %d: presence fell behind the slow re-checks", room, n, users-1)
@@ -329,17 +329,17 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 // page stream spends one token for each room not yet answered.
 func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHubWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *Config) {
+	th := StartWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *Config) {
 		c.AuthMisses = Budget{PerSec: 0.001, Burst: 4} // no token back, however slow the machine
 	})
 	const u = 77
 	for r := int64(700); r < 710; r++ {
 		backend.set(u, r, true)
 	}
-	tok := th.token(t, u)
+	tok := th.Token(t, u)
 	presence := func(room int) (int, Envelope) {
 		t.Helper()
-		return th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
+		return th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
 	}
 	for r := 700; r < 704; r++ { // the burst: four rooms the backend answers
 		if code, env := presence(r); code != 200 {
@@ -360,7 +360,7 @@ func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 	// none back, three new rooms are refused at once.
 	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=705,706,707", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := httpClient.Do(req)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,11 +389,11 @@ func TestHardening_BackendRedirectsAreNotFollowed(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(redirector.Close)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		proxyMode(redirector.URL, time.Minute)(c)
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = redirector.URL, 0
 	})
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.token(t, 70)); code != 503 || env != "AUTH5031" {
+	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.Token(t, 70)); code != 503 || env != "AUTH5031" {
 		t.Fatalf("access through a redirect: %d %s, want 503 AUTH5031", code, env)
 	}
 	id := th.notifyWith(t, 301, "", 70)

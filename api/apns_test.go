@@ -15,9 +15,9 @@ import (
 
 // startAPNSHub is a hub with the apns channel on, sending to the stand-in
 // (its key, its hosts, its certificate trusted), retrying fast.
-func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*testConfig)) *testHub {
+func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*Configs)) *Hub {
 	t.Helper()
-	return startHubFull(t, addr, func(c *testConfig) {
+	return StartFull(t, addr, func(c *Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"apns"}, `{"comment.created":{"apns":{"afterSecs":0}}}`
 		c.APNS.KeyID, c.APNS.TeamID, c.APNS.PrivateKey, c.APNS.Topic = testapns.KeyID, testapns.Team, as.Key(), testapns.Topic
 		c.APNS.BaseURL, c.APNS.SandboxBaseURL = as.URL, as.URL+"/sandbox"
@@ -25,7 +25,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*te
 		if more != nil {
 			more(c)
 		}
-	}, nil, hubExtras{pushTLS: as.Client().Transport.(*http.Transport).TLSClientConfig})
+	}, nil, Extras{PushTLS: as.Client().Transport.(*http.Transport).TLSClientConfig})
 }
 
 // Every APNs reason of DESIGN's table, through the hub to the stand-in
@@ -36,7 +36,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*te
 func TestAPNs_AnswersAndThePush(t *testing.T) {
 	t.Parallel()
 	as := testapns.Start(t)
-	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
+	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -137,7 +137,7 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	}
 
 	other := testapns.Start(t)
-	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testConfig) { c.APNS.PrivateKey = other.Key() })
+	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *Configs) { c.APNS.PrivateKey = other.Key() })
 	bad.register(t, 61, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(61)))
 	before := as.Refused()
 	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {

@@ -178,7 +178,7 @@ func FuzzParseRoomsClaim(f *testing.F) {
 // JWT_ISSUER and JWT_AUDIENCE are checked when set; STREAM_MAX_LIFETIME_SECS
 // ends a stream whose token lives longer, as its expiry would.
 func TestHardening_TokenIssuerAudienceAndStreamLifetime(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
 		c.JWTIssuer, c.JWTAudience, c.StreamLifetime = "https://auth.test", "roomhub", time.Second
 	})
 	for name, v := range map[string]*TokenVerifier{
@@ -187,17 +187,17 @@ func TestHardening_TokenIssuerAudienceAndStreamLifetime(t *testing.T) {
 		"another aud":    NewTokenVerifier(th.HTTP.JWTSecret).Expect("https://auth.test", "other"),
 	} {
 		tok, _ := v.Sign(80, time.Hour)
-		if code, env := th.get(t, "/api/v1/notifications/unread", tok); code != 401 || env.Code != "AUTH4001" {
+		if code, env := th.Get(t, "/api/v1/notifications/unread", tok); code != 401 || env.Code != "AUTH4001" {
 			t.Errorf("a token with %s: %d %s, want 401 AUTH4001", name, code, env.Code)
 		}
 	}
-	tok, _ := th.tokens.Sign(80, time.Hour)
-	if code, _ := th.get(t, "/api/v1/notifications/unread", tok); code != 200 {
+	tok, _ := th.Tokens.Sign(80, time.Hour)
+	if code, _ := th.Get(t, "/api/v1/notifications/unread", tok); code != 200 {
 		t.Fatalf("the right iss and aud: %d", code)
 	}
 	opened := time.Now()
-	c := openSSE(t, th.URL+"/api/v1/rooms/310/stream", tok, "")
-	for _, f := range c.ended(t, 15*time.Second) {
+	c := OpenSSE(t, th.URL+"/api/v1/rooms/310/stream", tok, "")
+	for _, f := range c.Ended(t, 15*time.Second) {
 		if strings.HasPrefix(f.Event, "system.") {
 			t.Fatalf("the stream ended with %s, not at its lifetime", f.Event)
 		}

@@ -33,10 +33,10 @@ func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields 
 // (issue 43, 7).
 func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHubFull(t, rs.Addr(), func(c *testConfig) {
+	th := StartFull(t, rs.Addr(), func(c *Configs) {
 		withIngest(4)(c)
 		c.Delivery.Channels, c.Delivery.SinkURL, c.Delivery.Rules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
-	}, nil, hubExtras{})
+	}, nil, Extras{})
 	ctx := context.Background()
 	hc := client.New(th.URL, th.Cfg.InternalAPIKey, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
 
@@ -78,7 +78,7 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	if err != nil || id == "" || client.IngestKey(45, 4) != "ingest:{1}" {
 		t.Fatalf("ingest: %q %v", id, err)
 	}
-	eventually(t, 15*time.Second, "the ingest entry published", func() bool { return len(th.historyNs(t, 45)) == 1 })
+	Eventually(t, 15*time.Second, "the ingest entry published", func() bool { return len(th.HistoryNs(t, 45)) == 1 })
 	page, err := hc.DeadDeliveries(ctx, "email", 10, "")
 	if err != nil || len(page.Deliveries) != 0 || page.Next != "" {
 		t.Fatalf("dead: %+v %v", page, err)
@@ -97,7 +97,7 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/46/presence/heartbeat", 9, ""); code != http.StatusOK {
 		t.Fatalf("heartbeat: %d", code)
 	}
-	p, err := hc.Presence(ctx, 46, th.token(t, 1))
+	p, err := hc.Presence(ctx, 46, th.Token(t, 1))
 	if err != nil || p.Count != 1 || len(p.OnlineUsers) != 1 || p.OnlineUsers[0].UserID != 9 || time.Since(p.OnlineUsers[0].LastSeen) > time.Minute {
 		t.Fatalf("presence: %+v %v", p, err)
 	}

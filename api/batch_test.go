@@ -11,28 +11,28 @@ import (
 )
 
 // batch posts a batch publish and returns the status and its results.
-func (th *testHub) batch(t *testing.T, events ...string) (int, []batchResult) {
+func (th *Hub) batch(t *testing.T, events ...string) (int, []batchResult) {
 	t.Helper()
-	code, env := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
+	code, env := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
 		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"},
 		`{"events":[`+strings.Join(events, ",")+`]}`)
 	var r struct{ Results []batchResult }
 	if code == 200 {
-		remarshal(t, env.Result, &r)
+		Remarshal(t, env.Result, &r)
 	}
 	return code, r.Results
 }
 
 // Each event of a batch answers exactly as it would alone, in its place.
 func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", int(th.Pipeline.MaxData()))
-	code, first := th.publishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`)
+	code, first := th.PublishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`)
 	if code != 200 {
 		t.Fatal("publish")
 	}
 	var original hub.PublishResult
-	remarshal(t, first.Result, &original)
+	Remarshal(t, first.Result, &original)
 	code, res := th.batch(t,
 		`{"roomId":1,"eventType":"comment.created","data":{"n":1}}`,
 		`{"roomId":1,"eventType":"nope","data":{}}`,
@@ -66,20 +66,20 @@ func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 	}
 	tooMany := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{},`, MaxBatch+1), ",") + `]}`
 	for _, bad := range []string{`{"events":[]}`, tooMany, `{}`, `nope`} {
-		code, env := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
+		code, env := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
 			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, bad)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("batch %.40s: %d %+v, want 400", bad, code, env)
 		}
 	}
-	if code, _ := th.do(t, http.MethodPost, "/api/v1/notifications/publish/batch", nil, `{"events":[{}]}`); code != 401 {
+	if code, _ := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch", nil, `{"events":[{}]}`); code != 401 {
 		t.Fatalf("a batch without the internal key: %d", code)
 	}
 }
 
 // Events to one room keep their order in the batch, rooms side by side.
 func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
-	batchKeepsOrder(t, startHub(t, testredis.Start(t).Addr(), nil))
+	batchKeepsOrder(t, Start(t, testredis.Start(t).Addr(), nil))
 }
 
 // On a 3-master cluster the pipeline goes to every node, each room's
@@ -87,12 +87,12 @@ func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
 func TestCluster_PublishBatchKeepsEachRoomsOrder(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	batchKeepsOrder(t, startHub(t, cl.Addrs()[0], func(c *testConfig) {
+	batchKeepsOrder(t, Start(t, cl.Addrs()[0], func(c *Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 	}))
 }
 
-func batchKeepsOrder(t *testing.T, th *testHub) {
+func batchKeepsOrder(t *testing.T, th *Hub) {
 	var events []string
 	for i := range 300 {
 		events = append(events, fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 10+i%3, i))
@@ -102,7 +102,7 @@ func batchKeepsOrder(t *testing.T, th *testHub) {
 		t.Fatalf("batch: %d %d results", code, len(res))
 	}
 	for room := int64(10); room < 13; room++ {
-		got := th.historyNs(t, room)
+		got := th.HistoryNs(t, room)
 		for i := 1; i < len(got); i++ {
 			if got[i] != got[i-1]+3 {
 				t.Fatalf("room %d's history: %v, not the batch's order", room, got)
@@ -119,7 +119,7 @@ func batchKeepsOrder(t *testing.T, th *testHub) {
 //
 //	go test -run '^$' -bench PublishBatch -benchtime 20x ./api/
 func BenchmarkPublishBatch(b *testing.B) {
-	th := startHub(b, testredis.Start(b).Addr(), nil)
+	th := Start(b, testredis.Start(b).Addr(), nil)
 	events := make([]string, 500)
 	for i := range events {
 		events[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 1000+i, i)
@@ -133,7 +133,7 @@ func BenchmarkPublishBatch(b *testing.B) {
 				sem <- struct{}{}
 				go func() {
 					defer func() { <-sem }()
-					if code, _, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", hdr, e); err != nil || code != 200 {
+					if code, _, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish", hdr, e); err != nil || code != 200 {
 						errs <- fmt.Errorf("publish: %d %v", code, err)
 					}
 				}()
@@ -151,7 +151,7 @@ func BenchmarkPublishBatch(b *testing.B) {
 	b.Run("batch", func(b *testing.B) {
 		body := `{"events":[` + strings.Join(events, ",") + `]}`
 		for range b.N {
-			if code, _, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish/batch", hdr, body); err != nil || code != 200 {
+			if code, _, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish/batch", hdr, body); err != nil || code != 200 {
 				b.Fatalf("batch: %d %v", code, err)
 			}
 		}

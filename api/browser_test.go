@@ -42,17 +42,17 @@ func waitEvents(t *testing.T, d *testbrowser.Driver, n int) browserEvents {
 // because every event (live or replayed) carries its id.
 func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 300 * time.Millisecond })
-	d := startBrowserDriver(t, th.URL, 42, th.token(t, 1))
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 300 * time.Millisecond })
+	d := startBrowserDriver(t, th.URL, 42, th.Token(t, 1))
 	var want []string
 	for i := 0; i < 3; i++ {
-		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
+		want = append(want, th.Publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	waitEvents(t, d, 3)
-	th.dropConnections()              // the server drops every connection
-	httpClient.CloseIdleConnections() // ours too: do not publish on a dead one
+	th.DropConnections()              // the server drops every connection
+	HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for i := 3; i < 8; i++ {
-		want = append(want, th.publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
+		want = append(want, th.Publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	ev := waitEvents(t, d, len(want))
 	if ev.Opens < 2 {
@@ -85,11 +85,11 @@ type pageBrowserEvents struct {
 // in per-room order, and the badge right.
 func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 300 * time.Millisecond })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 300 * time.Millisecond })
 	rooms := []int64{181, 182, 183}
-	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.token(t, 20))
-	eventually(t, wait, "one connection for the whole page", func() bool {
-		_, env := th.get(t, "/health", "")
+	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.Token(t, 20))
+	Eventually(t, Wait, "one connection for the whole page", func() bool {
+		_, env := th.Get(t, "/health", "")
 		return env.Result.(map[string]any)["activeConnections"] == 1.0
 	})
 	want := map[int64][]string{}
@@ -98,7 +98,7 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 		for _, room := range rooms {
 			for i := 0; i < 3; i++ {
 				k := fmt.Sprintf("%d-%d-%d", room, r, i)
-				th.publish(t, room, "comment.created", map[string]any{"k": k})
+				th.Publish(t, room, "comment.created", map[string]any{"k": k})
 				want[room] = append(want[room], k)
 			}
 		}
@@ -110,8 +110,8 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	if l := d.Line(t, 30*time.Second); strings.Contains(l, "error") {
 		t.Fatalf("browser: %s", l)
 	}
-	th.dropConnections()              // the page's one connection is cut
-	httpClient.CloseIdleConnections() // ours too: do not publish on a dead one
+	th.DropConnections()              // the page's one connection is cut
+	HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for r := 1; r <= 3; r++ {
 		round(r)
 	}
@@ -152,9 +152,9 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 // desktop and phone width go to ROOMHUB_ARTIFACTS (default: a temp folder).
 func TestBrowser_DemoPage(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
-	resp, err := httpClient.Get(th.URL + "/")
+	resp, err := HTTPClient.Get(th.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 		t.Fatalf("CSP %q", csp)
 	}
 	for path, typ := range map[string]string{"/static/roomhub.js": "javascript", "/static/demo.css": "text/css", "/static/roomhub.d.ts": "text/plain"} {
-		resp, err := httpClient.Get(th.URL + path)
+		resp, err := HTTPClient.Get(th.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 	}
 
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
-	th.publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
+	th.Publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
 	d.Send(t, "TEXT #cards hello from the API")
 	th.notify(t, 42, "like.toggled", 7)
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
@@ -196,7 +196,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 // do.
 func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	page := th.URL + "/?user=8&rooms=44"
 	tab1 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
 	tab2 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
@@ -215,12 +215,12 @@ func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	tab1.Send(t, `CLICK roomhub-inbox .gear`)
 	tab1.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: In app"]`)
 	tab1.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	eventually(t, wait, "like.toggled muted", func() bool {
+	Eventually(t, Wait, "like.toggled muted", func() bool {
 		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", 8, "")
 		return strings.Contains(fmt.Sprint(env.Result), "like.toggled")
 	})
-	th.publish(t, 44, "like.toggled", map[string]any{"text": "muted one"})
-	th.publish(t, 44, "comment.created", map[string]any{"text": "shown one"})
+	th.Publish(t, 44, "like.toggled", map[string]any{"text": "muted one"})
+	th.Publish(t, 44, "comment.created", map[string]any{"text": "shown one"})
 	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
 		tab.Send(t, "TEXT #cards shown one")
 		if v := tab.Send(t, "EVAL document.getElementById('cards').textContent.includes('muted one')")["value"]; v != false {
@@ -237,11 +237,11 @@ const inboxJS = "document.querySelector('roomhub-inbox').shadowRoot"
 // its last id, and the page shows every event published meanwhile.
 func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
 	const n = 30
 	for i := 0; i < n; i++ { // about 6 s: the token expires three times
-		th.publish(t, 46, "comment.created", map[string]any{"text": fmt.Sprintf("event-%02d", i)})
+		th.Publish(t, 46, "comment.created", map[string]any{"text": fmt.Sprintf("event-%02d", i)})
 		time.Sleep(200 * time.Millisecond)
 	}
 	d.Send(t, fmt.Sprintf("TEXT #cards event-%02d", n-1))
@@ -255,7 +255,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	}
 	// The stream was opened again after each expiry, each time with a new token.
 	var opens int
-	fmt.Sscan(metricValue(t, th, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`), &opens)
+	fmt.Sscan(MetricValue(t, th, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`), &opens)
 	if opens < 3 {
 		t.Fatalf("the page stream opened %d times in ~6 s of 2 s tokens: the tokens were not renewed", opens)
 	}
@@ -266,7 +266,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 // leave.
 func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	ann := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=12&rooms=48", t.TempDir())
 	bob := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=13&rooms=48", t.TempDir())
 	ann.Send(t, "TEXT #online 13 in 48")
@@ -285,7 +285,7 @@ func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 // and raises the other tab's bell.
 func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	tab1 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
 	tab2 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
 	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
@@ -319,7 +319,7 @@ func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 // px.
 func TestBrowser_DemoWholeInbox(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
 	const user = 11
 	page := th.URL + "/?user=11&rooms=50"
@@ -336,7 +336,7 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	// with the counts until both settle (or fail after 15 s).
 	badgesMatch := func() {
 		t.Helper()
-		eventually(t, 15*time.Second, "both badges equal GET /notifications/counts", func() bool {
+		Eventually(t, 15*time.Second, "both badges equal GET /notifications/counts", func() bool {
 			want := fmt.Sprint(th.countsOf(t, user).Unread)
 			ok := true
 			for _, tab := range []*testbrowser.Driver{tab1, tab2} {
@@ -349,7 +349,7 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 
 	tab1.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	tab1.Send(t, `TEXT roomhub-inbox [part="item"] .meta | User 6, User 4 and 2 others`)
-	eventually(t, wait, "opening the bell marks everything seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	Eventually(t, Wait, "opening the bell marks everything seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
 
 	// Actions from the first tab, the second, and the API.
 	tab1.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Archive"]`, ids[0]))
@@ -365,7 +365,7 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	for _, tab := range []struct{ key, state string }{{"all", "visible"}, {"unread", "unread"}, {"archived", "archived"}} {
 		tab1.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [role="tab"][data-tab="%s"]`, tab.key))
 		var want, got string
-		eventually(t, 15*time.Second, "the page's "+tab.state+" list equals the API's", func() bool {
+		Eventually(t, 15*time.Second, "the page's "+tab.state+" list equals the API's", func() bool {
 			var ids []string
 			for _, n := range th.listOf(t, user, "state="+tab.state) {
 				ids = append(ids, n.NotificationID)

@@ -14,7 +14,7 @@ import (
 
 // fillInbox publishes n notifications to user through batches, newest last,
 // and returns their ids, newest first (the list's order).
-func (th *testHub) fillInbox(t *testing.T, user int64, n int) []string {
+func (th *Hub) fillInbox(t *testing.T, user int64, n int) []string {
 	t.Helper()
 	var ids []string
 	for done := 0; done < n; {
@@ -39,7 +39,7 @@ func (th *testHub) fillInbox(t *testing.T, user int64, n int) []string {
 // bulkUntilDone repeats one bulk call while it answers more, and returns how
 // many it changed and how many calls it took; each call changes at most
 // inbox.MaxBulkLook items.
-func (th *testHub) bulkUntilDone(t *testing.T, user int64, path, body string) (changed int64, calls int) {
+func (th *Hub) bulkUntilDone(t *testing.T, user int64, path, body string) (changed int64, calls int) {
 	t.Helper()
 	for calls = 1; ; calls++ {
 		if calls > 20 {
@@ -53,7 +53,7 @@ func (th *testHub) bulkUntilDone(t *testing.T, user int64, path, body string) (c
 			Changed, Marked int64
 			More            bool
 		}
-		remarshal(t, env.Result, &r)
+		Remarshal(t, env.Result, &r)
 		n := r.Changed + r.Marked
 		if n > inbox.MaxBulkLook {
 			t.Fatalf("%s %s: one call changed %d items, more than %d", path, body, n, inbox.MaxBulkLook)
@@ -72,7 +72,7 @@ func (th *testHub) bulkUntilDone(t *testing.T, user int64, path, body string) (c
 // started from the top each time would look at those forever). read-all is
 // bounded the same way. The counts equal the lists afterwards.
 func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 5000 })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 5000 })
 	const u = 95
 	const n = 1300
 	ids := th.fillInbox(t, u, n)
@@ -109,7 +109,7 @@ func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
 	}
 	// A list with a filter few items pass looks at a bounded number a page
 	// too: short (even empty) pages with hasMore, which page on to the end.
-	th.publish(t, 901, "comment.created", map[string]any{}) // no recipient: not in the inbox
+	th.Publish(t, 901, "comment.created", map[string]any{}) // no recipient: not in the inbox
 	code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, fmt.Sprintf(`{"action":"archive","notificationIds":[%q]}`, ids[n-1]))
 	if code != 200 {
 		t.Fatalf("archive the oldest: %d %+v", code, env)
@@ -120,7 +120,7 @@ func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
 	}
 	code, env = th.userDo(t, http.MethodGet, "/api/v1/notifications?state=archived&limit=10", u, "")
 	var page inbox.InboxPage
-	remarshal(t, env.Result, &page)
+	Remarshal(t, env.Result, &page)
 	if code != 200 || len(page.Notifications) != 0 || !page.HasMore || page.NextBefore == nil {
 		t.Fatalf("the first page of a filter only the oldest of 1,300 passes: %d %d items, hasMore %v, want an empty page with more", code, len(page.Notifications), page.HasMore)
 	}
@@ -129,7 +129,7 @@ func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
 // A bulk call spends from the user's request budget by the items it looked
 // at (a token per 100 beyond its own), not one token a call.
 func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
 		c.UserRequests = Budget{PerSec: 0.001, Burst: 5} // no token back within the test
 	})
 	const u = 96
@@ -153,10 +153,10 @@ func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
 // further scripts, the rest (hardening IV, 10: settle() woke or removed up
 // to 1,000 in one script).
 func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 96
 	// This test runs the timers job itself: the hub's waits for the lock.
-	testredis.Do(t, th.rdb, "SET", hub.LockKey("inbox-timers"), "the-test", "PX", "60000")
+	testredis.Do(t, th.Redis, "SET", hub.LockKey("inbox-timers"), "the-test", "PX", "60000")
 	// Far enough ahead that a loaded machine's batch of 500 is checked before
 	// it (each must lie in the future when published), near enough to wait for.
 	expires := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
@@ -170,7 +170,7 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 	if c := th.countsOf(t, u); c.Visible != 500 {
 		t.Fatalf("before they expire: %+v", c)
 	}
-	eventually(t, 15*time.Second, "the first chunk to expire", func() bool { return th.countsOf(t, u).Visible < 500 })
+	Eventually(t, 15*time.Second, "the first chunk to expire", func() bool { return th.countsOf(t, u).Visible < 500 })
 	if c := th.countsOf(t, u); c.Visible != 100 { // two scripts so far: the one that saw them go and this one
 		t.Fatalf("after two scripts: %d visible, want 100 (chunks of 200)", c.Visible)
 	}
@@ -188,7 +188,7 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 // results to unpack", REDIS5002).
 func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const user, items = 9, 250
 	events := make([]string, items)
 	for i := range events {
@@ -211,7 +211,7 @@ func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 	if c := th.countsOf(t, user); c.Visible != items || len(c.ByTag) != 8*items {
 		t.Fatalf("after unarchiving all: %d visible, %d tags counted; want %d and %d", c.Visible, len(c.ByTag), items, 8*items)
 	}
-	if err := th.rdb.Do(t.Context(), th.rdb.B().Del().Key(inbox.CountsKey(user)).Build()).Error(); err != nil {
+	if err := th.Redis.Do(t.Context(), th.Redis.B().Del().Key(inbox.CountsKey(user)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	th.notifyExtra(t, 70, "comment.created", "", user) // counts again from the items

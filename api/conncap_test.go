@@ -9,16 +9,16 @@ import (
 
 func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
 	rs := testredis.Start(t)
-	cfg := func(c *testConfig) { c.MaxConnectionsPerUser = 2 }
-	a, b := startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)
-	oldest := a.openStream(t, 76, 5, "")
-	eventually(t, wait, "first stream registered", func() bool {
+	cfg := func(c *Configs) { c.MaxConnectionsPerUser = 2 }
+	a, b := Start(t, rs.Addr(), cfg), Start(t, rs.Addr(), cfg)
+	oldest := a.OpenStream(t, 76, 5, "")
+	Eventually(t, Wait, "first stream registered", func() bool {
 		n, _ := testredis.Do(t, testredis.Client(t, rs.Addr()), "ZCARD", hub.UserConnsKey(5)).AsInt64()
 		return n == 1
 	})
-	second := a.openStream(t, 77, 5, "")
-	b.openStream(t, 78, 5, "")
-	rest := oldest.ended(t, wait)
+	second := a.OpenStream(t, 77, 5, "")
+	b.OpenStream(t, 78, 5, "")
+	rest := oldest.Ended(t, Wait)
 	if len(rest) == 0 || rest[len(rest)-1].Event != hub.EvictedEventType {
 		t.Fatalf("oldest stream ended with %+v, want system.evicted last", rest)
 	}
@@ -27,8 +27,8 @@ func TestConnectionCap_EvictsOldestOnOtherInstance(t *testing.T) {
 			t.Fatalf("system.evicted carries an id")
 		}
 	}
-	res := a.publish(t, 77, "comment.created", map[string]any{})
-	if f := second.next(t, wait); f.ID != res.StreamID {
+	res := a.Publish(t, 77, "comment.created", map[string]any{})
+	if f := second.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("the second stream must stay open: %+v", f)
 	}
 	if a.Hub.Metrics().Evictions.Get()+b.Hub.Metrics().Evictions.Get() != 1 {

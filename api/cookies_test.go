@@ -14,8 +14,8 @@ import (
 // the hub's own origin or an allowed one. A cross-site form or fetch
 // carries the cookie too.
 func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
-	tok := th.token(t, 71)
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	tok := th.Token(t, 71)
 	send := func(method, path, origin, site, body string, bearer bool) int {
 		t.Helper()
 		req, _ := http.NewRequest(method, th.URL+path, strings.NewReader(body))
@@ -30,7 +30,7 @@ func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
 		if site != "" {
 			req.Header.Set("Sec-Fetch-Site", site)
 		}
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,10 +65,10 @@ func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
 // stream and mark them present. An EventSource (Sec-Fetch-Mode: cors) of
 // the same site, or a bearer token, still opens one.
 func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.MaxConnectionsPerUser = 2 })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.MaxConnectionsPerUser = 2 })
 	const u = 72
-	tok := th.token(t, u)
-	real := th.openStream(t, 5, u, "")
+	tok := th.Token(t, u)
+	real := th.OpenStream(t, 5, u, "")
 	open := func(path string, hdr map[string]string) int {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
@@ -100,14 +100,14 @@ func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
 			}
 		}
 	}
-	code, env := th.get(t, "/api/v1/rooms/6/presence", th.token(t, 1))
+	code, env := th.Get(t, "/api/v1/rooms/6/presence", th.Token(t, 1))
 	var l hub.PresenceList
-	remarshal(t, env.Result, &l)
+	Remarshal(t, env.Result, &l)
 	if code != 200 || l.Count != 0 {
 		t.Fatalf("room 6 after refused opens: %d, %d online, want nobody", code, l.Count)
 	}
-	res := th.publish(t, 5, "comment.created", map[string]any{})
-	if f := real.next(t, wait); f.ID != res.StreamID {
+	res := th.Publish(t, 5, "comment.created", map[string]any{})
+	if f := real.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("the user's real stream after the refused opens: %+v, want the event (not evicted)", f)
 	}
 	// The site's own EventSource, and a bearer token, still open streams.

@@ -37,13 +37,13 @@ func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
 // cluster's every node).
 func randomLifecycle(t *testing.T, addrs []string, ops int) {
 	addr := addrs[0]
-	cfg := func(c *testConfig) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
+	cfg := func(c *Configs) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
 	var nodes []rueidis.Client
 	for _, a := range addrs {
 		nodes = append(nodes, testredis.NodeClient(t, a))
 	}
 	refuseInboxes(t, false, nodes...) // hubs[1] connects as the user that dies at times
-	hubs := []*testHub{startHub(t, addr, cfg), startHub(t, addr, func(c *testConfig) { cfg(c); c.RedisURL = dyingURL(false, addr) })}
+	hubs := []*Hub{Start(t, addr, cfg), Start(t, addr, func(c *Configs) { cfg(c); c.RedisURL = dyingURL(false, addr) })}
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("ROOMHUB_LIFECYCLE_SEED"), 10, 64); err == nil {
 		seed = v
@@ -65,7 +65,7 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 		refuseInboxes(t, true, nodes...)
 		defer refuseInboxes(t, false, nodes...)
 		body := fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52,%d]}`, witness)
-		if code, env := hubs[1].publishRaw(t, body); code < 500 {
+		if code, env := hubs[1].PublishRaw(t, body); code < 500 {
 			t.Fatalf("a publish through the dying instance: %d %+v", code, env)
 		}
 		died++
@@ -89,11 +89,11 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 				expires = time.Now().Add(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
 				extra += `,"expiresAt":"` + expires.UTC().Format(time.RFC3339Nano) + `"`
 			}
-			code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52],%s}`, extra))
+			code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":130,"eventType":"comment.created","data":{},"recipientIds":[50,51,52],%s}`, extra))
 			switch {
 			case code == 200:
 				var r hub.PublishResult
-				remarshal(t, env.Result, &r)
+				Remarshal(t, env.Result, &r)
 				known = append(known, "130:"+r.StreamID)
 			case env.Code == "NOTIF4091": // the same key with another body
 			case code == 400 && !expires.IsZero() && time.Now().After(expires): // a slow publish: its expiresAt passed first
@@ -133,8 +133,8 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 	dieOnce() // at least one, whatever the seed
 	// What the dying instance left undone, the sweep finishes: the outbox
 	// empties, and every planned inbox write is there.
-	eventually(t, 20*time.Second, "the outbox swept", func() bool {
-		n, _ := testredis.Do(t, hubs[0].rdb, "HLEN", hub.OutboxKey(130)).AsInt64()
+	Eventually(t, 20*time.Second, "the outbox swept", func() bool {
+		n, _ := testredis.Do(t, hubs[0].Redis, "HLEN", hub.OutboxKey(130)).AsInt64()
 		return n == 0
 	})
 	if got := hubs[0].listOf(t, witness, "state=all"); len(got) != died {

@@ -43,13 +43,13 @@ func deliveryBacklog(b *testing.B, instances int) {
 		handed.Add(1)
 	}))
 	defer gw.Close()
-	cfg := func(c *testConfig) {
+	cfg := func(c *Configs) {
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push"}, gw.URL
 		c.Delivery.Rules = fmt.Sprintf(`{"comment.created":{"push":{"afterSecs":%d}}}`, after)
 	}
-	var hubs []*testHub
+	var hubs []*Hub
 	for range instances {
-		hubs = append(hubs, startHub(b, rs.Addr(), cfg))
+		hubs = append(hubs, Start(b, rs.Addr(), cfg))
 	}
 	ids := make([]string, recipients)
 	for i := range ids {
@@ -58,7 +58,7 @@ func deliveryBacklog(b *testing.B, instances int) {
 	body := `{"roomId":7,"eventType":"comment.created","data":{"k":1},"recipientIds":[` + strings.Join(ids, ",") + `]}`
 	start := time.Now()
 	for range publishes {
-		if code, env := hubs[0].publishRaw(b, body); code != 200 {
+		if code, env := hubs[0].PublishRaw(b, body); code != 200 {
 			b.Fatalf("publish: %d %+v", code, env)
 		}
 	}

@@ -23,7 +23,7 @@ func plantDead(t *testing.T, rs *testredis.Server, user int64, nid string, ms in
 
 // deadPages lists every dead push delivery limit at a time, failing when
 // the pages do not end within the entries there are.
-func (th *testHub) deadPages(t *testing.T, limit, entries int) []delivery.Record {
+func (th *Hub) deadPages(t *testing.T, limit, entries int) []delivery.Record {
 	t.Helper()
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
 	var seen []delivery.Record
@@ -36,12 +36,12 @@ func (th *testHub) deadPages(t *testing.T, limit, entries int) []delivery.Record
 		if after != "" {
 			q += "&after=" + url.QueryEscape(after)
 		}
-		code, env := th.do(t, http.MethodGet, q, internal, "")
+		code, env := th.Do(t, http.MethodGet, q, internal, "")
 		if code != 200 {
 			t.Fatalf("%s: %d %+v", q, code, env)
 		}
 		var p delivery.DeadPage
-		remarshal(t, env.Result, &p)
+		Remarshal(t, env.Result, &p)
 		seen = append(seen, p.Deliveries...)
 		if p.NextAfter == nil {
 			return seen
@@ -68,7 +68,7 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 		plantDead(t, rs, u, nid, ms)
 		want[fmt.Sprintf("%d/%s", u, nid)] = true
 	}
-	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Delivery.Channels = []string{"push"} })
+	th := Start(t, rs.Addr(), func(c *Configs) { c.Delivery.Channels = []string{"push"} })
 	for _, limit := range []int{1, 7, 100, 1000} {
 		got := map[string]bool{}
 		for _, r := range th.deadPages(t, limit, len(want)) {
@@ -89,7 +89,7 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 	}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
 	for _, bad := range []string{"TmFOCjF8eA", "LUluZgoxfHg", "-1", "%00"} { // "NaN\n1|x", "-Inf\n1|x"
-		code, env := th.do(t, http.MethodGet, "/api/v1/internal/deliveries/dead?after="+bad, internal, "")
+		code, env := th.Do(t, http.MethodGet, "/api/v1/internal/deliveries/dead?after="+bad, internal, "")
 		if code != 400 || env.Code != "COMMON400" {
 			t.Fatalf("cursor %q: %d %+v, want 400 COMMON400", bad, code, env)
 		}
@@ -119,10 +119,10 @@ func TestDeliveryDead_StaleEntriesAreTrimmed(t *testing.T) {
 	if n := entries(); n != 41 {
 		t.Fatalf("planted %d entries, want 41", n)
 	}
-	th := startHub(t, rs.Addr(), func(c *testConfig) {
+	th := Start(t, rs.Addr(), func(c *Configs) {
 		c.Delivery.Channels, c.RecordTTL = []string{"push"}, 7*24*time.Hour
 	})
-	eventually(t, wait, "the stale entries trimmed", func() bool { return entries() == 1 })
+	Eventually(t, Wait, "the stale entries trimmed", func() bool { return entries() == 1 })
 	if seen := th.deadPages(t, 10, 1); len(seen) != 1 {
 		t.Fatalf("after the trim the list holds %v, want the fresh entry", seen)
 	}

@@ -20,7 +20,7 @@ func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
 	var ids []string
 	for range 5 {
 		ids = append(ids, th.notifyWith(t, 7, "", 1, 2))
@@ -61,13 +61,13 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 	})
 	// A lease of a minute: handed on by the lease running out, the call
 	// would come far past waitDelivery's bound.
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
 		c.Delivery.Timeout, c.LockTTL = 30*time.Second, time.Minute
 	})
-	a := startHubWith(t, rs.Addr(), cfg, nil)
+	a := StartWith(t, rs.Addr(), cfg, nil)
 	nid := a.notifyWith(t, 7, "", 1)
 	<-held
-	b := startHub(t, rs.Addr(), cfg)
+	b := Start(t, rs.Addr(), cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Hub.Close(ctx); err != nil {
@@ -102,13 +102,13 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 			}
 		}}
 	})
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
 		c.LockTTL, c.Delivery.Timeout = ttl, time.Minute
 	})
-	a := startHub(t, rs.Addr(), cfg)
-	startHub(t, rs.Addr(), cfg)
+	a := Start(t, rs.Addr(), cfg)
+	Start(t, rs.Addr(), cfg)
 	nid := a.notifyWith(t, 7, "", 9)
-	g.next(t, wait)
+	g.next(t, Wait)
 	a.waitDelivery(t, nid, 9, "push", "sent")
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("the gateway got %d calls for one hand-off held %v: the lease lapsed while it was held", n, 3*ttl)
@@ -145,7 +145,7 @@ func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
 			mu.Unlock()
 		}}
 	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *testConfig) {
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *Configs) {
 		c.Delivery.InflightBytes = budget
 	}))
 	pad := strings.Repeat("x", 60000)
@@ -153,12 +153,12 @@ func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
 	for i := range users {
 		users[i] = fmt.Sprint(1000 + i)
 	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":7,"eventType":"comment.created","data":{"pad":%q},"recipientIds":[%s]}`, pad, strings.Join(users, ",")))
+	code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":7,"eventType":"comment.created","data":{"pad":%q},"recipientIds":[%s]}`, pad, strings.Join(users, ",")))
 	if code != 200 {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	var r hub.PublishResult
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	for i := range users {
 		th.waitDelivery(t, "7:"+r.StreamID, int64(1000+i), "push", "sent")
 	}

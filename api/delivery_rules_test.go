@@ -23,12 +23,12 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	rules := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
-	cfg := func(c *testConfig) {
+	cfg := func(c *Configs) {
 		rules(c)
 		c.PresenceUserTTL = 3 * time.Second // the registry read every second
 	}
-	a := startHub(t, rs.Addr(), cfg)
-	b := startHub(t, rs.Addr(), cfg)
+	a := Start(t, rs.Addr(), cfg)
+	b := Start(t, rs.Addr(), cfg)
 	s := b.settledUserStream(t, 1)
 
 	nid := a.notifyWith(t, 7, "", 1, 2)
@@ -37,13 +37,13 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 		t.Fatalf("user 1 has a stream open on the other instance: %+v", r)
 	}
 	a.waitDelivery(t, nid, 2, "push", "sent")
-	if c := g.next(t, wait); c.Body.UserID != 2 {
+	if c := g.next(t, Wait); c.Body.UserID != 2 {
 		t.Fatalf("the gateway reached user %d", c.Body.UserID)
 	}
 
 	s.Close()
-	eventually(t, 5*time.Second, "the stream leaves user:online", func() bool {
-		n, err := testredis.Do(t, a.rdb, "ZCARD", hub.UserOnlineKey(1)).AsInt64()
+	Eventually(t, 5*time.Second, "the stream leaves user:online", func() bool {
+		n, err := testredis.Do(t, a.Redis, "ZCARD", hub.UserOnlineKey(1)).AsInt64()
 		return err == nil && n == 0
 	})
 	nid = a.notifyWith(t, 7, "", 1)
@@ -53,14 +53,14 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	// instance's lease has ended, and the claim forgets it. Either instance's
 	// worker may claim the delivery, with its own reading of the registry:
 	// both must have read it.
-	testredis.Do(t, a.rdb, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(time.Now().UnixMilli()-1000, 10), "killed")
-	testredis.Do(t, a.rdb, "ZADD", hub.UserOnlineKey(1), "+inf", "killed.c1")
-	eventually(t, 10*time.Second, "the killed instance known to both instances", func() bool {
+	testredis.Do(t, a.Redis, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(time.Now().UnixMilli()-1000, 10), "killed")
+	testredis.Do(t, a.Redis, "ZADD", hub.UserOnlineKey(1), "+inf", "killed.c1")
+	Eventually(t, 10*time.Second, "the killed instance known to both instances", func() bool {
 		return strings.Contains(a.Hub.DeadInstances(), "killed") && strings.Contains(b.Hub.DeadInstances(), "killed")
 	})
 	nid = a.notifyWith(t, 7, "", 1)
 	a.waitDelivery(t, nid, 1, "push", "sent")
-	if n, _ := testredis.Do(t, a.rdb, "ZCARD", hub.UserOnlineKey(1)).AsInt64(); n != 0 {
+	if n, _ := testredis.Do(t, a.Redis, "ZCARD", hub.UserOnlineKey(1)).AsInt64(); n != 0 {
 		t.Fatalf("user:online keeps %d streams of a dead instance", n)
 	}
 }
@@ -72,8 +72,8 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 	g := startGateway(t, nil)
 	// Due in 5 s: the seen lands first however slow the machine.
 	cfg := deliveryConfig(g, `{"comment.created":{"email":{"afterSecs":5,"unless":"seen"}}}`)
-	a := startHub(t, rs.Addr(), cfg)
-	b := startHub(t, rs.Addr(), cfg)
+	a := Start(t, rs.Addr(), cfg)
+	b := Start(t, rs.Addr(), cfg)
 	nid := a.notifyWith(t, 7, "", 1, 2)
 	if r := a.deliveriesOf(t, nid)["1/email"]; r.State != "scheduled" || r.DueAt == nil {
 		t.Fatalf("before it is due: %+v", r)
@@ -84,7 +84,7 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 		t.Fatalf("canceled for %q, want seen", str(r.Reason))
 	}
 	a.waitDelivery(t, nid, 2, "email", "sent")
-	if c := g.next(t, wait); c.Body.UserID != 2 {
+	if c := g.next(t, Wait); c.Body.UserID != 2 {
 		t.Fatalf("the gateway reached user %d", c.Body.UserID)
 	}
 	g.quiet(t, 500*time.Millisecond)
@@ -93,7 +93,7 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}},"like.toggled":{"push":{}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}},"like.toggled":{"push":{}}}`))
 	s := th.settingsOf(t, 1)
 	if len(s.Channels) != 2 || !s.Channels["push"].Enabled || !s.Channels["email"].Enabled || s.QuietHours != nil {
 		t.Fatalf("default settings: %+v", s)
@@ -142,7 +142,7 @@ func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 	lt := th.notifyExtra(t, 7, "like.toggled", `"severity":"critical"`, 1)
 	lid := fmt.Sprintf("7:%s", lt.StreamID)
 	th.waitDelivery(t, lid, 1, "push", "sent")
-	c := g.next(t, wait)
+	c := g.next(t, Wait)
 	if !strings.Contains(string(c.Body.Notifications[0]), `"eventType":"like.toggled"`) {
 		t.Fatalf("the push of a type muted in-app carries %s", c.Body.Notifications[0])
 	}
@@ -156,7 +156,7 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
 	loc, _ := time.LoadLocation("America/New_York")
 	now := time.Now().In(loc)
 	start, end := now.Add(-time.Hour), now.Add(2*time.Hour)
@@ -176,7 +176,7 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 	}
 	crit := th.notifyWith(t, 7, `"severity":"critical"`, 1)
 	th.waitDelivery(t, crit, 1, "push", "sent")
-	if c := g.next(t, wait); c.IdemKey != crit+"/1/push" {
+	if c := g.next(t, Wait); c.IdemKey != crit+"/1/push" {
 		t.Fatalf("the gateway got %s, want the critical one", c.IdemKey)
 	}
 	g.quiet(t, 300*time.Millisecond) // and nothing else
@@ -186,25 +186,25 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 // exactly.
 func TestDelivery_CapsAndDedupeHoldUnderConcurrency(t *testing.T) {
 	rs := testredis.Start(t)
-	capsAndDedupe(t, func(c *testConfig) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
+	capsAndDedupe(t, func(c *Configs) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
 }
 
-func capsAndDedupe(t *testing.T, redis func(*testConfig), addr string) {
+func capsAndDedupe(t *testing.T, redis func(*Configs), addr string) {
 	g := startGateway(t, nil)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *testConfig) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *Configs) {
 		c.Delivery.Caps = `{"push":{"perHour":10,"perDay":50}}`
 	})
-	a := startHub(t, addr, cfg)
-	b := startHub(t, addr, cfg)
+	a := Start(t, addr, cfg)
+	b := Start(t, addr, cfg)
 	var wg sync.WaitGroup
 	ids := make(chan string, 100)
 	errs := make(chan error, 100)
 	for i := range 50 {
 		wg.Add(2)
-		th := []*testHub{a, b}[i%2]
+		th := []*Hub{a, b}[i%2]
 		go func() {
 			defer wg.Done()
-			code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
+			code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
 				`{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[1]}`)
 			if err != nil || code != 200 {
 				errs <- fmt.Errorf("publish: %d %v %+v", code, err, env)
@@ -214,7 +214,7 @@ func capsAndDedupe(t *testing.T, redis func(*testConfig), addr string) {
 		}()
 		go func() {
 			defer wg.Done()
-			code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
+			code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
 				`{"roomId":8,"eventType":"like.toggled","data":{},"recipientIds":[1],"dedupeKey":"order-1"}`)
 			if err != nil || code != 200 {
 				errs <- fmt.Errorf("publish: %d %v %+v", code, err, env)
@@ -233,7 +233,7 @@ func capsAndDedupe(t *testing.T, redis func(*testConfig), addr string) {
 	for id := range ids {
 		nid, ch, _ := strings.Cut(id, "|")
 		var r string
-		eventually(t, 15*time.Second, "the delivery ends", func() bool {
+		Eventually(t, 15*time.Second, "the delivery ends", func() bool {
 			rec := a.deliveriesOf(t, nid)["1/"+ch]
 			r = rec.State + " " + str(rec.Reason)
 			return rec.State == "sent" || rec.State == "skipped"
@@ -258,12 +258,12 @@ func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	// A 5 s window: the three publishes fall in it however slow the machine.
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5}}}`))
 	var ids []string
 	for range 3 {
 		ids = append(ids, th.notifyWith(t, 7, "", 1))
 	}
-	c := g.next(t, wait)
+	c := g.next(t, Wait)
 	if c.IdemKey != ids[0]+"/1/email" || len(c.Body.Notifications) != 3 {
 		t.Fatalf("the digest: key %s, %d items", c.IdemKey, len(c.Body.Notifications))
 	}
@@ -283,16 +283,16 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
 		c.RecordTTL = time.Second
 	}))
 	nid := th.notifyWith(t, 7, "", 1)
 	th.waitDelivery(t, nid, 1, "push", "sent")
-	eventually(t, 5*time.Second, "the record expires", func() bool { return len(th.deliveriesOf(t, nid)) == 0 })
+	Eventually(t, 5*time.Second, "the record expires", func() bool { return len(th.deliveriesOf(t, nid)) == 0 })
 	// The next claim of the user drops the record from Redis too.
 	other := th.notifyWith(t, 7, "", 1)
 	th.waitDelivery(t, other, 1, "push", "sent")
-	if got, err := testredis.Do(t, th.rdb, "HEXISTS", delivery.RecordsKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
+	if got, err := testredis.Do(t, th.Redis, "HEXISTS", delivery.RecordsKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
 		t.Fatalf("an expired record is still in Redis: %d %v", got, err)
 	}
 }
@@ -300,7 +300,7 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
 	for _, extra := range []string{
 		`"delivery":{"sms":{}}`,
 		`"delivery":{"push":{"later":1}}`,
@@ -312,12 +312,12 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 		`"dedupeKey":"a b"`,
 		`"dedupeKey":"k","dedupeWindowSecs":604801`,
 	} {
-		code, env := th.publishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[1],`+extra+`}`)
+		code, env := th.PublishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[1],`+extra+`}`)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("publish with %s: %d %+v, want 400 COMMON400", extra, code, env)
 		}
 	}
-	if code, _ := th.publishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"delivery":{"push":{}}}`); code != 400 {
+	if code, _ := th.PublishRaw(t, `{"roomId":7,"eventType":"comment.created","data":{},"delivery":{"push":{}}}`); code != 400 {
 		t.Errorf("delivery without recipientIds: %d, want 400", code)
 	}
 	// {} replaces the rules with none; a publish's own rule replaces them.
@@ -349,19 +349,19 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 		}
 		return gatewayAnswer{status: 200}
 	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5,"unless":"read"}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5,"unless":"read"}}}`))
 	var ids []string
 	for range 3 {
 		ids = append(ids, th.notifyWith(t, 7, "", 1))
 	}
-	first := g.next(t, wait)
+	first := g.next(t, Wait)
 	<-held
 	if len(first.Body.Notifications) != 3 || first.IdemKey != ids[0]+"/1/email" {
 		t.Fatalf("the first attempt: key %s, %d items", first.IdemKey, len(first.Body.Notifications))
 	}
 	th.markRead(t, 1, ids[0])
 	close(release)
-	retry := g.next(t, wait)
+	retry := g.next(t, Wait)
 	if retry.IdemKey != first.IdemKey || len(retry.Body.Notifications) != 2 || retry.Body.Attempt != 2 {
 		t.Fatalf("the retry: key %s (first %s), %d items, attempt %d; want the first key, 2 items, attempt 2",
 			retry.IdemKey, first.IdemKey, len(retry.Body.Notifications), retry.Body.Attempt)
@@ -373,13 +373,13 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 }
 
 // settingsOf reads GET /notifications/settings.
-func (th *testHub) settingsOf(t testing.TB, user int64) settingsBody {
+func (th *Hub) settingsOf(t testing.TB, user int64) settingsBody {
 	t.Helper()
 	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
 	if code != 200 {
 		t.Fatalf("GET settings: %d %+v", code, env)
 	}
 	var s settingsBody
-	remarshal(t, env.Result, &s)
+	Remarshal(t, env.Result, &s)
 	return s
 }

@@ -125,8 +125,8 @@ func (g *testGateway) quiet(t testing.TB, d time.Duration) {
 
 // deliveryConfig configures channels push and email with rules, the
 // gateway, and quick retries.
-func deliveryConfig(g *testGateway, rules string, more ...func(*testConfig)) func(*testConfig) {
-	return func(c *testConfig) {
+func deliveryConfig(g *testGateway, rules string, more ...func(*Configs)) func(*Configs) {
+	return func(c *Configs) {
 		c.Delivery.Channels = []string{"push", "email"}
 		c.Delivery.Rules = rules
 		c.Delivery.SinkURL = g.URL
@@ -139,15 +139,15 @@ func deliveryConfig(g *testGateway, rules string, more ...func(*testConfig)) fun
 }
 
 // deliveriesOf reads a notification's deliveries, by "<user>/<channel>".
-func (th *testHub) deliveriesOf(t testing.TB, nid string) map[string]delivery.Record {
+func (th *Hub) deliveriesOf(t testing.TB, nid string) map[string]delivery.Record {
 	t.Helper()
-	code, env := th.do(t, http.MethodGet, "/api/v1/internal/notifications/"+url.PathEscape(nid)+"/deliveries",
+	code, env := th.Do(t, http.MethodGet, "/api/v1/internal/notifications/"+url.PathEscape(nid)+"/deliveries",
 		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
 	if code != 200 {
 		t.Fatalf("deliveries of %s: %d %+v", nid, code, env)
 	}
 	var r struct{ Deliveries []delivery.Record }
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	out := map[string]delivery.Record{}
 	for _, d := range r.Deliveries {
 		out[fmt.Sprintf("%d/%s", d.UserID, d.Channel)] = d
@@ -156,7 +156,7 @@ func (th *testHub) deliveriesOf(t testing.TB, nid string) map[string]delivery.Re
 }
 
 // waitDelivery waits until the delivery of nid to user on ch is in state.
-func (th *testHub) waitDelivery(t testing.TB, nid string, user int64, ch, state string) delivery.Record {
+func (th *Hub) waitDelivery(t testing.TB, nid string, user int64, ch, state string) delivery.Record {
 	t.Helper()
 	var last delivery.Record
 	deadline := time.Now().Add(15 * time.Second)
@@ -182,7 +182,7 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := startHub(t, rs.Addr(), deliveryConfig(g,
+	th := Start(t, rs.Addr(), deliveryConfig(g,
 		// The e-mail waits 4 s, so user 2's read lands before it is due
 		// however slow the machine (1 s was not always enough).
 		`{"comment.created":{"push":{"afterSecs":0},"email":{"afterSecs":4,"unless":"read"}}}`))
@@ -224,13 +224,13 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 	if sent.Attempts != 1 || sent.DueAt != nil || sent.LastErrorCode != nil {
 		t.Fatalf("a sent record: %+v", sent)
 	}
-	if v := metricValue(t, th, `deliveries_total{channel="push",state="sent",reason=""}`); v != "2" {
+	if v := MetricValue(t, th, `deliveries_total{channel="push",state="sent",reason=""}`); v != "2" {
 		t.Fatalf("pushes sent counted %s, want 2", v)
 	}
 }
 
 // markRead sends PATCH /notifications/{id}/read.
-func (th *testHub) markRead(t testing.TB, user int64, id string) {
+func (th *Hub) markRead(t testing.TB, user int64, id string) {
 	t.Helper()
 	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+url.PathEscape(id)+"/read", user, ""); code != 200 {
 		t.Fatalf("read %s: %d %+v", id, code, env)
@@ -280,7 +280,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		}
 		return gatewayAnswer{status: 202}
 	})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
 		// The 2 s timeout of deliveryConfig: shorter, a busy machine made
 		// the gateway's quick answers time out too.
 		c.Delivery.MaxAttempts = 3
@@ -322,7 +322,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 	if redirected != 0 {
 		t.Errorf("the redirect was followed %d times", redirected)
 	}
-	if v := metricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
+	if v := MetricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
 		t.Errorf("dead deliveries counted %s, want 4", v)
 	}
 }
@@ -331,7 +331,7 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 503})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testConfig) {
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
 		c.Delivery.MaxAttempts = 100
 	}))
 	var ids []string
@@ -362,7 +362,7 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 400, body: `{"errorCode":"INVALID_ARGUMENT"}`})
-	th := startHub(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
+	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
 	nid := th.notifyWith(t, 7, "", 1, 2, 3)
 	for u := int64(1); u <= 3; u++ {
 		th.waitDelivery(t, nid, u, "push", "dead")
@@ -379,15 +379,15 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("dead push deliveries listed: %v, want 3", seen)
 	}
-	if code, _ := th.do(t, http.MethodGet, "/api/v1/internal/deliveries/dead?after=nonsense!", internal, ""); code != 400 {
+	if code, _ := th.Do(t, http.MethodGet, "/api/v1/internal/deliveries/dead?after=nonsense!", internal, ""); code != 400 {
 		t.Fatalf("a bad cursor: %d, want 400", code)
 	}
-	if code, _ := th.do(t, http.MethodGet, "/api/v1/internal/deliveries/dead", nil, ""); code != 401 {
+	if code, _ := th.Do(t, http.MethodGet, "/api/v1/internal/deliveries/dead", nil, ""); code != 401 {
 		t.Fatalf("dead deliveries without the internal key: %d, want 401", code)
 	}
 
 	heal()
-	code, env := th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"userId":2,"channel":"email"}`)
+	code, env := th.Do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"userId":2,"channel":"email"}`)
 	if code != 200 {
 		t.Fatalf("redrive: %d %+v", code, env)
 	}
@@ -395,7 +395,7 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 		Requeued int
 		More     bool
 	}
-	remarshal(t, env.Result, &res)
+	Remarshal(t, env.Result, &res)
 	if res.Requeued != 1 || res.More {
 		t.Fatalf("redrive of one: %+v", res)
 	}
@@ -409,15 +409,15 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	// "Everything" must be said: nothing named, a typo, or all beside a
 	// filter re-sends nothing.
 	for _, bad := range []string{``, `{}`, `null`, `{"userIds":[1]}`, `{"all":false}`, `{"all":true,"userId":1}`, `{"channel":"push","user":1}`} {
-		if code, env := th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, bad); code != 400 || env.Code != "COMMON400" {
+		if code, env := th.Do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, bad); code != 400 || env.Code != "COMMON400" {
 			t.Fatalf("redrive %s: %d %+v, want 400 COMMON400", bad, code, env)
 		}
 	}
 	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
 		t.Fatalf("user 1's email is %s after refused redrives", got)
 	}
-	code, env = th.do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"all":true}`)
-	remarshal(t, env.Result, &res)
+	code, env = th.Do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"all":true}`)
+	Remarshal(t, env.Result, &res)
 	if code != 200 || res.Requeued != 5 {
 		t.Fatalf("redrive of all: %d %+v", code, res)
 	}

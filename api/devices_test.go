@@ -21,18 +21,18 @@ func fcmToken(n int) string  { return fmt.Sprintf("fcm-token:%04d_%s", n, string
 func apnsToken(n int) string { return fmt.Sprintf("%064x", n) }
 
 // devicesOf lists user's devices by their route.
-func (th *testHub) devicesOf(t *testing.T, user int64) []push.Device {
+func (th *Hub) devicesOf(t *testing.T, user int64) []push.Device {
 	t.Helper()
 	code, env := th.userDo(t, http.MethodGet, "/api/v1/push/devices", user, "")
 	if code != 200 {
 		t.Fatalf("GET devices: %d %+v", code, env)
 	}
 	var out struct{ Devices []push.Device }
-	remarshal(t, env.Result, &out)
+	Remarshal(t, env.Result, &out)
 	return out.Devices
 }
 
-func (th *testHub) register(t *testing.T, user int64, body string) {
+func (th *Hub) register(t *testing.T, user int64, body string) {
 	t.Helper()
 	if code, env := th.userDo(t, http.MethodPost, "/api/v1/push/devices", user, body); code != 200 || env.Result.(map[string]any)["registered"] != true {
 		t.Fatalf("register %s: %d %+v", body, code, env)
@@ -57,7 +57,7 @@ func byPlatform(ds []push.Device) (n map[string]int, on map[string]bool) {
 // their consent outlives the SDK's refresh of the subscription.
 func TestDevices_Routes(t *testing.T) {
 	rs := testredis.Start(t)
-	off := startHub(t, rs.Addr(), nil)
+	off := Start(t, rs.Addr(), nil)
 	if code, env := off.userDo(t, http.MethodGet, "/api/v1/push/devices", 7, ""); code != 404 || env.Code != "COMMON404" {
 		t.Fatalf("with no push channel: %d %+v, want 404", code, env)
 	}
@@ -151,7 +151,7 @@ func TestDevices_Routes(t *testing.T) {
 	if _, first := on[push.DeviceID("fcm", fcmToken(2))]; n["fcm"] != push.MaxPerPlatform || n["apns"] != 1 || first {
 		t.Fatalf("after 11 fcm tokens: %v (the first kept: %v)", n, first)
 	}
-	if v := metricValue(t, a, `push_devices{platform="fcm"}`); v != "10" {
+	if v := MetricValue(t, a, `push_devices{platform="fcm"}`); v != "10" {
 		t.Fatalf("push_devices{platform=fcm} = %s, want 10", v)
 	}
 
@@ -174,10 +174,10 @@ func TestDevices_Routes(t *testing.T) {
 	if del(7, "apns", apnsToken(1)) != false || del(8, "apns", apnsToken(1)) != true || del(8, "apns", apnsToken(1)) != false {
 		t.Fatal("DELETE: another's token, one's own, one's own again: want false, true, false")
 	}
-	if v := metricValue(t, b, `push_devices{platform="apns"}`); v != "0" { // b deleted it: a reads it within 15 s
+	if v := MetricValue(t, b, `push_devices{platform="apns"}`); v != "0" { // b deleted it: a reads it within 15 s
 		t.Fatalf("push_devices{platform=apns} = %s, want 0", v)
 	}
-	keys, _ := a.rdb.Do(t.Context(), a.rdb.B().Hlen().Key(push.DevicesKey(8)).Build()).AsInt64()
+	keys, _ := a.Redis.Do(t.Context(), a.Redis.B().Hlen().Key(push.DevicesKey(8)).Build()).AsInt64()
 	if keys != 0 {
 		t.Fatalf("user 8's devices hash holds %d after the delete", keys)
 	}
@@ -235,7 +235,7 @@ func TestDevices_KeptForDeviceTTL(t *testing.T) {
 	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
 	const want = 270 * 24 * time.Hour // FCM's own
 	for _, key := range []string{push.DevicesKey(7), push.DeviceOwnerKey("fcm", fcmToken(1))} {
-		ms, err := th.rdb.Do(t.Context(), th.rdb.B().Pttl().Key(key).Build()).AsInt64()
+		ms, err := th.Redis.Do(t.Context(), th.Redis.B().Pttl().Key(key).Build()).AsInt64()
 		if err != nil || ms < (want-time.Hour).Milliseconds() || ms > want.Milliseconds() {
 			t.Fatalf("%s lives %v, want %v", key, time.Duration(ms)*time.Millisecond, want)
 		}
@@ -243,10 +243,10 @@ func TestDevices_KeptForDeviceTTL(t *testing.T) {
 }
 
 // ownerKeys counts the owner keys of phones and browsers in th's Redis.
-func ownerKeys(t *testing.T, th *testHub) (devices, browsers int) {
+func ownerKeys(t *testing.T, th *Hub) (devices, browsers int) {
 	t.Helper()
 	for pattern, n := range map[string]*int{"push:device:owner:*": &devices, "push:owner:*": &browsers} {
-		keys, err := th.rdb.Do(t.Context(), th.rdb.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+		keys, err := th.Redis.Do(t.Context(), th.Redis.B().Keys().Pattern(pattern).Build()).AsStrSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,8 +282,8 @@ func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
 	}
 	th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(push.MaxNewTokens)+`"}`) // held already: not new
 	req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/push/devices", strings.NewReader(`{"platform":"apns","token":"`+apnsToken(999)+`"}`))
-	req.Header.Set("Authorization", "Bearer "+th.token(t, 7))
-	resp, err := httpClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+th.Token(t, 7))
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a new token past the day's budget: %d (Retry-After %q), want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if n, _ := th.rdb.Do(t.Context(), th.rdb.B().Exists().Key(push.DeviceOwnerKey("apns", apnsToken(999))).Build()).AsInt64(); n != 0 {
+	if n, _ := th.Redis.Do(t.Context(), th.Redis.B().Exists().Key(push.DeviceOwnerKey("apns", apnsToken(999))).Build()).AsInt64(); n != 0 {
 		t.Fatal("a refused registration left an owner key")
 	}
 }
@@ -307,9 +307,9 @@ func TestDevices_OneTokenIsOneUsersUnderRaces(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for j, u := range []int64{int64(1000 + 2*i), int64(1001 + 2*i)} {
-			hdr := map[string]string{"Authorization": "Bearer " + th.token(t, u), "Content-Type": "application/json"}
+			hdr := map[string]string{"Authorization": "Bearer " + th.Token(t, u), "Content-Type": "application/json"}
 			wg.Go(func() {
-				code, env, err := th.tryDo(http.MethodPost, "/api/v1/push/devices", hdr, `{"platform":"fcm","token":"`+tok+`"}`)
+				code, env, err := th.TryDo(http.MethodPost, "/api/v1/push/devices", hdr, `{"platform":"fcm","token":"`+tok+`"}`)
 				if err == nil && code != 200 {
 					err = fmt.Errorf("register: %d %+v", code, env)
 				}

@@ -30,13 +30,13 @@ func TestBrowser_WebReadmeSDKSnippetRunsAsPrinted(t *testing.T) {
 		t.Fatalf("web/README.md's first html snippet is not the SDK one this test knows:\n%s", snippet)
 	}
 	const user = 21
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	hubURL, _ := url.Parse(th.URL)
 	toHub := httputil.NewSingleHostReverseProxy(hubURL)
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/my/token":
-			_, _ = io.WriteString(w, th.token(t, user))
+			_, _ = io.WriteString(w, th.Token(t, user))
 		case "/":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"></head>
@@ -63,21 +63,21 @@ const banner = (m) => note('banner', m), debug = (type) => note('debug', type), 
 				d.Send(t, "EVAL window.__seen")["value"], d.Send(t, "EVAL badge.textContent")["value"])
 		}
 	})
-	eventually(t, 15*time.Second, "the snippet run to its end (like.toggled muted)", func() bool {
+	Eventually(t, 15*time.Second, "the snippet run to its end (like.toggled muted)", func() bool {
 		return slices.Contains(th.settingsOf(t, user).MutedEventTypes, "like.toggled")
 	})
 	if c := th.countsOf(t, user); c.Unread != 0 {
 		t.Fatalf("%s unread (%+v) after the snippet's markRead and markAllRead", first, c)
 	}
-	eventually(t, 15*time.Second, "the room's stream open", func() bool {
+	Eventually(t, 15*time.Second, "the room's stream open", func() bool {
 		return d.Send(t, "EVAL document.getElementById('status').textContent")["value"] == "open"
 	})
-	th.publish(t, 42, "comment.created", map[string]any{"text": "hi"})
+	th.Publish(t, 42, "comment.created", map[string]any{"text": "hi"})
 	th.notify(t, 43, "comment.created", user)
 	seen := func(want string) bool {
 		return d.Send(t, fmt.Sprintf("EVAL window.__seen.some((s) => s.startsWith(%q))", want))["value"] == true
 	}
-	eventually(t, 15*time.Second, "the room's event shown, the notification listed and counted", func() bool {
+	Eventually(t, 15*time.Second, "the room's event shown, the notification listed and counted", func() bool {
 		return seen(`show comment {"text":"hi"`) && seen("debug comment.created") && seen("list comment.created") &&
 			d.Send(t, "EVAL document.getElementById('badge').textContent")["value"] == "1"
 	})
@@ -100,7 +100,7 @@ func TestDocs_DeviceRegistrationRequestAsPrinted(t *testing.T) {
 	const user = 31
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
 	body = strings.Replace(body, "<FCM registration token>", fcmToken(1), 1)
-	code, env := th.do(t, method, path, map[string]string{"Authorization": "Bearer " + th.token(t, user)}, body)
+	code, env := th.Do(t, method, path, map[string]string{"Authorization": "Bearer " + th.Token(t, user)}, body)
 	ds := th.devicesOf(t, user)
 	if code != http.StatusOK || len(ds) != 1 || ds[0].Platform != "fcm" || ds[0].Label != "Pixel 9" || !ds[0].Enabled {
 		t.Fatalf("the printed request: %d %+v; devices %+v", code, env, ds)

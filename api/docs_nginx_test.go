@@ -39,7 +39,7 @@ func TestDocs_NginxSnippetProxiesStreams(t *testing.T) {
 	if !strings.Contains(location, "location /api/v1/") || !strings.Contains(location, "proxy_pass http://roomhub;") {
 		t.Fatalf("README's nginx snippet is not the one this test knows:\n%s", location)
 	}
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	dir, addr := t.TempDir(), ports.Addr(t)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
@@ -73,7 +73,7 @@ http {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	base := "http://" + addr
-	eventually(t, 15*time.Second, "nginx answering", func() bool {
+	Eventually(t, 15*time.Second, "nginx answering", func() bool {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -87,12 +87,12 @@ http {
 		resp.Body.Close()
 		return true
 	})
-	s := openSSE(t, base+"/api/v1/rooms/42/stream", th.token(t, 3), "")
-	if f := s.nextPresence(t, 10*time.Second); !strings.Contains(f.Data, `"joined":3`) {
+	s := OpenSSE(t, base+"/api/v1/rooms/42/stream", th.Token(t, 3), "")
+	if f := s.NextPresence(t, 10*time.Second); !strings.Contains(f.Data, `"joined":3`) {
 		t.Fatalf("presence through nginx: %+v", f)
 	}
-	th.publish(t, 42, "comment.created", map[string]any{"text": "through nginx"})
-	if f := s.next(t, 10*time.Second); f.Event != "comment.created" || !strings.Contains(f.Data, "through nginx") {
+	th.Publish(t, 42, "comment.created", map[string]any{"text": "through nginx"})
+	if f := s.Next(t, 10*time.Second); f.Event != "comment.created" || !strings.Contains(f.Data, "through nginx") {
 		t.Fatalf("the event through nginx: %+v", f)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestPlatform_ErrorsAreJSON(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
 	big := `{"roomId":1,"eventType":"comment.created","data":{"x":"` + strings.Repeat("a", 70000) + `"}}`
 	for _, tc := range []struct {
@@ -34,7 +34,7 @@ func TestPlatform_ErrorsAreJSON(t *testing.T) {
 		{"dev token without user", "GET", "/dev/token", nil, "", 400, "COMMON400"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, env := th.do(t, tc.method, tc.path, tc.hdr, tc.body)
+			code, env := th.Do(t, tc.method, tc.path, tc.hdr, tc.body)
 			if code != tc.status || env.Code != tc.code || env.IsSuccess || env.Result != nil || env.Message == "" {
 				t.Fatalf("got %d %+v, want %d %s", code, env, tc.status, tc.code)
 			}
@@ -43,10 +43,10 @@ func TestPlatform_ErrorsAreJSON(t *testing.T) {
 }
 
 func TestPlatform_RoomIDValidation(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	tok := th.token(t, 1)
+	th := Start(t, testredis.Start(t).Addr(), nil)
+	tok := th.Token(t, 1)
 	for _, id := range []string{"0", "-1", "abc", "1.5", "99999999999999999999", "%201"} {
-		code, env := th.get(t, "/api/v1/rooms/"+id+"/events?since=0", tok)
+		code, env := th.Get(t, "/api/v1/rooms/"+id+"/events?since=0", tok)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("roomId %q: %d %s, want 400 COMMON400", id, code, env.Code)
 		}
@@ -54,8 +54,8 @@ func TestPlatform_RoomIDValidation(t *testing.T) {
 }
 
 func TestPlatform_HealthAndMetrics(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	code, env := th.get(t, "/health", "")
+	th := Start(t, testredis.Start(t).Addr(), nil)
+	code, env := th.Get(t, "/health", "")
 	res, _ := env.Result.(map[string]any)
 	if code != 200 || env.Code != "COMMON200" || res["status"] != "healthy" || res["redisConnected"] != true {
 		t.Fatalf("health: %d %+v", code, env)

@@ -17,24 +17,24 @@ import (
 
 func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 	rs := testredis.Start(t)
-	real := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.JWTSecret = testSecret })
+	real := StartWith(t, rs.Addr(), nil, func(c *Config) { c.JWTSecret = TestSecret })
 	for _, r := range [][2]string{{http.MethodGet, "/dev/token?userId=1"}, {http.MethodPost, "/dev/publish"}} {
-		if code, env := real.do(t, r[0], r[1], nil, "{}"); code != 404 || env.Code != "COMMON404" {
+		if code, env := real.Do(t, r[0], r[1], nil, "{}"); code != 404 || env.Code != "COMMON404" {
 			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
 		}
 	}
-	dev := startHub(t, rs.Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
-	code, env := dev.do(t, http.MethodGet, "/dev/token?userId=1&rooms=5,6", nil, "")
+	dev := Start(t, rs.Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
+	code, env := dev.Do(t, http.MethodGet, "/dev/token?userId=1&rooms=5,6", nil, "")
 	if code != 200 {
 		t.Fatalf("dev token with the dev secret: %d", code)
 	}
 	tok := env.Result.(map[string]any)["token"].(string)
 	for room, want := range map[int]int{5: 200, 6: 200, 7: 403} {
-		if code, _ := dev.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", room), tok); code != want {
+		if code, _ := dev.Get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0", room), tok); code != want {
 			t.Errorf("dev token with rooms=5,6 on room %d: %d, want %d", room, code, want)
 		}
 	}
-	if code, _ := dev.do(t, http.MethodGet, "/dev/token?userId=1&rooms=x", nil, ""); code != 400 {
+	if code, _ := dev.Do(t, http.MethodGet, "/dev/token?userId=1&rooms=x", nil, ""); code != 400 {
 		t.Errorf("rooms=x: %d, want 400", code)
 	}
 }
@@ -42,9 +42,9 @@ func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 // httpSeries counts the series of the HTTP metrics: requests by method, route
 // and status, and duration histograms by route (their buckets apart, which are
 // bounded by the histogram itself).
-func httpSeries(t *testing.T, th *testHub) int {
+func httpSeries(t *testing.T, th *Hub) int {
 	t.Helper()
-	resp, err := httpClient.Get(th.URL + "/metrics")
+	resp, err := HTTPClient.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,10 @@ func httpSeries(t *testing.T, th *testHub) int {
 }
 
 func TestHardening_RandomMethodsAndPathsDoNotGrowMetrics(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	send := func(method, path string) {
 		req, _ := http.NewRequest(method, th.URL+path, nil)
-		if resp, err := httpClient.Do(req); err == nil {
+		if resp, err := HTTPClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}
@@ -85,7 +85,7 @@ func TestHardening_RandomMethodsAndPathsDoNotGrowMetrics(t *testing.T) {
 // Every HTML answer carries the CSP with frame-ancestors 'none', the demo
 // page under /static/ too.
 func TestHardening_EveryHTMLAnswerHasTheCSP(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	for _, path := range []string{"/", "/static/", "/static/index.html", "/static/roomhub.js"} {
 		resp, err := http.Get(th.URL + path)
 		if err != nil {
@@ -118,7 +118,7 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 	}
 
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.MetricsAddr = "127.0.0.1:9" })
+	th := StartWith(t, rs.Addr(), nil, func(c *Config) { c.MetricsAddr = "127.0.0.1:9" })
 	resp, err := http.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Fatalf("/metrics on the main port with METRICS_ADDR set: %d, want 404", resp.StatusCode)
 	}
-	apart := httptest.NewServer(th.api.MetricsHandler())
+	apart := httptest.NewServer(th.API.MetricsHandler())
 	t.Cleanup(apart.Close)
 	resp, err = http.Get(apart.URL + "/metrics")
 	if err != nil {
@@ -152,7 +152,7 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 	}
 	before, start := pings(), time.Now()
 	for range 50 {
-		if code, _ := th.get(t, "/health", ""); code != 200 {
+		if code, _ := th.Get(t, "/health", ""); code != 200 {
 			t.Fatalf("health: %d", code)
 		}
 	}
@@ -164,9 +164,9 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 // HEAD on the static files answers as GET without the body (a CDN, a
 // service worker's update check; issue 43, 8).
 func TestStatic_HeadAnswers(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	req, _ := http.NewRequest(http.MethodHead, th.URL+"/static/roomhub-sw.js", nil)
-	resp, err := httpClient.Do(req)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 //	go test -run '^$' -bench FanOut_HoldsRedis -benchtime 1x ./api/
 func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 	rs := testredis.Start(b)
-	th := startHub(b, rs.Addr(), nil)
+	th := Start(b, rs.Addr(), nil)
 	rdb := testredis.Client(b, rs.Addr())
 	testredis.Do(b, rdb, "CONFIG", "SET", "slowlog-log-slower-than", "1000")
 	testredis.Do(b, rdb, "CONFIG", "SET", "slowlog-max-len", "100000")
@@ -46,12 +46,12 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 	}{
 		{"idle", func() { time.Sleep(2 * time.Second) }},
 		{"publish_10000", func() {
-			if code, env := th.do(b, http.MethodPost, "/api/v1/notifications/publish", key, big); code != 200 {
+			if code, env := th.Do(b, http.MethodPost, "/api/v1/notifications/publish", key, big); code != 200 {
 				b.Fatalf("publish: %d %+v", code, env)
 			}
 		}},
 		{"batch_500x100", func() {
-			if code, env := th.do(b, http.MethodPost, "/api/v1/notifications/publish/batch", key, batch); code != 200 {
+			if code, env := th.Do(b, http.MethodPost, "/api/v1/notifications/publish/batch", key, batch); code != 200 {
 				b.Fatalf("batch: %d %+v", code, env)
 			}
 		}},
@@ -59,7 +59,7 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 		b.Run(shape.name, func(b *testing.B) {
 			for range b.N {
 				testredis.Do(b, rdb, "SLOWLOG", "RESET")
-				tok := th.token(b, 999999)
+				tok := th.Token(b, 999999)
 				stop := make(chan struct{})
 				var lat []time.Duration
 				var wg sync.WaitGroup
@@ -73,7 +73,7 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 						default:
 						}
 						start := time.Now()
-						if code, _, err := th.tryDo(http.MethodGet, "/api/v1/notifications/unread", map[string]string{"Authorization": "Bearer " + tok}, ""); err == nil && code == 200 {
+						if code, _, err := th.TryDo(http.MethodGet, "/api/v1/notifications/unread", map[string]string{"Authorization": "Bearer " + tok}, ""); err == nil && code == 200 {
 							lat = append(lat, time.Since(start))
 						}
 					}
@@ -122,7 +122,7 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 //	go test -run '^$' -bench FanOut_HTTP1000 -benchtime 30x ./api/
 func BenchmarkFanOut_HTTP1000(b *testing.B) {
 	rs := testredis.Start(b)
-	th := startHub(b, rs.Addr(), nil)
+	th := Start(b, rs.Addr(), nil)
 	rdb := testredis.Client(b, rs.Addr())
 	ids := make([]string, 1000)
 	for i := range ids {
@@ -132,7 +132,7 @@ func BenchmarkFanOut_HTTP1000(b *testing.B) {
 	publish := func(i int) time.Duration {
 		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"text":"all hands"},"recipientIds":[%s]}`, 1000+i, strings.Join(ids, ","))
 		start := time.Now()
-		if code, env := th.do(b, http.MethodPost, "/api/v1/notifications/publish", key, body); code != 200 {
+		if code, env := th.Do(b, http.MethodPost, "/api/v1/notifications/publish", key, body); code != 200 {
 			b.Fatalf("publish: %d %+v", code, env)
 		}
 		return time.Since(start)

@@ -15,16 +15,16 @@ import (
 
 // startFCMHub is a hub with the fcm channel on, sending to the stand-in
 // (its key, its URL, its certificate trusted), retrying fast.
-func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*testConfig)) *testHub {
+func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*Configs)) *Hub {
 	t.Helper()
-	return startHubFull(t, addr, func(c *testConfig) {
+	return StartFull(t, addr, func(c *Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"fcm"}, `{"comment.created":{"fcm":{"afterSecs":0}}}`
 		c.FCM.Credentials, c.FCM.BaseURL = fs.Key(), fs.URL
 		c.Delivery.Backoff, c.Delivery.Timeout = 100*time.Millisecond, 2*time.Second
 		if more != nil {
 			more(c)
 		}
-	}, nil, hubExtras{pushTLS: fs.Client().Transport.(*http.Transport).TLSClientConfig})
+	}, nil, Extras{PushTLS: fs.Client().Transport.(*http.Transport).TLSClientConfig})
 }
 
 // Every answer of DESIGN's table, through the hub to the stand-in FCM:
@@ -33,7 +33,7 @@ func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*test
 // data, Android's priority, TTL and collapse key, iOS's badge and thread).
 func TestFCM_AnswersAndTheMessage(t *testing.T) {
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -98,7 +98,7 @@ func TestFCM_AnswersAndTheMessage(t *testing.T) {
 	if at := fs.Arrivals(fcmToken(25)); len(at) != 2 || at[1].Sub(at[0]) < time.Second {
 		t.Errorf("QUOTA_EXCEEDED with Retry-After: 1, then 200: tried at %v, want the second a second after the first", at)
 	}
-	if v := metricValue(t, th, `push_devices_removed_total{platform="fcm"}`); v != "2" {
+	if v := MetricValue(t, th, `push_devices_removed_total{platform="fcm"}`); v != "2" {
 		t.Errorf("push_devices_removed_total{platform=fcm} = %s, want 2", v)
 	}
 }
@@ -164,7 +164,7 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	// Another key than the one FCM's token endpoint knows (a hub of its own:
 	// the first would take the delivery).
 	other := testfcm.Start(t)
-	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) {
+	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) {
 		c.FCM.Credentials = strings.Replace(other.Key(), other.URL, fs.URL, 1)
 	})
 	bad.register(t, 31, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(31)))
@@ -179,7 +179,7 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
 	t.Parallel()
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testConfig) {
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) {
 		c.Delivery.Rules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
 	})
 	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"phone"}`, fcmToken(40)))
@@ -249,7 +249,7 @@ func TestBrowser_InboxElementListsDevicesWithConsent(t *testing.T) {
 	d.Send(t, `TEXT roomhub-inbox .devices label | Pixel 9 (Phone)`)
 	d.Send(t, `CLICK roomhub-inbox .devices input[type="checkbox"]`)
 	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	eventually(t, 15*time.Second, "the device off at the hub", func() bool {
+	Eventually(t, 15*time.Second, "the device off at the hub", func() bool {
 		ds := th.devicesOf(t, user)
 		return len(ds) == 1 && !ds[0].Enabled
 	})

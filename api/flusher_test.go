@@ -77,7 +77,7 @@ func (s *readSink) accepted(t testing.TB) []string {
 
 // readAll marks each of user's notifications read, one PATCH each, and
 // returns the sink keys they should arrive as.
-func (th *testHub) readEach(t testing.TB, user int64) []string {
+func (th *Hub) readEach(t testing.TB, user int64) []string {
 	t.Helper()
 	var keys []string
 	for _, n := range th.inboxOf(t, user) {
@@ -89,18 +89,18 @@ func (th *testHub) readEach(t testing.TB, user int64) []string {
 	return keys
 }
 
-func pendingReads(t testing.TB, th *testHub, users ...int64) int64 {
+func pendingReads(t testing.TB, th *Hub, users ...int64) int64 {
 	t.Helper()
 	var n int64
 	for _, u := range users {
-		k, _ := testredis.Do(t, th.rdb, "HLEN", inbox.ReadStatusKey(u)).AsInt64()
+		k, _ := testredis.Do(t, th.Redis, "HLEN", inbox.ReadStatusKey(u)).AsInt64()
 		n += k
 	}
 	return n
 }
 
-func noBackgroundFlush(sink string) func(*testConfig) {
-	return func(c *testConfig) {
+func noBackgroundFlush(sink string) func(*Configs) {
+	return func(c *Configs) {
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.WriteBehindBatch = sink, 0, 3
 	}
 }
@@ -108,7 +108,7 @@ func noBackgroundFlush(sink string) func(*testConfig) {
 func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
 	for i := 0; i < 4; i++ {
 		th.notify(t, 100, "comment.created", 40, 41)
 	}
@@ -129,11 +129,11 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 		t.Fatalf("%d reads still pending after the flush", n)
 	}
 	for s := 0; s < 16; s++ {
-		if n, _ := testredis.Do(t, th.rdb, "ZCARD", inbox.ReadPendingKey(s)).AsInt64(); n != 0 {
+		if n, _ := testredis.Do(t, th.Redis, "ZCARD", inbox.ReadPendingKey(s)).AsInt64(); n != 0 {
 			t.Fatalf("read_pending shard %d still lists %d users", s, n)
 		}
 	}
-	if entries, flushes := metricValue(t, th, "write_behind_flush_entries"), metricValue(t, th, "write_behind_flush_total"); entries != "8" || flushes != "4" {
+	if entries, flushes := MetricValue(t, th, "write_behind_flush_entries"), MetricValue(t, th, "write_behind_flush_total"); entries != "8" || flushes != "4" {
 		t.Fatalf("metrics: entries %s, flushes %s", entries, flushes)
 	}
 }
@@ -141,7 +141,7 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
 	th.notify(t, 101, "comment.created", 42)
 	th.notify(t, 101, "comment.created", 42)
 	want := th.readEach(t, 42)
@@ -173,7 +173,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 	if st, _ := th.Inbox.FlushReads(context.Background()); st.Dead != 0 || sink.reqs.Load() != reqs {
 		t.Fatalf("a dead letter was retried: %+v", st)
 	}
-	dead, _ := testredis.Do(t, th.rdb, "HGETALL", inbox.ReadDeadKey(43)).AsStrMap()
+	dead, _ := testredis.Do(t, th.Redis, "HGETALL", inbox.ReadDeadKey(43)).AsStrMap()
 	if len(dead) != 1 || pendingReads(t, th, 42, 43) != 0 {
 		t.Fatalf("dead letters %v", dead)
 	}
@@ -183,7 +183,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 			t.Fatalf("dead letter %s", v)
 		}
 	}
-	if dead, temp := metricValue(t, th, "write_behind_dead_letters_total"), metricValue(t, th, `write_behind_flush_failures_total{class="temporary"}`); dead != "1" || temp != "3" {
+	if dead, temp := MetricValue(t, th, "write_behind_dead_letters_total"), MetricValue(t, th, `write_behind_flush_failures_total{class="temporary"}`); dead != "1" || temp != "3" {
 		t.Fatalf("metrics: dead %s, temporary failures %s", dead, temp)
 	}
 }
@@ -193,9 +193,9 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := func(c *testConfig) { c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 20*time.Millisecond }
-	a := startHub(t, rs.Addr(), cfg)
-	b := startHub(t, rs.Addr(), cfg)
+	cfg := func(c *Configs) { c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 20*time.Millisecond }
+	a := Start(t, rs.Addr(), cfg)
+	b := Start(t, rs.Addr(), cfg)
 	var want []string
 	for u := int64(50); u < 56; u++ {
 		for i := 0; i < 5; i++ {
@@ -208,18 +208,18 @@ func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
 		want = append(want, th.readEach(t, u)...)
 	}
 	sort.Strings(want)
-	eventually(t, 20*time.Second, "every read flushed", func() bool { return len(sink.accepted(t)) == len(want) })
+	Eventually(t, 20*time.Second, "every read flushed", func() bool { return len(sink.accepted(t)) == len(want) })
 	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("sink got %v, want %v", got, want)
 	}
-	eventually(t, 5*time.Second, "nothing pending", func() bool { return pendingReads(t, a, 50, 51, 52, 53, 54, 55) == 0 })
+	Eventually(t, 5*time.Second, "nothing pending", func() bool { return pendingReads(t, a, 50, 51, 52, 53, 54, 55) == 0 })
 }
 
 // Close (SIGTERM) flushes what is pending.
 func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.ReadSinkURL = sink.URL }) // 30 s interval
+	th := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.ReadSinkURL = sink.URL }) // 30 s interval
 	th.notify(t, 103, "comment.created", 44)
 	want := th.readEach(t, 44)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -238,7 +238,7 @@ func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
 	const users = 60
 	for u := int64(1000); u < 1000+users; u++ {
 		th.notify(t, 104, "comment.created", u)

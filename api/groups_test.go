@@ -19,25 +19,25 @@ import (
 // last actors; a retry never joins twice; a read or archived group, or one
 // past its window, is not joined.
 func TestLifecycle_Groups(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 60
 	s := th.settledUserStream(t, u)
 	publish := func(publisher int, extra string) (int, string) {
 		t.Helper()
-		code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":140,"eventType":"comment.created","data":{"by":%d},"publisherId":%d,"recipientIds":[%d],"groupKey":"post:1"%s}`,
+		code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":140,"eventType":"comment.created","data":{"by":%d},"publisherId":%d,"recipientIds":[%d],"groupKey":"post:1"%s}`,
 			publisher, publisher, u, extra))
 		var r hub.PublishResult
-		remarshal(t, env.Result, &r)
+		Remarshal(t, env.Result, &r)
 		return code, "140:" + r.StreamID
 	}
 	other := th.notifyWith(t, 141, "", u)
-	s.next(t, wait)
+	s.Next(t, Wait)
 	_, first := publish(1, "")
-	if f := s.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"group":{"key":"post:1","count":1,"actors":["1"],"first":"`+first+`"}`) {
+	if f := s.Next(t, Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"group":{"key":"post:1","count":1,"actors":["1"],"first":"`+first+`"}`) {
 		t.Fatalf("the group's first event: %+v", f)
 	}
 	th.act(t, u, first, "seen", "")
-	s.next(t, wait)
+	s.Next(t, Wait)
 	publish(2, "")
 	publish(3, `,"idempotencyKey":"g3"`)
 	if code, _ := publish(3, `,"idempotencyKey":"g3"`); code != 200 { // a retry: a duplicate, not a join
@@ -45,7 +45,7 @@ func TestLifecycle_Groups(t *testing.T) {
 	}
 	publish(1, "")
 	for range 3 {
-		if f := s.next(t, wait); f.Event != inbox.NotificationUpdatedType {
+		if f := s.Next(t, Wait); f.Event != inbox.NotificationUpdatedType {
 			t.Fatalf("a join: %+v, want notification.updated", f)
 		}
 	}
@@ -73,10 +73,10 @@ func TestLifecycle_Groups(t *testing.T) {
 		t.Fatalf("after an archived group %+v", items[0])
 	}
 	// Past the window (counted from the group's first event): a new group.
-	rec, _ := testredis.Do(t, th.rdb, "HGET", inbox.GroupsKey(u), "g:"+third).ToString()
+	rec, _ := testredis.Do(t, th.Redis, "HGET", inbox.GroupsKey(u), "g:"+third).ToString()
 	_, rest, _ := strings.Cut(rec, "\t")
 	old := strconv.FormatInt(time.Now().Add(-2*time.Hour).UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "HSET", inbox.GroupsKey(u), "g:"+third, old+"\t"+rest)
+	testredis.Do(t, th.Redis, "HSET", inbox.GroupsKey(u), "g:"+third, old+"\t"+rest)
 	_, fourth := publish(2, "")
 	if items := th.listOf(t, u, ""); items[0].NotificationID != fourth || items[0].Group.Count != 1 {
 		t.Fatalf("past the window %+v", items[0])
@@ -90,7 +90,7 @@ func TestLifecycle_Groups(t *testing.T) {
 	}
 	for _, body := range []string{`"groupKey":"no spaces"`, `"groupKey":""`, `"groupWindowSecs":60`, `"groupKey":"k","groupWindowSecs":0`,
 		`"groupKey":"k","groupWindowSecs":86401`} {
-		if code, env := th.publishRaw(t, `{"roomId":140,"eventType":"comment.created","data":{},"recipientIds":[60],`+body+`}`); code != 400 || env.Code != "COMMON400" {
+		if code, env := th.PublishRaw(t, `{"roomId":140,"eventType":"comment.created","data":{},"recipientIds":[60],`+body+`}`); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("publish with %s: %d %s, want 400", body, code, env.Code)
 		}
 	}

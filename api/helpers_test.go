@@ -43,10 +43,10 @@ import (
 // that counts goroutines, measures a time or races a short clock stays
 // serial.
 
-// testConfig is every configuration a test hub runs with: the core's
+// Configs is every configuration a test hub runs with: the core's
 // (embedded: c.KeepAlive is the core's) and each feature's, as main loads
 // them.
-type testConfig struct {
+type Configs struct {
 	hub.Config
 	Inbox    inbox.Config
 	Delivery delivery.Config
@@ -56,61 +56,61 @@ type testConfig struct {
 	Ingest   ingest.Config
 }
 
-// testHub is a hub and its HTTP server, in-process, on a real Redis.
-type testHub struct {
+// Hub is a hub and its HTTP server, in-process, on a real Redis.
+type Hub struct {
 	URL    string
 	Hub    *hub.Hub
 	Inbox  *inbox.Inbox
 	Ingest *ingest.Ingest
-	Cfg    testConfig
+	Cfg    Configs
 	HTTP   Config
 	// Pipeline is every door's publish path.
 	Pipeline *publish.Pipeline
-	tokens   *TokenVerifier
-	rdb      rueidis.Client
+	Tokens   *TokenVerifier
+	Redis    rueidis.Client
 	srv      *httptest.Server
-	conns    *connTracker
-	api      *Server
+	Conns    *connTracker
+	API      *Server
 }
 
-// startTrimmingHub starts a hub on a fresh Redis whose stream nodes hold 5
+// StartTrimming starts a hub on a fresh Redis whose stream nodes hold 5
 // entries, so that MAXLEN ~ trims even a short history (STREAM_MAXLEN or
 // INBOX_MAX_ENTRIES set small by cfg).
-func startTrimmingHub(t *testing.T, cfg func(*testConfig)) *testHub {
+func StartTrimming(t *testing.T, cfg func(*Configs)) *Hub {
 	t.Helper()
 	rs := testredis.Start(t)
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "CONFIG", "SET", "stream-node-max-entries", "5")
-	return startHub(t, rs.Addr(), cfg)
+	return Start(t, rs.Addr(), cfg)
 }
 
-// startHub starts a hub on the Redis at addr; mutate adjusts the core's
+// Start starts a hub on the Redis at addr; mutate adjusts the core's
 // config.
-func startHub(t testing.TB, addr string, mutate func(*testConfig)) *testHub {
+func Start(t testing.TB, addr string, mutate func(*Configs)) *Hub {
 	t.Helper()
-	return startHubWith(t, addr, mutate, nil)
+	return StartWith(t, addr, mutate, nil)
 }
 
-// startHubWith is startHub whose HTTP side's config mutateHTTP adjusts too.
-func startHubWith(t testing.TB, addr string, mutate func(*testConfig), mutateHTTP func(*Config)) *testHub {
+// StartWith is startHub whose HTTP side's config mutateHTTP adjusts too.
+func StartWith(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*Config)) *Hub {
 	t.Helper()
-	return startHubFull(t, addr, mutate, mutateHTTP, hubExtras{})
+	return StartFull(t, addr, mutate, mutateHTTP, Extras{})
 }
 
-// hubExtras are what startHubFull adds to startHubWith's hub.
-type hubExtras struct {
-	pushTLS *tls.Config          // the webpush channel (when listed) trusts it: a stand-in push service's certificate
-	tracing trace.TracerProvider // the hub records spans through it (nil: none)
-	maxData int64                // PUBLISH_MAX_BYTES (0: its default)
+// Extras are what startHubFull adds to startHubWith's hub.
+type Extras struct {
+	PushTLS *tls.Config          // the webpush channel (when listed) trusts it: a stand-in push service's certificate
+	Tracing trace.TracerProvider // the hub records spans through it (nil: none)
+	MaxData int64                // PUBLISH_MAX_BYTES (0: its default)
 }
 
-// startHubFull is startHubWith with extras.
-func startHubFull(t testing.TB, addr string, mutate func(*testConfig), mutateHTTP func(*Config), extras hubExtras) *testHub {
+// StartFull is startHubWith with extras.
+func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*Config), extras Extras) *Hub {
 	t.Helper()
 	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
+	cfg := Configs{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
 		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig()}
 	cfg.RedisURL = "redis://" + addr
 	cfg.ShutdownSpread = 0    // each test's teardown ends its streams at once
@@ -133,10 +133,10 @@ func startHubFull(t testing.TB, addr string, mutate func(*testConfig), mutateHTT
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := testLog()
+	log := Logger()
 	h := hub.New(cfg.Config, rdb, log, hub.NewMetrics(cfg.EventTypes))
-	if extras.tracing != nil {
-		h.UseTracing(extras.tracing)
+	if extras.Tracing != nil {
+		h.UseTracing(extras.Tracing)
 	}
 	d, err := delivery.New(h, cfg.Delivery, log, inbox.ItemKeys)
 	if err != nil {
@@ -145,15 +145,15 @@ func startHubFull(t testing.TB, addr string, mutate func(*testConfig), mutateHTT
 	ib := inbox.New(h, cfg.Inbox, log)
 	ib.UseDelivery(d)
 	pushCfg := channels.Config{Delivery: cfg.Delivery, WebPush: cfg.WebPush, FCM: cfg.FCM, APNS: cfg.APNS}
-	ch, err := channels.New(context.Background(), h, pushCfg, log, ib, extras.pushTLS)
+	ch, err := channels.New(context.Background(), h, pushCfg, log, ib, extras.PushTLS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ch.Close)
 	d.Senders = ch.Senders
 	pcfg := publish.DefaultConfig()
-	if extras.maxData > 0 {
-		pcfg.MaxDataBytes = extras.maxData
+	if extras.MaxData > 0 {
+		pcfg.MaxDataBytes = extras.MaxData
 	}
 	d.ItemMaxBytes = pcfg.MaxDataBytes
 	pipeline := publish.New(h, ib, pcfg)
@@ -181,8 +181,8 @@ func startHubFull(t testing.TB, addr string, mutate func(*testConfig), mutateHTT
 		}
 		rdb.Close()
 	})
-	th := &testHub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), rdb: rdb, srv: srv, api: apiSrv, conns: conns}
-	th.waitHealthy(t)
+	th := &Hub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), Redis: rdb, srv: srv, API: apiSrv, Conns: conns}
+	th.WaitHealthy(t)
 	return th
 }
 
@@ -204,22 +204,22 @@ func (ct *connTracker) track(c net.Conn, st http.ConnState) {
 	}
 }
 
-// dropConnections cuts every client connection as a network failure would:
+// DropConnections cuts every client connection as a network failure would:
 // both directions of each socket are shut down, so the clients see the end
 // and the hub sees its streams' sockets close.
-func (th *testHub) dropConnections() {
-	th.conns.mu.Lock()
+func (th *Hub) DropConnections() {
+	th.Conns.mu.Lock()
 	ends := map[[2]string]bool{}
-	for c := range th.conns.m {
+	for c := range th.Conns.m {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.CloseRead()
 			_ = tc.CloseWrite()
 		}
 		ends[[2]string{c.LocalAddr().String(), c.RemoteAddr().String()}] = true
-		delete(th.conns.m, c)
+		delete(th.Conns.m, c)
 	}
 	// Not under conns.mu: httptest calls track under its own lock.
-	th.conns.mu.Unlock()
+	th.Conns.mu.Unlock()
 	shutdownSockets(ends)
 	th.srv.CloseClientConnections()
 }
@@ -264,42 +264,42 @@ func sockaddrString(sa unix.Sockaddr) string {
 	return net.JoinHostPort(ip.String(), strconv.Itoa(port))
 }
 
-// waitHealthy waits (bounded) until /health says healthy: the listener is subscribed.
-func (th *testHub) waitHealthy(t testing.TB) {
+// WaitHealthy waits (bounded) until /health says healthy: the listener is subscribed.
+func (th *Hub) WaitHealthy(t testing.TB) {
 	t.Helper()
-	eventually(t, 10*time.Second, "hub healthy", func() bool {
-		code, _ := th.get(t, "/health", "")
+	Eventually(t, 10*time.Second, "hub healthy", func() bool {
+		code, _ := th.Get(t, "/health", "")
 		return code == http.StatusOK
 	})
 }
 
-// eventually polls f until it holds, failing t after d.
-var eventually = testbin.Eventually
+// Eventually polls f until it holds, failing t after d.
+var Eventually = testbin.Eventually
 
-func (th *testHub) token(t testing.TB, user int64) string {
+func (th *Hub) Token(t testing.TB, user int64) string {
 	t.Helper()
-	tok, err := th.tokens.Sign(user, time.Hour)
+	tok, err := th.Tokens.Sign(user, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tok
 }
 
-var httpClient = &http.Client{Timeout: 10 * time.Second}
+var HTTPClient = &http.Client{Timeout: 10 * time.Second}
 
-// do sends a request and returns the status and decoded envelope.
-func (th *testHub) do(t testing.TB, method, path string, hdr map[string]string, body string) (int, Envelope) {
+// Do sends a request and returns the status and decoded envelope.
+func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body string) (int, Envelope) {
 	t.Helper()
-	code, env, err := th.tryDo(method, path, hdr, body)
+	code, env, err := th.TryDo(method, path, hdr, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return code, env
 }
 
-// tryDo is do for goroutines other than the test's: it returns what went
+// TryDo is do for goroutines other than the test's: it returns what went
 // wrong instead of failing the test.
-func (th *testHub) tryDo(method, path string, hdr map[string]string, body string) (int, Envelope, error) {
+func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (int, Envelope, error) {
 	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
 	if err != nil {
 		return 0, Envelope{}, err
@@ -307,7 +307,7 @@ func (th *testHub) tryDo(method, path string, hdr map[string]string, body string
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		return 0, Envelope{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -324,44 +324,44 @@ func (th *testHub) tryDo(method, path string, hdr map[string]string, body string
 	return resp.StatusCode, env, nil
 }
 
-func (th *testHub) get(t testing.TB, path, token string) (int, Envelope) {
+func (th *Hub) Get(t testing.TB, path, token string) (int, Envelope) {
 	t.Helper()
 	h := map[string]string{}
 	if token != "" {
 		h["Authorization"] = "Bearer " + token
 	}
-	return th.do(t, http.MethodGet, path, h, "")
+	return th.Do(t, http.MethodGet, path, h, "")
 }
 
-// publishRaw posts a publish body with the internal key.
-func (th *testHub) publishRaw(t testing.TB, body string) (int, Envelope) {
+// PublishRaw posts a publish body with the internal key.
+func (th *Hub) PublishRaw(t testing.TB, body string) (int, Envelope) {
 	t.Helper()
-	return th.do(t, http.MethodPost, "/api/v1/notifications/publish",
+	return th.Do(t, http.MethodPost, "/api/v1/notifications/publish",
 		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
 }
 
-// publish publishes one event and returns its result; it fails the test on error.
-func (th *testHub) publish(t testing.TB, room int64, typ string, data any) hub.PublishResult {
+// Publish publishes one event and returns its result; it fails the test on error.
+func (th *Hub) Publish(t testing.TB, room int64, typ string, data any) hub.PublishResult {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"roomId": room, "eventType": typ, "data": data, "publisherId": 1})
-	code, env := th.publishRaw(t, string(b))
+	code, env := th.PublishRaw(t, string(b))
 	if code != http.StatusOK {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	var res hub.PublishResult
-	remarshal(t, env.Result, &res)
+	Remarshal(t, env.Result, &res)
 	return res
 }
 
-// historyNs is data.n of each event in room's history (at most 500), in order.
-func (th *testHub) historyNs(t testing.TB, room int64) []int {
+// HistoryNs is data.n of each event in room's history (at most 500), in order.
+func (th *Hub) HistoryNs(t testing.TB, room int64) []int {
 	t.Helper()
-	code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=500", room), th.token(t, 1))
+	code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/events?since=0&count=500", room), th.Token(t, 1))
 	if code != 200 {
 		t.Fatalf("room %d's events: %d %+v", room, code, env)
 	}
 	var page hub.EventsPage
-	remarshal(t, env.Result, &page)
+	Remarshal(t, env.Result, &page)
 	got := []int{}
 	for _, e := range page.Events {
 		var d struct{ N int }
@@ -371,7 +371,7 @@ func (th *testHub) historyNs(t testing.TB, room int64) []int {
 	return got
 }
 
-func remarshal(t testing.TB, in, out any) {
+func Remarshal(t testing.TB, in, out any) {
 	t.Helper()
 	b, _ := json.Marshal(in)
 	if err := json.Unmarshal(b, out); err != nil {
@@ -379,8 +379,8 @@ func remarshal(t testing.TB, in, out any) {
 	}
 }
 
-// metricValue reads one series from /metrics.
-func metricValue(t *testing.T, th *testHub, series string) string {
+// MetricValue reads one series from /metrics.
+func MetricValue(t *testing.T, th *Hub, series string) string {
 	t.Helper()
 	resp, err := http.Get(th.URL + "/metrics")
 	if err != nil {

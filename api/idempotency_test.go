@@ -12,8 +12,8 @@ import (
 )
 
 func TestPublish_Idempotency(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	c := th.openStream(t, 8, 1, "")
+	th := Start(t, testredis.Start(t).Addr(), nil)
+	c := th.OpenStream(t, 8, 1, "")
 	body := `{"roomId":8,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`
 	var wg sync.WaitGroup
 	results := make([]hub.PublishResult, 50)
@@ -24,7 +24,7 @@ func TestPublish_Idempotency(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
 			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
-			resp, err := httpClient.Do(req)
+			resp, err := HTTPClient.Do(req)
 			if err != nil {
 				return
 			}
@@ -47,9 +47,9 @@ func TestPublish_Idempotency(t *testing.T) {
 	if fresh != 1 {
 		t.Fatalf("%d publishes were not duplicates, want exactly 1", fresh)
 	}
-	code, env := th.get(t, "/api/v1/rooms/8/events?since=0", th.token(t, 1))
+	code, env := th.Get(t, "/api/v1/rooms/8/events?since=0", th.Token(t, 1))
 	var page hub.EventsPage
-	remarshal(t, env.Result, &page)
+	Remarshal(t, env.Result, &page)
 	joins := 0
 	for _, e := range page.Events {
 		if e.EventType == "member.joined" {
@@ -59,21 +59,21 @@ func TestPublish_Idempotency(t *testing.T) {
 	if code != 200 || joins != 1 {
 		t.Fatalf("history holds %d member.joined events, want 1", joins)
 	}
-	if f := c.next(t, wait); f.ID != results[0].StreamID {
+	if f := c.Next(t, Wait); f.ID != results[0].StreamID {
 		t.Fatalf("delivered %+v", f)
 	}
-	marker := th.publish(t, 8, "member.joined", map[string]any{"marker": true})
-	if f := c.next(t, wait); f.ID != marker.StreamID {
+	marker := th.Publish(t, 8, "member.joined", map[string]any{"marker": true})
+	if f := c.Next(t, Wait); f.ID != marker.StreamID {
 		t.Fatalf("a duplicate was delivered: got %+v before the marker", f)
 	}
-	code, env = th.publishRaw(t, `{"roomId":8,"eventType":"member.joined","data":{"u":2},"idempotencyKey":"join-1"}`)
+	code, env = th.PublishRaw(t, `{"roomId":8,"eventType":"member.joined","data":{"u":2},"idempotencyKey":"join-1"}`)
 	if code != 409 || env.Code != "NOTIF4091" {
 		t.Fatalf("reuse with another body: %d %+v", code, env)
 	}
 	// Keys are per room: the same key in another room is a new event.
-	code, env = th.publishRaw(t, `{"roomId":9,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`)
+	code, env = th.PublishRaw(t, `{"roomId":9,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`)
 	var other hub.PublishResult
-	remarshal(t, env.Result, &other)
+	Remarshal(t, env.Result, &other)
 	if code != 200 || other.Duplicate {
 		t.Fatalf("same key, other room: %d %+v", code, env)
 	}

@@ -25,11 +25,11 @@ import (
 // seconds.)
 func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { // a channel, for the preferences
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { // a channel, for the preferences
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"email"}, "http://127.0.0.1:1/"
 	})
 	for _, path := range []string{"/static/roomhub-inbox.js", "/static/inbox.html", "/static/inbox-example.js"} {
-		resp, err := httpClient.Get(th.URL + path)
+		resp, err := HTTPClient.Get(th.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		body := fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Comment %d","text":"Hello %d"},"publisherId":5,"recipientIds":[%d]}`, i, i, user)
-		code, env := th.publishRaw(t, body)
+		code, env := th.PublishRaw(t, body)
 		if code != 200 {
 			t.Fatalf("publish: %d %+v", code, env)
 		}
@@ -58,7 +58,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Comment 2`)
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-text | Hello 0`)
-	eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	Eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
 
 	// Read in another tab (the API): the badge follows.
 	th.markRead(t, user, ids[0])
@@ -123,7 +123,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)
 	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
 	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
-	eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.countsOf(t, user).Snoozed == 1 })
+	Eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.countsOf(t, user).Snoozed == 1 })
 
 	// The preferences: a type muted in the app, another on email, quiet hours.
 	d.Send(t, `CLICK roomhub-inbox .gear`)
@@ -141,7 +141,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		}
 		QuietHours *struct{ Start, End, TimeZone string }
 	}
-	remarshal(t, env.Result, &st)
+	Remarshal(t, env.Result, &st)
 	if code != 200 || fmt.Sprint(st.MutedEventTypes) != "[comment.created]" || fmt.Sprint(st.Channels["email"].MutedEventTypes) != "[like.toggled]" ||
 		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
 		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
@@ -150,7 +150,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	// A group: one line, expandable to how many and from whom.
 	for _, pub := range []int{6, 5, 6} {
 		body := fmt.Sprintf(`{"roomId":44,"eventType":"like.toggled","data":{},"publisherId":%d,"recipientIds":[%d],"groupKey":"likes"}`, pub, user)
-		if code, env := th.publishRaw(t, body); code != 200 {
+		if code, env := th.PublishRaw(t, body); code != 200 {
 			t.Fatalf("publish: %d %+v", code, env)
 		}
 	}
@@ -184,14 +184,14 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 // best practices) in light and dark, the panel closed and open.
 func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const user = 8
 	for i, extra := range []string{`"severity":"high","tags":["billing","urgent"]`, `"severity":"critical"`, ""} {
 		body := fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Comment %d","text":"Hello"},"publisherId":5,"recipientIds":[%d]`, i, user)
 		if extra != "" {
 			body += "," + extra
 		}
-		if code, env := th.publishRaw(t, body+"}"); code != 200 {
+		if code, env := th.PublishRaw(t, body+"}"); code != 200 {
 			t.Fatalf("publish: %d %+v", code, env)
 		}
 	}
@@ -257,7 +257,7 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	keys("Tab", "Comment 2Hello", "Tab", "Archive", "Tab", "Snooze", "Tab", "Delete", "Enter", "Comment 1Hello")
 	// The preferences: a type muted in the app, saved; the focus comes back to the gear.
 	keys("Shift+Tab", "All1", "Shift+Tab", "Preferences", "Enter", "Comment created: In app", "Space", "Comment created: In app", "Tab", "Save", "Enter", "Preferences")
-	eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
+	Eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
 		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
 		return strings.Contains(fmt.Sprint(env.Result), "comment.created")
 	})
@@ -293,11 +293,11 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 	}
 	// The app's server is made first, for its origin, and started once the
 	// hub it names exists.
-	var th *testHub
+	var th *Hub
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/my/token": // the app's backend mints the user's token
-			_, _ = io.WriteString(w, th.token(t, 11))
+			_, _ = io.WriteString(w, th.Token(t, 11))
 		default: // web/README.md's two lines, as printed, for this hub
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"></head>
@@ -305,7 +305,7 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 		}
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
 	app.Start()
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
@@ -327,7 +327,7 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 // behind the "1 new" pill without moving the list.
 func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 6000 })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 6000 })
 	const user, n = 12, 5000
 	ids := th.fillInbox(t, user, n) // newest first
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=12", artifactsDir(t))
@@ -360,7 +360,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
     top: sc.scrollTop, loading: el.loading, failed: el.failed, next: String(el.next), gen: el.gen, items: el.items.length, errors: window.__hubErrors };
 })()`, to), "\n", " "))["value"]
 		var out view
-		remarshal(t, v, &out)
+		Remarshal(t, v, &out)
 		return out
 	}
 	var end view
@@ -408,11 +408,11 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 // from another origin that ALLOWED_ORIGINS lists.
 func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 	t.Parallel()
-	var th *testHub
+	var th *Hub
 	const user = 13
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" { // signed in: the app's backend sets the cookie (cookies name a host, not a port)
-			http.SetCookie(w, &http.Cookie{Name: "access_token", Value: th.token(t, user), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+			http.SetCookie(w, &http.Cookie{Name: "access_token", Value: th.Token(t, user), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
@@ -420,7 +420,7 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 <body><main><h1>App</h1><roomhub-inbox auth="cookie" user-id="%[2]d" base-url="%[1]s"></roomhub-inbox></main></body></html>`, th.URL, user)
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
 	app.Start()
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
@@ -428,14 +428,14 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
-	eventually(t, 15*time.Second, "the opened bell to mark the item seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	Eventually(t, 15*time.Second, "the opened bell to mark the item seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
 	// The element hears of it too, and draws it, before the click: a click
 	// while the list is drawn again may land on a row that is gone.
 	if v := d.Send(t, `EVAL (async () => { const el = document.querySelector('roomhub-inbox'); for (let i = 0; i < 300 && el.counts?.unseen !== 0; i++) await new Promise((r) => setTimeout(r, 50)); await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); return el.counts?.unseen; })()`)["value"]; v != float64(0) {
 		t.Fatalf("the element's unseen count is %v after the bell was opened, want 0", v)
 	}
 	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
-	eventually(t, 15*time.Second, "the read by cookie to reach the hub", func() bool { return th.countsOf(t, user).Unread == 0 })
+	Eventually(t, 15*time.Second, "the read by cookie to reach the hub", func() bool { return th.countsOf(t, user).Unread == 0 })
 	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
 	if c := th.countsOf(t, user); c.Unread != 0 {
 		t.Fatalf("unread %d after the read by cookie", c.Unread)
@@ -451,7 +451,7 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 // roomhub-error naming ALLOWED_ORIGINS (issue 43, 5).
 func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
+	th := Start(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
 	hubURL, _ := url.Parse(th.URL)
 	files := httputil.NewSingleHostReverseProxy(hubURL)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -459,7 +459,7 @@ func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
 		case strings.HasPrefix(r.URL.Path, "/static/"): // the element from the app's own origin
 			files.ServeHTTP(w, r)
 		case r.URL.Path == "/token":
-			_, _ = io.WriteString(w, th.token(t, 11))
+			_, _ = io.WriteString(w, th.Token(t, 11))
 		default:
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,">
@@ -471,7 +471,7 @@ func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
 	}))
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/#no-counts", artifactsDir(t))
-	eventually(t, 15*time.Second, "a roomhub-error naming ALLOWED_ORIGINS and the page's origin", func() bool {
+	Eventually(t, 15*time.Second, "a roomhub-error naming ALLOWED_ORIGINS and the page's origin", func() bool {
 		return d.Send(t, "EVAL window.__errs.some((e) => e.code === 'UNREACHABLE' && e.message.includes('ALLOWED_ORIGINS') && e.message.includes(location.origin))")["value"] == true
 	})
 }

@@ -19,17 +19,17 @@ import (
 )
 
 // inboxOf reads a user's whole inbox through the API, newest first.
-func (th *testHub) inboxOf(t testing.TB, user int64) []inbox.Notification {
+func (th *Hub) inboxOf(t testing.TB, user int64) []inbox.Notification {
 	t.Helper()
 	return th.listOf(t, user, "")
 }
 
 // unreadOf reads a user's unread count through the API.
-func (th *testHub) unreadOf(t testing.TB, user int64) int64 {
+func (th *Hub) unreadOf(t testing.TB, user int64) int64 {
 	t.Helper()
-	code, env := th.get(t, "/api/v1/notifications/unread", th.token(t, user))
+	code, env := th.Get(t, "/api/v1/notifications/unread", th.Token(t, user))
 	var r struct{ Count int64 }
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	if code != 200 {
 		t.Fatalf("unread: %d %+v", code, env)
 	}
@@ -37,19 +37,19 @@ func (th *testHub) unreadOf(t testing.TB, user int64) int64 {
 }
 
 // userDo sends a request as user.
-func (th *testHub) userDo(t testing.TB, method, path string, user int64, body string) (int, Envelope) {
+func (th *Hub) userDo(t testing.TB, method, path string, user int64, body string) (int, Envelope) {
 	t.Helper()
-	return th.do(t, method, path, map[string]string{"Authorization": "Bearer " + th.token(t, user),
+	return th.Do(t, method, path, map[string]string{"Authorization": "Bearer " + th.Token(t, user),
 		"Content-Type": "application/json"}, body)
 }
 
-func (th *testHub) notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
+func (th *Hub) notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	return th.notifyExtra(t, room, typ, "", recipients...)
 }
 
 // notifyExtra is notify with extra publish fields (JSON members, or "").
-func (th *testHub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
+func (th *Hub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	ids, _ := json.Marshal(recipients)
 	// The defaults unless the extra says its own: a field named twice is refused.
@@ -62,17 +62,17 @@ func (th *testHub) notifyExtra(t testing.TB, room int64, typ, extra string, reci
 	if extra != "" {
 		extra = "," + extra
 	}
-	code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"recipientIds":%s%s}`, room, typ, defaults, ids, extra))
+	code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"recipientIds":%s%s}`, room, typ, defaults, ids, extra))
 	if code != 200 {
 		t.Fatalf("publish with recipients: %d %+v", code, env)
 	}
 	var r hub.PublishResult
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	return r
 }
 
 func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	res := th.notify(t, 70, "comment.created", 3, 8, 3)
 	for _, u := range []int64{3, 8} {
 		if n := th.unreadOf(t, u); n != 1 {
@@ -97,7 +97,7 @@ func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
 		many[i] = fmt.Sprint(i + 1)
 	}
 	for _, ids := range []string{"[" + strings.Join(many, ",") + "]", "[0]", "[-1]", `["x"]`, "[1.5]"} {
-		code, env := th.publishRaw(t, `{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":`+ids+`}`)
+		code, env := th.PublishRaw(t, `{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":`+ids+`}`)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("recipientIds %.20s: %d %s, want 400 COMMON400", ids, code, env.Code)
 		}
@@ -105,7 +105,7 @@ func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
 }
 
 func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	body := `{"roomId":71,"eventType":"like.toggled","data":{},"idempotencyKey":"once","recipientIds":[4]}`
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
@@ -114,13 +114,13 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
 			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
-			if resp, err := httpClient.Do(req); err == nil {
+			if resp, err := HTTPClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}()
 	}
 	wg.Wait()
-	th.publishRaw(t, body)
+	th.PublishRaw(t, body)
 	if n := th.unreadOf(t, 4); n != 1 {
 		t.Fatalf("unread after 6 publishes of one key = %d, want 1", n)
 	}
@@ -135,18 +135,18 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	rs := testredis.Start(t)
 	refuseInboxes(t, true, testredis.Client(t, rs.Addr()))
-	dying := startHub(t, rs.Addr(), func(c *testConfig) { c.RedisURL = dyingURL(false, rs.Addr()) })
-	other := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
+	dying := Start(t, rs.Addr(), func(c *Configs) { c.RedisURL = dyingURL(false, rs.Addr()) })
+	other := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
 
 	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
-	if code, _ := dying.publishRaw(t, body); code != 500 {
+	if code, _ := dying.PublishRaw(t, body); code != 500 {
 		t.Fatalf("publish through the dying hub answered %d, want 500", code)
 	}
 	// The backend retries on another instance: the event is a duplicate, the
 	// inbox writes are done now.
-	code, env := other.publishRaw(t, body)
+	code, env := other.PublishRaw(t, body)
 	var r hub.PublishResult
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	if code != 200 || !r.Duplicate {
 		t.Fatalf("retry: %d %+v", code, env)
 	}
@@ -156,12 +156,12 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 		}
 	}
 	// Without a retry (and without a key) the sweep finishes it.
-	if code, _ := dying.publishRaw(t, `{"roomId":73,"eventType":"comment.created","data":{},"recipientIds":[5]}`); code != 500 {
+	if code, _ := dying.PublishRaw(t, `{"roomId":73,"eventType":"comment.created","data":{},"recipientIds":[5]}`); code != 500 {
 		t.Fatalf("second publish through the dying hub answered %d", code)
 	}
-	eventually(t, 10*time.Second, "the sweep finished the inbox write", func() bool { return other.unreadOf(t, 5) == 2 })
-	eventually(t, 10*time.Second, "the outbox is empty", func() bool {
-		n, _ := testredis.Do(t, other.rdb, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
+	Eventually(t, 10*time.Second, "the sweep finished the inbox write", func() bool { return other.unreadOf(t, 5) == 2 })
+	Eventually(t, 10*time.Second, "the outbox is empty", func() bool {
+		n, _ := testredis.Do(t, other.Redis, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
 		return n == 0
 	})
 	if n := other.unreadOf(t, 6); n != 1 {
@@ -171,7 +171,7 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 
 // The id's colon may come escaped, as encodeURIComponent (the SDK) sends it.
 func TestInbox_ReadWithAnEscapedID(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	id := "75%3A" + th.notify(t, 75, "comment.created", 7).StreamID
 	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 7, ""); code != 200 {
 		t.Fatalf("read with an escaped id: %d %+v", code, env)
@@ -182,7 +182,7 @@ func TestInbox_ReadWithAnEscapedID(t *testing.T) {
 }
 
 func TestInbox_Reads(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	var ids []string
 	for i := 0; i < 4; i++ {
 		ids = append(ids, "74:"+th.notify(t, 74, "comment.created", 7).StreamID)
@@ -190,13 +190,13 @@ func TestInbox_Reads(t *testing.T) {
 	path := func(id string) string { return "/api/v1/notifications/" + id + "/read" }
 	code, env := th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
 	var first inbox.ReadResult
-	remarshal(t, env.Result, &first)
+	Remarshal(t, env.Result, &first)
 	if code != 200 || first.NotificationID != ids[0] || first.ReadAt == "" {
 		t.Fatalf("read: %d %+v", code, env)
 	}
 	code, env = th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
 	var again inbox.ReadResult
-	remarshal(t, env.Result, &again)
+	Remarshal(t, env.Result, &again)
 	if code != 200 || again.ReadAt != first.ReadAt {
 		t.Fatalf("read again: %d %+v, want the first readAt %s", code, env, first.ReadAt)
 	}
@@ -214,7 +214,7 @@ func TestInbox_Reads(t *testing.T) {
 	}
 	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, `{"upTo":"`+ids[2]+`"}`)
 	var all inbox.ReadAllResult
-	remarshal(t, env.Result, &all)
+	Remarshal(t, env.Result, &all)
 	if code != 200 || all.Marked != 2 || all.ReadAt == "" {
 		t.Fatalf("read-all upTo: %d %+v, want 2 marked", code, env)
 	}
@@ -223,7 +223,7 @@ func TestInbox_Reads(t *testing.T) {
 		t.Fatalf("inbox after read-all upTo: %+v", list)
 	}
 	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, "")
-	remarshal(t, env.Result, &all)
+	Remarshal(t, env.Result, &all)
 	if code != 200 || all.Marked != 1 || th.unreadOf(t, 7) != 0 {
 		t.Fatalf("read-all: %d %+v", code, env)
 	}
@@ -235,29 +235,29 @@ func TestInbox_Reads(t *testing.T) {
 }
 
 func TestInbox_ListPagesNewestFirst(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	var ids []string
 	for i := 0; i < 5; i++ {
 		ids = append(ids, fmt.Sprintf("%d:%s", 75+i%2, th.notify(t, int64(75+i%2), "comment.created", 9).StreamID))
 	}
-	tok := th.token(t, 9)
-	code, env := th.get(t, "/api/v1/notifications?limit=2", tok)
+	tok := th.Token(t, 9)
+	code, env := th.Get(t, "/api/v1/notifications?limit=2", tok)
 	var p inbox.InboxPage
-	remarshal(t, env.Result, &p)
+	Remarshal(t, env.Result, &p)
 	if code != 200 || len(p.Notifications) != 2 || !p.HasMore || p.Notifications[0].NotificationID != ids[4] || *p.NextBefore != ids[3] {
 		t.Fatalf("first page %d %+v", code, env)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=2&before="+*p.NextBefore, tok)
-	remarshal(t, env.Result, &p)
+	_, env = th.Get(t, "/api/v1/notifications?limit=2&before="+*p.NextBefore, tok)
+	Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 2 || p.Notifications[0].NotificationID != ids[2] {
 		t.Fatalf("second page %+v", p)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=2&before="+ids[1], tok)
-	remarshal(t, env.Result, &p)
+	_, env = th.Get(t, "/api/v1/notifications?limit=2&before="+ids[1], tok)
+	Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 1 || p.HasMore || p.NextBefore != nil || p.Notifications[0].NotificationID != ids[0] {
 		t.Fatalf("last page %+v", p)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=20", th.token(t, 10))
+	_, env = th.Get(t, "/api/v1/notifications?limit=20", th.Token(t, 10))
 	if !strings.Contains(fmt.Sprint(env.Result), "notifications:[]") {
 		t.Fatalf("empty inbox %+v", env.Result)
 	}
@@ -265,18 +265,18 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 	for range 105 {
 		th.notify(t, 79, "comment.created", 10)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=100000", th.token(t, 10))
-	remarshal(t, env.Result, &p)
+	_, env = th.Get(t, "/api/v1/notifications?limit=100000", th.Token(t, 10))
+	Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 100 || !p.HasMore || p.NextBefore == nil {
 		t.Fatalf("limit clamped to 100: %d items, hasMore %v", len(p.Notifications), p.HasMore)
 	}
-	_, env = th.get(t, "/api/v1/notifications?limit=100&before="+*p.NextBefore, th.token(t, 10))
-	remarshal(t, env.Result, &p)
+	_, env = th.Get(t, "/api/v1/notifications?limit=100&before="+*p.NextBefore, th.Token(t, 10))
+	Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 5 || p.HasMore || p.NextBefore != nil {
 		t.Fatalf("the last page: %d items, hasMore %v", len(p.Notifications), p.HasMore)
 	}
 	for _, q := range []string{"limit=0", "limit=-1", "limit=x", "before=abc", "before=1"} {
-		if code, env := th.get(t, "/api/v1/notifications?"+q, tok); code != 400 || env.Code != "COMMON400" {
+		if code, env := th.Get(t, "/api/v1/notifications?"+q, tok); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%s: %d %s", q, code, env.Code)
 		}
 	}
@@ -286,13 +286,13 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 // unread entries, also once the inbox is trimmed to INBOX_MAX_ENTRIES.
 func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 300 })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 300 })
 	const n = 2000
-	tok := th.token(t, 11)
+	tok := th.Token(t, 11)
 	user := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
 	publish := func(i int) error {
 		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"k":1},"recipientIds":[11]}`, 80+i%3)
-		code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/publish",
+		code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish",
 			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
 		if err == nil && code != 200 {
 			err = fmt.Errorf("publish: %d %s", code, env.Code)
@@ -302,7 +302,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	// read marks one listed entry read: 200, or 404 when trimming took it
 	// meanwhile (INBOX_MAX_ENTRIES). It reports whether the read took.
 	read := func(i int) (bool, error) {
-		code, env, err := th.tryDo(http.MethodGet, "/api/v1/notifications?limit=100", user, "")
+		code, env, err := th.TryDo(http.MethodGet, "/api/v1/notifications?limit=100", user, "")
 		if err != nil || code != 200 {
 			return false, fmt.Errorf("list: %d %v", code, err)
 		}
@@ -311,7 +311,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 			return false, nil
 		}
 		id := p.Notifications[i%len(p.Notifications)].NotificationID
-		code, _, err = th.tryDo(http.MethodPatch, "/api/v1/notifications/"+id+"/read", user, "")
+		code, _, err = th.TryDo(http.MethodPatch, "/api/v1/notifications/"+id+"/read", user, "")
 		switch {
 		case err != nil:
 			return false, err
@@ -323,7 +323,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 		return true, nil
 	}
 	readAll := func() error {
-		code, env, err := th.tryDo(http.MethodPost, "/api/v1/notifications/read-all", user, "")
+		code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/read-all", user, "")
 		if err == nil && code != 200 {
 			err = fmt.Errorf("read-all: %d %s", code, env.Code)
 		}
@@ -391,7 +391,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 
 func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *testConfig) { c.Inbox.MaxEntries = 3 })
+	th := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.MaxEntries = 3 })
 	for i := 0; i < 5; i++ {
 		th.notify(t, 77, "comment.created", 12)
 	}
@@ -434,12 +434,12 @@ func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.upRate.Store(1 << 20)
-	th := startHub(t, proxy.Addr(), nil)
+	th := Start(t, proxy.Addr(), nil)
 	recipients := make([]string, inbox.MaxRecipients)
 	for i := range recipients {
 		recipients[i] = strconv.Itoa(20000 + i)
 	}
-	code, env := th.publishRaw(t, `{"roomId":77,"eventType":"comment.created","data":{"text":"all hands"},"recipientIds":[`+strings.Join(recipients, ",")+`]}`)
+	code, env := th.PublishRaw(t, `{"roomId":77,"eventType":"comment.created","data":{"text":"all hands"},"recipientIds":[`+strings.Join(recipients, ",")+`]}`)
 	if code != 200 {
 		t.Fatalf("a publish to %d recipients over a slow link: %d %+v", len(recipients), code, env)
 	}

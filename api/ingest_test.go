@@ -19,8 +19,8 @@ import (
 )
 
 // withIngest consumes n ingest partitions, leases of LOCK_TTL_SECS=1.
-func withIngest(n int) func(*testConfig) {
-	return func(c *testConfig) { c.Ingest.Partitions, c.LockTTL = n, time.Second }
+func withIngest(n int) func(*Configs) {
+	return func(c *Configs) { c.Ingest.Partitions, c.LockTTL = n, time.Second }
 }
 
 // xadd adds one entry (field → value pairs) to partition p.
@@ -40,7 +40,7 @@ func xadd(t *testing.T, rdb rueidis.Client, p int, fv ...string) string {
 // waitIngested waits until partitions 0..n-1 have nothing left to do.
 func waitIngested(t *testing.T, rdb rueidis.Client, n int) {
 	t.Helper()
-	eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
+	Eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
 		for p := range n {
 			if l, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(ingest.PartitionKey(p)).Build()).AsInt64(); l != 0 {
 				return false
@@ -55,13 +55,13 @@ type deadPage struct {
 	NextAfter *string
 }
 
-func (th *testHub) ingestDead(t *testing.T, query string) (int, deadPage) {
+func (th *Hub) ingestDead(t *testing.T, query string) (int, deadPage) {
 	t.Helper()
-	code, env := th.do(t, http.MethodGet, "/api/v1/internal/ingest/dead?"+query,
+	code, env := th.Do(t, http.MethodGet, "/api/v1/internal/ingest/dead?"+query,
 		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
 	var page deadPage
 	if code == 200 {
-		remarshal(t, env.Result, &page)
+		Remarshal(t, env.Result, &page)
 	}
 	return code, page
 }
@@ -73,7 +73,7 @@ func (th *testHub) ingestDead(t *testing.T, query string) (int, deadPage) {
 func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := startHubFull(t, rs.Addr(), withIngest(2), nil, hubExtras{maxData: 1024})
+	th := StartFull(t, rs.Addr(), withIngest(2), nil, Extras{MaxData: 1024})
 	rdb := testredis.Client(t, rs.Addr())
 	refused := []string{
 		`not json`,
@@ -103,7 +103,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 
 	// Published once each, in order.
 	for _, room := range []int{2, 3, 4} {
-		got := th.historyNs(t, int64(room))
+		got := th.HistoryNs(t, int64(room))
 		var want []int
 		for i := room - 2; i < 30; i += 3 {
 			want = append(want, i)
@@ -134,7 +134,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 			}
 			continue
 		}
-		code, env := th.publishRaw(t, d.Event)
+		code, env := th.PublishRaw(t, d.Event)
 		if code < 400 || code >= 500 || env.Code != d.Code || env.Message != d.Message {
 			t.Errorf("dead %q as %s %q; the route answers %d %s %q", d.Event, d.Code, d.Message, code, env.Code, env.Message)
 		}
@@ -175,18 +175,18 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		}
 	}
 
-	if got := metricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
+	if got := MetricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
 		t.Errorf("ingest_entries_total{dead} = %s", got)
 	}
-	if got := metricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
+	if got := MetricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
 		t.Errorf("ingest_entries_total{published} = %s, want 30", got)
 	}
-	_, env := th.do(t, http.MethodGet, "/health", nil, "")
+	_, env := th.Do(t, http.MethodGet, "/health", nil, "")
 	var health struct {
 		IngestLag *int64
 		Ingest    string
 	}
-	remarshal(t, env.Result, &health)
+	Remarshal(t, env.Result, &health)
 	if health.IngestLag == nil || health.Ingest != "ok" {
 		t.Errorf("/health says ingest %q, lag %v", health.Ingest, health.IngestLag)
 	}
@@ -206,23 +206,23 @@ func TestIngest_AnEntryReadTwicePublishesOnce(t *testing.T) {
 	xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
 	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(0), ">")
 
-	dead := startHub(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
-	code, env := dead.publishRaw(t, `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5],"idempotencyKey":"ingest:`+first+`"}`)
+	dead := Start(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
+	code, env := dead.PublishRaw(t, `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5],"idempotencyKey":"ingest:`+first+`"}`)
 	if code != 200 {
 		t.Fatalf("the dead holder's publish: %d %+v", code, env)
 	}
-	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
+	th := StartWith(t, rs.Addr(), withIngest(1), nil)
 	waitIngested(t, rdb, 1)
-	code, env = th.get(t, "/api/v1/rooms/8/events?since=0", th.token(t, 1))
+	code, env = th.Get(t, "/api/v1/rooms/8/events?since=0", th.Token(t, 1))
 	var page hub.EventsPage
-	remarshal(t, env.Result, &page)
+	Remarshal(t, env.Result, &page)
 	if code != 200 || len(page.Events) != 2 {
 		t.Fatalf("room 8 holds %d events, want 2 (each once)", len(page.Events))
 	}
 	if c := th.countsOf(t, 5).Unread; c != 2 {
 		t.Errorf("user 5 has %d unread, want 2", c)
 	}
-	if got := metricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
+	if got := MetricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
 		t.Errorf("ingest_entries_total{duplicate} = %s, want 1", got)
 	}
 	if n, _ := rdb.Do(ctx, rdb.B().Xlen().Key(ingest.PartitionKey(0)).Build()).AsInt64(); n != 0 {
@@ -236,9 +236,9 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	a := startHubWith(t, rs.Addr(), withIngest(4), nil)
-	b := startHubWith(t, rs.Addr(), withIngest(4), nil)
-	eventually(t, 20*time.Second, "two partitions each", func() bool {
+	a := StartWith(t, rs.Addr(), withIngest(4), nil)
+	b := StartWith(t, rs.Addr(), withIngest(4), nil)
+	Eventually(t, 20*time.Second, "two partitions each", func() bool {
 		return len(a.Ingest.Owned()) == 2 && len(b.Ingest.Owned()) == 2
 	})
 	o := append(a.Ingest.Owned(), b.Ingest.Owned()...)
@@ -253,7 +253,7 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 	for p := range 4 {
 		xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{}}`, 20+p))
 	}
-	eventually(t, 20*time.Second, "B to hold all four", func() bool { return len(b.Ingest.Owned()) == 4 })
+	Eventually(t, 20*time.Second, "B to hold all four", func() bool { return len(b.Ingest.Owned()) == 4 })
 	waitIngested(t, rdb, 4)
 }
 
@@ -262,7 +262,7 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	th := startHubWith(t, cl.Addrs()[0], func(c *testConfig) {
+	th := StartWith(t, cl.Addrs()[0], func(c *Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		withIngest(8)(c)
 	}, nil)
@@ -284,7 +284,7 @@ func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 	}
 	waitIngested(t, rdb, 8)
 	for p := range 8 {
-		if got := th.historyNs(t, int64(8+p)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+		if got := th.HistoryNs(t, int64(8+p)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 			t.Errorf("room %d's history: %v", 8+p, got)
 		}
 		if c := th.countsOf(t, int64(70+p)).Unread; c != 5 {
@@ -311,14 +311,14 @@ func TestIngest_ABacklogKeepsEachRoomsOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	th := startHubWith(t, rs.Addr(), withIngest(4), nil)
+	th := StartWith(t, rs.Addr(), withIngest(4), nil)
 	waitIngested(t, rdb, 4)
 	want := make([]int, 150)
 	for i := range want {
 		want[i] = i
 	}
 	for p := range 4 {
-		if got := th.historyNs(t, int64(40+p)); !slices.Equal(got, want) {
+		if got := th.HistoryNs(t, int64(40+p)); !slices.Equal(got, want) {
 			t.Errorf("room %d's history: %v", 40+p, got)
 		}
 	}
@@ -348,19 +348,19 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 		}
 	}
 	testredis.Do(t, rdb, "HSET", first, "not", "a string") // the first entry's publish fails on it; the later ones' would not
-	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
-	eventually(t, 20*time.Second, "room 43's entries", func() bool {
-		return slices.Equal(th.historyNs(t, 43), []int{2, 4, 6}) && slices.Equal(th.historyNs(t, 44), []int{0})
+	th := StartWith(t, rs.Addr(), withIngest(1), nil)
+	Eventually(t, 20*time.Second, "room 43's entries", func() bool {
+		return slices.Equal(th.HistoryNs(t, 43), []int{2, 4, 6}) && slices.Equal(th.HistoryNs(t, 44), []int{0})
 	})
-	if got := th.historyNs(t, 42); len(got) != 0 {
+	if got := th.HistoryNs(t, 42); len(got) != 0 {
 		t.Fatalf("room 42 published %v while its first entry could not be: a later one went ahead", got)
 	}
 	testredis.Do(t, rdb, "DEL", first)
 	waitIngested(t, rdb, 1)
-	if got := th.historyNs(t, 42); !slices.Equal(got, []int{1, 3, 5}) {
+	if got := th.HistoryNs(t, 42); !slices.Equal(got, []int{1, 3, 5}) {
 		t.Fatalf("room 42's history %v, want [1 3 5]", got)
 	}
-	if got := th.historyNs(t, 43); !slices.Equal(got, []int{2, 4, 6}) {
+	if got := th.HistoryNs(t, 43); !slices.Equal(got, []int{2, 4, 6}) {
 		t.Fatalf("room 43's history %v, want [2 4 6] (each once)", got)
 	}
 	if n := th.unreadOf(t, 7); n != 6 {
@@ -375,8 +375,8 @@ func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	th := startHubWith(t, rs.Addr(), withIngest(1), nil)
-	eventually(t, 15*time.Second, "the hub listening for entries (a connection tracking keys)", func() bool {
+	th := StartWith(t, rs.Addr(), withIngest(1), nil)
+	Eventually(t, 15*time.Second, "the hub listening for entries (a connection tracking keys)", func() bool {
 		list, _ := rdb.Do(context.Background(), rdb.B().ClientList().Build()).ToString()
 		return strings.Contains(list, "flags=tB")
 	})
@@ -384,14 +384,14 @@ func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
 	poison := hub.IdempotencyKey(42, ingest.IdempotencyKey(id))
 	testredis.Do(t, rdb, "HSET", poison, "not", "a string") // its publish fails on it
 	testredis.Do(t, rdb, "XADD", ingest.PartitionKey(0), id, "event", `{"roomId":42,"eventType":"comment.created","data":{"n":1}}`)
-	eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
+	Eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
 		n, _ := rdb.Do(context.Background(), rdb.B().Xpending().Key(ingest.PartitionKey(0)).Group(ingest.Group).Build()).ToArray()
 		c, _ := n[0].AsInt64()
 		return c == 1
 	})
 	testredis.Do(t, rdb, "DEL", poison)
 	waitIngested(t, rdb, 1)
-	if got := th.historyNs(t, 42); !slices.Equal(got, []int{1}) {
+	if got := th.HistoryNs(t, 42); !slices.Equal(got, []int{1}) {
 		t.Fatalf("room 42's history %v, want [1]", got)
 	}
 }
@@ -410,8 +410,8 @@ func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
 	// The holder that died: it read them (now pending) and holds the lease a while.
 	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(1), ">")
 	testredis.Do(t, rdb, "SET", ingest.LeaseKey(1), "the-dead-one", "PX", "2500")
-	th := startHubWith(t, rs.Addr(), withIngest(2), nil)
-	eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.historyNs(t, 51), []int{0, 1, 2}) })
+	th := StartWith(t, rs.Addr(), withIngest(2), nil)
+	Eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.HistoryNs(t, 51), []int{0, 1, 2}) })
 	waitIngested(t, rdb, 2)
 }
 
@@ -423,13 +423,13 @@ func TestIngest_ReadmesRedisCliLineRunsAsPrinted(t *testing.T) {
 		t.Fatalf("README's ingest example is not the redis-cli line this test knows: %q", line)
 	}
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), withIngest(16), nil)
+	th := StartWith(t, rs.Addr(), withIngest(16), nil)
 	host, port, _ := strings.Cut(rs.Addr(), ":")
 	out, err := exec.Command("bash", "-c", strings.Replace(line, "redis-cli ", "redis-cli -h "+host+" -p "+port+" ", 1)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
-	eventually(t, 15*time.Second, "room 42's event and user 7's item", func() bool {
-		return len(th.historyNs(t, 42)) == 1 && th.countsOf(t, 7).Unread == 1
+	Eventually(t, 15*time.Second, "room 42's event and user 7's item", func() bool {
+		return len(th.HistoryNs(t, 42)) == 1 && th.countsOf(t, 7).Unread == 1
 	})
 }

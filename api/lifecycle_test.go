@@ -17,27 +17,27 @@ import (
 
 // notifyWith publishes one event to recipients with extra publish fields
 // (JSON members, e.g. `"severity":"high"`) and returns the notificationId.
-func (th *testHub) notifyWith(t testing.TB, room int64, extra string, recipients ...int64) string {
+func (th *Hub) notifyWith(t testing.TB, room int64, extra string, recipients ...int64) string {
 	t.Helper()
 	r := th.notifyExtra(t, room, "comment.created", extra, recipients...)
 	return fmt.Sprintf("%d:%s", room, r.StreamID)
 }
 
 // countsOf reads GET /notifications/counts.
-func (th *testHub) countsOf(t testing.TB, user int64) countsData {
+func (th *Hub) countsOf(t testing.TB, user int64) countsData {
 	t.Helper()
-	code, env := th.get(t, "/api/v1/notifications/counts", th.token(t, user))
+	code, env := th.Get(t, "/api/v1/notifications/counts", th.Token(t, user))
 	if code != 200 {
 		t.Fatalf("counts: %d %+v", code, env)
 	}
 	var c countsData
-	remarshal(t, env.Result, &c)
+	Remarshal(t, env.Result, &c)
 	return c
 }
 
 // listOf reads every item of the user's inbox that passes the query's
 // filter, page by page (pages of 7: paging within the filter is tested too).
-func (th *testHub) listOf(t testing.TB, user int64, query string) []inbox.Notification {
+func (th *Hub) listOf(t testing.TB, user int64, query string) []inbox.Notification {
 	t.Helper()
 	var all []inbox.Notification
 	before := ""
@@ -46,12 +46,12 @@ func (th *testHub) listOf(t testing.TB, user int64, query string) []inbox.Notifi
 		if before != "" {
 			q += "&before=" + url.QueryEscape(before)
 		}
-		code, env := th.get(t, q, th.token(t, user))
+		code, env := th.Get(t, q, th.Token(t, user))
 		if code != 200 {
 			t.Fatalf("GET %s: %d %+v", q, code, env)
 		}
 		var p inbox.InboxPage
-		remarshal(t, env.Result, &p)
+		Remarshal(t, env.Result, &p)
 		all = append(all, p.Notifications...)
 		if !p.HasMore {
 			return all
@@ -64,14 +64,14 @@ func (th *testHub) listOf(t testing.TB, user int64, query string) []inbox.Notifi
 }
 
 // act sends PATCH /notifications/{id}/{action} and returns the item.
-func (th *testHub) act(t testing.TB, user int64, id, action, body string) inbox.Notification {
+func (th *Hub) act(t testing.TB, user int64, id, action, body string) inbox.Notification {
 	t.Helper()
 	code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+url.PathEscape(id)+"/"+action, user, body)
 	if code != 200 {
 		t.Fatalf("%s %s: %d %+v", action, id, code, env)
 	}
 	var r struct{ Notification inbox.Notification }
-	remarshal(t, env.Result, &r)
+	Remarshal(t, env.Result, &r)
 	if r.Notification.NotificationID != id {
 		t.Fatalf("%s %s answered %+v", action, id, r)
 	}
@@ -82,7 +82,7 @@ func (th *testHub) act(t testing.TB, user int64, id, action, body string) inbox.
 // returns for the same filter. Items may expire meanwhile (every read
 // settles the inbox first): a check during which the version moved is
 // made again.
-func checkCountsMatchLists(t *testing.T, th *testHub, user int64) countsData {
+func checkCountsMatchLists(t *testing.T, th *Hub, user int64) countsData {
 	t.Helper()
 	for range 20 {
 		c := th.countsOf(t, user)
@@ -100,7 +100,7 @@ func checkCountsMatchLists(t *testing.T, th *testHub, user int64) countsData {
 }
 
 // countsVersusLists describes the first count that differs from its list.
-func countsVersusLists(t *testing.T, th *testHub, user int64, c countsData) string {
+func countsVersusLists(t *testing.T, th *Hub, user int64, c countsData) string {
 	t.Helper()
 	for q, want := range map[string]int64{"": c.Visible, "state=unread": c.Unread, "state=unseen": c.Unseen,
 		"state=read": c.Visible - c.Unread, "state=archived": c.Archived, "state=snoozed": c.Snoozed,
@@ -125,10 +125,10 @@ func countsVersusLists(t *testing.T, th *testHub, user int64, c countsData) stri
 }
 
 func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 40
 	s := th.userStream(t, u, "")
-	s.next(t, wait)
+	s.Next(t, Wait)
 	if c := s.nextCounts(t); c.Visible != 0 {
 		t.Fatalf("empty inbox counts %+v", c)
 	}
@@ -141,7 +141,7 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 	created := 0
 	next := func(typ string) map[string]json.RawMessage {
 		t.Helper()
-		f := s.next(t, wait)
+		f := s.Next(t, Wait)
 		var d map[string]json.RawMessage
 		if f.Event != typ || f.ID == "" || json.Unmarshal([]byte(f.Data), &d) != nil {
 			t.Fatalf("got %+v, want %s with an id", f, typ)
@@ -239,14 +239,14 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		`{"action":"read","filter":{"state":"unread","tags":["eu"]}}`)
 	var br inbox.BulkResult
-	remarshal(t, env.Result, &br)
+	Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 1 || br.At == "" {
 		t.Fatalf("bulk read: %d %+v", code, env)
 	}
 	next(inbox.NotificationReadType)
 	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		fmt.Sprintf(`{"action":"archive","notificationIds":[%q,%q,"9:1-0"]}`, a, c))
-	remarshal(t, env.Result, &br)
+	Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 2 {
 		t.Fatalf("bulk archive: %d %+v", code, env)
 	}
@@ -258,7 +258,7 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 }
 
 func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 41
 	id := th.notifyWith(t, 122, "", u)
 	hundredOne := make([]string, 101)
@@ -306,12 +306,12 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 		`"severity":"urgent"`, `"severity":""`, `"tags":["UPPER"]`, `"tags":["a","b","c","d","e","f","g","h","i"]`,
 		`"expiresAt":"yesterday"`, `"expiresAt":"2020-01-01T00:00:00Z"`, `"expiresAt":"2999-01-01T00:00:00Z"`,
 	} {
-		code, env := th.publishRaw(t, `{"roomId":122,"eventType":"comment.created","data":{},"recipientIds":[41],`+body+`}`)
+		code, env := th.PublishRaw(t, `{"roomId":122,"eventType":"comment.created","data":{},"recipientIds":[41],`+body+`}`)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("publish with %s: %d %s, want 400 COMMON400", body, code, env.Code)
 		}
 	}
-	code, env := th.publishRaw(t, `{"roomId":122,"eventType":"comment.created","data":{},"severity":"high"}`)
+	code, env := th.PublishRaw(t, `{"roomId":122,"eventType":"comment.created","data":{},"severity":"high"}`)
 	if code != 400 || env.Code != "COMMON400" {
 		t.Errorf("severity without recipients: %d %s, want 400", code, env.Code)
 	}
@@ -321,19 +321,19 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 // and unread_count, nothing else) reads right after the upgrade: items
 // without the new fields, counts recounted once, exact.
 func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 43
 	now := time.Now().UnixMilli()
 	for i, read := range []bool{false, true, false} {
 		id := fmt.Sprintf("7:%d-0", now-int64(3-i)*1000)
 		item := fmt.Sprintf(`{"notificationId":%q,"roomId":7,"eventType":"comment.created","data":{"n":%d},"publisherId":null,"timestamp":"2026-11-23T00:00:0%d.000Z"}`, id, i, i)
-		testredis.Do(t, th.rdb, "HSET", inbox.ItemsKey(u), id, item)
-		testredis.Do(t, th.rdb, "ZADD", inbox.OrderKey(u), strconv.FormatInt((now-int64(3-i)*1000)*1024, 10), id)
+		testredis.Do(t, th.Redis, "HSET", inbox.ItemsKey(u), id, item)
+		testredis.Do(t, th.Redis, "ZADD", inbox.OrderKey(u), strconv.FormatInt((now-int64(3-i)*1000)*1024, 10), id)
 		if read {
-			testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), id, "2026-11-23T00:00:09.000Z")
+			testredis.Do(t, th.Redis, "HSET", inbox.ReadKey(u), id, "2026-11-23T00:00:09.000Z")
 		}
 	}
-	testredis.Do(t, th.rdb, "SET", inbox.UnreadCountKey(u), "2")
+	testredis.Do(t, th.Redis, "SET", inbox.UnreadCountKey(u), "2")
 	c := checkCountsMatchLists(t, th, u)
 	if c.Visible != 3 || c.Unread != 2 || c.Unseen != 3 || c.BySeverity["normal"].Visible != 3 {
 		t.Fatalf("counts of an old inbox %+v", c)
@@ -345,20 +345,20 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	}
 	// An older hub still at work (a rolling deploy) keeps unread_count, not
 	// the counts: the next script sees it and recounts.
-	testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), items[0].NotificationID, "2026-11-23T00:00:10.000Z")
-	testredis.Do(t, th.rdb, "DECR", inbox.UnreadCountKey(u))
+	testredis.Do(t, th.Redis, "HSET", inbox.ReadKey(u), items[0].NotificationID, "2026-11-23T00:00:10.000Z")
+	testredis.Do(t, th.Redis, "DECR", inbox.UnreadCountKey(u))
 	if c := checkCountsMatchLists(t, th, u); c.Unread != 1 || c.Version <= 1 {
 		t.Fatalf("after an old hub's read %+v", c)
 	}
 	// The fan-out trusts the counts it finds; an old hub's read before it
 	// still shows to the next reader, who recounts.
-	testredis.Do(t, th.rdb, "HSET", inbox.ReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
-	testredis.Do(t, th.rdb, "DECR", inbox.UnreadCountKey(u))
+	testredis.Do(t, th.Redis, "HSET", inbox.ReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
+	testredis.Do(t, th.Redis, "DECR", inbox.UnreadCountKey(u))
 	th.notify(t, 7, "comment.created", u)
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 4 || c.Unread != 1 {
 		t.Fatalf("after an old hub's read and a publish %+v", c)
 	}
-	if got, _ := testredis.Do(t, th.rdb, "GET", inbox.UnreadCountKey(u)).ToString(); got != "1" {
+	if got, _ := testredis.Do(t, th.Redis, "GET", inbox.UnreadCountKey(u)).ToString(); got != "1" {
 		t.Fatalf("unread_count %v, want 1", got)
 	}
 }
@@ -368,7 +368,7 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 // notification.deleted, reason retention.
 func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.MaxEntries = sink.URL, 0, 2
 	})
 	const u = 61
@@ -392,7 +392,7 @@ func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	b := th.notifyWith(t, 150, "", u)
 	th.notifyWith(t, 150, "", u)
 	th.notifyWith(t, 150, "", u) // the third: b drops out
-	f := s.nextMatching(t, wait, func(f frame) bool {
+	f := s.NextMatching(t, Wait, func(f Frame) bool {
 		return f.Event == inbox.NotificationDeletedType && strings.Contains(f.Data, `"reason":"retention"`)
 	})
 	var d struct {

@@ -17,17 +17,17 @@ import (
 // unseen, at the top, by the timer worker, with notification.updated.
 func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	const u = 42
 	s := th.settledUserStream(t, u)
 	keep := th.notifyWith(t, 123, "", u)
-	s.next(t, wait)
+	s.Next(t, Wait)
 	// Far enough ahead that a slow publish is not refused as already past.
 	exp := th.notifyWith(t, 123, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	if f := s.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"expiresAt":"`) {
+	if f := s.Next(t, Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"expiresAt":"`) {
 		t.Fatalf("created %+v", f)
 	}
-	f := s.nextMatching(t, 20*time.Second, func(f frame) bool { return f.Event == inbox.NotificationDeletedType })
+	f := s.NextMatching(t, 20*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationDeletedType })
 	if !strings.Contains(f.Data, exp) || !strings.Contains(f.Data, `"reason":"expired"`) {
 		t.Fatalf("expiry: %s", f.Data)
 	}
@@ -37,11 +37,11 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	// Snooze keep, then let its time come (moved to now in Redis: the API's
 	// shortest snooze is a minute).
 	th.act(t, u, keep, "snooze", `{"until":"`+time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)+`"}`)
-	s.nextMatching(t, wait, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
+	s.NextMatching(t, Wait, func(f Frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	testredis.Do(t, th.rdb, "ZADD", inbox.DueKey(u), now, "s:"+keep)
-	testredis.Do(t, th.rdb, "ZADD", inbox.TimersKey(u%inbox.TimerShards), now, strconv.Itoa(u))
-	f = s.nextMatching(t, 10*time.Second, func(f frame) bool { return f.Event == inbox.NotificationUpdatedType })
+	testredis.Do(t, th.Redis, "ZADD", inbox.DueKey(u), now, "s:"+keep)
+	testredis.Do(t, th.Redis, "ZADD", inbox.TimersKey(u%inbox.TimerShards), now, strconv.Itoa(u))
+	f = s.NextMatching(t, 10*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	var upd struct{ Notifications []inbox.Notification }
 	if json.Unmarshal([]byte(f.Data), &upd) != nil || len(upd.Notifications) != 1 || upd.Notifications[0].NotificationID != keep ||
 		upd.Notifications[0].SnoozedUntil != nil || upd.Notifications[0].SeenAt != nil {
@@ -50,8 +50,8 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 1 || c.Snoozed != 0 || c.Unseen != 1 {
 		t.Fatalf("after wake %+v", c)
 	}
-	eventually(t, wait, "the timer index emptied", func() bool {
-		n, _ := testredis.Do(t, th.rdb, "ZCARD", inbox.TimersKey(u%inbox.TimerShards)).AsInt64()
+	Eventually(t, Wait, "the timer index emptied", func() bool {
+		n, _ := testredis.Do(t, th.Redis, "ZCARD", inbox.TimersKey(u%inbox.TimerShards)).AsInt64()
 		return n == 0
 	})
 }
@@ -61,13 +61,13 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	a, b := startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)
+	a, b := Start(t, rs.Addr(), nil), Start(t, rs.Addr(), nil)
 	const u = 62
 	s := b.userStream(t, u, "")
-	s.next(t, wait)
+	s.Next(t, Wait)
 	s.nextCounts(t)
 	id := a.notifyWith(t, 151, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	s.next(t, wait) // created
+	s.Next(t, Wait) // created
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Hub.EndStreams(ctx); err != nil {
@@ -76,7 +76,7 @@ func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
 	if err := a.Hub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := s.nextMatching(t, 20*time.Second, func(f frame) bool { return f.Event == inbox.NotificationDeletedType })
+	f := s.NextMatching(t, 20*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationDeletedType })
 	if !strings.Contains(f.Data, id) || !strings.Contains(f.Data, `"reason":"expired"`) {
 		t.Fatalf("expiry after instance A closed: %s", f.Data)
 	}

@@ -22,21 +22,21 @@ import (
 
 func TestStream_EndsWhenTokenExpires(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	tok, err := th.tokens.Sign(4, 2*time.Second)
+	th := Start(t, testredis.Start(t).Addr(), nil)
+	tok, err := th.Tokens.Sign(4, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := th.tokens.Verify(tok)
+	u, err := th.Tokens.Verify(tok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := openSSE(t, th.URL+"/api/v1/rooms/80/stream", tok, "")
-	res := th.publish(t, 80, "comment.created", map[string]any{})
-	if f := c.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+	c := OpenSSE(t, th.URL+"/api/v1/rooms/80/stream", tok, "")
+	res := th.Publish(t, 80, "comment.created", map[string]any{})
+	if f := c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 		t.Fatalf("the stream before its token expired: %+v", f)
 	}
-	rest := c.ended(t, 15*time.Second) // a revoked user does not listen forever
+	rest := c.Ended(t, 15*time.Second) // a revoked user does not listen forever
 	if now := time.Now(); now.Before(u.Expires) {
 		t.Fatalf("the stream ended %v before its token expired", u.Expires.Sub(now))
 	}
@@ -48,10 +48,10 @@ func TestStream_EndsWhenTokenExpires(t *testing.T) {
 }
 
 func TestStream_KeepaliveComments(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
-	c := th.openStream(t, 81, 1, "")
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
+	c := th.OpenStream(t, 81, 1, "")
 	for {
-		f, ok := c.nextAny(t, 5*time.Second)
+		f, ok := c.NextAny(t, 5*time.Second)
 		if !ok {
 			t.Fatal("stream ended")
 		}
@@ -68,12 +68,12 @@ func TestStream_KeepaliveComments(t *testing.T) {
 // wake-up does not fail it; a clock that looked once per interval would put
 // most gaps near 2 s.
 func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
 	c := th.settledUserStream(t, 3) // its opening events are the last bytes before the silence
 	last := time.Now()
 	var gaps []time.Duration
 	for len(gaps) < 5 {
-		f, ok := c.nextAny(t, 10*time.Second)
+		f, ok := c.NextAny(t, 10*time.Second)
 		if !ok {
 			t.Fatal("stream ended")
 		}
@@ -91,7 +91,7 @@ func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.WriteTimeout = time.Second
 		c.ChannelCapacity = 100000 // never lagged: only the write deadline can end it
 	})
@@ -100,14 +100,14 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /api/v1/rooms/82/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 2))
-	eventually(t, wait, "stream open", func() bool { return th.Hub.Health(t.Context()).ActiveConnections == 1 })
+	fmt.Fprintf(conn, "GET /api/v1/rooms/82/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.Token(t, 2))
+	Eventually(t, Wait, "stream open", func() bool { return th.Hub.Health(t.Context()).ActiveConnections == 1 })
 	big := strings.Repeat("x", 60000)
 	for i := 0; i < 400; i++ { // 24 MB: more than the socket buffers hold
-		th.publish(t, 82, "comment.created", map[string]any{"pad": big})
+		th.Publish(t, 82, "comment.created", map[string]any{"pad": big})
 	}
 	// The client never reads: the server must give up on it by itself.
-	eventually(t, 30*time.Second, "stalled stream dropped", func() bool {
+	Eventually(t, 30*time.Second, "stalled stream dropped", func() bool {
 		return th.Hub.Health(t.Context()).ActiveConnections == 0
 	})
 }
@@ -115,27 +115,27 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
+	th := Start(t, rs.Addr(), nil)
 	rs.Pause()
 	defer rs.Resume()
-	code, env := th.publishRaw(t, `{"roomId":1,"eventType":"comment.created","data":{}}`)
+	code, env := th.PublishRaw(t, `{"roomId":1,"eventType":"comment.created","data":{}}`)
 	if code != http.StatusServiceUnavailable || env.Code != "REDIS5001" {
 		t.Fatalf("publish with Redis frozen: %d %+v", code, env)
 	}
-	code, env = th.get(t, "/api/v1/rooms/1/events?since=0", th.token(t, 1))
+	code, env = th.Get(t, "/api/v1/rooms/1/events?since=0", th.Token(t, 1))
 	if code != http.StatusServiceUnavailable || env.Code != "REDIS5001" {
 		t.Fatalf("events with Redis frozen: %d %+v", code, env)
 	}
 }
 
 func TestCORS_AllowedOriginsWithCredentials(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
 	for origin, allowed := range map[string]bool{"https://app.test": true, "https://evil.test": false} {
 		req, _ := http.NewRequest(http.MethodOptions, th.URL+"/api/v1/rooms/1/events", nil)
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Access-Control-Request-Method", "GET")
 		req.Header.Set("Access-Control-Request-Headers", "authorization")
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,12 +196,12 @@ func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
 }
 
 func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
 		// Budgets that refill too slowly to matter: what is tested is the
 		// burst, however long the machine takes to spend it.
 		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.001, Burst: 2}, Budget{PerSec: 0.001, Burst: 3}
 	})
-	tok := th.token(t, 5)
+	tok := th.Token(t, 5)
 	check := func(what string, call func() *http.Response, ok int) {
 		t.Helper()
 		for i := 0; i < ok; i++ {
@@ -222,7 +222,7 @@ func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 	check("heartbeat", func() *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/rooms/123/presence/heartbeat", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,17 +245,17 @@ func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 
 func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", 60000)
 	var ids []string
 	for i := 0; i < 30; i++ {
-		ids = append(ids, th.publish(t, 124, "comment.created", map[string]any{"n": i, "pad": big}).StreamID)
+		ids = append(ids, th.Publish(t, 124, "comment.created", map[string]any{"n": i, "pad": big}).StreamID)
 	}
 	since, got := "0", 0
 	for pages := 0; ; pages++ {
-		code, env := th.get(t, "/api/v1/rooms/124/events?count=500&since="+since, th.token(t, 1))
+		code, env := th.Get(t, "/api/v1/rooms/124/events?count=500&since="+since, th.Token(t, 1))
 		var p hub.EventsPage
-		remarshal(t, env.Result, &p)
+		Remarshal(t, env.Result, &p)
 		if code != 200 || len(p.Events) > 18 {
 			t.Fatalf("page %d: %d, %d events of 60 KB", pages, code, len(p.Events))
 		}
@@ -279,18 +279,18 @@ func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
 // authentication have one per client address (from the trusted proxy
 // header only when one is configured), checked before the token is.
 func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
 		// Refilling too slowly to matter, however slow the machine.
 		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 0.001, Burst: 3}, Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
 	})
-	tok := th.token(t, 90)
+	tok := th.Token(t, 90)
 	send := func(path string, hdr map[string]string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("past the user's budget: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if resp := call("/api/v1/notifications/unread", th.token(t, 91), ""); resp.StatusCode != 200 {
+	if resp := call("/api/v1/notifications/unread", th.Token(t, 91), ""); resp.StatusCode != 200 {
 		t.Fatalf("another user: %d", resp.StatusCode)
 	}
 	// Unauthenticated, per client address as the trusted proxy says.
@@ -336,7 +336,7 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	// A valid token from the address that keeps failing (behind a proxy,
 	// every browser may have it) is never refused by the address's budget.
 	for _, p := range []string{"/api/v1/notifications/unread", "/api/v1/rooms/5/stream"} {
-		if resp := call(p, th.token(t, 92), "203.0.113.7"); resp.StatusCode != 200 {
+		if resp := call(p, th.Token(t, 92), "203.0.113.7"); resp.StatusCode != 200 {
 			t.Fatalf("a valid token from a spent address, %s: %d, want 200", p, resp.StatusCode)
 		}
 	}
@@ -368,9 +368,9 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 // drop) what a request does. Each body is otherwise valid: without the typo
 // it is accepted.
 func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Delivery.Channels = []string{"push"} })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Delivery.Channels = []string{"push"} })
 	nid := th.notifyWith(t, 5, "", 1)
-	user := map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Content-Type": "application/json"}
+	user := map[string]string{"Authorization": "Bearer " + th.Token(t, 1), "Content-Type": "application/json"}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
 	const pub = `"roomId":5,"eventType":"comment.created","data":{"a":1}`
 	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -393,11 +393,11 @@ func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
 			`{"mutedEventTypes":[],"channels":{"push":{"enable":false}}}`, "enable"},
 		{"POST", "/api/v1/internal/deliveries/redrive", internal, `{"userId":1}`, `{"userIds":[1]}`, "userIds"},
 	} {
-		code, env := th.do(t, c.method, c.path, c.hdr, c.typo)
+		code, env := th.Do(t, c.method, c.path, c.hdr, c.typo)
 		if code != 400 || env.Code != "COMMON400" || !strings.Contains(env.Message, c.field) {
 			t.Errorf("%s %s %s: %d %+v, want 400 COMMON400 naming %q", c.method, c.path, c.typo, code, env, c.field)
 		}
-		if code, env := th.do(t, c.method, c.path, c.hdr, c.good); code != 200 {
+		if code, env := th.Do(t, c.method, c.path, c.hdr, c.good); code != 200 {
 			t.Errorf("%s %s %s: %d %+v, want 200", c.method, c.path, c.good, code, env)
 		}
 	}

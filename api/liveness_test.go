@@ -154,10 +154,10 @@ func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := startHub(t, proxy.Addr(), func(c *testConfig) { c.ListenerIdle = 300 * time.Millisecond })
-	c := th.openStream(t, 130, 1, "")
-	first := th.publish(t, 130, "comment.created", map[string]any{"n": 0})
-	if f := c.next(t, wait); f.ID != first.StreamID {
+	th := Start(t, proxy.Addr(), func(c *Configs) { c.ListenerIdle = 300 * time.Millisecond })
+	c := th.OpenStream(t, 130, 1, "")
+	first := th.Publish(t, 130, "comment.created", map[string]any{"n": 0})
+	if f := c.Next(t, Wait); f.ID != first.StreamID {
 		t.Fatalf("got %+v", f)
 	}
 	if n := proxy.freezeSubscribers(); n == 0 {
@@ -165,15 +165,15 @@ func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
 	}
 	var want []string
 	for i := 1; i <= 5; i++ {
-		want = append(want, th.publish(t, 130, "comment.created", map[string]any{"n": i}).StreamID)
+		want = append(want, th.Publish(t, 130, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	for _, id := range want {
-		if f := c.next(t, 15*time.Second); f.ID != id {
+		if f := c.Next(t, 15*time.Second); f.ID != id {
 			t.Fatalf("got %+v, want %s", f, id)
 		}
 	}
 	if n := th.Hub.Metrics().ProbeFailures.Get(); n == 0 {
 		t.Fatal("pubsub_probe_failures_total = 0: something else healed the listener")
 	}
-	th.waitHealthy(t)
+	th.WaitHealthy(t)
 }

@@ -36,7 +36,7 @@ func (s *secretScanner) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leak := jwtRE.MatchString(line)
-	for _, secret := range []string{DevJWTSecret, hub.DevInternalAPIKey, testSecret} {
+	for _, secret := range []string{DevJWTSecret, hub.DevInternalAPIKey, TestSecret} {
 		leak = leak || strings.Contains(line, secret)
 	}
 	if leak && len(s.leaks) < 20 {
@@ -45,11 +45,11 @@ func (s *secretScanner) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// testSecret is the non-default JWT secret some tests use.
-const testSecret = "a-real-secret"
+// TestSecret is the non-default JWT secret some tests use.
+const TestSecret = "a-real-secret"
 
-// testLog is the logger of every hub the tests start.
-func testLog() *slog.Logger {
+// TestLog is the logger of every hub the tests start.
+func Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(logScan, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

@@ -78,7 +78,7 @@ func TestOpenAPI_AGeneratedClientWorks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads and builds oapi-codegen")
 	}
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	spec, _ := filepath.Abs("openapi.yaml")
 	dir := t.TempDir()
 	for name, body := range map[string]string{
@@ -106,7 +106,7 @@ func TestOpenAPI_AGeneratedClientWorks(t *testing.T) {
 	}
 	run(nil, "go", "run", oapiCodegen, "-config", "cfg.yaml", spec)
 	run(nil, "go", "mod", "tidy")
-	out := run([]string{"HUB=" + th.URL, "KEY=" + th.Cfg.InternalAPIKey, "TOKEN=" + th.token(t, 7)}, "go", "run", ".")
+	out := run([]string{"HUB=" + th.URL, "KEY=" + th.Cfg.InternalAPIKey, "TOKEN=" + th.Token(t, 7)}, "go", "run", ".")
 	if !strings.HasPrefix(out, "ok 42:") {
 		t.Fatalf("the generated client's program said %q", out)
 	}

@@ -45,9 +45,9 @@ type openAPIParam struct {
 	Example  any    `yaml:"example"`
 }
 
-func loadOpenAPI(t *testing.T, th *testHub) openAPIDoc {
+func loadOpenAPI(t *testing.T, th *Hub) openAPIDoc {
 	t.Helper()
-	resp, err := httpClient.Get(th.URL + "/openapi.yaml")
+	resp, err := HTTPClient.Get(th.URL + "/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func echoPath(p string) string {
 // documented operation exists, and each answers, authenticated and not, with
 // a documented status and the envelope.
 func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	doc := loadOpenAPI(t, th)
 	documented := map[string]bool{}
 	for p, ops := range doc.Paths {
@@ -82,7 +82,7 @@ func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
 		}
 	}
 	var routes []string
-	for _, r := range th.api.e.Routes() {
+	for _, r := range th.API.e.Routes() {
 		if r.Method == echo.RouteNotFound {
 			continue
 		}
@@ -99,7 +99,7 @@ func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
 		t.Errorf("api/openapi.yaml documents %s, which the server lacks", r)
 	}
 
-	tok := th.token(t, 1)
+	tok := th.Token(t, 1)
 	walked := 0
 	for p, ops := range doc.Paths {
 		for method, op := range ops {

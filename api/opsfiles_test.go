@@ -16,12 +16,12 @@ import (
 // The Grafana dashboard charts every metric the hub exports, and the alert
 // rules parse and name only metrics that exist.
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { // every metric, delivery's too
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { // every metric, delivery's too
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
 		withPushKeys(c)
 		c.Ingest.Partitions = 1
 	})
-	resp, err := httpClient.Get(th.URL + "/metrics")
+	resp, err := HTTPClient.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

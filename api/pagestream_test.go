@@ -16,9 +16,9 @@ import (
 )
 
 // pageStream opens GET /api/v1/stream?query as user.
-func (th *testHub) pageStream(t testing.TB, user int64, query, lastEventID string) *sseClient {
+func (th *Hub) pageStream(t testing.TB, user int64, query, lastEventID string) *SSEClient {
 	t.Helper()
-	return openSSE(t, th.URL+"/api/v1/stream?"+query, th.token(t, user), lastEventID)
+	return OpenSSE(t, th.URL+"/api/v1/stream?"+query, th.Token(t, user), lastEventID)
 }
 
 // pageData is what the tests' events carry, with the page stream's additions.
@@ -29,7 +29,7 @@ type pageData struct {
 	Notifications bool   `json:"notifications"`
 }
 
-func dataOf(t testing.TB, f frame) pageData {
+func dataOf(t testing.TB, f Frame) pageData {
 	t.Helper()
 	var d pageData
 	if err := json.Unmarshal([]byte(f.Data), &d); err != nil {
@@ -39,16 +39,16 @@ func dataOf(t testing.TB, f frame) pageData {
 }
 
 // pub publishes comment.created {"k":k} to room.
-func (th *testHub) pub(t testing.TB, room int64, k string) string {
+func (th *Hub) pub(t testing.TB, room int64, k string) string {
 	t.Helper()
-	return th.publish(t, room, "comment.created", map[string]any{"k": k}).StreamID
+	return th.Publish(t, room, "comment.created", map[string]any{"k": k}).StreamID
 }
 
 // nextRoomEvent returns the next frame that is neither presence nor a comment.
-func nextComment(t testing.TB, c *sseClient) (frame, pageData) {
+func nextComment(t testing.TB, c *SSEClient) (Frame, pageData) {
 	t.Helper()
 	for {
-		f := c.next(t, wait)
+		f := c.Next(t, Wait)
 		if f.Event == "comment.created" {
 			return f, dataOf(t, f)
 		}
@@ -56,8 +56,8 @@ func nextComment(t testing.TB, c *sseClient) (frame, pageData) {
 }
 
 func TestPageStream_Validation(t *testing.T) {
-	th := startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.StreamMaxRooms = 3 })
-	tok := th.token(t, 1)
+	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.StreamMaxRooms = 3 })
+	tok := th.Token(t, 1)
 	for _, c := range []struct{ query, lastID string }{
 		{"", ""},
 		{"rooms=", ""},
@@ -91,7 +91,7 @@ func TestPageStream_Validation(t *testing.T) {
 		if c.lastID != "" {
 			req.Header.Set("Last-Event-ID", c.lastID)
 		}
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +112,14 @@ func TestPageStream_Validation(t *testing.T) {
 // One denied room refuses the whole stream before any SSE byte, naming the
 // room, and the user is made present nowhere.
 func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim })
-	tok, err := th.tokens.Sign(7, time.Hour, []any{42})
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
+	tok, err := th.Tokens.Sign(7, time.Hour, []any{42})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=42,43&notifications=true", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := httpClient.Do(req)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
 	if resp.StatusCode != 403 || env.Code != "COMMON403" || !strings.Contains(env.Message, "43") {
 		t.Fatalf("denied: %d %s %q, want 403 COMMON403 naming room 43", resp.StatusCode, env.Code, env.Message)
 	}
-	if n, _ := testredis.Do(t, th.rdb, "HLEN", hub.PresenceKey(42)).AsInt64(); n != 0 {
+	if n, _ := testredis.Do(t, th.Redis, "HLEN", hub.PresenceKey(42)).AsInt64(); n != 0 {
 		t.Fatalf("a refused stream made %d users present in room 42", n)
 	}
 }
@@ -137,10 +137,10 @@ func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
 // Room events carry their roomId, rooms not asked for send nothing, and the
 // notification members are exactly the user stream's.
 func TestPageStream_RoomsAndNotifications(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	th.notify(t, 104, "comment.created", 5) // one unread before the stream opens
 	c := th.pageStream(t, 5, "rooms=101,102&notifications=true", "")
-	f := c.next(t, wait)
+	f := c.Next(t, Wait)
 	if f.Event != inbox.NotificationUnreadType || f.ID != "" || f.Data != `{"count":1}` {
 		t.Fatalf("first frame %+v, want notification.unread {count:1} without id", f)
 	}
@@ -152,9 +152,9 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	th.pub(t, 102, "b")
 	res := th.notify(t, 104, "comment.created", 5)
 	got := map[string]int64{}
-	var created frame
+	var created Frame
 	for len(got) < 2 || created.Event == "" {
-		f := c.next(t, wait)
+		f := c.Next(t, Wait)
 		switch f.Event {
 		case "comment.created":
 			d := dataOf(t, f)
@@ -180,7 +180,7 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	}
 	// presence.update carries the room too.
 	p := th.pageStream(t, 6, "rooms=101", "")
-	f = p.nextPresence(t, wait)
+	f = p.NextPresence(t, Wait)
 	if d := dataOf(t, f); d.RoomID != 101 {
 		t.Fatalf("presence.update %+v", f)
 	}
@@ -190,10 +190,10 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 // missed events once each, per-room order, then live.
 func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	a := startHub(t, rs.Addr(), nil)
-	b := startHub(t, rs.Addr(), nil)
+	a := Start(t, rs.Addr(), nil)
+	b := Start(t, rs.Addr(), nil)
 	c := a.pageStream(t, 8, "rooms=111,112&notifications=true", "")
-	c.next(t, wait) // notification.unread
+	c.Next(t, Wait) // notification.unread
 	c.nextCounts(t)
 	a.pub(t, 111, "111-0")
 	a.pub(t, 112, "112-0")
@@ -209,9 +209,9 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	}
 	n := a.notify(t, 113, "comment.created", 8)
 
-	check := func(name string, c *sseClient) string {
+	check := func(name string, c *SSEClient) string {
 		t.Helper()
-		if f := c.next(t, wait); f.Event != inbox.NotificationUnreadType {
+		if f := c.Next(t, Wait); f.Event != inbox.NotificationUnreadType {
 			t.Fatalf("%s: first %+v", name, f)
 		}
 		c.nextCounts(t)
@@ -220,7 +220,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 		var lastID string
 		notified := false
 		for len(got[111]) < 3 || len(got[112]) < 3 || !notified {
-			f := c.next(t, wait)
+			f := c.Next(t, Wait)
 			switch f.Event {
 			case "comment.created":
 				d := dataOf(t, f)
@@ -244,18 +244,18 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	}
 	onB := b.pageStream(t, 8, "rooms=111,112&notifications=true", last)
 	afterB := check("by header on instance B", onB)
-	onA := openSSE(t, a.URL+"/api/v1/stream?rooms=111,112&notifications=true&lastEventId="+last, a.token(t, 8), "")
+	onA := OpenSSE(t, a.URL+"/api/v1/stream?rooms=111,112&notifications=true&lastEventId="+last, a.Token(t, 8), "")
 	check("by query on instance A", onA)
 	// Then live, on both.
 	a.pub(t, 112, "live")
-	for _, c := range []*sseClient{onB, onA} {
+	for _, c := range []*SSEClient{onB, onA} {
 		if _, d := nextComment(t, c); d.K != "live" || d.RoomID != 112 {
 			t.Fatalf("live: %+v", d)
 		}
 	}
 	// Resuming from the newest id sends nothing but what follows.
 	again := b.pageStream(t, 8, "rooms=111,112&notifications=true", afterB)
-	again.next(t, wait)
+	again.Next(t, Wait)
 	if _, d := nextComment(t, again); d.K != "live" {
 		t.Fatalf("after resuming from the newest id: %+v", d)
 	}
@@ -264,7 +264,7 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 // A trimmed room gets system.gap naming it; the others resume normally; a
 // room the id does not name starts live.
 func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
-	th := startTrimmingHub(t, func(c *testConfig) { c.StreamMaxLen = 10 })
+	th := StartTrimming(t, func(c *Configs) { c.StreamMaxLen = 10 })
 	c := th.pageStream(t, 9, "rooms=121,122", "")
 	th.pub(t, 121, "121-first")
 	th.pub(t, 122, "122-first")
@@ -283,8 +283,8 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 	// stream, 123-before has come and gone (no local topic took it). Else it
 	// could reach room 123's new topic while that reads its tail, and count
 	// as published after the stream came.
-	marker := th.openStream(t, 124, 9, "")
-	if res := th.pub(t, 124, "marker"); marker.nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" }).ID != res {
+	marker := th.OpenStream(t, 124, 9, "")
+	if res := th.pub(t, 124, "marker"); marker.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }).ID != res {
 		t.Fatal("the marker did not arrive")
 	}
 	r := th.pageStream(t, 9, "rooms=121,122,123", last)
@@ -292,7 +292,7 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 	got122 := ""
 	n121 := 0
 	for got122 == "" || n121 == 0 {
-		f := r.next(t, wait)
+		f := r.Next(t, Wait)
 		switch f.Event {
 		case hub.GapEventType:
 			d := dataOf(t, f)
@@ -333,17 +333,17 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 // Ids name every room (those with nothing delivered yet too) and the log, use
 // only the documented characters and stay under 2,048 bytes at 32 rooms.
 func TestPageStream_IDShapeAt32Rooms(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	var rooms []string
 	for r := 9223372036854775775; r <= 9223372036854775806; r++ { // the longest room ids
 		rooms = append(rooms, fmt.Sprint(r))
 	}
 	for _, r := range rooms[:16] { // half the rooms have history
-		th.publish(t, mustRoom(r), "comment.created", map[string]any{})
+		th.Publish(t, mustRoom(r), "comment.created", map[string]any{})
 	}
 	th.notify(t, 1, "comment.created", 10)
 	c := th.pageStream(t, 10, "rooms="+strings.Join(rooms, ",")+"&notifications=true", "")
-	th.publish(t, mustRoom(rooms[31]), "comment.created", map[string]any{"k": "x"})
+	th.Publish(t, mustRoom(rooms[31]), "comment.created", map[string]any{"k": "x"})
 	f, _ := nextComment(t, c)
 	if len(f.ID) >= 2048 || !sse.PageIDChars.MatchString(f.ID) {
 		t.Fatalf("id of %d bytes: %q", len(f.ID), f.ID)
@@ -366,14 +366,14 @@ func mustRoom(s string) int64 {
 // A page stream is one connection toward the cap: five fit, the sixth evicts
 // the oldest.
 func TestPageStream_CountsOnceTowardTheCap(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
-	var streams []*sseClient
+	th := Start(t, testredis.Start(t).Addr(), nil)
+	var streams []*SSEClient
 	for i := 0; i < 5; i++ {
 		streams = append(streams, th.pageStream(t, 11, "rooms=131,132,133&notifications=true", ""))
 		time.Sleep(2 * time.Millisecond) // distinct open times: "oldest" is well defined
 	}
 	th.pageStream(t, 11, "rooms=131", "")
-	rest := streams[0].ended(t, wait)
+	rest := streams[0].Ended(t, Wait)
 	last := rest[len(rest)-1]
 	if last.Event != hub.EvictedEventType || !strings.Contains(last.Data, "connection limit") {
 		t.Fatalf("the oldest ended with %+v", last)
@@ -389,7 +389,7 @@ func TestPageStream_CountsOnceTowardTheCap(t *testing.T) {
 // The user is present in every room of the stream while it is open, and
 // leaves them all when it closes.
 func TestPageStream_PresenceInEachRoom(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	c := th.pageStream(t, 12, "rooms=141,142", "")
 	for _, r := range []int64{141, 142} {
 		if p := th.presenceList(t, r); p.Count != 1 || p.OnlineUsers[0].UserID != 12 {
@@ -397,19 +397,19 @@ func TestPageStream_PresenceInEachRoom(t *testing.T) {
 		}
 	}
 	c.Close()
-	eventually(t, wait, "left both rooms", func() bool {
+	Eventually(t, Wait, "left both rooms", func() bool {
 		return th.presenceList(t, 141).Count == 0 && th.presenceList(t, 142).Count == 0
 	})
 }
 
 // A muted type is held back on the rooms' members.
 func TestPageStream_MutedTypeHeldBack(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	if code, _ := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 13, `{"mutedEventTypes":["like.toggled"]}`); code != 200 {
 		t.Fatalf("settings: %d", code)
 	}
 	c := th.pageStream(t, 13, "rooms=151", "")
-	th.publish(t, 151, "like.toggled", map[string]any{"k": "muted"})
+	th.Publish(t, 151, "like.toggled", map[string]any{"k": "muted"})
 	th.pub(t, 151, "shown")
 	if _, d := nextComment(t, c); d.K != "shown" {
 		t.Fatalf("got %+v", d)
@@ -418,7 +418,7 @@ func TestPageStream_MutedTypeHeldBack(t *testing.T) {
 
 // Rooms published to at once keep their own order on one page stream.
 func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	c := th.pageStream(t, 14, "rooms=161,162,163", "")
 	const each = 150
 	var wg sync.WaitGroup
@@ -434,7 +434,7 @@ func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
 	}
 	next := map[int64]int{}
 	for next[161] < each || next[162] < each || next[163] < each {
-		f := c.next(t, 20*time.Second)
+		f := c.Next(t, 20*time.Second)
 		if f.Event != "comment.created" {
 			continue
 		}
@@ -450,25 +450,25 @@ func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
 // The log member's gap carries "notifications":true; a room of the same page
 // resumes normally.
 func TestPageStream_GapOfTheLog(t *testing.T) {
-	th := startTrimmingHub(t, func(c *testConfig) { c.Inbox.MaxEntries = 10 })
+	th := StartTrimming(t, func(c *Configs) { c.Inbox.MaxEntries = 10 })
 	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
-	c.next(t, wait) // the count
+	c.Next(t, Wait) // the count
 	c.nextCounts(t)
 	th.notify(t, 202, "comment.created", 25)
-	first := c.next(t, wait).ID
+	first := c.Next(t, Wait).ID
 	c.Close()
 	for i := 0; i < 40; i++ {
 		th.notify(t, 202, "comment.created", 25)
 	}
 	th.pub(t, 201, "after")
 	r := th.pageStream(t, 25, "rooms=201&notifications=true", first)
-	if f := r.next(t, wait); f.Event != inbox.NotificationUnreadType {
+	if f := r.Next(t, Wait); f.Event != inbox.NotificationUnreadType {
 		t.Fatalf("first %+v", f)
 	}
 	r.nextCounts(t)
 	sawGap, sawRoom := false, false
 	for !sawGap || !sawRoom {
-		f := r.next(t, wait)
+		f := r.Next(t, Wait)
 		switch f.Event {
 		case hub.GapEventType:
 			if d := dataOf(t, f); !d.Notifications || d.RoomID != 0 || f.ID != "" {

@@ -26,9 +26,9 @@ type presenceUpdate struct {
 	LeftUsers   []int64 `json:"leftUsers"`
 }
 
-func (c *sseClient) presenceUpdate(t *testing.T, d time.Duration) (presenceUpdate, frame) {
+func (c *SSEClient) presenceUpdate(t *testing.T, d time.Duration) (presenceUpdate, Frame) {
 	t.Helper()
-	f := c.nextPresence(t, d)
+	f := c.NextPresence(t, d)
 	var u presenceUpdate
 	if err := json.Unmarshal([]byte(f.Data), &u); err != nil {
 		t.Fatalf("presence.update data %q: %v", f.Data, err)
@@ -55,14 +55,14 @@ func newTransitions() *transitions {
 	return &transitions{joined: map[int64]int{}, left: map[int64]int{}}
 }
 
-func (th *testHub) presenceList(t *testing.T, room int64) hub.PresenceList {
+func (th *Hub) presenceList(t *testing.T, room int64) hub.PresenceList {
 	t.Helper()
-	code, env := th.get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), th.token(t, 1))
+	code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), th.Token(t, 1))
 	if code != 200 {
 		t.Fatalf("GET presence: %d %+v", code, env)
 	}
 	var l hub.PresenceList
-	remarshal(t, env.Result, &l)
+	Remarshal(t, env.Result, &l)
 	return l
 }
 
@@ -74,23 +74,23 @@ func online(l hub.PresenceList) []int64 {
 	return ids
 }
 
-func fastPresence(c *testConfig) {
+func fastPresence(c *Configs) {
 	c.PresenceBroadcast = 0 // one update per transition: easy to follow in a test
 }
 
 func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), fastPresence)
-	watcher := th.openStream(t, 70, 100, "")
-	if u, _ := watcher.presenceUpdate(t, wait); u.Joined == nil || *u.Joined != 100 {
+	th := Start(t, testredis.Start(t).Addr(), fastPresence)
+	watcher := th.OpenStream(t, 70, 100, "")
+	if u, _ := watcher.presenceUpdate(t, Wait); u.Joined == nil || *u.Joined != 100 {
 		t.Fatalf("watcher's own join: %+v", u)
 	}
-	tab1 := th.openStream(t, 70, 7, "")
-	u, _ := watcher.presenceUpdate(t, wait)
+	tab1 := th.OpenStream(t, 70, 7, "")
+	u, _ := watcher.presenceUpdate(t, Wait)
 	if u.Joined == nil || *u.Joined != 7 || u.Left != nil || u.Count != 2 || fmt.Sprint(u.OnlineUsers) != "[7 100]" ||
 		fmt.Sprint(u.JoinedUsers) != "[7]" || len(u.LeftUsers) != 0 {
 		t.Fatalf("join update %+v", u)
 	}
-	if got := metricValue(t, th, "presence_online_users"); got != "2" {
+	if got := MetricValue(t, th, "presence_online_users"); got != "2" {
 		t.Fatalf("presence_online_users = %s, want 2", got)
 	}
 	l := th.presenceList(t, 70)
@@ -101,12 +101,12 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 		t.Fatalf("lastSeen %q: %v", l.OnlineUsers[0].LastSeen, err)
 	}
 
-	tab2 := th.openStream(t, 70, 7, "")
+	tab2 := th.OpenStream(t, 70, 7, "")
 	tab1.Close()
 	// No join for the second tab, no leave for the first: a marker event
 	// published now must be the next thing the watcher sees.
-	marker := th.publish(t, 70, "comment.created", map[string]any{"marker": 1})
-	f := watcher.nextMatching(t, wait, func(frame) bool { return true })
+	marker := th.Publish(t, 70, "comment.created", map[string]any{"marker": 1})
+	f := watcher.NextMatching(t, Wait, func(Frame) bool { return true })
 	if f.ID != marker.StreamID {
 		t.Fatalf("after a second tab and closing the first, got %+v before the marker", f)
 	}
@@ -114,12 +114,12 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 		t.Fatalf("user 7 must stay present with one tab open: %+v", l)
 	}
 	tab2.Close()
-	u, _ = watcher.presenceUpdate(t, wait)
+	u, _ = watcher.presenceUpdate(t, Wait)
 	if u.Left == nil || *u.Left != 7 || u.Joined != nil || fmt.Sprint(u.OnlineUsers) != "[100]" || u.Count != 1 {
 		t.Fatalf("leave update %+v", u)
 	}
-	marker = th.publish(t, 70, "comment.created", map[string]any{"marker": 2})
-	if f := watcher.nextMatching(t, wait, func(frame) bool { return true }); f.ID != marker.StreamID {
+	marker = th.Publish(t, 70, "comment.created", map[string]any{"marker": 2})
+	if f := watcher.NextMatching(t, Wait, func(Frame) bool { return true }); f.ID != marker.StreamID {
 		t.Fatalf("a second leave was announced: %+v", f)
 	}
 }
@@ -130,26 +130,26 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 // last heartbeat. Two TTLs after the join the user is still present.
 func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
 	})
-	th.openStream(t, 72, 9, "")
-	th.openStream(t, 72, 9, "")
-	seen0, err := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(72), "9").AsInt64()
+	th.OpenStream(t, 72, 9, "")
+	th.OpenStream(t, 72, 9, "")
+	seen0, err := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(72), "9").AsInt64()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var instance string
-	eventually(t, 10*time.Second, "the instance's lease taken", func() bool {
-		ids, _ := testredis.Do(t, th.rdb, "ZRANGE", hub.PresenceInstancesKey, "0", "-1").AsStrSlice()
+	Eventually(t, 10*time.Second, "the instance's lease taken", func() bool {
+		ids, _ := testredis.Do(t, th.Redis, "ZRANGE", hub.PresenceInstancesKey, "0", "-1").AsStrSlice()
 		if len(ids) == 1 {
 			instance = ids[0]
 		}
 		return instance != ""
 	})
 	members := func(key string) map[string]float64 {
-		z, err := testredis.Do(t, th.rdb, "ZRANGE", key, "0", "-1", "WITHSCORES").AsZScores()
+		z, err := testredis.Do(t, th.Redis, "ZRANGE", key, "0", "-1", "WITHSCORES").AsZScores()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,8 +166,8 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	if len(conns) != 2 || fmt.Sprint(conns) != fmt.Sprint(live) {
 		t.Fatalf("presence %v and online %v: want the two tabs in both", conns, live)
 	}
-	eventually(t, 20*time.Second, "the last heartbeat refreshed two TTLs after the join", func() bool {
-		seen, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(72), "9").AsInt64()
+	Eventually(t, 20*time.Second, "the last heartbeat refreshed two TTLs after the join", func() bool {
+		seen, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(72), "9").AsInt64()
 		return seen-seen0 >= 1800
 	})
 	if now := members(hub.PresenceConnsKey(72, 9)); fmt.Sprint(now) != fmt.Sprint(conns) {
@@ -182,66 +182,66 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 // sweep that found the instance's lease lapsed) is joined again by the next
 // refresh; an instance whose lease lapsed joins all its streams again.
 func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond
 	})
-	th.openStream(t, 75, 9, "")
+	th.OpenStream(t, 75, 9, "")
 	conns := hub.PresenceConnsKey(75, 9)
-	member, _ := testredis.Do(t, th.rdb, "ZRANGE", conns, "0", "-1").AsStrSlice()
+	member, _ := testredis.Do(t, th.Redis, "ZRANGE", conns, "0", "-1").AsStrSlice()
 	if len(member) != 1 {
 		t.Fatalf("members %v", member)
 	}
 	// After a refresh of the open stream, nothing but the next refresh can
 	// bring the user back.
-	joined, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(75), "9").AsInt64()
-	eventually(t, 10*time.Second, "a refresh", func() bool {
-		seen, _ := testredis.Do(t, th.rdb, "HGET", hub.PresenceKey(75), "9").AsInt64()
+	joined, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(75), "9").AsInt64()
+	Eventually(t, 10*time.Second, "a refresh", func() bool {
+		seen, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(75), "9").AsInt64()
 		return seen != joined
 	})
-	testredis.Do(t, th.rdb, "HDEL", hub.PresenceKey(75), "9")
-	testredis.Do(t, th.rdb, "DEL", conns)
+	testredis.Do(t, th.Redis, "HDEL", hub.PresenceKey(75), "9")
+	testredis.Do(t, th.Redis, "DEL", conns)
 	back := func() bool {
-		in, _ := testredis.Do(t, th.rdb, "HEXISTS", hub.PresenceKey(75), "9").AsInt64()
-		now, _ := testredis.Do(t, th.rdb, "ZRANGE", conns, "0", "-1").AsStrSlice()
+		in, _ := testredis.Do(t, th.Redis, "HEXISTS", hub.PresenceKey(75), "9").AsInt64()
+		now, _ := testredis.Do(t, th.Redis, "ZRANGE", conns, "0", "-1").AsStrSlice()
 		return in == 1 && fmt.Sprint(now) == fmt.Sprint(member)
 	}
-	eventually(t, 10*time.Second, "user 9 present again", back)
+	Eventually(t, 10*time.Second, "user 9 present again", back)
 
 	// The lease lapsed, and a sweep took the stream's member out; a
 	// heartbeat keeps the user listed, so only the lapse brings it back.
-	code, env := th.do(t, http.MethodPost, "/api/v1/rooms/75/presence/heartbeat",
-		map[string]string{"Authorization": "Bearer " + th.token(t, 9)}, "")
+	code, env := th.Do(t, http.MethodPost, "/api/v1/rooms/75/presence/heartbeat",
+		map[string]string{"Authorization": "Bearer " + th.Token(t, 9)}, "")
 	if code != 200 {
 		t.Fatalf("heartbeat: %d %+v", code, env)
 	}
-	testredis.Do(t, th.rdb, "DEL", hub.PresenceInstancesKey)
-	testredis.Do(t, th.rdb, "ZREM", conns, member[0])
-	eventually(t, 10*time.Second, "the stream's member back", func() bool {
-		in, _ := testredis.Do(t, th.rdb, "ZSCORE", conns, member[0]).ToString()
+	testredis.Do(t, th.Redis, "DEL", hub.PresenceInstancesKey)
+	testredis.Do(t, th.Redis, "ZREM", conns, member[0])
+	Eventually(t, 10*time.Second, "the stream's member back", func() bool {
+		in, _ := testredis.Do(t, th.Redis, "ZSCORE", conns, member[0]).ToString()
 		return in == "inf"
 	})
 }
 
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		fastPresence(c)
 		// 3 s: the watcher's own stream refreshes every second, so a busy
 		// machine's late refresh does not make the watcher leave too.
 		c.PresenceUserTTL = 3 * time.Second
 		c.PresenceHashTTL = 6 * time.Second
 	})
-	watcher := th.openStream(t, 71, 100, "")
-	watcher.presenceUpdate(t, wait) // own join
-	code, env := th.do(t, http.MethodPost, "/api/v1/rooms/71/presence/heartbeat",
-		map[string]string{"Authorization": "Bearer " + th.token(t, 8)}, "")
+	watcher := th.OpenStream(t, 71, 100, "")
+	watcher.presenceUpdate(t, Wait) // own join
+	code, env := th.Do(t, http.MethodPost, "/api/v1/rooms/71/presence/heartbeat",
+		map[string]string{"Authorization": "Bearer " + th.Token(t, 8)}, "")
 	var ack hub.HeartbeatAck
-	remarshal(t, env.Result, &ack)
+	Remarshal(t, env.Result, &ack)
 	if code != 200 || !ack.Acknowledged || ack.NextInSecs < 1 {
 		t.Fatalf("heartbeat: %d %+v", code, env)
 	}
-	if u, _ := watcher.presenceUpdate(t, wait); u.Joined == nil || *u.Joined != 8 {
+	if u, _ := watcher.presenceUpdate(t, Wait); u.Joined == nil || *u.Joined != 8 {
 		t.Fatalf("heartbeat join %+v", u)
 	}
 	// The watcher's own stream refreshes itself; user 8 sends nothing more.
@@ -261,24 +261,24 @@ func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 	rs := testredis.Start(t)
 	// The watcher's hub refreshes every second (a 3 s TTL): a test machine
 	// busy with -race may stall a goroutine longer than a 1 s TTL allows.
-	ttl := func(c *testConfig) {
+	ttl := func(c *Configs) {
 		fastPresence(c)
 		c.PresenceUserTTL = 3 * time.Second
 		c.PresenceHashTTL = 5 * time.Second
 	}
-	b := startHub(t, rs.Addr(), ttl)
-	watcher := b.openStream(t, 72, 100, "")
-	watcher.presenceUpdate(t, wait)
+	b := Start(t, rs.Addr(), ttl)
+	watcher := b.OpenStream(t, 72, 100, "")
+	watcher.presenceUpdate(t, Wait)
 
 	bin := testbin.Build(t)
 	url, cmd, _ := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "PRESENCE_USER_TTL_SECS=1", "PRESENCE_HASH_TTL_SECS=5", "PRESENCE_BROADCAST_MS=0")
 	testbin.WaitHealth(t, url, 200, 15*time.Second)
 	for _, user := range []int64{11, 12} {
-		openSSE(t, fmt.Sprintf("%s/api/v1/rooms/72/stream", url), b.token(t, user), "")
+		OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/72/stream", url), b.Token(t, user), "")
 	}
 	tr := newTransitions()
 	for len(tr.joined) < 2 {
-		u, _ := watcher.presenceUpdate(t, wait)
+		u, _ := watcher.presenceUpdate(t, Wait)
 		tr.add(u)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -298,18 +298,18 @@ func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 
 func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	rs := testredis.Start(t)
-	cfg := func(c *testConfig) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
-	hubs := []*testHub{startHub(t, rs.Addr(), cfg), startHub(t, rs.Addr(), cfg)}
-	watcher := hubs[0].openStream(t, 73, 100, "")
-	watcher.presenceUpdate(t, wait)
-	tokens := []string{hubs[0].token(t, 9), hubs[1].token(t, 9)}
+	cfg := func(c *Configs) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
+	hubs := []*Hub{Start(t, rs.Addr(), cfg), Start(t, rs.Addr(), cfg)}
+	watcher := hubs[0].OpenStream(t, 73, 100, "")
+	watcher.presenceUpdate(t, Wait)
+	tokens := []string{hubs[0].Token(t, 9), hubs[1].Token(t, 9)}
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c, err := tryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/73/stream", hubs[i%2].URL), tokens[i%2], "")
+			c, err := TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/73/stream", hubs[i%2].URL), tokens[i%2], "")
 			if err != nil {
 				errs <- err
 				return
@@ -324,10 +324,10 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every join is followed by exactly one leave, in order, ending absent.
-	marker := hubs[1].publish(t, 73, "comment.created", map[string]any{"marker": true})
+	marker := hubs[1].Publish(t, 73, "comment.created", map[string]any{"marker": true})
 	present, joins, leaves := false, 0, 0
 	for {
-		f := watcher.nextMatching(t, 20*time.Second, func(frame) bool { return true })
+		f := watcher.NextMatching(t, 20*time.Second, func(Frame) bool { return true })
 		if f.ID == marker.StreamID {
 			break
 		}
@@ -349,7 +349,7 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		}
 	}
 	if present {
-		u, _ := watcher.presenceUpdate(t, wait) // the last leave may trail the marker
+		u, _ := watcher.presenceUpdate(t, Wait) // the last leave may trail the marker
 		if len(u.LeftUsers) != 1 {
 			t.Fatalf("user 9 ends present: %+v", u)
 		}
@@ -362,20 +362,20 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		t.Fatalf("with every stream closed, presence is %+v", l)
 	}
 	// A join and a leave on the other instance reach the watcher.
-	other := hubs[1].openStream(t, 73, 10, "")
-	if u, f := watcher.presenceUpdate(t, wait); fmt.Sprint(u.JoinedUsers) != "[10]" {
+	other := hubs[1].OpenStream(t, 73, 10, "")
+	if u, f := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.JoinedUsers) != "[10]" {
 		t.Fatalf("a join on the other instance: %s", f.Data)
 	}
 	other.Close()
-	if u, f := watcher.presenceUpdate(t, wait); fmt.Sprint(u.LeftUsers) != "[10]" {
+	if u, f := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.LeftUsers) != "[10]" {
 		t.Fatalf("a leave on the other instance: %s", f.Data)
 	}
 }
 
 func TestPresence_CoalescesJoins(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil) // PRESENCE_BROADCAST_MS 1000
-	watcher := th.openStream(t, 74, 1000, "")
-	watcher.presenceUpdate(t, wait)
+	th := Start(t, testredis.Start(t).Addr(), nil) // PRESENCE_BROADCAST_MS 1000
+	watcher := th.OpenStream(t, 74, 1000, "")
+	watcher.presenceUpdate(t, Wait)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 20)
 	for u := int64(1); u <= 200; u++ {
@@ -384,10 +384,10 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 		go func(u int64) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			tok, _ := th.tokens.Sign(u, time.Hour)
+			tok, _ := th.Tokens.Sign(u, time.Hour)
 			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/rooms/74/presence/heartbeat", th.URL), nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
-			if resp, err := httpClient.Do(req); err == nil {
+			if resp, err := HTTPClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}(u)
@@ -396,7 +396,7 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 	tr := newTransitions()
 	updates := 0
 	for len(tr.joined) < 200 {
-		u, _ := watcher.presenceUpdate(t, wait)
+		u, _ := watcher.presenceUpdate(t, Wait)
 		tr.add(u)
 		updates++
 		if len(u.JoinedUsers) > 1 && u.Joined != nil {
@@ -420,22 +420,22 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	hubs := []*testHub{startHub(t, rs.Addr(), nil), startHub(t, rs.Addr(), nil)}
-	watcher := hubs[0].openStream(t, 76, 1000, "")
-	watcher.presenceUpdate(t, wait)
+	hubs := []*Hub{Start(t, rs.Addr(), nil), Start(t, rs.Addr(), nil)}
+	watcher := hubs[0].OpenStream(t, 76, 1000, "")
+	watcher.presenceUpdate(t, Wait)
 	const users = 40
-	streams := make([]*sseClient, users)
+	streams := make([]*SSEClient, users)
 	errs := make([]error, users)
 	tokens := make([]string, users)
 	for i := range tokens {
-		tokens[i] = hubs[i%2].token(t, int64(i+1))
+		tokens[i] = hubs[i%2].Token(t, int64(i+1))
 	}
 	var wg sync.WaitGroup
 	for i := range streams {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			streams[i], errs[i] = tryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/76/stream", hubs[i%2].URL), tokens[i], "")
+			streams[i], errs[i] = TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/76/stream", hubs[i%2].URL), tokens[i], "")
 		}(i)
 	}
 	wg.Wait()
@@ -449,7 +449,7 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 		t.Helper()
 		tr, updates := newTransitions(), 0
 		for !done(tr) {
-			u, _ := watcher.presenceUpdate(t, wait)
+			u, _ := watcher.presenceUpdate(t, Wait)
 			tr.add(u)
 			updates++
 		}
@@ -477,13 +477,13 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 }
 
 func TestPresence_ListMaxHidesOnlineUsers(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { fastPresence(c); c.PresenceListMax = 1 })
-	watcher := th.openStream(t, 75, 1, "")
-	if u, _ := watcher.presenceUpdate(t, wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { fastPresence(c); c.PresenceListMax = 1 })
+	watcher := th.OpenStream(t, 75, 1, "")
+	if u, _ := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
 		t.Fatalf("%+v", u)
 	}
-	th.openStream(t, 75, 2, "")
-	u, f := watcher.presenceUpdate(t, wait)
+	th.OpenStream(t, 75, 2, "")
+	u, f := watcher.presenceUpdate(t, Wait)
 	if u.OnlineUsers != nil || u.Count != 2 || !json.Valid([]byte(f.Data)) {
 		t.Fatalf("above PRESENCE_LIST_MAX onlineUsers must be null: %s", f.Data)
 	}

@@ -21,18 +21,18 @@ import (
 func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	channels := func(c *testConfig) { c.PubSubMode = hub.PubSubChannels }
-	a := startHub(t, rs.Addr(), channels)
+	channels := func(c *Configs) { c.PubSubMode = hub.PubSubChannels }
+	a := Start(t, rs.Addr(), channels)
 	proxy := startFreezeProxy(t, rs.Addr()) // B's Redis, to take away
-	b := startHub(t, proxy.Addr(), func(c *testConfig) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
+	b := Start(t, proxy.Addr(), func(c *Configs) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
 	rdb := testredis.Client(t, rs.Addr())
 
-	onA := a.openStream(t, 191, 1, "")
-	onB := b.openStream(t, 192, 2, "")
+	onA := a.OpenStream(t, 191, 1, "")
+	onB := b.OpenStream(t, 192, 2, "")
 	user := b.userStream(t, 3, "")
-	user.next(t, wait) // notification.unread
+	user.Next(t, Wait) // notification.unread
 	user.nextCounts(t)
-	eventually(t, wait, "each room subscribed on its hub only", func() bool {
+	Eventually(t, Wait, "each room subscribed on its hub only", func() bool {
 		arr, _ := testredis.Do(t, rdb, "PUBSUB", "NUMSUB", "room:{191}", "room:{192}").ToArray()
 		if len(arr) != 4 {
 			return false
@@ -41,19 +41,19 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 		b, _ := arr[3].AsInt64()
 		return a == 1 && b == 1
 	})
-	res := a.publish(t, 191, "comment.created", map[string]any{"k": "a"})
-	if f := onA.next(t, wait); f.ID != res.StreamID {
+	res := a.Publish(t, 191, "comment.created", map[string]any{"k": "a"})
+	if f := onA.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("room 191: %+v", f)
 	}
 	if res.DeliveredTo != 1 {
 		t.Fatalf("deliveredTo %d, want 1: only hub A has room 191", res.DeliveredTo)
 	}
 	testredis.Do(t, rdb, "PUBLISH", "room:192", `{"eventType":"comment.created","roomId":192,"data":{"k":"raw"}}`)
-	if f := onB.next(t, wait); f.ID != "" || !strings.Contains(f.Data, `"k":"raw"`) {
+	if f := onB.Next(t, Wait); f.ID != "" || !strings.Contains(f.Data, `"k":"raw"`) {
 		t.Fatalf("raw message on room:192: %+v", f)
 	}
 	n := a.notify(t, 193, "comment.created", 3)
-	if f := user.next(t, wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
+	if f := user.Next(t, Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
 		t.Fatalf("user stream: %+v", f)
 	}
 	// B's listener goes silent and cannot reconnect while A publishes five
@@ -67,7 +67,7 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	}
 	var want []string
 	for i := range 5 {
-		want = append(want, a.publish(t, 192, "comment.created", map[string]any{"n": i}).StreamID)
+		want = append(want, a.Publish(t, 192, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	before := b.Hub.Metrics().PubSubReconnect.Get()
 	proxy.refuse.Store(false)
@@ -93,16 +93,16 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.lag.Store(int64(300 * time.Millisecond))
-	th := startHub(t, proxy.Addr(), func(c *testConfig) {
+	th := Start(t, proxy.Addr(), func(c *Configs) {
 		c.PubSubMode, c.MaxConnectionsPerUser = hub.PubSubChannels, 0
 	})
 	for room := int64(300); room < 305; room++ {
-		c := th.openStream(t, room, 1, "")
-		res := th.publish(t, room, "comment.created", map[string]any{"k": room})
+		c := th.OpenStream(t, room, 1, "")
+		res := th.Publish(t, room, "comment.created", map[string]any{"k": room})
 		if res.DeliveredTo != 1 {
 			t.Fatalf("room %d: deliveredTo %d right after the stream answered, want 1 (its subscription confirmed first)", room, res.DeliveredTo)
 		}
-		if f := c.next(t, wait); f.ID != res.StreamID {
+		if f := c.Next(t, Wait); f.ID != res.StreamID {
 			t.Fatalf("room %d: %+v", room, f)
 		}
 		c.Close()
@@ -117,24 +117,24 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := startHub(t, proxy.Addr(), func(c *testConfig) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
-	c := th.openStream(t, 195, 1, "")
-	if first := th.publish(t, 195, "comment.created", map[string]any{"n": 0}); c.next(t, wait).ID != first.StreamID {
+	th := Start(t, proxy.Addr(), func(c *Configs) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
+	c := th.OpenStream(t, 195, 1, "")
+	if first := th.Publish(t, 195, "comment.created", map[string]any{"n": 0}); c.Next(t, Wait).ID != first.StreamID {
 		t.Fatal("the first event")
 	}
 	if n := proxy.severSubscribers(); n == 0 {
 		t.Fatal("no subscribed connection to sever")
 	}
-	eventually(t, wait, "Redis forgot the subscriber", func() bool {
+	Eventually(t, Wait, "Redis forgot the subscriber", func() bool {
 		arr, _ := testredis.Do(t, testredis.Client(t, rs.Addr()), "PUBSUB", "NUMSUB", "room:{195}").ToArray()
 		n, _ := arr[1].AsInt64()
 		return n == 0
 	})
-	res := th.publish(t, 195, "comment.created", map[string]any{"n": 1})
+	res := th.Publish(t, 195, "comment.created", map[string]any{"n": 1})
 	if res.DeliveredTo != 0 {
 		t.Fatalf("deliveredTo %d with the subscription gone: the test proves nothing", res.DeliveredTo)
 	}
-	if f := c.next(t, wait); f.ID != res.StreamID {
+	if f := c.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("after the publish that reached no listener: %+v", f)
 	}
 	if th.Hub.Metrics().ListenerMoves.Get() == 0 {
@@ -147,7 +147,7 @@ func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 // cost no goroutine each, and all are unsubscribed when their streams end.
 func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), func(c *testConfig) {
+	th := StartWith(t, rs.Addr(), func(c *Configs) {
 		c.PubSubMode = hub.PubSubChannels
 		c.MaxConnectionsPerUser = 0
 	}, func(c *Config) { c.StreamMaxRooms = 100 })
@@ -157,7 +157,7 @@ func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 		return len(arr)
 	}
 	g0 := runtime.NumGoroutine()
-	var streams []*sseClient
+	var streams []*SSEClient
 	for i := range 7 { // 700 rooms: more than one SUBSCRIBE's batch
 		rooms := make([]string, 100)
 		for j := range rooms {
@@ -165,7 +165,7 @@ func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 		}
 		streams = append(streams, th.pageStream(t, int64(i+1), "rooms="+strings.Join(rooms, ",")+"&notifications=true", ""))
 	}
-	eventually(t, wait, "700 rooms and 7 users subscribed", func() bool {
+	Eventually(t, Wait, "700 rooms and 7 users subscribed", func() bool {
 		return channels("room:{*}") == 700 && channels("room:1*") == 700 && channels("user:{*}") == 7
 	})
 	if n := testredis.Do(t, rdb, "PUBSUB", "NUMPAT"); n.Error() != nil {
@@ -178,15 +178,15 @@ func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 	if d := runtime.NumGoroutine() - g0; d > 100 {
 		t.Fatalf("%d more goroutines for 7 streams over 707 topics", d)
 	}
-	res := th.publish(t, 1700, "comment.created", map[string]any{"k": "last"})
-	f := streams[6].nextMatching(t, wait, func(f frame) bool { return f.Event == "comment.created" })
+	res := th.Publish(t, 1700, "comment.created", map[string]any{"k": "last"})
+	f := streams[6].NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" })
 	if !strings.Contains(f.ID, res.StreamID) || !strings.Contains(f.Data, `"k":"last"`) {
 		t.Fatalf("room 1700 on its page stream: %+v", f)
 	}
 	for _, s := range streams {
 		s.Close()
 	}
-	eventually(t, wait, "every channel unsubscribed", func() bool {
+	Eventually(t, Wait, "every channel unsubscribed", func() bool {
 		return channels("room:*") == 0 && channels("user:*") == 0
 	})
 }

@@ -42,7 +42,7 @@ const slowUsers = 70
 func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 	t.Parallel()
 	slow, fast := testpush.Start(t), testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *testConfig) { c.Delivery.Timeout = time.Minute })
+	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *Configs) { c.Delivery.Timeout = time.Minute })
 	fast.SetPublicKey(th.vapidKey(t))
 	var users []int64
 	for i := range slowUsers {
@@ -87,7 +87,7 @@ func TestDelivery_ASlowChannelHoldsNoOtherChannel(t *testing.T) {
 	free := func() { once.Do(func() { close(release) }) }
 	g := startGateway(t, func(gatewayCall) gatewayAnswer { return gatewayAnswer{status: 200, wait: func() { <-release }} })
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) {
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) {
 		c.Delivery.Channels = []string{"webpush", "email"}
 		c.Delivery.SinkURL = g.URL
 		c.Delivery.Timeout = time.Minute
@@ -137,7 +137,7 @@ func TestWebPush_AnEndpointBelongsToOneUser(t *testing.T) {
 	if got := ps.Pushes(); len(got) != 1 || got[0].Message.NotificationID != nid {
 		t.Fatalf("pushes %+v, want the second user's alone", got)
 	}
-	if v := metricValue(t, th, `webpush_subscriptions`); v != "1" {
+	if v := MetricValue(t, th, `webpush_subscriptions`); v != "1" {
 		t.Fatalf("webpush_subscriptions = %s, want 1", v)
 	}
 }
@@ -185,7 +185,7 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) { c.Delivery.Timeout = 2 * time.Second })
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) { c.Delivery.Timeout = 2 * time.Second })
 	for i := range 5 {
 		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/busy/%d", i), 429, 429, 429))
 	}
@@ -228,7 +228,7 @@ func putOff(r delivery.Record) bool {
 
 // waitForRecord waits (15 s at most) until user's delivery of nid on ch
 // satisfies ok, and returns it.
-func waitForRecord(t *testing.T, th *testHub, nid string, user int64, ch, what string, ok func(delivery.Record) bool) delivery.Record {
+func waitForRecord(t *testing.T, th *Hub, nid string, user int64, ch, what string, ok func(delivery.Record) bool) delivery.Record {
 	t.Helper()
 	var last delivery.Record
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -250,13 +250,13 @@ func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
 	defer as.Release()
 	for _, c := range []struct {
 		ch    string
-		start func() *testHub
+		start func() *Hub
 		hold  func(u int64) string // scripts user u's device to hang, and gives its token
 		tries func(token string) int
 	}{
-		{"fcm", func() *testHub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
+		{"fcm", func() *Hub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
 			func(u int64) string { fs.Script(fcmToken(int(u)), testfcm.Answer{Hold: true}); return fcmToken(int(u)) }, fs.Tries},
-		{"apns", func() *testHub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
+		{"apns", func() *Hub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
 			func(u int64) string {
 				as.Script(apnsToken(int(u)), testapns.Answer{Hold: true})
 				return apnsToken(int(u))

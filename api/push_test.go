@@ -29,16 +29,16 @@ var testPushKeys = sync.OnceValue(func() webpush.Keys {
 })
 
 // withPushKeys sets the WEBPUSH_* keys: a hub on a real Redis needs them.
-func withPushKeys(c *testConfig) {
+func withPushKeys(c *Configs) {
 	k := testPushKeys()
 	c.WebPush.PublicKey, c.WebPush.PrivateKey, c.WebPush.Subject = k.Public, k.Private(), "mailto:ops@example.com"
 }
 
 // startPushHub is a hub with the webpush channel on, its endpoints allowed
 // on loopback (the stand-in), trusting the stand-in's certificate.
-func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*testConfig)) *testHub {
+func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*Configs)) *Hub {
 	t.Helper()
-	th := startHubFull(t, addr, func(c *testConfig) {
+	th := StartFull(t, addr, func(c *Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
 		c.WebPush.AllowPrivate, c.WebPush.AllowedHosts = true, []string{"*"}
@@ -47,22 +47,22 @@ func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*te
 		if more != nil {
 			more(c)
 		}
-	}, nil, hubExtras{pushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
+	}, nil, Extras{PushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
 	ps.SetPublicKey(th.vapidKey(t))
 	return th
 }
 
 // vapidKey is the hub's VAPID public key, from its route.
-func (th *testHub) vapidKey(t *testing.T) string {
+func (th *Hub) vapidKey(t *testing.T) string {
 	t.Helper()
-	code, env := th.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
+	code, env := th.Do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
 	if code != 200 {
 		t.Fatalf("vapid-public-key: %d %+v", code, env)
 	}
 	return env.Result.(map[string]any)["publicKey"].(string)
 }
 
-func (th *testHub) subscribe(t *testing.T, user int64, sub string) {
+func (th *Hub) subscribe(t *testing.T, user int64, sub string) {
 	t.Helper()
 	if code, env := th.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", user, sub); code != 200 {
 		t.Fatalf("subscribe: %d %+v", code, env)
@@ -81,7 +81,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	th.subscribe(t, user, ps.Subscription("/push/ann"))
 
 	body := `{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","text":"It leaves today","url":"/orders/1"},"recipientIds":[7],"severity":"critical","groupKey":"orders"}`
-	code, env := th.publishRaw(t, body)
+	code, env := th.PublishRaw(t, body)
 	if code != 200 {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
@@ -97,17 +97,17 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	}
 
 	// Someone is looking: the live event, no push.
-	s := th.openStream(t, 42, user, "")
+	s := th.OpenStream(t, 42, user, "")
 	defer s.Close()
 	nid = th.notifyWith(t, 42, "", user)
 	r := th.waitDelivery(t, nid, user, "webpush", "skipped")
 	if str(r.Reason) != "online" || len(ps.Pushes()) != 1 {
 		t.Fatalf("with a stream open: %+v, %d pushes", r, len(ps.Pushes()))
 	}
-	if v := metricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
+	if v := MetricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
 		t.Fatalf("deliveries_total sent = %s", v)
 	}
-	if v := metricValue(t, th, `webpush_subscriptions`); v != "1" {
+	if v := MetricValue(t, th, `webpush_subscriptions`); v != "1" {
 		t.Fatalf("webpush_subscriptions = %s", v)
 	}
 }
@@ -122,7 +122,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testConfig) { c.Delivery.MaxAttempts = 3 })
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
 	th.subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))
 	th.subscribe(t, 11, ps.Subscription("/push/big", http.StatusRequestEntityTooLarge))
 	th.subscribe(t, 12, ps.Subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
@@ -169,9 +169,9 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 }
 
 // subsOf reads a user's kept subscriptions straight from Redis.
-func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
+func (th *Hub) subsOf(t *testing.T, user int64) (map[string]string, error) {
 	t.Helper()
-	return th.rdb.Do(t.Context(), th.rdb.B().Hgetall().Key(webpush.SubscriptionsKey(user)).Build()).AsStrMap()
+	return th.Redis.Do(t.Context(), th.Redis.B().Hgetall().Key(webpush.SubscriptionsKey(user)).Build()).AsStrMap()
 }
 
 // The routes: the SSRF rule and the keys' shape refused with 400; at most
@@ -180,18 +180,18 @@ func (th *testHub) subsOf(t *testing.T, user int64) (map[string]string, error) {
 // key pair.
 func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	rs := testredis.Start(t)
-	on := func(c *testConfig) {
+	on := func(c *Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
 	}
 	// A dev key pair an earlier run left in Redis is deleted once keys are
 	// configured (hardening IV, 10).
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "SET", webpush.VAPIDKey, "old-dev-pair")
-	a, b := startHub(t, rs.Addr(), on), startHub(t, rs.Addr(), on)
+	a, b := Start(t, rs.Addr(), on), Start(t, rs.Addr(), on)
 	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || ka != testPushKeys().Public {
 		t.Fatalf("two instances' keys: %q, %q, want the configured one", ka, kb)
 	}
-	if n, _ := a.rdb.Do(t.Context(), a.rdb.B().Exists().Key(webpush.VAPIDKey).Build()).AsInt64(); n != 0 {
+	if n, _ := a.Redis.Do(t.Context(), a.Redis.B().Exists().Key(webpush.VAPIDKey).Build()).AsInt64(); n != 0 {
 		t.Fatal("the dev key pair kept in Redis is still there with keys configured")
 	}
 	ps := testpush.Start(t) // only for well-formed keys: nothing is sent
@@ -257,8 +257,8 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 		t.Fatalf("an unknown field: %d", code)
 	}
 	// Off: the routes say so.
-	off := startHub(t, rs.Addr(), nil)
-	if code, _ := off.do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, ""); code != 404 {
+	off := Start(t, rs.Addr(), nil)
+	if code, _ := off.Do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, ""); code != 404 {
 		t.Fatalf("vapid-public-key with webpush off: %d", code)
 	}
 }
@@ -303,7 +303,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		}
 		d.Send(t, `CLICK roomhub-inbox .push button >> text=`+labels[0])
 		d.Send(t, `TEXT roomhub-inbox .push button | `+labels[1])
-		eventually(t, 15*time.Second, fmt.Sprintf("%d of the browser's subscriptions at the hub", want), func() bool {
+		Eventually(t, 15*time.Second, fmt.Sprintf("%d of the browser's subscriptions at the hub", want), func() bool {
 			subs, err := th.subsOf(t, user)
 			return err == nil && len(subs) == want
 		})
@@ -316,7 +316,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 
 	publish := func(title string) string {
 		t.Helper()
-		code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":%q,"text":"Hello"},"recipientIds":[%d],"severity":"high"}`, title, user))
+		code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":%q,"text":"Hello"},"recipientIds":[%d],"severity":"high"}`, title, user))
 		if code != 200 {
 			t.Fatalf("publish: %d %+v", code, env)
 		}
@@ -348,7 +348,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		}
 	}
 	d.Send(t, fmt.Sprintf(`EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => { r.active.postMessage({ type: 'roomhub-open', notificationId: %q, url: '/?user=21&rooms=42' }); return true; })`, nid))
-	eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.countsOf(t, user).Unread == 0 })
+	Eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.countsOf(t, user).Unread == 0 })
 	d.Send(t, `WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="badge"]').hidden`)
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
@@ -383,8 +383,8 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on' && window.__push.subscribes === 1)`)
 
 	d.Quit() // every tab closed
-	eventually(t, 15*time.Second, "the user offline", func() bool {
-		code, env := th.do(t, http.MethodGet, "/api/v1/rooms/42/presence", map[string]string{"Authorization": "Bearer " + th.token(t, 99)}, "")
+	Eventually(t, 15*time.Second, "the user offline", func() bool {
+		code, env := th.Do(t, http.MethodGet, "/api/v1/rooms/42/presence", map[string]string{"Authorization": "Bearer " + th.Token(t, 99)}, "")
 		return code == 200 && !strings.Contains(fmt.Sprint(env.Result), "21")
 	})
 	nid = publish("While you are away")

@@ -33,13 +33,13 @@ func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
 	if !strings.Contains(string(readme), "```jsx\n"+string(example)+"```") {
 		t.Fatal("web/README.md's React example is not web/examples/react/App.jsx as it is")
 	}
-	var th *testHub
+	var th *Hub
 	var bundle string
 	const user = 14
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/token":
-			_, _ = io.WriteString(w, th.token(t, user))
+			_, _ = io.WriteString(w, th.Token(t, user))
 		case "/app.js":
 			http.ServeFile(w, r, bundle)
 		default:
@@ -49,12 +49,12 @@ func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
 		}
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = startHubWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
 	bundle = buildReactExample(t, th.URL)
 	app.Start()
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
-	if code, env := th.publishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","url":"/orders/1"},"recipientIds":[%d]}`, user)); code != 200 {
+	if code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","url":"/orders/1"},"recipientIds":[%d]}`, user)); code != 200 {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)

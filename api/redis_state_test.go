@@ -13,22 +13,22 @@ import (
 
 func TestHardening_ForgedPubSubMessagesDoNotStopDelivery(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	c := th.openStream(t, 120, 1, "")
-	first := th.publish(t, 120, "comment.created", map[string]any{"n": 1})
-	if f := c.next(t, wait); f.ID != first.StreamID {
+	th := Start(t, rs.Addr(), nil)
+	c := th.OpenStream(t, 120, 1, "")
+	first := th.Publish(t, 120, "comment.created", map[string]any{"n": 1})
+	if f := c.Next(t, Wait); f.ID != first.StreamID {
 		t.Fatalf("got %+v", f)
 	}
 	rdb := testredis.Client(t, rs.Addr())
 	// On the backends' channel id and seq are ignored: delivered raw.
 	testredis.Do(t, rdb, "PUBLISH", "room:120", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{"forged":1}}`)
-	if f := c.next(t, wait); f.ID != "" || !strings.Contains(f.Data, "forged") {
+	if f := c.Next(t, Wait); f.ID != "" || !strings.Contains(f.Data, "forged") {
 		t.Fatalf("forged raw message delivered as %+v", f)
 	}
 	// On the hub's own channel an id far in the future is refused.
 	testredis.Do(t, rdb, "PUBLISH", "room:{120}", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{}}`)
-	next := th.publish(t, 120, "comment.created", map[string]any{"n": 2})
-	if f := c.next(t, wait); f.ID != next.StreamID {
+	next := th.Publish(t, 120, "comment.created", map[string]any{"n": 2})
+	if f := c.Next(t, Wait); f.ID != next.StreamID {
 		t.Fatalf("after forged messages got %+v, want %s", f, next.StreamID)
 	}
 	if n := th.Hub.Metrics().InvalidMessages.Get(); n != 1 {
@@ -37,13 +37,13 @@ func TestHardening_ForgedPubSubMessagesDoNotStopDelivery(t *testing.T) {
 }
 
 func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	max := "18446744073709551615-18446744073709551615"
-	if code, env := th.get(t, "/api/v1/rooms/1/events?since="+max, th.token(t, 1)); code != 400 || env.Code != "COMMON400" {
+	if code, env := th.Get(t, "/api/v1/rooms/1/events?since="+max, th.Token(t, 1)); code != 400 || env.Code != "COMMON400" {
 		t.Fatalf("since=max: %d %+v", code, env)
 	}
 	for _, path := range []string{"/api/v1/rooms/1/stream", "/api/v1/notifications/stream"} {
-		code, env := th.do(t, http.MethodGet, path, map[string]string{"Authorization": "Bearer " + th.token(t, 1), "Last-Event-ID": max}, "")
+		code, env := th.Do(t, http.MethodGet, path, map[string]string{"Authorization": "Bearer " + th.Token(t, 1), "Last-Event-ID": max}, "")
 		if code != 400 || env.Code != "COMMON400" {
 			t.Fatalf("%s Last-Event-ID max: %d %+v", path, code, env)
 		}
@@ -52,9 +52,9 @@ func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
 
 func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *testConfig) { c.HistoryRetention = time.Hour })
+	th := Start(t, rs.Addr(), func(c *Configs) { c.HistoryRetention = time.Hour })
 	rdb := testredis.Client(t, rs.Addr())
-	th.publish(t, 121, "comment.created", map[string]any{})
+	th.Publish(t, 121, "comment.created", map[string]any{})
 	// A room that only ever saw a heartbeat: its presence.update is history
 	// too, kept as long as its presence (PRESENCE_HASH_TTL_SECS), not an hour.
 	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 1, ""); code != 200 {
@@ -63,7 +63,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	presenceTTL := int64(th.Cfg.PresenceHashTTL / time.Second)
 	for room, want := range map[int64][2]int64{121: {3500, 3600}, 122: {1, presenceTTL}} {
 		for _, key := range []string{hub.EventsKey(room), hub.RoomSeqKey(room)} {
-			eventually(t, wait, key+" has its TTL", func() bool {
+			Eventually(t, Wait, key+" has its TTL", func() bool {
 				ttl, _ := testredis.Do(t, rdb, "TTL", key).AsInt64()
 				return ttl >= want[0] && ttl <= want[1]
 			})
@@ -71,11 +71,11 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	}
 	// A backend event in the heartbeat's room gives it the retention, and
 	// presence does not shorten it.
-	th.publish(t, 122, "comment.created", map[string]any{})
+	th.Publish(t, 122, "comment.created", map[string]any{})
 	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 2, ""); code != 200 {
 		t.Fatal("heartbeat")
 	}
-	eventually(t, wait, "the presence.update of user 2", func() bool {
+	Eventually(t, Wait, "the presence.update of user 2", func() bool {
 		n, _ := testredis.Do(t, rdb, "XLEN", hub.EventsKey(122)).AsInt64()
 		return n == 3
 	})
@@ -89,7 +89,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *testConfig) {
+	th := Start(t, rs.Addr(), func(c *Configs) {
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0
 	})
 	rdb := testredis.Client(t, rs.Addr())
@@ -100,7 +100,7 @@ func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 			ids = append(ids, strconv.Itoa(500000+r))
 		}
 		c := th.pageStream(t, int64(first%7+1), "rooms="+strings.Join(ids, ","), "")
-		c.nextMatching(t, wait, func(f frame) bool { return f.Event == hub.PresenceEventType })
+		c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == hub.PresenceEventType })
 		c.Close()
 	}
 	count := func() int {
@@ -110,5 +110,5 @@ func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 	if n := count(); n == 0 {
 		t.Fatal("no room key was created: the test proves nothing")
 	}
-	eventually(t, 30*time.Second, "every presence-only room's keys expired", func() bool { return count() == 0 })
+	Eventually(t, 30*time.Second, "every presence-only room's keys expired", func() bool { return count() == 0 })
 }

@@ -32,7 +32,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("streams=%d/rooms=%d/every=%v", tc.streams, tc.rooms, tc.every), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				th := startHub(b, testredis.Start(b).Addr(), func(c *testConfig) {
+				th := Start(b, testredis.Start(b).Addr(), func(c *Configs) {
 					c.MaxConnectionsPerUser = 0
 					c.PresenceBroadcast = 10 * time.Second // keep presence out of the measurement
 				})
@@ -52,7 +52,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 				for s := 0; s < tc.streams; s++ {
 					room := int64(s%tc.rooms + 1)
 					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), nil)
-					req.Header.Set("Authorization", "Bearer "+th.token(b, int64(s+1)))
+					req.Header.Set("Authorization", "Bearer "+th.Token(b, int64(s+1)))
 					resp, err := client.Do(req)
 					if err != nil {
 						b.Fatal(err)
@@ -62,7 +62,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 					go func() {
 						defer readers.Done()
 						defer resp.Body.Close()
-						_ = sse.Parse(resp.Body, func(f frame) bool {
+						_ = sse.Parse(resp.Body, func(f Frame) bool {
 							if f.Event != "comment.created" {
 								return true
 							}
@@ -78,7 +78,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 						})
 					}()
 				}
-				eventually(b, 60*time.Second, "streams open", func() bool {
+				Eventually(b, 60*time.Second, "streams open", func() bool {
 					return th.Hub.Health(context.Background()).ActiveConnections == int64(tc.streams)
 				})
 				runtime.GC()
@@ -94,12 +94,12 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 					}
 					room := int64(e%tc.rooms + 1)
 					if room != 1 {
-						th.publish(b, room, "comment.created", map[string]any{"e": e})
+						th.Publish(b, room, "comment.created", map[string]any{"e": e})
 						continue
 					}
 					mu.Lock()
 					t0 := time.Now()
-					res := th.publish(b, room, "comment.created", map[string]any{"e": e})
+					res := th.Publish(b, room, "comment.created", map[string]any{"e": e})
 					sent[res.StreamID] = t0
 					mu.Unlock()
 				}

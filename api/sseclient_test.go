@@ -13,26 +13,26 @@ import (
 	"roomhub/internal/sse"
 )
 
-// frame is one parsed SSE message (or comment).
-type frame = sse.Frame
+// Frame is one parsed SSE message (or comment).
+type Frame = sse.Frame
 
-// sseClient reads a real SSE stream and parses it line by line.
-type sseClient struct {
+// SSEClient reads a real SSE stream and parses it line by line.
+type SSEClient struct {
 	Resp   *http.Response
-	frames chan frame
+	frames chan Frame
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// openStream opens room's stream as user; lastEventID "" means none.
-func (th *testHub) openStream(t testing.TB, room, user int64, lastEventID string) *sseClient {
+// OpenStream opens room's stream as user; lastEventID "" means none.
+func (th *Hub) OpenStream(t testing.TB, room, user int64, lastEventID string) *SSEClient {
 	t.Helper()
-	return openSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), th.token(t, user), lastEventID)
+	return OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), th.Token(t, user), lastEventID)
 }
 
-func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
+func OpenSSE(t testing.TB, url, token, lastEventID string) *SSEClient {
 	t.Helper()
-	c, err := tryOpenSSE(url, token, lastEventID)
+	c, err := TryOpenSSE(url, token, lastEventID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +40,9 @@ func openSSE(t testing.TB, url, token, lastEventID string) *sseClient {
 	return c
 }
 
-// tryOpenSSE is openSSE for goroutines other than the test's: it returns
+// TryOpenSSE is openSSE for goroutines other than the test's: it returns
 // what went wrong, and the caller closes the stream.
-func tryOpenSSE(url, token, lastEventID string) (*sseClient, error) {
+func TryOpenSSE(url, token, lastEventID string) (*SSEClient, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if token != "" { // none: the URL carries the credential
@@ -62,41 +62,41 @@ func tryOpenSSE(url, token, lastEventID string) (*sseClient, error) {
 		cancel()
 		return nil, fmt.Errorf("open stream: %d %s", resp.StatusCode, b)
 	}
-	c := &sseClient{Resp: resp, frames: make(chan frame, 1<<16), cancel: cancel, done: make(chan struct{})}
-	go c.read()
+	c := &SSEClient{Resp: resp, frames: make(chan Frame, 1<<16), cancel: cancel, done: make(chan struct{})}
+	go c.ReadFrame()
 	return c, nil
 }
 
-func (c *sseClient) read() {
+func (c *SSEClient) ReadFrame() {
 	defer close(c.done)
 	defer close(c.frames)
-	err := sse.Parse(c.Resp.Body, func(f frame) bool { c.frames <- f; return true })
+	err := sse.Parse(c.Resp.Body, func(f Frame) bool { c.frames <- f; return true })
 	if os.Getenv("ROOMHUB_TEST_LOG") != "" {
 		fmt.Fprintln(os.Stderr, "SSE END", err)
 	}
 }
 
 // Close ends the stream and waits for the reader.
-func (c *sseClient) Close() {
+func (c *SSEClient) Close() {
 	c.cancel()
 	c.Resp.Body.Close()
 	<-c.done
 }
 
-// next returns the next event that is not a presence.update, failing after d.
-func (c *sseClient) next(t testing.TB, d time.Duration) frame {
+// Next returns the Next event that is not a presence.update, failing after d.
+func (c *SSEClient) Next(t testing.TB, d time.Duration) Frame {
 	t.Helper()
-	return c.nextMatching(t, d, func(f frame) bool { return f.Event != hub.PresenceEventType })
+	return c.NextMatching(t, d, func(f Frame) bool { return f.Event != hub.PresenceEventType })
 }
 
-// nextPresence returns the next presence.update, failing after d.
-func (c *sseClient) nextPresence(t testing.TB, d time.Duration) frame {
+// NextPresence returns the next presence.update, failing after d.
+func (c *SSEClient) NextPresence(t testing.TB, d time.Duration) Frame {
 	t.Helper()
-	return c.nextMatching(t, d, func(f frame) bool { return f.Event == hub.PresenceEventType })
+	return c.NextMatching(t, d, func(f Frame) bool { return f.Event == hub.PresenceEventType })
 }
 
-// nextMatching returns the next event (not a comment) for which want is true.
-func (c *sseClient) nextMatching(t testing.TB, d time.Duration, want func(frame) bool) frame {
+// NextMatching returns the next event (not a comment) for which want is true.
+func (c *SSEClient) NextMatching(t testing.TB, d time.Duration, want func(Frame) bool) Frame {
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -116,23 +116,23 @@ func (c *sseClient) nextMatching(t testing.TB, d time.Duration, want func(frame)
 	}
 }
 
-// nextAny returns the next frame of any kind (comments included), or false at the end.
-func (c *sseClient) nextAny(t testing.TB, d time.Duration) (frame, bool) {
+// NextAny returns the next frame of any kind (comments included), or false at the end.
+func (c *SSEClient) NextAny(t testing.TB, d time.Duration) (Frame, bool) {
 	t.Helper()
 	select {
 	case f, ok := <-c.frames:
 		return f, ok
 	case <-time.After(d):
 		t.Fatalf("nothing within %v", d)
-		return frame{}, false
+		return Frame{}, false
 	}
 }
 
-// ended waits for the stream to end, returning what came before the end; it
+// Ended waits for the stream to end, returning what came before the end; it
 // fails if the stream is still open after d.
-func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
+func (c *SSEClient) Ended(t testing.TB, d time.Duration) []Frame {
 	t.Helper()
-	var rest []frame
+	var rest []Frame
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
@@ -149,7 +149,7 @@ func (c *sseClient) ended(t testing.TB, d time.Duration) []frame {
 	}
 }
 
-func lastFrame(fs []frame) any {
+func lastFrame(fs []Frame) any {
 	if len(fs) == 0 {
 		return "none"
 	}

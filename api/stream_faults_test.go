@@ -18,30 +18,30 @@ import (
 func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
+	th := Start(t, rs.Addr(), nil)
 	rdb := testredis.Client(t, rs.Addr())
-	steady := th.openStream(t, 31, 1, "")
+	steady := th.OpenStream(t, 31, 1, "")
 	b := startBrowser(t, th, 31, 2, 100)
 	p := startPublisher(th, 31, 100000)
 	for i := 0; i < 5; i++ {
-		eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
+		Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
 		before := th.Hub.Metrics().PubSubReconnect.Get()
 		// /health may answer from its last look: the kill waits for Redis
 		// to see the listener subscribed again.
-		eventually(t, 20*time.Second, "a subscribed connection to kill", func() bool {
+		Eventually(t, 20*time.Second, "a subscribed connection to kill", func() bool {
 			n, err := testredis.Do(t, rdb, "CLIENT", "KILL", "TYPE", "pubsub").AsInt64()
 			return err == nil && n >= 1
 		})
-		eventually(t, 20*time.Second, "the listener noticed", func() bool {
+		Eventually(t, 20*time.Second, "the listener noticed", func() bool {
 			return th.Hub.Metrics().PubSubReconnect.Get() > before
 		})
-		th.waitHealthy(t) // subscribed again
+		th.WaitHealthy(t) // subscribed again
 	}
-	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 1200 })
+	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 1200 })
 	accepted := p.Stop()
 	got := drainUntil(t, steady, accepted[len(accepted)-1])
 	checkExactlyOnce(t, "steady", got, accepted, false)
-	eventually(t, 20*time.Second, "browser caught up", func() bool {
+	Eventually(t, 20*time.Second, "browser caught up", func() bool {
 		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
@@ -52,14 +52,14 @@ func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 
 func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	steady := th.openStream(t, 32, 1, "")
+	th := Start(t, rs.Addr(), nil)
+	steady := th.OpenStream(t, 32, 1, "")
 	p := startPublisher(th, 32, 100000)
-	eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
+	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
 	rs.Restart()
-	th.waitHealthy(t)
+	th.WaitHealthy(t)
 	n := p.count()
-	eventually(t, 20*time.Second, "events flowing again", func() bool { return p.count() >= n+200 })
+	Eventually(t, 20*time.Second, "events flowing again", func() bool { return p.count() >= n+200 })
 	accepted := p.Stop()
 	got := drainUntil(t, steady, accepted[len(accepted)-1])
 	checkExactlyOnce(t, "steady", got, accepted, true)
@@ -68,10 +68,10 @@ func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
 func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
+	th := Start(t, rs.Addr(), nil)
 	var ids []string
 	for i := 0; i < 10; i++ {
-		ids = append(ids, th.publish(t, 33, "comment.created", map[string]any{"n": i}).StreamID)
+		ids = append(ids, th.Publish(t, 33, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	rs.Pause()
 	resumed := false
@@ -80,40 +80,40 @@ func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
 			rs.Resume()
 		}
 	}()
-	c := th.openStream(t, 33, 1, ids[2])
+	c := th.OpenStream(t, 33, 1, ids[2])
 	time.Sleep(time.Second) // an outage, not synchronisation: the catch-up must retry through it
 	rs.Resume()
 	resumed = true
 	for _, want := range ids[3:] {
-		if f := c.next(t, 20*time.Second); f.ID != want {
+		if f := c.Next(t, 20*time.Second); f.ID != want {
 			t.Fatalf("got %+v, want %s", f, want)
 		}
 	}
 }
 
 func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.ChannelCapacity = 64
 		c.WriteTimeout = 60 * time.Second
 		c.SlowWrite = 200 * time.Millisecond
 	})
-	fast := th.openStream(t, 50, 1, "")
+	fast := th.OpenStream(t, 50, 1, "")
 	addr := strings.TrimPrefix(th.URL, "http://")
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /api/v1/rooms/50/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.token(t, 2))
-	eventually(t, wait, "both subscribed", func() bool {
-		_, env := th.get(t, "/health", "")
+	fmt.Fprintf(conn, "GET /api/v1/rooms/50/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.Token(t, 2))
+	Eventually(t, Wait, "both subscribed", func() bool {
+		_, env := th.Get(t, "/health", "")
 		res := env.Result.(map[string]any)
 		return res["activeConnections"] == 2.0
 	})
 	big := strings.Repeat("x", 60000) // 400 of these (24 MB) outgrow any socket buffers
 	var last string
 	for i := 0; i < 400; i++ {
-		last = th.publish(t, 50, "comment.created", map[string]any{"n": i, "pad": big}).StreamID
+		last = th.Publish(t, 50, "comment.created", map[string]any{"n": i, "pad": big}).StreamID
 	}
 	drainUntil(t, fast, last) // the fast client is unaffected
 	if th.Hub.Metrics().Lagged.Get() == 0 {
@@ -141,7 +141,7 @@ func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		_, env := th.get(t, "/health", "")
+		_, env := th.Get(t, "/health", "")
 		t.Fatalf("slow stream did not end cleanly: %v (lagged=%v events=%d health=%v)", err, sawLagged, events, env.Result)
 	}
 	if !sawLagged {
@@ -169,29 +169,29 @@ func hubGoroutines() (int, string) {
 }
 
 func TestStream_DisconnectFreesEverything(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	base, _ := hubGoroutines() // the listener and the sweeper
-	var clients []*sseClient
+	var clients []*SSEClient
 	for i := 0; i < 20; i++ {
-		clients = append(clients, th.openStream(t, int64(100+i%4), int64(i+1), ""))
+		clients = append(clients, th.OpenStream(t, int64(100+i%4), int64(i+1), ""))
 	}
-	th.publish(t, 100, "comment.created", map[string]any{})
-	clients[0].next(t, wait)
+	th.Publish(t, 100, "comment.created", map[string]any{})
+	clients[0].Next(t, Wait)
 	// An open stream holds no goroutine of its own: the hub writes to its
 	// socket from the fan-out, and one poller watches every socket.
-	eventually(t, wait, "no goroutine per open stream", func() bool {
+	Eventually(t, Wait, "no goroutine per open stream", func() bool {
 		n, _ := hubGoroutines()
 		return n == base
 	})
 	for _, c := range clients {
 		c.Close()
 	}
-	eventually(t, wait, "no streams, no rooms", func() bool {
-		_, env := th.get(t, "/health", "")
+	Eventually(t, Wait, "no streams, no rooms", func() bool {
+		_, env := th.Get(t, "/health", "")
 		res := env.Result.(map[string]any)
 		return res["activeConnections"] == 0.0 && res["activeRooms"] == 0.0
 	})
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(Wait)
 	for {
 		n, stacks := hubGoroutines()
 		if n == base {
@@ -215,11 +215,11 @@ func goroutinesIn(fn string) int {
 // stream's request for user, returning once the stream's join waits on Redis
 // (for joinWait, 2 s: long enough to look). resume lets Redis answer again;
 // the test's cleanup calls it too.
-func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*testHub, net.Conn, func()) {
+func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*Hub, net.Conn, func()) {
 	t.Helper()
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	th.publish(t, room, "comment.created", map[string]any{"n": 0}) // the room's history exists
+	th := Start(t, rs.Addr(), nil)
+	th.Publish(t, room, "comment.created", map[string]any{"n": 0}) // the room's history exists
 	rs.Pause()
 	var once sync.Once
 	resume := func() { once.Do(rs.Resume) }
@@ -229,8 +229,8 @@ func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*testHub, net.Conn,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	fmt.Fprintf(conn, "GET /api/v1/rooms/%d/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", room, th.token(t, user))
-	eventually(t, wait, "the join waiting on the hub's goroutine", func() bool {
+	fmt.Fprintf(conn, "GET /api/v1/rooms/%d/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", room, th.Token(t, user))
+	Eventually(t, Wait, "the join waiting on the hub's goroutine", func() bool {
 		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
 	})
 	return th, conn, resume
@@ -246,7 +246,7 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 		t.Fatalf("%d request handlers still run while the join waits", n)
 	}
 	resume()
-	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	_ = conn.SetReadDeadline(time.Now().Add(Wait))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -256,7 +256,7 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("answer %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	want := th.publish(t, 60, "comment.created", map[string]any{"n": 1}).StreamID
+	want := th.Publish(t, 60, "comment.created", map[string]any{"n": 1}).StreamID
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if sc.Text() == "id: "+want {
@@ -273,22 +273,22 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 func TestStream_ClientGoneDuringTheJoinLeavesNothing(t *testing.T) {
 	th, conn, resume := streamWaitingOnItsJoin(t, 61, 7)
 	_ = conn.Close()
-	eventually(t, wait, "the stream's release begun while Redis is away", func() bool {
+	Eventually(t, Wait, "the stream's release begun while Redis is away", func() bool {
 		return goroutinesIn("roomhub/hub.(*Stream).release") == 1
 	})
 	resume()
-	eventually(t, wait, "the stream released", func() bool {
-		_, env := th.get(t, "/health", "")
+	Eventually(t, Wait, "the stream released", func() bool {
+		_, env := th.Get(t, "/health", "")
 		res, _ := env.Result.(map[string]any)
 		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 0 && res["activeConnections"] == 0.0
 	})
-	eventually(t, wait, "nothing left in Redis", func() bool {
+	Eventually(t, Wait, "nothing left in Redis", func() bool {
 		for _, key := range []string{hub.PresenceConnsKey(61, 7), hub.UserOnlineKey(7), hub.UserConnsKey(7)} {
-			if n, _ := testredis.Do(t, th.rdb, "ZCARD", key).AsInt64(); n != 0 {
+			if n, _ := testredis.Do(t, th.Redis, "ZCARD", key).AsInt64(); n != 0 {
 				return false
 			}
 		}
-		in, _ := testredis.Do(t, th.rdb, "HEXISTS", hub.PresenceKey(61), "7").AsInt64()
+		in, _ := testredis.Do(t, th.Redis, "HEXISTS", hub.PresenceKey(61), "7").AsInt64()
 		return in == 0
 	})
 }

@@ -14,13 +14,13 @@ import (
 	"roomhub/internal/testredis"
 )
 
-const wait = 10 * time.Second
+const Wait = 10 * time.Second
 
 func TestStream_WireFormatAndFanOut(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.KeepAlive = time.Second })
-	a := th.openStream(t, 42, 1, "")
-	b := th.openStream(t, 42, 2, "")
-	other := th.openStream(t, 43, 3, "")
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
+	a := th.OpenStream(t, 42, 1, "")
+	b := th.OpenStream(t, 42, 2, "")
+	other := th.OpenStream(t, 43, 3, "")
 
 	for k, want := range map[string]string{
 		"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
@@ -29,13 +29,13 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	if f, _ := a.nextAny(t, wait); f.Retry != "3000" {
+	if f, _ := a.NextAny(t, Wait); f.Retry != "3000" {
 		t.Fatalf("first frame = %+v, want retry: 3000", f)
 	}
 
-	res := th.publish(t, 42, "comment.created", map[string]any{"userId": 2, "text": "hi"})
-	for _, c := range []*sseClient{a, b} {
-		f := c.next(t, wait)
+	res := th.Publish(t, 42, "comment.created", map[string]any{"userId": 2, "text": "hi"})
+	for _, c := range []*SSEClient{a, b} {
+		f := c.Next(t, Wait)
 		if f.Event != "comment.created" || f.ID != res.StreamID {
 			t.Fatalf("frame %+v, want comment.created with id %s", f, res.StreamID)
 		}
@@ -53,7 +53,7 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 	}
 	// The other room hears nothing but keepalives (and its own presence).
 	for i := 0; i < 3; i++ {
-		f, ok := other.nextAny(t, 3*time.Second)
+		f, ok := other.NextAny(t, 3*time.Second)
 		if ok && f.Event == hub.PresenceEventType {
 			continue
 		}
@@ -68,15 +68,15 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 
 func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.ChannelCapacity = 2048 })
-	c := th.openStream(t, 7, 1, "")
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.ChannelCapacity = 2048 })
+	c := th.OpenStream(t, 7, 1, "")
 	var ids []string
 	for i := 0; i < 1000; i++ {
-		ids = append(ids, th.publish(t, 7, "like.toggled", map[string]any{"n": i}).StreamID)
+		ids = append(ids, th.Publish(t, 7, "like.toggled", map[string]any{"n": i}).StreamID)
 	}
 	var prev hub.StreamID
 	for i, want := range ids {
-		f := c.next(t, wait)
+		f := c.Next(t, Wait)
 		id, err := hub.ParseStreamID(f.ID)
 		if f.ID != want || err != nil || !prev.Less(id) {
 			t.Fatalf("event %d: id %q, want %q after %v", i, f.ID, want, prev)
@@ -89,36 +89,36 @@ func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 }
 
 func TestStream_ResumesFromLastEventID(t *testing.T) {
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	for room, how := range map[int64]string{5: "header", 6: "query"} {
 		t.Run(how, func(t *testing.T) {
 			var ids []string
 			for i := 0; i < 10; i++ {
-				ids = append(ids, th.publish(t, room, "comment.created", map[string]any{"n": i}).StreamID)
+				ids = append(ids, th.Publish(t, room, "comment.created", map[string]any{"n": i}).StreamID)
 			}
 			// The resuming stream's own presence.update may come first or between; next skips them.
-			var c *sseClient
+			var c *SSEClient
 			if how == "header" {
-				c = th.openStream(t, room, 1, ids[3])
+				c = th.OpenStream(t, room, 1, ids[3])
 			} else {
-				c = openSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream?lastEventId=%s", th.URL, room, ids[3]), th.token(t, 1), "")
+				c = OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream?lastEventId=%s", th.URL, room, ids[3]), th.Token(t, 1), "")
 			}
 			for _, want := range ids[4:] {
-				if f := c.next(t, wait); f.ID != want {
+				if f := c.Next(t, Wait); f.ID != want {
 					t.Fatalf("replayed %q, want %q", f.ID, want)
 				}
 			}
-			live := th.publish(t, room, "comment.created", map[string]any{"live": true})
-			if f := c.next(t, wait); f.ID != live.StreamID {
+			live := th.Publish(t, room, "comment.created", map[string]any{"live": true})
+			if f := c.Next(t, Wait); f.ID != live.StreamID {
 				t.Fatalf("after replay got %+v, want live %s", f, live.StreamID)
 			}
 		})
 	}
 	t.Run("bad id", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/rooms/5/stream", nil)
-		req.Header.Set("Authorization", "Bearer "+th.token(t, 1))
+		req.Header.Set("Authorization", "Bearer "+th.Token(t, 1))
 		req.Header.Set("Last-Event-ID", "yesterday")
-		resp, err := httpClient.Do(req)
+		resp, err := HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ type publisher struct {
 	done     chan struct{}
 }
 
-func startPublisher(th *testHub, room int64, max int) *publisher {
+func startPublisher(th *Hub, room int64, max int) *publisher {
 	p := &publisher{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -190,19 +190,19 @@ func (p *publisher) count() int {
 // startBrowser reads room's stream as user, resuming like EventSource, and
 // drops its connection after every `every` messages; it waits until the
 // first stream is open (subscribed).
-func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *sse.Browser {
+func startBrowser(t *testing.T, th *Hub, room, user int64, every int) *sse.Browser {
 	t.Helper()
 	b := sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), sse.BrowserOptions{
 		Every: every,
 		Header: func() http.Header {
-			tok, _ := th.tokens.Sign(user, time.Hour)
+			tok, _ := th.Tokens.Sign(user, time.Hour)
 			return http.Header{"Authorization": {"Bearer " + tok}}
 		},
 	})
 	t.Cleanup(func() { b.Stop() })
 	select {
 	case <-b.Connected():
-	case <-time.After(wait):
+	case <-time.After(Wait):
 		t.Fatal("browser did not connect")
 	}
 	return b
@@ -212,7 +212,7 @@ func startBrowser(t *testing.T, th *testHub, room, user int64, every int) *sse.B
 // once. allowGap: Redis may lose data in this test, and a system.gap may
 // stand for the events it lost, but only for those right after it (see
 // sse.Check); without allowGap any system.gap fails the test.
-func checkExactlyOnce(t *testing.T, name string, got []frame, accepted []string, allowGap bool) {
+func checkExactlyOnce(t *testing.T, name string, got []Frame, accepted []string, allowGap bool) {
 	t.Helper()
 	r := sse.Check(got, accepted, sse.Options{})
 	if r.Gaps > 0 && !allowGap {
@@ -224,11 +224,11 @@ func checkExactlyOnce(t *testing.T, name string, got []frame, accepted []string,
 }
 
 // drainUntil reads c until it has seen id, returning everything read.
-func drainUntil(t *testing.T, c *sseClient, id string) []frame {
+func drainUntil(t *testing.T, c *SSEClient, id string) []Frame {
 	t.Helper()
-	var got []frame
+	var got []Frame
 	for {
-		f := c.next(t, 20*time.Second)
+		f := c.Next(t, 20*time.Second)
 		got = append(got, f)
 		if f.ID == id {
 			return got
@@ -238,29 +238,29 @@ func drainUntil(t *testing.T, c *sseClient, id string) []frame {
 
 func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), nil)
+	th := Start(t, testredis.Start(t).Addr(), nil)
 	b := startBrowser(t, th, 11, 1, 150)
 	p := startPublisher(th, 11, 3000)
-	eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
+	Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
 	accepted := p.Stop()
-	final := th.openStream(t, 11, 9, "0")
+	final := th.OpenStream(t, 11, 9, "0")
 	drainUntil(t, final, accepted[len(accepted)-1])
 	// The reconnecting browser must have everything, exactly once, in order.
-	eventually(t, 20*time.Second, "browser caught up", func() bool {
+	Eventually(t, 20*time.Second, "browser caught up", func() bool {
 		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
 }
 
 func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
-	th := startTrimmingHub(t, func(c *testConfig) { c.StreamMaxLen = 10 })
-	first := th.publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
+	th := StartTrimming(t, func(c *Configs) { c.StreamMaxLen = 10 })
+	first := th.Publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
 	var last string
 	for i := 1; i < 100; i++ {
-		last = th.publish(t, 3, "comment.created", map[string]any{"n": i}).StreamID
+		last = th.Publish(t, 3, "comment.created", map[string]any{"n": i}).StreamID
 	}
-	c := th.openStream(t, 3, 1, first)
-	f := c.next(t, wait)
+	c := th.OpenStream(t, 3, 1, first)
+	f := c.Next(t, Wait)
 	if f.Event != hub.GapEventType || f.ID != "" {
 		t.Fatalf("first frame %+v, want system.gap without id", f)
 	}
@@ -276,15 +276,15 @@ func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
 
 func TestStream_TwoHubsShareRedis(t *testing.T) {
 	rs := testredis.Start(t)
-	a := startHub(t, rs.Addr(), nil)
-	b := startHub(t, rs.Addr(), nil)
-	cb := b.openStream(t, 21, 1, "")
-	ca := a.openStream(t, 21, 2, "")
-	res := a.publish(t, 21, "retrospect.created", map[string]any{"x": 1})
-	if f := cb.next(t, wait); f.ID != res.StreamID {
+	a := Start(t, rs.Addr(), nil)
+	b := Start(t, rs.Addr(), nil)
+	cb := b.OpenStream(t, 21, 1, "")
+	ca := a.OpenStream(t, 21, 2, "")
+	res := a.Publish(t, 21, "retrospect.created", map[string]any{"x": 1})
+	if f := cb.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("hub B got %+v, want %s", f, res.StreamID)
 	}
-	if f := ca.next(t, wait); f.ID != res.StreamID {
+	if f := ca.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("hub A got %+v", f)
 	}
 	if res.DeliveredTo != 2 {
@@ -294,12 +294,12 @@ func TestStream_TwoHubsShareRedis(t *testing.T) {
 
 func TestStream_RawBackendMessage(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	c := th.openStream(t, 42, 1, "")
+	th := Start(t, rs.Addr(), nil)
+	c := th.OpenStream(t, 42, 1, "")
 	rdb := testredis.Client(t, rs.Addr())
 	testredis.Do(t, rdb, "PUBLISH", "room:42", `not json`)
 	testredis.Do(t, rdb, "PUBLISH", "room:42", `{"eventType":"comment.created","roomId":42,"data":{"k":"v"},"timestamp":"2026-02-16T10:31:00Z"}`)
-	f := c.next(t, wait)
+	f := c.Next(t, Wait)
 	if f.Event != "comment.created" || f.ID != "" || !strings.Contains(f.Data, `"k":"v"`) || !strings.Contains(f.Data, "2026-02-16T10:31:00Z") {
 		t.Fatalf("raw message delivered as %+v", f)
 	}
@@ -314,24 +314,24 @@ func TestStream_RawBackendMessage(t *testing.T) {
 // overflow itself is proved in hub's TestStream_QueueOverflowCatchesUpFromHistory).
 func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), func(c *testConfig) { c.ChannelCapacity = 2 })
+	th := Start(t, rs.Addr(), func(c *Configs) { c.ChannelCapacity = 2 })
 	var pubs []*publisher
 	for i := 0; i < 4; i++ {
 		pubs = append(pubs, startPublisher(th, 34, 100))
 	}
-	eventually(t, 60*time.Second, "some history", func() bool { return pubs[0].count() >= 30 })
+	Eventually(t, 60*time.Second, "some history", func() bool { return pubs[0].count() >= 30 })
 	// The stream replays from the start while the publishers go on: their
 	// live events overflow its two-event queue.
-	steady := th.openStream(t, 34, 1, "0")
+	steady := th.OpenStream(t, 34, 1, "0")
 	var accepted []string
 	for _, p := range pubs {
-		eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 100 })
+		Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 100 })
 		accepted = append(accepted, p.Stop()...)
 	}
 	// Four publishers interleave: the order is history's, read back from it.
-	code, env := th.get(t, "/api/v1/rooms/34/events?since=0&count=500", th.token(t, 1))
+	code, env := th.Get(t, "/api/v1/rooms/34/events?since=0&count=500", th.Token(t, 1))
 	var page hub.EventsPage
-	remarshal(t, env.Result, &page)
+	Remarshal(t, env.Result, &page)
 	var order []string
 	for _, e := range page.Events {
 		if e.EventType != hub.PresenceEventType {
@@ -350,18 +350,18 @@ func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 // the stream says so with system.gap before it goes on.
 func TestStream_ResumeFromALostIDIsAGap(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHub(t, rs.Addr(), nil)
-	first := th.publish(t, 36, "comment.created", map[string]any{"n": 0}).StreamID
-	lost := th.publish(t, 36, "comment.created", map[string]any{"n": 1}).StreamID
-	after := th.publish(t, 36, "comment.created", map[string]any{"n": 2}).StreamID
+	th := Start(t, rs.Addr(), nil)
+	first := th.Publish(t, 36, "comment.created", map[string]any{"n": 0}).StreamID
+	lost := th.Publish(t, 36, "comment.created", map[string]any{"n": 1}).StreamID
+	after := th.Publish(t, 36, "comment.created", map[string]any{"n": 2}).StreamID
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "XDEL", hub.EventsKey(36), lost)
-	c := th.openStream(t, 36, 1, lost)
-	f := c.next(t, wait)
+	c := th.OpenStream(t, 36, 1, lost)
+	f := c.Next(t, Wait)
 	var g struct{ Requested, Oldest string }
 	if f.Event != hub.GapEventType || json.Unmarshal([]byte(f.Data), &g) != nil || g.Requested != lost || g.Oldest != first {
 		t.Fatalf("got %+v, want system.gap {requested: %s, oldest: %s}", f, lost, first)
 	}
-	if f := c.next(t, wait); f.ID != after {
+	if f := c.Next(t, Wait); f.ID != after {
 		t.Fatalf("after the gap: %+v, want %s", f, after)
 	}
 }

@@ -50,9 +50,9 @@ func tabsDo(t *testing.T, d *testbrowser.Driver, format string, args ...any) tab
 }
 
 // activeStreams reads the hub's open streams from /health.
-func (th *testHub) activeStreams(t *testing.T) int {
+func (th *Hub) activeStreams(t *testing.T) int {
 	t.Helper()
-	_, env := th.get(t, "/health", "")
+	_, env := th.Get(t, "/health", "")
 	return int(env.Result.(map[string]any)["activeConnections"].(float64))
 }
 
@@ -63,18 +63,18 @@ func (th *testHub) activeStreams(t *testing.T) int {
 // room order; a tab opened later joins without a new connection.
 func TestBrowser_TabsShareOneStream(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) { c.Retry = 200 * time.Millisecond })
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 200 * time.Millisecond })
 	const user = 5
 	tabRooms := [][]int64{{42, 43}, {44}, {45}}
-	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.token(t, user), "42,43", "44", "45")
-	eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
+	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.Token(t, user), "42,43", "44", "45")
+	Eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
 
 	var mu sync.Mutex
 	sent := map[int64][]string{} // room → keys, in order; 0: the user's notifications
 	publish := func(i int) {
 		room := int64(42 + i%4)
 		k := fmt.Sprintf("k%d", i)
-		th.publish(t, room, "comment.created", map[string]any{"k": k})
+		th.Publish(t, room, "comment.created", map[string]any{"k": k})
 		mu.Lock()
 		sent[room] = append(sent[room], k)
 		mu.Unlock()
@@ -136,7 +136,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	}
 	// Another tab took the lock and opened the one stream: a new one (the
 	// old leader's is gone), and no second.
-	eventually(t, wait, "the takeover's stream, and only it", func() bool {
+	Eventually(t, Wait, "the takeover's stream, and only it", func() bool {
 		return th.activeStreams(t) == 1 && th.Hub.Metrics().StreamsOpened.Get() > opened
 	})
 	for i, tb := range st.Tabs {
@@ -153,8 +153,8 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	}
 	tabRooms[other] = append(tabRooms[other], 46)
 	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(tabRooms[other]))
-	eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
-		th.publish(t, 46, "comment.created", map[string]any{"k": "probe"})
+	Eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
+		th.Publish(t, 46, "comment.created", map[string]any{"k": "probe"})
 		st := tabsDo(t, d, "STATE")
 		for _, e := range st.Tabs[other].Got {
 			if e.RoomID == 46 {
@@ -165,7 +165,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	})
 	before46 := len(tabsDo(t, d, "STATE").Tabs[other].Got)
 	for i := range 3 {
-		th.publish(t, 46, "comment.created", map[string]any{"k": fmt.Sprintf("r46-%d", i)})
+		th.Publish(t, 46, "comment.created", map[string]any{"k": fmt.Sprintf("r46-%d", i)})
 	}
 	st = tabsDo(t, d, "WAIT %d %d", other, before46+3)
 	if got := st.Tabs[other].Got[before46:]; got[0].K != "r46-0" || got[2].K != "r46-2" {
@@ -239,20 +239,20 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	cfg := func(c *testConfig) { c.Retry = 200 * time.Millisecond }
-	a := startHub(t, rs.Addr(), cfg)
-	b := startHub(t, rs.Addr(), cfg)
+	cfg := func(c *Configs) { c.Retry = 200 * time.Millisecond }
+	a := Start(t, rs.Addr(), cfg)
+	b := Start(t, rs.Addr(), cfg)
 	proxy := testbin.StartProxy(t, a.URL)
 	const user = 6
 	tabRooms := [][]int64{{61}, {61, 62}, {62}}
-	d := testbrowser.Start(t, "tabs.mjs", proxy.URL, a.token(t, user), "61", "61,62", "62")
+	d := testbrowser.Start(t, "tabs.mjs", proxy.URL, a.Token(t, user), "61", "61,62", "62")
 	sent := map[int64][]string{}
 	n := 0
-	publish := func(th *testHub, count int) {
+	publish := func(th *Hub, count int) {
 		for range count {
 			room := int64(61 + n%2)
 			k := fmt.Sprintf("k%d", n)
-			th.publish(t, room, "comment.created", map[string]any{"k": k})
+			th.Publish(t, room, "comment.created", map[string]any{"k": k})
 			sent[room] = append(sent[room], k)
 			if n%3 == 0 {
 				r := th.notify(t, 98, "comment.created", user)
@@ -281,10 +281,10 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 
 	// The restart: the proxy sends everything to b, a's connections drop.
 	proxy.SetBackends(b.URL)
-	a.dropConnections()
+	a.DropConnections()
 	publish(b, 10)
 	st := tabsDo(t, d, "WAIT 1 %d", want(1))
-	eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.activeStreams(t) == 1 })
+	Eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.activeStreams(t) == 1 })
 
 	leader := leaderOf(st)
 	if leader < 0 {
@@ -320,7 +320,7 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	t.Logf("tab %d took the lead %d ms after tab %d froze", other, st.Tabs[other].LeaderSince-frozeAt, leader)
 	// Back, the old leader finds its lock taken and lets its stream go.
 	tabsDo(t, d, "THAW %d", leader)
-	eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.activeStreams(t) == 1 })
+	Eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.activeStreams(t) == 1 })
 	st = tabsDo(t, d, "STATE")
 	if st.Tabs[leader].Leader || !st.Tabs[other].Leader {
 		t.Fatalf("after the thaw tab %d leads %v, tab %d %v", leader, st.Tabs[leader].Leader, other, st.Tabs[other].Leader)
@@ -343,19 +343,19 @@ func joinRooms(rooms []int64) string {
 // tab asks for something again and leads a new one.
 func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 	t.Parallel()
-	th := startHub(t, testredis.Start(t).Addr(), func(c *testConfig) {
+	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
 		c.Retry, c.RoomAuth, c.MaxConnectionsPerUser = 200*time.Millisecond, hub.RoomAuthClaim, 1
 	})
 	const user = 7
-	tok, err := th.tokens.Sign(user, time.Hour, []int64{71, 72, 73})
+	tok, err := th.Tokens.Sign(user, time.Hour, []int64{71, 72, 73})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := testbrowser.Start(t, "tabs.mjs", th.URL, tok, "71", "72")
-	eventually(t, wait, "one stream for two tabs", func() bool { return th.activeStreams(t) == 1 })
+	Eventually(t, Wait, "one stream for two tabs", func() bool { return th.activeStreams(t) == 1 })
 	tabsDo(t, d, "ROOMS 1 72,666")
 	var st tabsState
-	eventually(t, wait, "tab 1 told that room 666 was refused", func() bool {
+	Eventually(t, Wait, "tab 1 told that room 666 was refused", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return len(st.Tabs[1].Errors) > 0
 	})
@@ -366,8 +366,8 @@ func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 		t.Fatalf("tab 0, which did not ask for room 666, was told: %+v", st.Tabs[0].Errors)
 	}
 	// Both tabs still stream their rooms, on one connection.
-	r71 := th.publish(t, 71, "comment.created", map[string]any{"k": "a"})
-	r72 := th.publish(t, 72, "comment.created", map[string]any{"k": "b"})
+	r71 := th.Publish(t, 71, "comment.created", map[string]any{"k": "a"})
+	r72 := th.Publish(t, 72, "comment.created", map[string]any{"k": "b"})
 	st = tabsDo(t, d, "WAIT 0 1")
 	st = tabsDo(t, d, "WAIT 1 1")
 	if g := st.Tabs[0].Got; len(g) != 1 || g[0].RoomID != 71 || !strings.Contains(g[0].ID, r71.StreamID) {
@@ -381,30 +381,30 @@ func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 	}
 
 	// Evicted: another stream of the user's takes the only place.
-	other := openSSE(t, th.URL+"/api/v1/rooms/73/stream", tok, "")
-	eventually(t, wait, "every tab told of the eviction", func() bool {
+	other := OpenSSE(t, th.URL+"/api/v1/rooms/73/stream", tok, "")
+	Eventually(t, Wait, "every tab told of the eviction", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return st.Tabs[0].Evicted == 1 && st.Tabs[1].Evicted == 1
 	})
-	eventually(t, wait, "the shared stream stopped", func() bool {
+	Eventually(t, Wait, "the shared stream stopped", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return st.Tabs[0].Status == "closed" && st.Tabs[1].Status == "closed"
 	})
 	if n := th.activeStreams(t); n != 1 {
 		t.Fatalf("%d streams after the eviction, want only the one that evicted it", n)
 	}
-	res := th.publish(t, 73, "comment.created", map[string]any{"k": "c"})
-	if f := other.next(t, wait); f.ID != res.StreamID {
+	res := th.Publish(t, 73, "comment.created", map[string]any{"k": "c"})
+	if f := other.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("the evicting stream was evicted back: %+v", f)
 	}
 	other.Close()
 	// A tab asks again: a new shared stream.
 	tabsDo(t, d, "ROOMS 0 71,73")
-	eventually(t, wait, "a new shared stream", func() bool {
+	Eventually(t, Wait, "a new shared stream", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return st.Tabs[0].Status == "open" && th.activeStreams(t) == 1
 	})
-	r73 := th.publish(t, 73, "comment.created", map[string]any{"k": "d"})
+	r73 := th.Publish(t, 73, "comment.created", map[string]any{"k": "d"})
 	st = tabsDo(t, d, "WAIT 0 2")
 	if g := st.Tabs[0].Got; g[1].RoomID != 73 || !strings.Contains(g[1].ID, r73.StreamID) {
 		t.Fatalf("tab 0 on the new shared stream: %+v", g)

@@ -14,9 +14,9 @@ import (
 )
 
 // ticketOf asks for a stream ticket with token.
-func (th *testHub) ticketOf(t *testing.T, token string) string {
+func (th *Hub) ticketOf(t *testing.T, token string) string {
 	t.Helper()
-	code, env := th.do(t, http.MethodPost, "/api/v1/stream-tickets", map[string]string{"Authorization": "Bearer " + token}, "")
+	code, env := th.Do(t, http.MethodPost, "/api/v1/stream-tickets", map[string]string{"Authorization": "Bearer " + token}, "")
 	if code != 200 {
 		t.Fatalf("stream-tickets: %d %+v", code, env)
 	}
@@ -34,27 +34,27 @@ func (th *testHub) ticketOf(t *testing.T, token string) string {
 // s at most, under a hashed name; ?token= still works.
 func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	claim := func(c *testConfig) { c.RoomAuth = hub.RoomAuthClaim }
-	a, b := startHub(t, rs.Addr(), claim), startHub(t, rs.Addr(), claim)
-	tok, err := a.tokens.Sign(31, time.Hour, []int64{42})
+	claim := func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim }
+	a, b := Start(t, rs.Addr(), claim), Start(t, rs.Addr(), claim)
+	tok, err := a.Tokens.Sign(31, time.Hour, []int64{42})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ticket := a.ticketOf(t, tok)
-	keys, err := a.rdb.Do(t.Context(), a.rdb.B().Keys().Pattern("stream:ticket:*").Build()).AsStrSlice()
+	keys, err := a.Redis.Do(t.Context(), a.Redis.B().Keys().Pattern("stream:ticket:*").Build()).AsStrSlice()
 	if err != nil || len(keys) != 1 || strings.Contains(keys[0], ticket) {
 		t.Fatalf("ticket keys %v (%v), want one, not named by the ticket", keys, err)
 	}
-	if ms, _ := a.rdb.Do(t.Context(), a.rdb.B().Pttl().Key(keys[0]).Build()).AsInt64(); ms <= 0 || ms > 30_000 {
+	if ms, _ := a.Redis.Do(t.Context(), a.Redis.B().Pttl().Key(keys[0]).Build()).AsInt64(); ms <= 0 || ms > 30_000 {
 		t.Fatalf("the ticket lives %d ms, want at most 30 s", ms)
 	}
 	// Made on a, used on b: the user's stream.
-	s := openSSE(t, b.URL+"/api/v1/rooms/42/stream?ticket="+url.QueryEscape(ticket), "", "")
-	if p, _ := s.presenceUpdate(t, wait); len(p.OnlineUsers) != 1 || p.OnlineUsers[0] != 31 {
+	s := OpenSSE(t, b.URL+"/api/v1/rooms/42/stream?ticket="+url.QueryEscape(ticket), "", "")
+	if p, _ := s.presenceUpdate(t, Wait); len(p.OnlineUsers) != 1 || p.OnlineUsers[0] != 31 {
 		t.Fatalf("presence on a ticket's stream: %+v, want user 31", p)
 	}
-	res := a.publish(t, 42, "comment.created", map[string]any{"n": 1})
-	if f := s.next(t, wait); f.ID != res.StreamID {
+	res := a.Publish(t, 42, "comment.created", map[string]any{"n": 1})
+	if f := s.Next(t, Wait); f.ID != res.StreamID {
 		t.Fatalf("the ticket's stream got %+v, want the event", f)
 	}
 	for name, u := range map[string]string{
@@ -62,25 +62,25 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 		"unknown":    a.URL + "/api/v1/rooms/42/stream?ticket=nosuchticketnosuchticketnosuchtick",
 		"too long":   a.URL + "/api/v1/rooms/42/stream?ticket=" + strings.Repeat("x", 100),
 	} {
-		if _, err := tryOpenSSE(u, "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+		if _, err := TryOpenSSE(u, "", ""); err == nil || !strings.Contains(err.Error(), "401") {
 			t.Errorf("a ticket %s: %v, want 401", name, err)
 		}
 	}
 	// Expired: Redis forgot it.
 	expired := a.ticketOf(t, tok)
-	testredis.Do(t, a.rdb, "DEL", hub.StreamTicketKey(expired))
-	if _, err := tryOpenSSE(a.URL+"/api/v1/stream?rooms=42&ticket="+url.QueryEscape(expired), "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+	testredis.Do(t, a.Redis, "DEL", hub.StreamTicketKey(expired))
+	if _, err := TryOpenSSE(a.URL+"/api/v1/stream?rooms=42&ticket="+url.QueryEscape(expired), "", ""); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("an expired ticket: %v, want 401", err)
 	}
 	// The token's grant goes with the ticket: room 43 is not in it.
-	if _, err := tryOpenSSE(a.URL+"/api/v1/rooms/43/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", ""); err == nil || !strings.Contains(err.Error(), "403") {
+	if _, err := TryOpenSSE(a.URL+"/api/v1/rooms/43/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", ""); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("a ticket for a room outside the grant: %v, want 403", err)
 	}
 	// The other stream routes take tickets, and ?token= still works.
-	openSSE(t, a.URL+"/api/v1/notifications/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", "")
-	openSSE(t, a.URL+"/api/v1/rooms/42/stream?token="+url.QueryEscape(tok), "", "")
+	OpenSSE(t, a.URL+"/api/v1/notifications/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", "")
+	OpenSSE(t, a.URL+"/api/v1/rooms/42/stream?token="+url.QueryEscape(tok), "", "")
 	// Without a credential, no ticket.
-	if code, _ := a.do(t, http.MethodPost, "/api/v1/stream-tickets", nil, ""); code != 401 {
+	if code, _ := a.Do(t, http.MethodPost, "/api/v1/stream-tickets", nil, ""); code != 401 {
 		t.Fatalf("a ticket without a token: %d, want 401", code)
 	}
 }
@@ -92,10 +92,10 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 // middleware was tested alone, not its wiring).
 func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
-	token := th.token(t, 7)
+	token := th.Token(t, 7)
 	streams := map[string]bool{}
 	checked := 0
-	for _, r := range th.api.e.Routes() {
+	for _, r := range th.API.e.Routes() {
 		if !strings.HasPrefix(r.Path, "/api/v1/") || strings.Contains(r.Path, "/internal/") ||
 			strings.HasPrefix(r.Path, "/api/v1/notifications/publish") || strings.HasSuffix(r.Path, "/vapid-public-key") {
 			continue // the internal key's routes, and the one public route
@@ -107,7 +107,7 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 		}
 		ticket := th.ticketOf(t, token)
 		for _, q := range []string{"token=" + url.QueryEscape(token), "ticket=" + ticket} {
-			code, env := th.do(t, r.Method, path+"?"+q, map[string]string{"Content-Type": "application/json"}, "{}")
+			code, env := th.Do(t, r.Method, path+"?"+q, map[string]string{"Content-Type": "application/json"}, "{}")
 			if code != 401 || env.Code != "AUTH4001" {
 				t.Errorf("%s %s?%.6s…: %d %s, want 401 AUTH4001", r.Method, r.Path, q, code, env.Code)
 			}
@@ -147,9 +147,9 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 // tickets from one address made 60 GETDELs).
 func TestStreamTickets_AnAddressOverItsBudgetCostsRedisNothing(t *testing.T) {
 	rs := testredis.Start(t)
-	th := startHubWith(t, rs.Addr(), nil, func(c *Config) { c.IPRequests = Budget{PerSec: 0.01, Burst: 5} })
+	th := StartWith(t, rs.Addr(), nil, func(c *Config) { c.IPRequests = Budget{PerSec: 0.01, Burst: 5} })
 	getdels := func() int64 {
-		info, err := th.rdb.Do(t.Context(), th.rdb.B().Info().Section("commandstats").Build()).ToString()
+		info, err := th.Redis.Do(t.Context(), th.Redis.B().Info().Section("commandstats").Build()).ToString()
 		if err != nil {
 			t.Fatal(err)
 		}

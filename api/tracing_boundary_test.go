@@ -41,16 +41,16 @@ func TestTracing_OnlyTheBackendSteersTraces(t *testing.T) {
 	backend.set(7, 42, true)
 
 	none := recordSpans(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)))
-	th := startHubFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, hubExtras{tracing: none.tp})
+	th := StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, Extras{Tracing: none.tp})
 	for range 3 {
-		if code, _ := th.do(t, http.MethodGet, "/api/v1/notifications/unread", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer garbage"}), ""); code != 401 {
+		if code, _ := th.Do(t, http.MethodGet, "/api/v1/notifications/unread", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer garbage"}), ""); code != 401 {
 			t.Fatalf("a bad token: %d", code)
 		}
 	}
-	if code, _ := th.do(t, http.MethodPost, "/api/v1/notifications/publish", withHeaders(hostileTrace, map[string]string{"X-Internal-Key": "guess"}), `{}`); code != 401 {
+	if code, _ := th.Do(t, http.MethodPost, "/api/v1/notifications/publish", withHeaders(hostileTrace, map[string]string{"X-Internal-Key": "guess"}), `{}`); code != 401 {
 		t.Fatalf("a wrong key: %d", code)
 	}
-	if code, _ := th.do(t, http.MethodGet, "/api/v1/rooms/42/events?since=0", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer " + th.token(t, 7)}), ""); code != 200 {
+	if code, _ := th.Do(t, http.MethodGet, "/api/v1/rooms/42/events?since=0", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer " + th.Token(t, 7)}), ""); code != 200 {
 		t.Fatalf("a user's request: %d", code)
 	}
 	if got := backend.trace.Load(); got != "|" {
@@ -61,8 +61,8 @@ func TestTracing_OnlyTheBackendSteersTraces(t *testing.T) {
 	}
 
 	all := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
-	th = startHubFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, hubExtras{tracing: all.tp})
-	if code, _ := th.do(t, http.MethodGet, "/api/v1/rooms/42/presence", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer " + th.token(t, 7)}), ""); code != 200 {
+	th = StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, Extras{Tracing: all.tp})
+	if code, _ := th.Do(t, http.MethodGet, "/api/v1/rooms/42/presence", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer " + th.Token(t, 7)}), ""); code != 200 {
 		t.Fatalf("a user's request: %d", code)
 	}
 	req := waitSpans(t, 1, "GET /api/v1/rooms/:roomId/presence", nil, all)[0]
@@ -76,7 +76,7 @@ func TestTracing_OnlyTheBackendSteersTraces(t *testing.T) {
 	if strings.Contains(tp, callerTrace) || strings.Contains(tp, "evil") || !strings.Contains(tp, req.SpanContext().TraceID().String()) {
 		t.Fatalf("the room access backend got %q, want the request's own trace", tp)
 	}
-	code, _ := th.do(t, http.MethodPost, "/api/v1/notifications/publish", withHeaders(hostileTrace, map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}),
+	code, _ := th.Do(t, http.MethodPost, "/api/v1/notifications/publish", withHeaders(hostileTrace, map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}),
 		`{"roomId":42,"eventType":"comment.created","data":{}}`)
 	if code != 200 {
 		t.Fatalf("publish: %d", code)

@@ -67,7 +67,7 @@ func fill(t *testing.T, w *rawWire) int64 {
 // waitingForRoom returns once a write on w waits on the poller.
 func waitingForRoom(t *testing.T, w *rawWire) {
 	t.Helper()
-	eventually(t, 10*time.Second, "the write waiting for room", func() bool {
+	Eventually(t, 10*time.Second, "the write waiting for room", func() bool {
 		w.poller.mu.Lock()
 		defer w.poller.mu.Unlock()
 		_, waiting := w.poller.waiting[w.id]
