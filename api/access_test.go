@@ -1,9 +1,8 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -25,30 +26,8 @@ func roomRoutes(r int64) [][2]string {
 		{http.MethodGet, p + "/presence"}, {http.MethodPost, p + "/presence/heartbeat"}}
 }
 
-// tryRoute calls one route with token and returns the status and the code of
-// its JSON answer; a stream that opens (200) is closed at once.
-func (th *Hub) tryRoute(t testing.TB, method, path, token string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, th.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := HTTPClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	if strings.HasSuffix(path, "/stream") && resp.StatusCode == 200 {
-		return 200, "COMMON200"
-	}
-	var env Envelope
-	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &env); err != nil {
-		t.Fatalf("%s %s: %d %q is not JSON", method, path, resp.StatusCode, b)
-	}
-	return resp.StatusCode, env.Code
-}
-
 func TestAccess_ClaimMode(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.RoomAuth = hub.RoomAuthClaim })
 	sign := func(rooms ...any) string {
 		tok, err := th.Tokens.Sign(7, time.Hour, rooms...)
 		if err != nil {
@@ -67,20 +46,20 @@ func TestAccess_ClaimMode(t *testing.T) {
 		{"not listed", listed, 44, 403}, {"star", sign("*"), 44, 200}, {"no claim", sign(), 42, 403},
 	} {
 		for _, r := range roomRoutes(c.room) {
-			if code, env := th.tryRoute(t, r[0], r[1], c.token); code != c.code || (code == 403 && env != "COMMON403") {
+			if code, env := th.TryRoute(t, r[0], r[1], c.token); code != c.code || (code == 403 && env != "COMMON403") {
 				t.Errorf("%s: %s %s → %d %s, want %d", c.name, r[0], r[1], code, env, c.code)
 			}
 		}
 	}
 	// A denied stream answers before any SSE byte and makes nobody present.
-	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", listed); code != 403 {
+	if code, _ := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", listed); code != 403 {
 		t.Fatalf("stream of an unlisted room: %d", code)
 	}
 	if _, env := th.Get(t, "/api/v1/rooms/45/presence", sign("*")); !strings.Contains(fmt.Sprint(env.Result), "count:0") {
 		t.Fatalf("a denied stream left presence: %+v", env.Result)
 	}
 	for _, bad := range []any{"all", map[string]int{"a": 1}, []any{0}, []any{"x"}, []any{-3}, 5} {
-		if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/42/presence", sign(bad)); code != 401 || env != "AUTH4001" {
+		if code, env := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/42/presence", sign(bad)); code != 401 || env != "AUTH4001" {
 			t.Errorf("rooms claim %v: %d %s, want 401", bad, code, env)
 		}
 	}
@@ -138,16 +117,16 @@ func (a *authBackend) set(user, room int64, ok bool) {
 	a.allowed[[2]int64{user, room}] = ok
 }
 
-func proxyMode(url string, cache time.Duration) func(*Configs) {
-	return func(c *Configs) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
+func proxyMode(url string, cache time.Duration) func(*testhub.Configs) {
+	return func(c *testhub.Configs) { c.RoomAuth, c.RoomAuthURL, c.RoomAuthCache = hub.RoomAuthProxy, url, cache }
 }
 
 func TestAccess_ProxyMode(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
+	th := testhub.Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
 	backend.set(7, 42, true)
 	for _, r := range roomRoutes(42) {
-		if code, env := th.tryRoute(t, r[0], r[1], th.Token(t, 7)); code != 200 {
+		if code, env := th.TryRoute(t, r[0], r[1], th.Token(t, 7)); code != 200 {
 			t.Errorf("allowed: %s → %d %s", r[1], code, env)
 		}
 	}
@@ -155,21 +134,21 @@ func TestAccess_ProxyMode(t *testing.T) {
 		t.Fatalf("%d backend calls for four requests, want 1 (cached)", n)
 	}
 	for _, r := range roomRoutes(43) {
-		if code, env := th.tryRoute(t, r[0], r[1], th.Token(t, 7)); code != 403 || env != "COMMON403" {
+		if code, env := th.TryRoute(t, r[0], r[1], th.Token(t, 7)); code != 403 || env != "COMMON403" {
 			t.Errorf("denied: %s → %d %s", r[1], code, env)
 		}
 	}
 	backend.status.Store(404)
-	if code, _ := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/44/events?since=0", th.Token(t, 7)); code != 403 {
+	if code, _ := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/44/events?since=0", th.Token(t, 7)); code != 403 {
 		t.Errorf("backend 404: %d, want 403", code)
 	}
 	backend.status.Store(500)
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
+	if code, env := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/45/stream", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
 		t.Errorf("backend 500: %d %s, want 503 AUTH5031", code, env)
 	}
 	backend.status.Store(0)
 	backend.delay.Store(int64(5 * time.Second))
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/46/presence", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
+	if code, env := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/46/presence", th.Token(t, 7)); code != 503 || env != "AUTH5031" {
 		t.Errorf("slow backend: %d %s, want 503 AUTH5031", code, env)
 	}
 	backend.delay.Store(0)
@@ -207,15 +186,15 @@ func TestAccess_ProxyMode(t *testing.T) {
 func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
+	th := testhub.Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
 	backend.set(9, 48, true)
 	backend.set(10, 48, true)
 	revoked, kept := th.OpenStream(t, 48, 9, ""), th.OpenStream(t, 48, 10, "")
 	bothGet := func(when string) {
 		t.Helper()
 		res := th.Publish(t, 48, "comment.created", map[string]any{})
-		for _, c := range []*SSEClient{revoked, kept} {
-			if f := c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+		for _, c := range []*testhub.SSEClient{revoked, kept} {
+			if f := c.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 				t.Fatalf("%s: got %+v, want %s", when, f, res.StreamID)
 			}
 		}
@@ -223,7 +202,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	rechecked := func(what string) {
 		t.Helper()
 		calls := backend.calls.Load()
-		Eventually(t, 10*time.Second, what, func() bool { return backend.calls.Load() >= calls+2 })
+		testhub.Eventually(t, 10*time.Second, what, func() bool { return backend.calls.Load() >= calls+2 })
 	}
 	bothGet("opened")
 	rechecked("both streams re-checked while allowed")
@@ -234,7 +213,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	bothGet("after a re-check the backend could not answer")
 	backend.set(9, 48, false)
 	rest := revoked.Ended(t, 10*time.Second)
-	var last Frame
+	var last testhub.Frame
 	for _, f := range rest {
 		if f.Event != "" {
 			last = f
@@ -245,7 +224,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 	}
 	rechecked("the kept stream re-checked after the revocation")
 	res := th.Publish(t, 48, "comment.created", map[string]any{})
-	if f := kept.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+	if f := kept.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 		t.Fatalf("the allowed stream after the revocation: %+v", f)
 	}
 }
@@ -261,7 +240,7 @@ func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
 // the other packages); ROOMHUB_SLOW_BACKEND_USERS=63 runs the 2,016.
 func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		proxyMode(backend.URL, 2*time.Second)(c)
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser = 3*time.Second, 6*time.Second, 0
 	})
@@ -285,9 +264,9 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	for r := 0; r < rooms; r++ {
 		backend.set(reader, int64(600+r), true)
 	}
-	streams := make([]*SSEClient, users)
+	streams := make([]*testhub.SSEClient, users)
 	for u := range streams {
-		streams[u] = th.pageStream(t, int64(1000+u), "rooms="+strings.Join(ids, ","), "")
+		streams[u] = th.PageStream(t, int64(1000+u), "rooms="+strings.Join(ids, ","), "")
 	}
 	backend.delay.Store(int64(time.Second))
 	revokedAt := time.Now()
@@ -303,19 +282,19 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 	onlineIn := func(room int) int {
 		code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
 		var l hub.PresenceList
-		Remarshal(t, env.Result, &l)
+		testhub.Remarshal(t, env.Result, &l)
 		if code != 200 {
 			t.Fatalf("presence of room %d: %d %+v", room, code, env)
 		}
 		return l.Count
 	}
 	for _, room := range []int{600, 601, 631} {
-		Eventually(t, Wait, fmt.Sprintf("the revoked user's leave from room %d", room), func() bool { return onlineIn(room) == users-1 })
+		testhub.Eventually(t, testhub.Wait, fmt.Sprintf("the revoked user's leave from room %d", room), func() bool { return onlineIn(room) == users-1 })
 	}
 	// Two more rounds of slow re-checks (well past PRESENCE_USER_TTL_SECS):
 	// nobody else dropped out.
 	calls := backend.calls.Load()
-	Eventually(t, 30*time.Second, "two more re-check rounds", func() bool { return backend.calls.Load() >= calls+int32(2*(users-1)*rooms) })
+	testhub.Eventually(t, 30*time.Second, "two more re-check rounds", func() bool { return backend.calls.Load() >= calls+int32(2*(users-1)*rooms) })
 	for _, room := range []int{600, 601, 631} {
 		if n := onlineIn(room); n != users-1 {
 			t.Fatalf("room %d lists %d online, want %d: presence fell behind the slow re-checks", room, n, users-1)
@@ -329,15 +308,15 @@ func TestAccess_SlowBackendKeepsPresenceAndRevokesInTime(t *testing.T) {
 // page stream spends one token for each room not yet answered.
 func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := StartWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *Config) {
-		c.AuthMisses = Budget{PerSec: 0.001, Burst: 4} // no token back, however slow the machine
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute), func(c *api.Config) {
+		c.AuthMisses = api.Budget{PerSec: 0.001, Burst: 4} // no token back, however slow the machine
 	})
 	const u = 77
 	for r := int64(700); r < 710; r++ {
 		backend.set(u, r, true)
 	}
 	tok := th.Token(t, u)
-	presence := func(room int) (int, Envelope) {
+	presence := func(room int) (int, api.Envelope) {
 		t.Helper()
 		return th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), tok)
 	}
@@ -360,7 +339,7 @@ func TestAccess_BackendMissesHaveTheirOwnBudget(t *testing.T) {
 	// none back, three new rooms are refused at once.
 	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=705,706,707", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := HTTPClient.Do(req)
+	resp, err := testhub.HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,15 +368,15 @@ func TestHardening_BackendRedirectsAreNotFollowed(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(redirector.Close)
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		proxyMode(redirector.URL, time.Minute)(c)
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = redirector.URL, 0
 	})
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.Token(t, 70)); code != 503 || env != "AUTH5031" {
+	if code, env := th.TryRoute(t, http.MethodGet, "/api/v1/rooms/301/events?since=0", th.Token(t, 70)); code != 503 || env != "AUTH5031" {
 		t.Fatalf("access through a redirect: %d %s, want 503 AUTH5031", code, env)
 	}
-	id := th.notifyWith(t, 301, "", 70)
-	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 70, ""); code != 200 {
+	id := th.NotifyWith(t, 301, "", 70)
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 70, ""); code != 200 {
 		t.Fatalf("read: %d", code)
 	}
 	if st, err := th.Inbox.FlushReads(t.Context()); err != nil || !st.Failed || st.Flushed != 0 || st.Dead != 0 {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -10,14 +10,15 @@ import (
 
 	"roomhub/hub/push"
 	"roomhub/internal/testapns"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 // startAPNSHub is a hub with the apns channel on, sending to the stand-in
 // (its key, its hosts, its certificate trusted), retrying fast.
-func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*Configs)) *Hub {
+func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*testhub.Configs)) *testhub.Hub {
 	t.Helper()
-	return StartFull(t, addr, func(c *Configs) {
+	return testhub.StartFull(t, addr, func(c *testhub.Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"apns"}, `{"comment.created":{"apns":{"afterSecs":0}}}`
 		c.APNS.KeyID, c.APNS.TeamID, c.APNS.PrivateKey, c.APNS.Topic = testapns.KeyID, testapns.Team, as.Key(), testapns.Topic
 		c.APNS.BaseURL, c.APNS.SandboxBaseURL = as.URL, as.URL+"/sandbox"
@@ -25,7 +26,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*Co
 		if more != nil {
 			more(c)
 		}
-	}, nil, Extras{PushTLS: as.Client().Transport.(*http.Transport).TLSClientConfig})
+	}, nil, testhub.Extras{PushTLS: as.Client().Transport.(*http.Transport).TLSClientConfig})
 }
 
 // Every APNs reason of DESIGN's table, through the hub to the stand-in
@@ -36,7 +37,7 @@ func startAPNSHub(t *testing.T, addr string, as *testapns.Service, more func(*Co
 func TestAPNs_AnswersAndThePush(t *testing.T) {
 	t.Parallel()
 	as := testapns.Start(t)
-	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
+	th := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testhub.Configs) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -62,21 +63,21 @@ func TestAPNs_AnswersAndThePush(t *testing.T) {
 		if u == 58 {
 			env = `,"environment":"sandbox"`
 		}
-		th.register(t, u, fmt.Sprintf(`{"platform":"apns","token":%q%s}`, apnsToken(int(u)), env))
+		th.Register(t, u, fmt.Sprintf(`{"platform":"apns","token":%q%s}`, apnsToken(int(u)), env))
 	}
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 50), 50, "apns", "sent")
-	nid := th.notifyWith(t, 42, `"severity":"high","groupKey":"thread-7","data":{"title":"Ann replied","text":"Looks good","url":"https://app.example/t/7"}`,
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 50), 50, "apns", "sent")
+	nid := th.NotifyWith(t, 42, `"severity":"high","groupKey":"thread-7","data":{"title":"Ann replied","text":"Looks good","url":"https://app.example/t/7"}`,
 		50, 51, 52, 53, 54, 55, 56, 57, 58, 59)
 	for u, c := range cases {
-		r := th.waitDelivery(t, nid, u, "apns", c.want.state)
+		r := th.WaitDelivery(t, nid, u, "apns", c.want.state)
 		if str(r.LastErrorCode) != c.want.code || r.Attempts != c.want.attempts {
 			t.Errorf("user %d: %+v, want %+v", u, r, c.want)
 		}
-		if _, kept := deviceIDs(th.devicesOf(t, u))[push.DeviceID("apns", apnsToken(int(u)))]; kept != c.want.kept {
+		if _, kept := deviceIDs(th.DevicesOf(t, u))[push.DeviceID("apns", apnsToken(int(u)))]; kept != c.want.kept {
 			t.Errorf("user %d: device kept %v, want %v", u, kept, c.want.kept)
 		}
 	}
-	if r := th.waitDelivery(t, nid, 59, "apns", "skipped"); str(r.Reason) != "unsubscribed" {
+	if r := th.WaitDelivery(t, nid, 59, "apns", "skipped"); str(r.Reason) != "unsubscribed" {
 		t.Errorf("a user with no device: %+v", r)
 	}
 	if at := as.Arrivals(apnsToken(54)); len(at) != 2 || at[1].Sub(at[0]) < time.Second {
@@ -95,8 +96,8 @@ func TestAPNs_AnswersAndThePush(t *testing.T) {
 		t.Error("a sandbox device's push went to the production host")
 	}
 	// A low one is sent when the phone likes (priority 5); a long text is cut to fit 4 KB.
-	low := th.notifyWith(t, 42, `"severity":"low","data":{"title":"T","text":"`+strings.Repeat("é", 5000)+`"}`, 50)
-	th.waitDelivery(t, low, 50, "apns", "sent")
+	low := th.NotifyWith(t, 42, `"severity":"low","data":{"title":"T","text":"`+strings.Repeat("é", 5000)+`"}`, 50)
+	th.WaitDelivery(t, low, 50, "apns", "sent")
 	if n := notificationOf(t, as, apnsToken(50), low); n.Header.Get("apns-priority") != "5" || n.Size > 4096 ||
 		!strings.HasSuffix(n.Payload.APS.Alert.Body, "…") || len(n.Payload.APS.Alert.Body) < 3000 {
 		t.Errorf("a low push with a long text: priority %s, %d bytes, body of %d", n.Header.Get("apns-priority"), n.Size, len(n.Payload.APS.Alert.Body))
@@ -122,14 +123,14 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	t.Parallel()
 	as := testapns.Start(t)
 	th := startAPNSHub(t, testredis.Start(t).Addr(), as, nil)
-	th.register(t, 60, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(60)))
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 60), 60, "apns", "sent")
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 60), 60, "apns", "sent")
+	th.Register(t, 60, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(60)))
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 60), 60, "apns", "sent")
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 60), 60, "apns", "sent")
 	if as.Tokens() != 1 {
 		t.Fatalf("%d provider tokens for two pushes, want 1", as.Tokens())
 	}
 	as.ExpireTokens()
-	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 60), 60, "apns", "sent"); r.Attempts != 1 {
+	if r := th.WaitDelivery(t, th.NotifyWith(t, 42, "", 60), 60, "apns", "sent"); r.Attempts != 1 {
 		t.Fatalf("after the token expired: %+v, want sent at the first attempt", r)
 	}
 	if as.Tokens() != 2 || as.Refused() != 1 {
@@ -137,10 +138,10 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	}
 
 	other := testapns.Start(t)
-	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *Configs) { c.APNS.PrivateKey = other.Key() })
-	bad.register(t, 61, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(61)))
+	bad := startAPNSHub(t, testredis.Start(t).Addr(), as, func(c *testhub.Configs) { c.APNS.PrivateKey = other.Key() })
+	bad.Register(t, 61, fmt.Sprintf(`{"platform":"apns","token":%q}`, apnsToken(61)))
 	before := as.Refused()
-	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
+	if r := bad.WaitDelivery(t, bad.NotifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
 		t.Fatalf("a key APNs does not know: %+v", r)
 	}
 	if n := as.Refused() - before; n != 2 {
@@ -148,7 +149,7 @@ func TestAPNs_AnExpiredProviderTokenIsMadeAgainAtOnce(t *testing.T) {
 	}
 	// Within 20 minutes of that early renewal there is no new token to try:
 	// the push is not sent again with the one just refused (hardening V, 4).
-	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" || r.Attempts != 1 {
+	if r := bad.WaitDelivery(t, bad.NotifyWith(t, 42, "", 61), 61, "apns", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" || r.Attempts != 1 {
 		t.Fatalf("a second push with the key APNs does not know: %+v, want dead at its first attempt", r)
 	}
 	if n := as.Refused() - before; n != 3 {

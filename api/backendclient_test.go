@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/api/client"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -33,10 +34,10 @@ func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields 
 // (issue 43, 7).
 func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	rs := testredis.Start(t)
-	th := StartFull(t, rs.Addr(), func(c *Configs) {
+	th := testhub.StartFull(t, rs.Addr(), func(c *testhub.Configs) {
 		withIngest(4)(c)
 		c.Delivery.Channels, c.Delivery.SinkURL, c.Delivery.Rules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
-	}, nil, Extras{})
+	}, nil, testhub.Extras{})
 	ctx := context.Background()
 	hc := client.New(th.URL, th.Cfg.InternalAPIKey, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
 
@@ -78,7 +79,7 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	if err != nil || id == "" || client.IngestKey(45, 4) != "ingest:{1}" {
 		t.Fatalf("ingest: %q %v", id, err)
 	}
-	Eventually(t, 15*time.Second, "the ingest entry published", func() bool { return len(th.HistoryNs(t, 45)) == 1 })
+	testhub.Eventually(t, 15*time.Second, "the ingest entry published", func() bool { return len(th.HistoryNs(t, 45)) == 1 })
 	page, err := hc.DeadDeliveries(ctx, "email", 10, "")
 	if err != nil || len(page.Deliveries) != 0 || page.Next != "" {
 		t.Fatalf("dead: %+v %v", page, err)
@@ -94,7 +95,7 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 		t.Fatalf("a redrive naming nothing: %v", err)
 	}
 
-	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/46/presence/heartbeat", 9, ""); code != http.StatusOK {
+	if code, _ := th.UserDo(t, http.MethodPost, "/api/v1/rooms/46/presence/heartbeat", 9, ""); code != http.StatusOK {
 		t.Fatalf("heartbeat: %d", code)
 	}
 	p, err := hc.Presence(ctx, 46, th.Token(t, 1))

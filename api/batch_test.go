@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -6,34 +6,23 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
-// batch posts a batch publish and returns the status and its results.
-func (th *Hub) batch(t *testing.T, events ...string) (int, []batchResult) {
-	t.Helper()
-	code, env := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
-		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"},
-		`{"events":[`+strings.Join(events, ",")+`]}`)
-	var r struct{ Results []batchResult }
-	if code == 200 {
-		Remarshal(t, env.Result, &r)
-	}
-	return code, r.Results
-}
-
 // Each event of a batch answers exactly as it would alone, in its place.
 func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", int(th.Pipeline.MaxData()))
 	code, first := th.PublishRaw(t, `{"roomId":3,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k1"}`)
 	if code != 200 {
 		t.Fatal("publish")
 	}
 	var original hub.PublishResult
-	Remarshal(t, first.Result, &original)
-	code, res := th.batch(t,
+	testhub.Remarshal(t, first.Result, &original)
+	code, res := th.Batch(t,
 		`{"roomId":1,"eventType":"comment.created","data":{"n":1}}`,
 		`{"roomId":1,"eventType":"nope","data":{}}`,
 		`{"roomId":2,"eventType":"comment.created","data":{"pad":"`+big+`"}}`,
@@ -61,10 +50,10 @@ func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 	if dup := res[4].Result; dup == nil || dup.StreamID != original.StreamID {
 		t.Errorf("the duplicate answered %+v, want the first publish's streamId %s", dup, original.StreamID)
 	}
-	if n := th.unreadOf(t, 5); n != 1 {
+	if n := th.UnreadOf(t, 5); n != 1 {
 		t.Fatalf("the batch's recipient has %d unread", n)
 	}
-	tooMany := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{},`, MaxBatch+1), ",") + `]}`
+	tooMany := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{},`, api.MaxBatch+1), ",") + `]}`
 	for _, bad := range []string{`{"events":[]}`, tooMany, `{}`, `nope`} {
 		code, env := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch",
 			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, bad)
@@ -79,7 +68,7 @@ func TestPublishBatch_EachEventAnswersAsAlone(t *testing.T) {
 
 // Events to one room keep their order in the batch, rooms side by side.
 func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
-	batchKeepsOrder(t, Start(t, testredis.Start(t).Addr(), nil))
+	batchKeepsOrder(t, testhub.Start(t, testredis.Start(t).Addr(), nil))
 }
 
 // On a 3-master cluster the pipeline goes to every node, each room's
@@ -87,17 +76,17 @@ func TestPublishBatch_KeepsEachRoomsOrder(t *testing.T) {
 func TestCluster_PublishBatchKeepsEachRoomsOrder(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	batchKeepsOrder(t, Start(t, cl.Addrs()[0], func(c *Configs) {
+	batchKeepsOrder(t, testhub.Start(t, cl.Addrs()[0], func(c *testhub.Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 	}))
 }
 
-func batchKeepsOrder(t *testing.T, th *Hub) {
+func batchKeepsOrder(t *testing.T, th *testhub.Hub) {
 	var events []string
 	for i := range 300 {
 		events = append(events, fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 10+i%3, i))
 	}
-	code, res := th.batch(t, events...)
+	code, res := th.Batch(t, events...)
 	if code != 200 || len(res) != 300 {
 		t.Fatalf("batch: %d %d results", code, len(res))
 	}
@@ -119,7 +108,7 @@ func batchKeepsOrder(t *testing.T, th *Hub) {
 //
 //	go test -run '^$' -bench PublishBatch -benchtime 20x ./api/
 func BenchmarkPublishBatch(b *testing.B) {
-	th := Start(b, testredis.Start(b).Addr(), nil)
+	th := testhub.Start(b, testredis.Start(b).Addr(), nil)
 	events := make([]string, 500)
 	for i := range events {
 		events[i] = fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d}}`, 1000+i, i)

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -42,15 +43,15 @@ func waitEvents(t *testing.T, d *testbrowser.Driver, n int) browserEvents {
 // because every event (live or replayed) carries its id.
 func TestBrowser_EventSourceResumesAfterDrop(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 300 * time.Millisecond })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Retry = 300 * time.Millisecond })
 	d := startBrowserDriver(t, th.URL, 42, th.Token(t, 1))
 	var want []string
 	for i := 0; i < 3; i++ {
 		want = append(want, th.Publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
 	waitEvents(t, d, 3)
-	th.DropConnections()              // the server drops every connection
-	HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
+	th.DropConnections()                      // the server drops every connection
+	testhub.HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for i := 3; i < 8; i++ {
 		want = append(want, th.Publish(t, 42, "comment.created", map[string]any{"n": i}).StreamID)
 	}
@@ -85,10 +86,10 @@ type pageBrowserEvents struct {
 // in per-room order, and the badge right.
 func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 300 * time.Millisecond })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Retry = 300 * time.Millisecond })
 	rooms := []int64{181, 182, 183}
 	d := testbrowser.Start(t, "pagestream.mjs", th.URL, "181,182,183", th.Token(t, 20))
-	Eventually(t, Wait, "one connection for the whole page", func() bool {
+	testhub.Eventually(t, testhub.Wait, "one connection for the whole page", func() bool {
 		_, env := th.Get(t, "/health", "")
 		return env.Result.(map[string]any)["activeConnections"] == 1.0
 	})
@@ -102,7 +103,7 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 				want[room] = append(want[room], k)
 			}
 		}
-		notes = append(notes, "184:"+th.notify(t, 184, "comment.created", 20).StreamID)
+		notes = append(notes, "184:"+th.Notify(t, 184, "comment.created", 20).StreamID)
 	}
 	round(0)
 	total := func() int { return 9*len(notes) + len(notes) }
@@ -110,8 +111,8 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	if l := d.Line(t, 30*time.Second); strings.Contains(l, "error") {
 		t.Fatalf("browser: %s", l)
 	}
-	th.DropConnections()              // the page's one connection is cut
-	HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
+	th.DropConnections()                      // the page's one connection is cut
+	testhub.HTTPClient.CloseIdleConnections() // ours too: do not publish on a dead one
 	for r := 1; r <= 3; r++ {
 		round(r)
 	}
@@ -140,7 +141,7 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 	if strings.Join(gotNotes, " ") != strings.Join(notes, " ") {
 		t.Fatalf("notifications: got %v, want %v", gotNotes, notes)
 	}
-	if n := th.unreadOf(t, 20); ev.Count != n || n != int64(len(notes)) {
+	if n := th.UnreadOf(t, 20); ev.Count != n || n != int64(len(notes)) {
 		t.Fatalf("badge %d, unread %d, want %d", ev.Count, n, len(notes))
 	}
 }
@@ -152,9 +153,9 @@ func TestBrowser_PageStreamSurvivesACut(t *testing.T) {
 // desktop and phone width go to ROOMHUB_ARTIFACTS (default: a temp folder).
 func TestBrowser_DemoPage(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
-	resp, err := HTTPClient.Get(th.URL + "/")
+	resp, err := testhub.HTTPClient.Get(th.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 		t.Fatalf("CSP %q", csp)
 	}
 	for path, typ := range map[string]string{"/static/roomhub.js": "javascript", "/static/demo.css": "text/css", "/static/roomhub.d.ts": "text/plain"} {
-		resp, err := HTTPClient.Get(th.URL + path)
+		resp, err := testhub.HTTPClient.Get(th.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
 	th.Publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
 	d.Send(t, "TEXT #cards hello from the API")
-	th.notify(t, 42, "like.toggled", 7)
+	th.Notify(t, 42, "like.toggled", 7)
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 	d.Send(t, "SHOT desktop 1200")
 	d.Send(t, "SHOT phone 390")
@@ -196,11 +197,11 @@ func TestBrowser_DemoPage(t *testing.T) {
 // do.
 func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	page := th.URL + "/?user=8&rooms=44"
 	tab1 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
 	tab2 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
-	th.notify(t, 44, "comment.created", 8)
+	th.Notify(t, 44, "comment.created", 8)
 	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
 		tab.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 	}
@@ -215,8 +216,8 @@ func TestBrowser_DemoInboxInTwoTabsAndMute(t *testing.T) {
 	tab1.Send(t, `CLICK roomhub-inbox .gear`)
 	tab1.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: In app"]`)
 	tab1.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	Eventually(t, Wait, "like.toggled muted", func() bool {
-		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", 8, "")
+	testhub.Eventually(t, testhub.Wait, "like.toggled muted", func() bool {
+		_, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", 8, "")
 		return strings.Contains(fmt.Sprint(env.Result), "like.toggled")
 	})
 	th.Publish(t, 44, "like.toggled", map[string]any{"text": "muted one"})
@@ -237,7 +238,7 @@ const inboxJS = "document.querySelector('roomhub-inbox').shadowRoot"
 // its last id, and the page shows every event published meanwhile.
 func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.KeepAlive = time.Second })
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
 	const n = 30
 	for i := 0; i < n; i++ { // about 6 s: the token expires three times
@@ -255,7 +256,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	}
 	// The stream was opened again after each expiry, each time with a new token.
 	var opens int
-	fmt.Sscan(MetricValue(t, th, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`), &opens)
+	fmt.Sscan(testhub.MetricValue(t, th, `http_requests_total{method="GET",route="/api/v1/stream",status="200"}`), &opens)
 	if opens < 3 {
 		t.Fatalf("the page stream opened %d times in ~6 s of 2 s tokens: the tokens were not renewed", opens)
 	}
@@ -266,7 +267,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 // leave.
 func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	ann := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=12&rooms=48", t.TempDir())
 	bob := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=13&rooms=48", t.TempDir())
 	ann.Send(t, "TEXT #online 13 in 48")
@@ -285,7 +286,7 @@ func TestBrowser_DemoShowsTwoUsersPresence(t *testing.T) {
 // and raises the other tab's bell.
 func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	tab1 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
 	tab2 := testbrowser.Start(t, "demo.mjs", th.URL+"/?rooms=50", t.TempDir())
 	for _, tab := range []*testbrowser.Driver{tab1, tab2} {
@@ -319,7 +320,7 @@ func TestBrowser_DemoTabsAreTwoPeople(t *testing.T) {
 // px.
 func TestBrowser_DemoWholeInbox(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	dir := artifactsDir(t)
 	const user = 11
 	page := th.URL + "/?user=11&rooms=50"
@@ -327,17 +328,17 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	tab2 := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
 	var ids []string
 	for i := range 5 {
-		ids = append(ids, th.notifyWith(t, 50, fmt.Sprintf(`"severity":"%s"`, []string{"normal", "high", "low", "normal", "critical"}[i]), user))
+		ids = append(ids, th.NotifyWith(t, 50, fmt.Sprintf(`"severity":"%s"`, []string{"normal", "high", "low", "normal", "critical"}[i]), user))
 	}
 	for _, p := range []int{2, 3, 4, 6} { // a group: "User 6, User 4 and 2 others"
-		th.notifyExtra(t, 50, "like.toggled", fmt.Sprintf(`"groupKey":"likes","publisherId":%d`, p), user)
+		th.NotifyExtra(t, 50, "like.toggled", fmt.Sprintf(`"groupKey":"likes","publisherId":%d`, p), user)
 	}
 	// The tabs' clicks answer before their requests do: compare the badges
 	// with the counts until both settle (or fail after 15 s).
 	badgesMatch := func() {
 		t.Helper()
-		Eventually(t, 15*time.Second, "both badges equal GET /notifications/counts", func() bool {
-			want := fmt.Sprint(th.countsOf(t, user).Unread)
+		testhub.Eventually(t, 15*time.Second, "both badges equal GET /notifications/counts", func() bool {
+			want := fmt.Sprint(th.CountsOf(t, user).Unread)
 			ok := true
 			for _, tab := range []*testbrowser.Driver{tab1, tab2} {
 				ok = ok && tab.Send(t, "EVAL "+inboxJS+`.querySelector('[part="badge"]').textContent`)["value"] == want
@@ -349,15 +350,15 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 
 	tab1.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	tab1.Send(t, `TEXT roomhub-inbox [part="item"] .meta | User 6, User 4 and 2 others`)
-	Eventually(t, Wait, "opening the bell marks everything seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	testhub.Eventually(t, testhub.Wait, "opening the bell marks everything seen", func() bool { return th.CountsOf(t, user).Unseen == 0 })
 
 	// Actions from the first tab, the second, and the API.
 	tab1.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Archive"]`, ids[0]))
 	tab2.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	tab2.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Mark as read"]`, ids[1]))
 	tab2.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Delete"]`, ids[2]))
-	th.act(t, user, ids[3], "snooze", fmt.Sprintf(`{"until":%q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
-	if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", user, `{"action":"read","filter":{"severity":["critical"]}}`); code != 200 {
+	th.Act(t, user, ids[3], "snooze", fmt.Sprintf(`{"until":%q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
+	if code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", user, `{"action":"read","filter":{"severity":["critical"]}}`); code != 200 {
 		t.Fatalf("bulk: %d %+v", code, env)
 	}
 	badgesMatch()
@@ -365,9 +366,9 @@ func TestBrowser_DemoWholeInbox(t *testing.T) {
 	for _, tab := range []struct{ key, state string }{{"all", "visible"}, {"unread", "unread"}, {"archived", "archived"}} {
 		tab1.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [role="tab"][data-tab="%s"]`, tab.key))
 		var want, got string
-		Eventually(t, 15*time.Second, "the page's "+tab.state+" list equals the API's", func() bool {
+		testhub.Eventually(t, 15*time.Second, "the page's "+tab.state+" list equals the API's", func() bool {
 			var ids []string
-			for _, n := range th.listOf(t, user, "state="+tab.state) {
+			for _, n := range th.ListOf(t, user, "state="+tab.state) {
 				ids = append(ids, n.NotificationID)
 			}
 			b, _ := json.Marshal(ids)

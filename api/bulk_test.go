@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -7,63 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
-
-// fillInbox publishes n notifications to user through batches, newest last,
-// and returns their ids, newest first (the list's order).
-func (th *Hub) fillInbox(t *testing.T, user int64, n int) []string {
-	t.Helper()
-	var ids []string
-	for done := 0; done < n; {
-		var events []string
-		for ; done < n && len(events) < MaxBatch/10; done++ { // 50 a request (one room: one at a time), each well within the client's 10 s on a loaded machine
-			events = append(events, fmt.Sprintf(`{"roomId":900,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, done, user))
-		}
-		code, res := th.batch(t, events...)
-		if code != 200 {
-			t.Fatalf("batch: %d", code)
-		}
-		for _, r := range res {
-			if !r.IsSuccess {
-				t.Fatalf("a batch event: %+v", r)
-			}
-			ids = append([]string{"900:" + r.Result.StreamID}, ids...)
-		}
-	}
-	return ids
-}
-
-// bulkUntilDone repeats one bulk call while it answers more, and returns how
-// many it changed and how many calls it took; each call changes at most
-// inbox.MaxBulkLook items.
-func (th *Hub) bulkUntilDone(t *testing.T, user int64, path, body string) (changed int64, calls int) {
-	t.Helper()
-	for calls = 1; ; calls++ {
-		if calls > 20 {
-			t.Fatalf("%s %s: still more after 20 calls (%d changed): the calls make no progress", path, body, changed)
-		}
-		code, env := th.userDo(t, http.MethodPost, path, user, body)
-		if code != 200 {
-			t.Fatalf("%s %s: %d %+v", path, body, code, env)
-		}
-		var r struct {
-			Changed, Marked int64
-			More            bool
-		}
-		Remarshal(t, env.Result, &r)
-		n := r.Changed + r.Marked
-		if n > inbox.MaxBulkLook {
-			t.Fatalf("%s %s: one call changed %d items, more than %d", path, body, n, inbox.MaxBulkLook)
-		}
-		changed += n
-		if !r.More {
-			return changed, calls
-		}
-	}
-}
 
 // A bulk action over a filter does bounded work: each call looks at (and
 // changes) at most 1,000 items and says more; repeating the same call goes
@@ -72,55 +21,55 @@ func (th *Hub) bulkUntilDone(t *testing.T, user int64, path, body string) (chang
 // started from the top each time would look at those forever). read-all is
 // bounded the same way. The counts equal the lists afterwards.
 func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 5000 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 5000 })
 	const u = 95
 	const n = 1300
-	ids := th.fillInbox(t, u, n)
-	changed, calls := th.bulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"all"}}`)
+	ids := th.FillInbox(t, u, n)
+	changed, calls := th.BulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"all"}}`)
 	if changed != n || calls != 2 {
 		t.Fatalf("archive all: %d changed in %d calls, want %d in 2", changed, calls, n)
 	}
-	if c := th.countsOf(t, u); c.Archived != n || c.Visible != 0 {
+	if c := th.CountsOf(t, u); c.Archived != n || c.Visible != 0 {
 		t.Fatalf("after archiving all: %+v", c)
 	}
 	// All back, then the oldest 250 archived again; then unarchive all: the
 	// calls pass over the newest 1,050 (nothing to change) once, and change
 	// the 250 below them.
-	changed, _ = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk",
+	changed, _ = th.BulkUntilDone(t, u, "/api/v1/notifications/bulk",
 		fmt.Sprintf(`{"action":"unarchive","filter":{"state":"all"},"upTo":%q}`, ids[0]))
 	if changed != n {
 		t.Fatalf("unarchive all: %d changed", changed)
 	}
-	changed, _ = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk",
+	changed, _ = th.BulkUntilDone(t, u, "/api/v1/notifications/bulk",
 		fmt.Sprintf(`{"action":"archive","filter":{"state":"all"},"upTo":%q}`, ids[1050]))
 	if changed != 250 {
 		t.Fatalf("archive from the 1,051st down: %d changed, want 250", changed)
 	}
-	changed, calls = th.bulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"all"}}`)
+	changed, calls = th.BulkUntilDone(t, u, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"all"}}`)
 	if changed != 250 || calls != 2 {
 		t.Fatalf("unarchive past 1,050 unarchived: %d changed in %d calls, want 250 in 2", changed, calls)
 	}
-	marked, calls := th.bulkUntilDone(t, u, "/api/v1/notifications/read-all", "")
+	marked, calls := th.BulkUntilDone(t, u, "/api/v1/notifications/read-all", "")
 	if marked != n || calls != 2 {
 		t.Fatalf("read-all: %d marked in %d calls, want %d in 2", marked, calls, n)
 	}
-	if c := th.countsOf(t, u); c.Unread != 0 || c.Visible != n || c.Archived != 0 {
+	if c := th.CountsOf(t, u); c.Unread != 0 || c.Visible != n || c.Archived != 0 {
 		t.Fatalf("after read-all: %+v", c)
 	}
 	// A list with a filter few items pass looks at a bounded number a page
 	// too: short (even empty) pages with hasMore, which page on to the end.
 	th.Publish(t, 901, "comment.created", map[string]any{}) // no recipient: not in the inbox
-	code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, fmt.Sprintf(`{"action":"archive","notificationIds":[%q]}`, ids[n-1]))
+	code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, fmt.Sprintf(`{"action":"archive","notificationIds":[%q]}`, ids[n-1]))
 	if code != 200 {
 		t.Fatalf("archive the oldest: %d %+v", code, env)
 	}
-	got := th.listOf(t, u, "state=archived")
+	got := th.ListOf(t, u, "state=archived")
 	if len(got) != 1 || got[0].NotificationID != ids[n-1] {
 		t.Fatalf("the archived list: %d items", len(got))
 	}
-	code, env = th.userDo(t, http.MethodGet, "/api/v1/notifications?state=archived&limit=10", u, "")
+	code, env = th.UserDo(t, http.MethodGet, "/api/v1/notifications?state=archived&limit=10", u, "")
 	var page inbox.InboxPage
-	Remarshal(t, env.Result, &page)
+	testhub.Remarshal(t, env.Result, &page)
 	if code != 200 || len(page.Notifications) != 0 || !page.HasMore || page.NextBefore == nil {
 		t.Fatalf("the first page of a filter only the oldest of 1,300 passes: %d %d items, hasMore %v, want an empty page with more", code, len(page.Notifications), page.HasMore)
 	}
@@ -129,21 +78,21 @@ func TestBulk_BoundedCallsGoOnWhereTheyLeftOff(t *testing.T) {
 // A bulk call spends from the user's request budget by the items it looked
 // at (a token per 100 beyond its own), not one token a call.
 func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
-		c.UserRequests = Budget{PerSec: 0.001, Burst: 5} // no token back within the test
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) {
+		c.UserRequests = api.Budget{PerSec: 0.001, Burst: 5} // no token back within the test
 	})
 	const u = 96
-	th.fillInbox(t, u, 300)
-	if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
+	th.FillInbox(t, u, 300)
+	if code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
 		t.Fatalf("read-all: %d %+v", code, env)
 	}
 	// 300 items looked at: 3 tokens of 5. Two requests are left.
 	for i := range 2 {
-		if code, _ := th.userDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 200 {
+		if code, _ := th.UserDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 200 {
 			t.Fatalf("request %d after read-all: %d, want 200", i, code)
 		}
 	}
-	if code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 429 || env.Code != "COMMON429" {
+	if code, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/unread", u, ""); code != 429 || env.Code != "COMMON429" {
 		t.Fatalf("a request past what read-all of 300 items spent: %d %+v, want 429", code, env)
 	}
 }
@@ -153,7 +102,7 @@ func TestBulk_ChargesTheBudgetByItems(t *testing.T) {
 // further scripts, the rest (hardening IV, 10: settle() woke or removed up
 // to 1,000 in one script).
 func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 96
 	// This test runs the timers job itself: the hub's waits for the lock.
 	testredis.Do(t, th.Redis, "SET", hub.LockKey("inbox-timers"), "the-test", "PX", "60000")
@@ -164,20 +113,20 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 	for i := range 500 {
 		events = append(events, fmt.Sprintf(`{"roomId":901,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d],"expiresAt":%q}`, i, u, expires))
 	}
-	if code, res := th.batch(t, events...); code != 200 || !res[499].IsSuccess {
+	if code, res := th.Batch(t, events...); code != 200 || !res[499].IsSuccess {
 		t.Fatalf("batch: %d %+v", code, res[499])
 	}
-	if c := th.countsOf(t, u); c.Visible != 500 {
+	if c := th.CountsOf(t, u); c.Visible != 500 {
 		t.Fatalf("before they expire: %+v", c)
 	}
-	Eventually(t, 15*time.Second, "the first chunk to expire", func() bool { return th.countsOf(t, u).Visible < 500 })
-	if c := th.countsOf(t, u); c.Visible != 100 { // two scripts so far: the one that saw them go and this one
+	testhub.Eventually(t, 15*time.Second, "the first chunk to expire", func() bool { return th.CountsOf(t, u).Visible < 500 })
+	if c := th.CountsOf(t, u); c.Visible != 100 { // two scripts so far: the one that saw them go and this one
 		t.Fatalf("after two scripts: %d visible, want 100 (chunks of 200)", c.Visible)
 	}
 	if _, err := th.Inbox.SettleDue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if c := th.countsOf(t, u); c.Visible != 0 {
+	if c := th.CountsOf(t, u); c.Visible != 0 {
 		t.Fatalf("after the timers job: %+v, want none left", c)
 	}
 }
@@ -188,7 +137,7 @@ func TestInbox_ManyDueItemsAreSettledInChunks(t *testing.T) {
 // results to unpack", REDIS5002).
 func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const user, items = 9, 250
 	events := make([]string, items)
 	for i := range events {
@@ -199,23 +148,23 @@ func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 		events[i] = fmt.Sprintf(`{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":[%d],"tags":[%s]}`, user, strings.Join(tags, ","))
 	}
 	for i := 0; i < items; i += 50 { // 50 a request: each well within the client's 10 s on a loaded machine
-		if code, res := th.batch(t, events[i:i+50]...); code != 200 || len(res) != 50 || !res[49].IsSuccess {
+		if code, res := th.Batch(t, events[i:i+50]...); code != 200 || len(res) != 50 || !res[49].IsSuccess {
 			t.Fatalf("batch: %d %+v", code, res)
 		}
 	}
-	th.bulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"visible"}}`)
-	if c := th.countsOf(t, user); c.Archived != items || c.Visible != 0 {
+	th.BulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"archive","filter":{"state":"visible"}}`)
+	if c := th.CountsOf(t, user); c.Archived != items || c.Visible != 0 {
 		t.Fatalf("after archiving all: %d archived, %d visible", c.Archived, c.Visible)
 	}
-	th.bulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"archived"}}`)
-	if c := th.countsOf(t, user); c.Visible != items || len(c.ByTag) != 8*items {
+	th.BulkUntilDone(t, user, "/api/v1/notifications/bulk", `{"action":"unarchive","filter":{"state":"archived"}}`)
+	if c := th.CountsOf(t, user); c.Visible != items || len(c.ByTag) != 8*items {
 		t.Fatalf("after unarchiving all: %d visible, %d tags counted; want %d and %d", c.Visible, len(c.ByTag), items, 8*items)
 	}
 	if err := th.Redis.Do(t.Context(), th.Redis.B().Del().Key(inbox.CountsKey(user)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	th.notifyExtra(t, 70, "comment.created", "", user) // counts again from the items
-	if c := th.countsOf(t, user); c.Visible != items+1 || c.Unread != items+1 || len(c.ByTag) != 8*items {
+	th.NotifyExtra(t, 70, "comment.created", "", user) // counts again from the items
+	if c := th.CountsOf(t, user); c.Visible != items+1 || c.Unread != items+1 || len(c.ByTag) != 8*items {
 		t.Fatalf("after a recount: %d visible, %d unread, %d tags counted; want %d, %d, %d", c.Visible, c.Unread, len(c.ByTag), items+1, items+1, 8*items)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -22,11 +23,14 @@ import (
 func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *Configs) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ","); fastPresence(c) }
-	a := Start(t, cl.Addrs()[0], url)
-	b := Start(t, cl.Addrs()[1], url)
+	url := func(c *testhub.Configs) {
+		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+		fastPresence(c)
+	}
+	a := testhub.Start(t, cl.Addrs()[0], url)
+	b := testhub.Start(t, cl.Addrs()[1], url)
 	rooms := []int64{1, 2, 3, 4, 5, 6, 7, 8} // hash tags {1}..{8} land on all three masters
-	streams := map[int64]*SSEClient{}
+	streams := map[int64]*testhub.SSEClient{}
 	for _, r := range rooms {
 		streams[r] = b.OpenStream(t, r, r, "")
 	}
@@ -36,24 +40,24 @@ func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 	}
 	for _, r := range rooms {
 		// The stream's own join came before the event (next skips presence).
-		if u, _ := streams[r].presenceUpdate(t, Wait); u.Joined == nil || *u.Joined != r {
+		if u, _ := streams[r].PresenceUpdate(t, testhub.Wait); u.Joined == nil || *u.Joined != r {
 			t.Fatalf("room %d presence %+v", r, u)
 		}
-		if f := streams[r].Next(t, Wait); f.ID != ids[r] {
+		if f := streams[r].Next(t, testhub.Wait); f.ID != ids[r] {
 			t.Fatalf("room %d: got %+v, want %s", r, f, ids[r])
 		}
 	}
 	// Resume through the other hub.
 	c := a.OpenStream(t, 3, 2, "0")
-	if f := c.Next(t, Wait); f.ID != ids[3] {
+	if f := c.Next(t, testhub.Wait); f.ID != ids[3] {
 		t.Fatalf("resume on cluster: %+v", f)
 	}
 	// Idempotency and the connection cap keep to their slots.
 	code, env := a.PublishRaw(t, `{"roomId":5,"eventType":"like.toggled","data":{},"idempotencyKey":"k"}`)
 	code2, env2 := b.PublishRaw(t, `{"roomId":5,"eventType":"like.toggled","data":{},"idempotencyKey":"k"}`)
 	var r1, r2 hub.PublishResult
-	Remarshal(t, env.Result, &r1)
-	Remarshal(t, env2.Result, &r2)
+	testhub.Remarshal(t, env.Result, &r1)
+	testhub.Remarshal(t, env2.Result, &r2)
 	if code != 200 || code2 != 200 || r1.StreamID != r2.StreamID || !r2.Duplicate {
 		t.Fatalf("idempotency on cluster: %+v %+v", env, env2)
 	}
@@ -71,9 +75,9 @@ func TestCluster_EventsAndPresenceAcrossSlots(t *testing.T) {
 func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *Configs) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
-	a := Start(t, cl.Addrs()[0], url)
-	b := Start(t, cl.Addrs()[0], url)
+	url := func(c *testhub.Configs) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }
+	a := testhub.Start(t, cl.Addrs()[0], url)
+	b := testhub.Start(t, cl.Addrs()[0], url)
 	steady := b.OpenStream(t, 9, 1, "")
 	p := startPublisher(a, 9, 100000)
 	var nodes []rueidis.Client
@@ -81,9 +85,9 @@ func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
 		nodes = append(nodes, testredis.NodeClient(t, addr))
 	}
 	for i := 0; i < 3; i++ {
-		Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*150 })
+		testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*150 })
 		// Subscriptions killed in the last round may still be coming back.
-		Eventually(t, 20*time.Second, "subscribed connections to kill", func() bool {
+		testhub.Eventually(t, 20*time.Second, "subscribed connections to kill", func() bool {
 			killed := 0
 			for _, n := range nodes {
 				killed += killSubscribers(t, n)
@@ -91,7 +95,7 @@ func TestCluster_SubscriptionsSurviveKills(t *testing.T) {
 			return killed > 0
 		})
 	}
-	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 600 })
+	testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 600 })
 	accepted := p.Stop()
 	checkExactlyOnce(t, "steady", drainUntil(t, steady, accepted[len(accepted)-1]), accepted, false)
 }
@@ -127,7 +131,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := func(c *Configs) {
+	cfg := func(c *testhub.Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.OutboxGrace = sink.URL, 0, 300*time.Millisecond
 	}
@@ -136,18 +140,18 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 		nodes = append(nodes, testredis.NodeClient(t, addr))
 	}
 	refuseInboxes(t, false, nodes...) // a connects as the user that may die later
-	a := Start(t, cl.Addrs()[0], func(c *Configs) { cfg(c); c.RedisURL = dyingURL(true, cl.Addrs()...) })
-	b := Start(t, cl.Addrs()[1], cfg)
+	a := testhub.Start(t, cl.Addrs()[0], func(c *testhub.Configs) { cfg(c); c.RedisURL = dyingURL(true, cl.Addrs()...) })
+	b := testhub.Start(t, cl.Addrs()[1], cfg)
 	users := []int64{1, 2, 3, 4, 5, 6} // hash tags {1}..{6} land on all three masters
-	streams := map[int64]*SSEClient{}
+	streams := map[int64]*testhub.SSEClient{}
 	for _, u := range users {
-		streams[u] = b.userStream(t, u, "")
-		streams[u].Next(t, Wait) // the count
-		streams[u].nextCounts(t)
+		streams[u] = b.UserStream(t, u, "")
+		streams[u].Next(t, testhub.Wait) // the count
+		streams[u].NextCounts(t)
 	}
-	res := a.notify(t, 7, "comment.created", users...)
+	res := a.Notify(t, 7, "comment.created", users...)
 	for _, u := range users {
-		c := decodeFrame[createdData](t, streams[u].Next(t, Wait), inbox.NotificationCreatedType)
+		c := testhub.DecodeFrame[testhub.CreatedData](t, streams[u].Next(t, testhub.Wait), inbox.NotificationCreatedType)
 		if c.NotificationID != "7:"+res.StreamID || c.Unread != 1 {
 			t.Fatalf("user %d: %+v", u, c)
 		}
@@ -158,17 +162,17 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 		t.Fatalf("publish through the dying hub answered %d", code)
 	}
 	for _, u := range users {
-		c := decodeFrame[createdData](t, streams[u].Next(t, 10*time.Second), inbox.NotificationCreatedType)
-		if c.RoomID != 8 || c.Unread != 2 || b.unreadOf(t, u) != 2 {
+		c := testhub.DecodeFrame[testhub.CreatedData](t, streams[u].Next(t, 10*time.Second), inbox.NotificationCreatedType)
+		if c.RoomID != 8 || c.Unread != 2 || b.UnreadOf(t, u) != 2 {
 			t.Fatalf("user %d after the sweep: %+v", u, c)
 		}
 	}
 	refuseInboxes(t, false, nodes...)
 	var want []string
 	for _, u := range users {
-		want = append(want, a.readEach(t, u)...)
+		want = append(want, a.ReadEach(t, u)...)
 		for i := 0; i < 2; i++ {
-			if r := decodeFrame[readData](t, streams[u].Next(t, Wait), inbox.NotificationReadType); r.Unread != int64(1-i) {
+			if r := testhub.DecodeFrame[testhub.ReadData](t, streams[u].Next(t, testhub.Wait), inbox.NotificationReadType); r.Unread != int64(1-i) {
 				t.Fatalf("user %d read event %+v", u, r)
 			}
 		}
@@ -192,7 +196,7 @@ func TestCluster_InboxAcrossSlots(t *testing.T) {
 func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	capsAndDedupe(t, func(c *Configs) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
+	capsAndDedupe(t, func(c *testhub.Configs) { c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",") }, cl.Addrs()[0])
 }
 
 // On a cluster, presence lives on the instances' leases as on one Redis:
@@ -203,22 +207,22 @@ func TestCluster_DeliveryCapsAndDedupe(t *testing.T) {
 func TestCluster_PresenceOnTheInstanceLease(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	url := func(c *Configs) {
+	url := func(c *testhub.Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		fastPresence(c)
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond
 	}
-	a := Start(t, cl.Addrs()[0], url)
+	a := testhub.Start(t, cl.Addrs()[0], url)
 	rooms := []int64{1, 2, 3, 4, 5, 6}
 	joinedAt := map[int64]int64{}
-	watchers := map[int64]*SSEClient{}
+	watchers := map[int64]*testhub.SSEClient{}
 	for _, r := range rooms {
 		watchers[r] = a.OpenStream(t, r, 100+r, "")
-		watchers[r].presenceUpdate(t, Wait)
+		watchers[r].PresenceUpdate(t, testhub.Wait)
 		joinedAt[r], _ = testredis.Do(t, a.Redis, "HGET", hub.PresenceKey(r), strconv.FormatInt(100+r, 10)).AsInt64()
 	}
-	Eventually(t, 20*time.Second, "every room's user seen two TTLs after the join", func() bool {
+	testhub.Eventually(t, 20*time.Second, "every room's user seen two TTLs after the join", func() bool {
 		for _, r := range rooms {
 			if seen, _ := testredis.Do(t, a.Redis, "HGET", hub.PresenceKey(r), strconv.FormatInt(100+r, 10)).AsInt64(); seen-joinedAt[r] < 1800 {
 				return false
@@ -232,10 +236,10 @@ func TestCluster_PresenceOnTheInstanceLease(t *testing.T) {
 	testredis.Do(t, a.Redis, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(now-1000, 10), "gone")
 	testredis.Do(t, a.Redis, "ZADD", hub.PresenceConnsKey(2, 50), "+inf", "gone.c")
 	testredis.Do(t, a.Redis, "HSET", hub.PresenceKey(2), "50", strconv.FormatInt(now-1000, 10))
-	if u, f := watchers[2].presenceUpdate(t, Wait); fmt.Sprint(u.LeftUsers) != "[50]" {
+	if u, f := watchers[2].PresenceUpdate(t, testhub.Wait); fmt.Sprint(u.LeftUsers) != "[50]" {
 		t.Fatalf("the dead instance's user: %s", f.Data)
 	}
-	if l := a.presenceList(t, 2); fmt.Sprint(online(l)) != "[102]" {
+	if l := a.PresenceList(t, 2); fmt.Sprint(online(l)) != "[102]" {
 		t.Fatalf("presence of room 2: %+v", l)
 	}
 }

@@ -1,10 +1,11 @@
-package api
+package api_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/internal/env"
 )
@@ -12,11 +13,11 @@ import (
 var lookup = env.Map
 
 func TestLoadConfig_Defaults(t *testing.T) {
-	c, err := LoadConfig(lookup(nil))
+	c, err := api.LoadConfig(lookup(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Port != 8083 || c.StreamMaxRooms != 32 || c.JWTSecret != DevJWTSecret ||
+	if c.Port != 8083 || c.StreamMaxRooms != 32 || c.JWTSecret != api.DevJWTSecret ||
 		c.InternalAPIKey != hub.DevInternalAPIKey || c.TLS() || !c.DevRoutes() || c.Production() {
 		t.Fatalf("defaults differ from DESIGN.md: %+v", c)
 	}
@@ -37,7 +38,7 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{"STREAM_MAX_ROOMS", "0"},
 	} {
 		t.Run(tc.name+"="+tc.val, func(t *testing.T) {
-			_, err := LoadConfig(lookup(map[string]string{tc.name: tc.val}))
+			_, err := api.LoadConfig(lookup(map[string]string{tc.name: tc.val}))
 			var ce *hub.ConfigError
 			if !errors.As(err, &ce) || ce.Var != tc.name || !strings.Contains(err.Error(), tc.name) {
 				t.Fatalf("err = %v, want a ConfigError naming %s", err, tc.name)
@@ -56,23 +57,23 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": "short"}, "INTERNAL_API_KEY"},
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long}, "JWT_SECRET"}, // one secret for both
 	} {
-		if _, err := LoadConfig(lookup(tc.env)); !errors.As(err, &ce) || ce.Var != tc.want || strings.Contains(err.Error(), "short") {
+		if _, err := api.LoadConfig(lookup(tc.env)); !errors.As(err, &ce) || ce.Var != tc.want || strings.Contains(err.Error(), "short") {
 			t.Errorf("%v: err = %v, want %s named (and no secret shown)", tc.env, err, tc.want)
 		}
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long + "k"})); err != nil {
+	if _, err := api.LoadConfig(lookup(map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long + "k"})); err != nil {
 		t.Errorf("production with two real secrets: %v", err)
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"HUB_ENV": "production"})); !errors.As(err, &ce) || ce.Var != "JWT_SECRET" {
+	if _, err := api.LoadConfig(lookup(map[string]string{"HUB_ENV": "production"})); !errors.As(err, &ce) || ce.Var != "JWT_SECRET" {
 		t.Fatalf("err = %v, want the dev JWT_SECRET refused in production", err)
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/c.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_KEY_FILE" {
+	if _, err := api.LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/c.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_KEY_FILE" {
 		t.Fatalf("err = %v, want TLS_KEY_FILE required with TLS_CERT_FILE", err)
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/nonexistent/c.pem", "TLS_KEY_FILE": "/nonexistent/k.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_CERT_FILE" {
+	if _, err := api.LoadConfig(lookup(map[string]string{"TLS_CERT_FILE": "/nonexistent/c.pem", "TLS_KEY_FILE": "/nonexistent/k.pem"})); !errors.As(err, &ce) || ce.Var != "TLS_CERT_FILE" {
 		t.Fatalf("err = %v, want TLS_CERT_FILE named when it cannot be read", err)
 	}
-	c, err := LoadConfig(lookup(map[string]string{"ALLOWED_ORIGINS": "http://a.test,https://b.test", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
+	c, err := api.LoadConfig(lookup(map[string]string{"ALLOWED_ORIGINS": "http://a.test,https://b.test", "JWT_SECRET": "s", "INTERNAL_API_KEY": "k"}))
 	if err != nil || len(c.AllowedOrigins) != 2 || c.DevRoutes() {
 		t.Fatalf("origins %v, dev routes %v, %v", c.AllowedOrigins, c.DevRoutes(), err)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -14,7 +16,7 @@ import (
 // the hub's own origin or an allowed one. A cross-site form or fetch
 // carries the cookie too.
 func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.AllowedOrigins = []string{"https://app.test"} })
 	tok := th.Token(t, 71)
 	send := func(method, path, origin, site, body string, bearer bool) int {
 		t.Helper()
@@ -30,7 +32,7 @@ func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
 		if site != "" {
 			req.Header.Set("Sec-Fetch-Site", site)
 		}
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +67,7 @@ func TestHardening_CookieWritesNeedAnAllowedOrigin(t *testing.T) {
 // stream and mark them present. An EventSource (Sec-Fetch-Mode: cors) of
 // the same site, or a bearer token, still opens one.
 func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.MaxConnectionsPerUser = 2 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.MaxConnectionsPerUser = 2 })
 	const u = 72
 	tok := th.Token(t, u)
 	real := th.OpenStream(t, 5, u, "")
@@ -102,12 +104,12 @@ func TestHardening_CrossSiteNavigationsCannotOpenCookieStreams(t *testing.T) {
 	}
 	code, env := th.Get(t, "/api/v1/rooms/6/presence", th.Token(t, 1))
 	var l hub.PresenceList
-	Remarshal(t, env.Result, &l)
+	testhub.Remarshal(t, env.Result, &l)
 	if code != 200 || l.Count != 0 {
 		t.Fatalf("room 6 after refused opens: %d, %d online, want nobody", code, l.Count)
 	}
 	res := th.Publish(t, 5, "comment.created", map[string]any{})
-	if f := real.Next(t, Wait); f.ID != res.StreamID {
+	if f := real.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("the user's real stream after the refused opens: %+v, want the event (not evicted)", f)
 	}
 	// The site's own EventSource, and a bearer token, still open streams.

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 
 	"github.com/redis/rueidis"
@@ -37,13 +38,13 @@ func TestLifecycle_CountsEqualListsOnACluster(t *testing.T) {
 // cluster's every node).
 func randomLifecycle(t *testing.T, addrs []string, ops int) {
 	addr := addrs[0]
-	cfg := func(c *Configs) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
+	cfg := func(c *testhub.Configs) { c.Inbox.MaxEntries, c.Inbox.OutboxGrace = 40, 300*time.Millisecond }
 	var nodes []rueidis.Client
 	for _, a := range addrs {
 		nodes = append(nodes, testredis.NodeClient(t, a))
 	}
 	refuseInboxes(t, false, nodes...) // hubs[1] connects as the user that dies at times
-	hubs := []*Hub{Start(t, addr, cfg), Start(t, addr, func(c *Configs) { cfg(c); c.RedisURL = dyingURL(false, addr) })}
+	hubs := []*testhub.Hub{testhub.Start(t, addr, cfg), testhub.Start(t, addr, func(c *testhub.Configs) { cfg(c); c.RedisURL = dyingURL(false, addr) })}
 	seed := uint64(time.Now().UnixNano())
 	if v, err := strconv.ParseUint(os.Getenv("ROOMHUB_LIFECYCLE_SEED"), 10, 64); err == nil {
 		seed = v
@@ -93,7 +94,7 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 			switch {
 			case code == 200:
 				var r hub.PublishResult
-				Remarshal(t, env.Result, &r)
+				testhub.Remarshal(t, env.Result, &r)
 				known = append(known, "130:"+r.StreamID)
 			case env.Code == "NOTIF4091": // the same key with another body
 			case code == 400 && !expires.IsZero() && time.Now().After(expires): // a slow publish: its expiresAt passed first
@@ -107,12 +108,12 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 			if action == "snooze" {
 				body = `{"until":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"}`
 			}
-			if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/"+action, u, body); code != 200 && code != 404 {
+			if code, env := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/"+action, u, body); code != 200 && code != 404 {
 				t.Fatalf("%s: %d %+v", action, code, env)
 			}
 		case op < 9:
 			id := known[rng.IntN(len(known))]
-			if code, env := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+id, u, ""); code != 200 && code != 404 {
+			if code, env := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+id, u, ""); code != 200 && code != 404 {
 				t.Fatalf("delete: %d %+v", code, env)
 			}
 		default:
@@ -120,12 +121,12 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 			body := fmt.Sprintf(`{"action":%q,"filter":{"state":%q,"tags":[%q]}}`, action,
 				[]string{"visible", "unread", "unseen", "read", "archived", "all"}[rng.IntN(6)], tags[rng.IntN(3)])
 			if rng.IntN(2) == 0 {
-				if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
+				if code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", u, ""); code != 200 {
 					t.Fatalf("read-all: %d %+v", code, env)
 				}
 				continue
 			}
-			if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, body); code != 200 {
+			if code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u, body); code != 200 {
 				t.Fatalf("bulk %s: %d %+v", body, code, env)
 			}
 		}
@@ -133,19 +134,19 @@ func randomLifecycle(t *testing.T, addrs []string, ops int) {
 	dieOnce() // at least one, whatever the seed
 	// What the dying instance left undone, the sweep finishes: the outbox
 	// empties, and every planned inbox write is there.
-	Eventually(t, 20*time.Second, "the outbox swept", func() bool {
+	testhub.Eventually(t, 20*time.Second, "the outbox swept", func() bool {
 		n, _ := testredis.Do(t, hubs[0].Redis, "HLEN", hub.OutboxKey(130)).AsInt64()
 		return n == 0
 	})
-	if got := hubs[0].listOf(t, witness, "state=all"); len(got) != died {
+	if got := hubs[0].ListOf(t, witness, "state=all"); len(got) != died {
 		t.Fatalf("the witness's inbox holds %d items after the sweep, want one for each of the %d publishes that died", len(got), died)
 	}
-	if n := hubs[0].unreadOf(t, witness); n != int64(died) {
+	if n := hubs[0].UnreadOf(t, witness); n != int64(died) {
 		t.Fatalf("the witness's unread count is %d, want %d", n, died)
 	}
 	for _, u := range users {
 		c := checkCountsMatchLists(t, hubs[0], u)
-		if all := hubs[1].listOf(t, u, "state=all"); int64(len(all)) > 40 || slices.ContainsFunc(all, func(n inbox.Notification) bool { return n.NotificationID == "" }) {
+		if all := hubs[1].ListOf(t, u, "state=all"); int64(len(all)) > 40 || slices.ContainsFunc(all, func(n inbox.Notification) bool { return n.NotificationID == "" }) {
 			t.Fatalf("user %d: %d items (INBOX_MAX_ENTRIES 40)", u, len(all))
 		}
 		t.Logf("user %d after %d actions: %+v", u, ops, c)

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -43,13 +44,13 @@ func deliveryBacklog(b *testing.B, instances int) {
 		handed.Add(1)
 	}))
 	defer gw.Close()
-	cfg := func(c *Configs) {
+	cfg := func(c *testhub.Configs) {
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push"}, gw.URL
 		c.Delivery.Rules = fmt.Sprintf(`{"comment.created":{"push":{"afterSecs":%d}}}`, after)
 	}
-	var hubs []*Hub
+	var hubs []*testhub.Hub
 	for range instances {
-		hubs = append(hubs, Start(b, rs.Addr(), cfg))
+		hubs = append(hubs, testhub.Start(b, rs.Addr(), cfg))
 	}
 	ids := make([]string, recipients)
 	for i := range ids {

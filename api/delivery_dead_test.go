@@ -1,13 +1,13 @@
-package api
+package api_test
 
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
 	"roomhub/hub/delivery"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -19,35 +19,6 @@ func plantDead(t *testing.T, rs *testredis.Server, user int64, nid string, ms in
 	rec := fmt.Sprintf(`{"s":"dead","r":"","due":0,"n":1,"e":"INVALID_ARGUMENT","t":%d}`, ms)
 	testredis.Do(t, c, "HSET", delivery.RecordsKey(user), nid+"|push", rec)
 	testredis.Do(t, c, "ZADD", delivery.DeadIndexKey(int(user%delivery.Shards)), fmt.Sprint(ms), fmt.Sprintf("%d|%s|push", user, nid))
-}
-
-// deadPages lists every dead push delivery limit at a time, failing when
-// the pages do not end within the entries there are.
-func (th *Hub) deadPages(t *testing.T, limit, entries int) []delivery.Record {
-	t.Helper()
-	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
-	var seen []delivery.Record
-	after := ""
-	for pages := 0; ; pages++ {
-		if pages > entries/limit+1 {
-			t.Fatalf("dead pages of %d do not end after %d pages (%d listed)", limit, pages, len(seen))
-		}
-		q := fmt.Sprintf("/api/v1/internal/deliveries/dead?channel=push&limit=%d", limit)
-		if after != "" {
-			q += "&after=" + url.QueryEscape(after)
-		}
-		code, env := th.Do(t, http.MethodGet, q, internal, "")
-		if code != 200 {
-			t.Fatalf("%s: %d %+v", q, code, env)
-		}
-		var p delivery.DeadPage
-		Remarshal(t, env.Result, &p)
-		seen = append(seen, p.Deliveries...)
-		if p.NextAfter == nil {
-			return seen
-		}
-		after = *p.NextAfter
-	}
 }
 
 // Many deliveries dying in one millisecond (a digest's items, one user's
@@ -68,10 +39,10 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 		plantDead(t, rs, u, nid, ms)
 		want[fmt.Sprintf("%d/%s", u, nid)] = true
 	}
-	th := Start(t, rs.Addr(), func(c *Configs) { c.Delivery.Channels = []string{"push"} })
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Delivery.Channels = []string{"push"} })
 	for _, limit := range []int{1, 7, 100, 1000} {
 		got := map[string]bool{}
-		for _, r := range th.deadPages(t, limit, len(want)) {
+		for _, r := range th.DeadPages(t, limit, len(want)) {
 			s := fmt.Sprintf("%d/%s", r.UserID, r.NotificationID)
 			if got[s] {
 				t.Fatalf("limit %d: %s listed twice", limit, s)
@@ -119,11 +90,11 @@ func TestDeliveryDead_StaleEntriesAreTrimmed(t *testing.T) {
 	if n := entries(); n != 41 {
 		t.Fatalf("planted %d entries, want 41", n)
 	}
-	th := Start(t, rs.Addr(), func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) {
 		c.Delivery.Channels, c.RecordTTL = []string{"push"}, 7*24*time.Hour
 	})
-	Eventually(t, Wait, "the stale entries trimmed", func() bool { return entries() == 1 })
-	if seen := th.deadPages(t, 10, 1); len(seen) != 1 {
+	testhub.Eventually(t, testhub.Wait, "the stale entries trimmed", func() bool { return entries() == 1 })
+	if seen := th.DeadPages(t, 10, 1); len(seen) != 1 {
 		t.Fatalf("after the trim the list holds %v, want the fresh entry", seen)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -20,17 +21,17 @@ func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
 	var ids []string
 	for range 5 {
-		ids = append(ids, th.notifyWith(t, 7, "", 1, 2))
+		ids = append(ids, th.NotifyWith(t, 7, "", 1, 2))
 	}
 	rs.Pause()
 	time.Sleep(3 * time.Second) // the deliveries fall due while Redis does not answer
 	rs.Resume()
 	for _, id := range ids {
-		th.waitDelivery(t, id, 1, "push", "sent")
-		th.waitDelivery(t, id, 2, "push", "sent")
+		th.WaitDelivery(t, id, 1, "push", "sent")
+		th.WaitDelivery(t, id, 2, "push", "sent")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -61,19 +62,19 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 	})
 	// A lease of a minute: handed on by the lease running out, the call
 	// would come far past waitDelivery's bound.
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		c.Delivery.Timeout, c.LockTTL = 30*time.Second, time.Minute
 	})
-	a := StartWith(t, rs.Addr(), cfg, nil)
-	nid := a.notifyWith(t, 7, "", 1)
+	a := testhub.StartWith(t, rs.Addr(), cfg, nil)
+	nid := a.NotifyWith(t, 7, "", 1)
 	<-held
-	b := Start(t, rs.Addr(), cfg)
+	b := testhub.Start(t, rs.Addr(), cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Hub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := b.waitDelivery(t, nid, 1, "push", "sent")
+	r := b.WaitDelivery(t, nid, 1, "push", "sent")
 	if r.Attempts != 1 {
 		t.Fatalf("sent after %d attempts: the cut-off call should be handed on uncounted", r.Attempts)
 	}
@@ -102,18 +103,18 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 			}
 		}}
 	})
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		c.LockTTL, c.Delivery.Timeout = ttl, time.Minute
 	})
-	a := Start(t, rs.Addr(), cfg)
-	Start(t, rs.Addr(), cfg)
-	nid := a.notifyWith(t, 7, "", 9)
-	g.next(t, Wait)
-	a.waitDelivery(t, nid, 9, "push", "sent")
+	a := testhub.Start(t, rs.Addr(), cfg)
+	testhub.Start(t, rs.Addr(), cfg)
+	nid := a.NotifyWith(t, 7, "", 9)
+	g.next(t, testhub.Wait)
+	a.WaitDelivery(t, nid, 9, "push", "sent")
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("the gateway got %d calls for one hand-off held %v: the lease lapsed while it was held", n, 3*ttl)
 	}
-	if r := a.deliveriesOf(t, nid)["9/push"]; r.Attempts != 1 {
+	if r := a.DeliveriesOf(t, nid)["9/push"]; r.Attempts != 1 {
 		t.Fatalf("the record says %d attempts, want 1", r.Attempts)
 	}
 }
@@ -145,7 +146,7 @@ func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
 			mu.Unlock()
 		}}
 	})
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{"afterSecs":2}}}`, func(c *testhub.Configs) {
 		c.Delivery.InflightBytes = budget
 	}))
 	pad := strings.Repeat("x", 60000)
@@ -158,9 +159,9 @@ func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	var r hub.PublishResult
-	Remarshal(t, env.Result, &r)
+	testhub.Remarshal(t, env.Result, &r)
 	for i := range users {
-		th.waitDelivery(t, "7:"+r.StreamID, int64(1000+i), "push", "sent")
+		th.WaitDelivery(t, "7:"+r.StreamID, int64(1000+i), "push", "sent")
 	}
 	mu.Lock()
 	defer mu.Unlock()

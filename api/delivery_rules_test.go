@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -23,31 +24,31 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	rules := deliveryConfig(g, `{"comment.created":{"push":{"onlyIfOffline":true}}}`)
-	cfg := func(c *Configs) {
+	cfg := func(c *testhub.Configs) {
 		rules(c)
 		c.PresenceUserTTL = 3 * time.Second // the registry read every second
 	}
-	a := Start(t, rs.Addr(), cfg)
-	b := Start(t, rs.Addr(), cfg)
-	s := b.settledUserStream(t, 1)
+	a := testhub.Start(t, rs.Addr(), cfg)
+	b := testhub.Start(t, rs.Addr(), cfg)
+	s := b.SettledUserStream(t, 1)
 
-	nid := a.notifyWith(t, 7, "", 1, 2)
-	r := a.waitDelivery(t, nid, 1, "push", "skipped")
+	nid := a.NotifyWith(t, 7, "", 1, 2)
+	r := a.WaitDelivery(t, nid, 1, "push", "skipped")
 	if str(r.Reason) != "online" {
 		t.Fatalf("user 1 has a stream open on the other instance: %+v", r)
 	}
-	a.waitDelivery(t, nid, 2, "push", "sent")
-	if c := g.next(t, Wait); c.Body.UserID != 2 {
+	a.WaitDelivery(t, nid, 2, "push", "sent")
+	if c := g.next(t, testhub.Wait); c.Body.UserID != 2 {
 		t.Fatalf("the gateway reached user %d", c.Body.UserID)
 	}
 
 	s.Close()
-	Eventually(t, 5*time.Second, "the stream leaves user:online", func() bool {
+	testhub.Eventually(t, 5*time.Second, "the stream leaves user:online", func() bool {
 		n, err := testredis.Do(t, a.Redis, "ZCARD", hub.UserOnlineKey(1)).AsInt64()
 		return err == nil && n == 0
 	})
-	nid = a.notifyWith(t, 7, "", 1)
-	a.waitDelivery(t, nid, 1, "push", "sent")
+	nid = a.NotifyWith(t, 7, "", 1)
+	a.WaitDelivery(t, nid, 1, "push", "sent")
 
 	// A stream left behind by a killed instance does not count once that
 	// instance's lease has ended, and the claim forgets it. Either instance's
@@ -55,11 +56,11 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 	// both must have read it.
 	testredis.Do(t, a.Redis, "ZADD", hub.PresenceInstancesKey, strconv.FormatInt(time.Now().UnixMilli()-1000, 10), "killed")
 	testredis.Do(t, a.Redis, "ZADD", hub.UserOnlineKey(1), "+inf", "killed.c1")
-	Eventually(t, 10*time.Second, "the killed instance known to both instances", func() bool {
+	testhub.Eventually(t, 10*time.Second, "the killed instance known to both instances", func() bool {
 		return strings.Contains(a.Hub.DeadInstances(), "killed") && strings.Contains(b.Hub.DeadInstances(), "killed")
 	})
-	nid = a.notifyWith(t, 7, "", 1)
-	a.waitDelivery(t, nid, 1, "push", "sent")
+	nid = a.NotifyWith(t, 7, "", 1)
+	a.WaitDelivery(t, nid, 1, "push", "sent")
 	if n, _ := testredis.Do(t, a.Redis, "ZCARD", hub.UserOnlineKey(1)).AsInt64(); n != 0 {
 		t.Fatalf("user:online keeps %d streams of a dead instance", n)
 	}
@@ -72,19 +73,19 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 	g := startGateway(t, nil)
 	// Due in 5 s: the seen lands first however slow the machine.
 	cfg := deliveryConfig(g, `{"comment.created":{"email":{"afterSecs":5,"unless":"seen"}}}`)
-	a := Start(t, rs.Addr(), cfg)
-	b := Start(t, rs.Addr(), cfg)
-	nid := a.notifyWith(t, 7, "", 1, 2)
-	if r := a.deliveriesOf(t, nid)["1/email"]; r.State != "scheduled" || r.DueAt == nil {
+	a := testhub.Start(t, rs.Addr(), cfg)
+	b := testhub.Start(t, rs.Addr(), cfg)
+	nid := a.NotifyWith(t, 7, "", 1, 2)
+	if r := a.DeliveriesOf(t, nid)["1/email"]; r.State != "scheduled" || r.DueAt == nil {
 		t.Fatalf("before it is due: %+v", r)
 	}
-	b.act(t, 1, nid, "seen", "")
-	r := a.waitDelivery(t, nid, 1, "email", "canceled")
+	b.Act(t, 1, nid, "seen", "")
+	r := a.WaitDelivery(t, nid, 1, "email", "canceled")
 	if str(r.Reason) != "seen" {
 		t.Fatalf("canceled for %q, want seen", str(r.Reason))
 	}
-	a.waitDelivery(t, nid, 2, "email", "sent")
-	if c := g.next(t, Wait); c.Body.UserID != 2 {
+	a.WaitDelivery(t, nid, 2, "email", "sent")
+	if c := g.next(t, testhub.Wait); c.Body.UserID != 2 {
 		t.Fatalf("the gateway reached user %d", c.Body.UserID)
 	}
 	g.quiet(t, 500*time.Millisecond)
@@ -93,13 +94,13 @@ func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
 func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}},"like.toggled":{"push":{}}}`))
-	s := th.settingsOf(t, 1)
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}},"like.toggled":{"push":{}}}`))
+	s := th.SettingsOf(t, 1)
 	if len(s.Channels) != 2 || !s.Channels["push"].Enabled || !s.Channels["email"].Enabled || s.QuietHours != nil {
 		t.Fatalf("default settings: %+v", s)
 	}
 	put := func(body string) int {
-		code, _ := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body)
+		code, _ := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body)
 		return code
 	}
 	for _, bad := range []string{
@@ -115,7 +116,7 @@ func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 			t.Errorf("PUT %s: %d, want 400", bad, code)
 		}
 	}
-	if s := th.settingsOf(t, 1); !s.Channels["push"].Enabled {
+	if s := th.SettingsOf(t, 1); !s.Channels["push"].Enabled {
 		t.Fatalf("a refused PUT changed the settings: %+v", s)
 	}
 	if code := put(`{"mutedEventTypes":["like.toggled"],"channels":{"email":{"enabled":false},"push":{"mutedEventTypes":["comment.created"]}},` +
@@ -125,28 +126,28 @@ func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 	if code := put(`{"mutedEventTypes":["like.toggled"]}`); code != 200 { // keeps channels and quiet hours
 		t.Fatalf("PUT: %d", code)
 	}
-	s = th.settingsOf(t, 1)
+	s = th.SettingsOf(t, 1)
 	if s.Channels["email"].Enabled || !s.Channels["push"].Enabled || fmt.Sprint(s.Channels["push"].MutedEventTypes) != "[comment.created]" ||
 		s.QuietHours == nil || s.QuietHours.TimeZone != "Asia/Seoul" {
 		t.Fatalf("settings after two PUTs: %+v", s)
 	}
 
-	nid := th.notifyWith(t, 7, `"severity":"critical"`, 1) // critical: quiet hours do not hold it
-	if r := th.waitDelivery(t, nid, 1, "email", "canceled"); str(r.Reason) != "disabled" {
+	nid := th.NotifyWith(t, 7, `"severity":"critical"`, 1) // critical: quiet hours do not hold it
+	if r := th.WaitDelivery(t, nid, 1, "email", "canceled"); str(r.Reason) != "disabled" {
 		t.Fatalf("a disabled channel: %+v", r)
 	}
-	if r := th.waitDelivery(t, nid, 1, "push", "canceled"); str(r.Reason) != "muted" {
+	if r := th.WaitDelivery(t, nid, 1, "push", "canceled"); str(r.Reason) != "muted" {
 		t.Fatalf("a type muted on the channel: %+v", r)
 	}
 	// Muted in the inbox, not on push: the push goes out with the event's own fields.
-	lt := th.notifyExtra(t, 7, "like.toggled", `"severity":"critical"`, 1)
+	lt := th.NotifyExtra(t, 7, "like.toggled", `"severity":"critical"`, 1)
 	lid := fmt.Sprintf("7:%s", lt.StreamID)
-	th.waitDelivery(t, lid, 1, "push", "sent")
-	c := g.next(t, Wait)
+	th.WaitDelivery(t, lid, 1, "push", "sent")
+	c := g.next(t, testhub.Wait)
 	if !strings.Contains(string(c.Body.Notifications[0]), `"eventType":"like.toggled"`) {
 		t.Fatalf("the push of a type muted in-app carries %s", c.Body.Notifications[0])
 	}
-	if code := put(`{"mutedEventTypes":[],"quietHours":null}`); code != 200 || th.settingsOf(t, 1).QuietHours != nil {
+	if code := put(`{"mutedEventTypes":[],"quietHours":null}`); code != 200 || th.SettingsOf(t, 1).QuietHours != nil {
 		t.Fatalf("quietHours null does not clear them")
 	}
 }
@@ -156,17 +157,17 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
 	loc, _ := time.LoadLocation("America/New_York")
 	now := time.Now().In(loc)
 	start, end := now.Add(-time.Hour), now.Add(2*time.Hour)
 	body := fmt.Sprintf(`{"mutedEventTypes":[],"quietHours":{"start":"%s","end":"%s","timeZone":"America/New_York"}}`,
 		start.Format("15:04"), end.Format("15:04"))
-	if code, env := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body); code != 200 {
+	if code, env := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, body); code != 200 {
 		t.Fatalf("PUT: %d %+v", code, env)
 	}
-	nid := th.notifyWith(t, 7, "", 1)
-	r := th.waitDelivery(t, nid, 1, "push", "deferred")
+	nid := th.NotifyWith(t, 7, "", 1)
+	r := th.WaitDelivery(t, nid, 1, "push", "deferred")
 	wantEnd := time.Date(end.Year(), end.Month(), end.Day(), end.Hour(), end.Minute(), 0, 0, loc)
 	if str(r.Reason) != "quiet_hours" || r.DueAt == nil {
 		t.Fatalf("in quiet hours: %+v", r)
@@ -174,9 +175,9 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 	if due, _ := time.Parse(time.RFC3339, *r.DueAt); !due.Equal(wantEnd) {
 		t.Fatalf("deferred to %s, want the quiet hours' end %s", *r.DueAt, wantEnd.UTC())
 	}
-	crit := th.notifyWith(t, 7, `"severity":"critical"`, 1)
-	th.waitDelivery(t, crit, 1, "push", "sent")
-	if c := g.next(t, Wait); c.IdemKey != crit+"/1/push" {
+	crit := th.NotifyWith(t, 7, `"severity":"critical"`, 1)
+	th.WaitDelivery(t, crit, 1, "push", "sent")
+	if c := g.next(t, testhub.Wait); c.IdemKey != crit+"/1/push" {
 		t.Fatalf("the gateway got %s, want the critical one", c.IdemKey)
 	}
 	g.quiet(t, 300*time.Millisecond) // and nothing else
@@ -186,22 +187,22 @@ func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
 // exactly.
 func TestDelivery_CapsAndDedupeHoldUnderConcurrency(t *testing.T) {
 	rs := testredis.Start(t)
-	capsAndDedupe(t, func(c *Configs) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
+	capsAndDedupe(t, func(c *testhub.Configs) { c.RedisURL = "redis://" + rs.Addr() }, rs.Addr())
 }
 
-func capsAndDedupe(t *testing.T, redis func(*Configs), addr string) {
+func capsAndDedupe(t *testing.T, redis func(*testhub.Configs), addr string) {
 	g := startGateway(t, nil)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *Configs) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}},"like.toggled":{"email":{}}}`, redis, func(c *testhub.Configs) {
 		c.Delivery.Caps = `{"push":{"perHour":10,"perDay":50}}`
 	})
-	a := Start(t, addr, cfg)
-	b := Start(t, addr, cfg)
+	a := testhub.Start(t, addr, cfg)
+	b := testhub.Start(t, addr, cfg)
 	var wg sync.WaitGroup
 	ids := make(chan string, 100)
 	errs := make(chan error, 100)
 	for i := range 50 {
 		wg.Add(2)
-		th := []*Hub{a, b}[i%2]
+		th := []*testhub.Hub{a, b}[i%2]
 		go func() {
 			defer wg.Done()
 			code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish", map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey},
@@ -233,8 +234,8 @@ func capsAndDedupe(t *testing.T, redis func(*Configs), addr string) {
 	for id := range ids {
 		nid, ch, _ := strings.Cut(id, "|")
 		var r string
-		Eventually(t, 15*time.Second, "the delivery ends", func() bool {
-			rec := a.deliveriesOf(t, nid)["1/"+ch]
+		testhub.Eventually(t, 15*time.Second, "the delivery ends", func() bool {
+			rec := a.DeliveriesOf(t, nid)["1/"+ch]
 			r = rec.State + " " + str(rec.Reason)
 			return rec.State == "sent" || rec.State == "skipped"
 		})
@@ -258,12 +259,12 @@ func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
 	// A 5 s window: the three publishes fall in it however slow the machine.
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5}}}`))
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5}}}`))
 	var ids []string
 	for range 3 {
-		ids = append(ids, th.notifyWith(t, 7, "", 1))
+		ids = append(ids, th.NotifyWith(t, 7, "", 1))
 	}
-	c := g.next(t, Wait)
+	c := g.next(t, testhub.Wait)
 	if c.IdemKey != ids[0]+"/1/email" || len(c.Body.Notifications) != 3 {
 		t.Fatalf("the digest: key %s, %d items", c.IdemKey, len(c.Body.Notifications))
 	}
@@ -273,7 +274,7 @@ func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 		if it.NotificationID != ids[i] {
 			t.Fatalf("the digest's item %d is %s, want %s", i, it.NotificationID, ids[i])
 		}
-		th.waitDelivery(t, ids[i], 1, "email", "sent")
+		th.WaitDelivery(t, ids[i], 1, "email", "sent")
 	}
 	g.quiet(t, 1500*time.Millisecond)
 }
@@ -283,15 +284,15 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		c.RecordTTL = time.Second
 	}))
-	nid := th.notifyWith(t, 7, "", 1)
-	th.waitDelivery(t, nid, 1, "push", "sent")
-	Eventually(t, 5*time.Second, "the record expires", func() bool { return len(th.deliveriesOf(t, nid)) == 0 })
+	nid := th.NotifyWith(t, 7, "", 1)
+	th.WaitDelivery(t, nid, 1, "push", "sent")
+	testhub.Eventually(t, 5*time.Second, "the record expires", func() bool { return len(th.DeliveriesOf(t, nid)) == 0 })
 	// The next claim of the user drops the record from Redis too.
-	other := th.notifyWith(t, 7, "", 1)
-	th.waitDelivery(t, other, 1, "push", "sent")
+	other := th.NotifyWith(t, 7, "", 1)
+	th.WaitDelivery(t, other, 1, "push", "sent")
 	if got, err := testredis.Do(t, th.Redis, "HEXISTS", delivery.RecordsKey(1), nid+"|push").AsInt64(); err != nil || got != 0 {
 		t.Fatalf("an expired record is still in Redis: %d %v", got, err)
 	}
@@ -300,7 +301,7 @@ func TestDelivery_RecordsExpire(t *testing.T) {
 func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`))
 	for _, extra := range []string{
 		`"delivery":{"sms":{}}`,
 		`"delivery":{"push":{"later":1}}`,
@@ -321,12 +322,12 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 		t.Errorf("delivery without recipientIds: %d, want 400", code)
 	}
 	// {} replaces the rules with none; a publish's own rule replaces them.
-	none := th.notifyWith(t, 7, `"delivery":{}`, 1)
-	if recs := th.deliveriesOf(t, none); len(recs) != 0 {
+	none := th.NotifyWith(t, 7, `"delivery":{}`, 1)
+	if recs := th.DeliveriesOf(t, none); len(recs) != 0 {
 		t.Fatalf("delivery {} scheduled %+v", recs)
 	}
-	own := th.notifyWith(t, 7, `"delivery":{"email":{"afterSecs":3600}}`, 1)
-	recs := th.deliveriesOf(t, own)
+	own := th.NotifyWith(t, 7, `"delivery":{"email":{"afterSecs":3600}}`, 1)
+	recs := th.DeliveriesOf(t, own)
 	if len(recs) != 1 || recs["1/email"].State != "scheduled" {
 		t.Fatalf("a publish's own rules: %+v", recs)
 	}
@@ -349,37 +350,25 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 		}
 		return gatewayAnswer{status: 200}
 	})
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5,"unless":"read"}}}`))
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"email":{"digestSecs":5,"unless":"read"}}}`))
 	var ids []string
 	for range 3 {
-		ids = append(ids, th.notifyWith(t, 7, "", 1))
+		ids = append(ids, th.NotifyWith(t, 7, "", 1))
 	}
-	first := g.next(t, Wait)
+	first := g.next(t, testhub.Wait)
 	<-held
 	if len(first.Body.Notifications) != 3 || first.IdemKey != ids[0]+"/1/email" {
 		t.Fatalf("the first attempt: key %s, %d items", first.IdemKey, len(first.Body.Notifications))
 	}
-	th.markRead(t, 1, ids[0])
+	th.MarkRead(t, 1, ids[0])
 	close(release)
-	retry := g.next(t, Wait)
+	retry := g.next(t, testhub.Wait)
 	if retry.IdemKey != first.IdemKey || len(retry.Body.Notifications) != 2 || retry.Body.Attempt != 2 {
 		t.Fatalf("the retry: key %s (first %s), %d items, attempt %d; want the first key, 2 items, attempt 2",
 			retry.IdemKey, first.IdemKey, len(retry.Body.Notifications), retry.Body.Attempt)
 	}
-	th.waitDelivery(t, ids[1], 1, "email", "sent")
-	if r := th.deliveriesOf(t, ids[0])["1/email"]; r.State != "canceled" || str(r.Reason) != "read" {
+	th.WaitDelivery(t, ids[1], 1, "email", "sent")
+	if r := th.DeliveriesOf(t, ids[0])["1/email"]; r.State != "canceled" || str(r.Reason) != "read" {
 		t.Fatalf("the read item's delivery: %+v", r)
 	}
-}
-
-// settingsOf reads GET /notifications/settings.
-func (th *Hub) settingsOf(t testing.TB, user int64) settingsBody {
-	t.Helper()
-	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
-	if code != 200 {
-		t.Fatalf("GET settings: %d %+v", code, env)
-	}
-	var s settingsBody
-	Remarshal(t, env.Result, &s)
-	return s
 }

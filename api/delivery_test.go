@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -6,12 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
-	"roomhub/hub/delivery"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -125,8 +124,8 @@ func (g *testGateway) quiet(t testing.TB, d time.Duration) {
 
 // deliveryConfig configures channels push and email with rules, the
 // gateway, and quick retries.
-func deliveryConfig(g *testGateway, rules string, more ...func(*Configs)) func(*Configs) {
-	return func(c *Configs) {
+func deliveryConfig(g *testGateway, rules string, more ...func(*testhub.Configs)) func(*testhub.Configs) {
+	return func(c *testhub.Configs) {
 		c.Delivery.Channels = []string{"push", "email"}
 		c.Delivery.Rules = rules
 		c.Delivery.SinkURL = g.URL
@@ -136,39 +135,6 @@ func deliveryConfig(g *testGateway, rules string, more ...func(*Configs)) func(*
 			m(c)
 		}
 	}
-}
-
-// deliveriesOf reads a notification's deliveries, by "<user>/<channel>".
-func (th *Hub) deliveriesOf(t testing.TB, nid string) map[string]delivery.Record {
-	t.Helper()
-	code, env := th.Do(t, http.MethodGet, "/api/v1/internal/notifications/"+url.PathEscape(nid)+"/deliveries",
-		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
-	if code != 200 {
-		t.Fatalf("deliveries of %s: %d %+v", nid, code, env)
-	}
-	var r struct{ Deliveries []delivery.Record }
-	Remarshal(t, env.Result, &r)
-	out := map[string]delivery.Record{}
-	for _, d := range r.Deliveries {
-		out[fmt.Sprintf("%d/%s", d.UserID, d.Channel)] = d
-	}
-	return out
-}
-
-// waitDelivery waits until the delivery of nid to user on ch is in state.
-func (th *Hub) waitDelivery(t testing.TB, nid string, user int64, ch, state string) delivery.Record {
-	t.Helper()
-	var last delivery.Record
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/%s", user, ch)]
-		if last.State == state {
-			return last
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("delivery of %s to %d on %s: %+v, want state %s", nid, user, ch, last, state)
-	return last
 }
 
 func str(p *string) string {
@@ -182,18 +148,18 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
 	g := startGateway(t, nil)
-	th := Start(t, rs.Addr(), deliveryConfig(g,
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g,
 		// The e-mail waits 4 s, so user 2's read lands before it is due
 		// however slow the machine (1 s was not always enough).
 		`{"comment.created":{"push":{"afterSecs":0},"email":{"afterSecs":4,"unless":"read"}}}`))
 
-	nid := th.notifyWith(t, 7, "", 1, 2)
+	nid := th.NotifyWith(t, 7, "", 1, 2)
 	// Every record exists when the publish answers.
-	recs := th.deliveriesOf(t, nid)
+	recs := th.DeliveriesOf(t, nid)
 	if len(recs) != 4 {
 		t.Fatalf("records right after the publish: %+v, want 4", recs)
 	}
-	th.markRead(t, 2, nid)
+	th.MarkRead(t, 2, nid)
 
 	byKey := map[string]gatewayCall{}
 	for range 3 {
@@ -215,25 +181,17 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 			t.Fatalf("hand-off %s carries %s", k, c.Body.Notifications[0])
 		}
 	}
-	th.waitDelivery(t, nid, 1, "email", "sent")
-	r := th.waitDelivery(t, nid, 2, "email", "canceled")
+	th.WaitDelivery(t, nid, 1, "email", "sent")
+	r := th.WaitDelivery(t, nid, 2, "email", "canceled")
 	if str(r.Reason) != "read" {
 		t.Fatalf("user 2's email: %+v, want canceled for read", r)
 	}
-	sent := th.waitDelivery(t, nid, 1, "push", "sent")
+	sent := th.WaitDelivery(t, nid, 1, "push", "sent")
 	if sent.Attempts != 1 || sent.DueAt != nil || sent.LastErrorCode != nil {
 		t.Fatalf("a sent record: %+v", sent)
 	}
-	if v := MetricValue(t, th, `deliveries_total{channel="push",state="sent",reason=""}`); v != "2" {
+	if v := testhub.MetricValue(t, th, `deliveries_total{channel="push",state="sent",reason=""}`); v != "2" {
 		t.Fatalf("pushes sent counted %s, want 2", v)
-	}
-}
-
-// markRead sends PATCH /notifications/{id}/read.
-func (th *Hub) markRead(t testing.TB, user int64, id string) {
-	t.Helper()
-	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+url.PathEscape(id)+"/read", user, ""); code != 200 {
-		t.Fatalf("read %s: %d %+v", id, code, env)
 	}
 }
 
@@ -280,12 +238,12 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		}
 		return gatewayAnswer{status: 202}
 	})
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		// The 2 s timeout of deliveryConfig: shorter, a busy machine made
 		// the gateway's quick answers time out too.
 		c.Delivery.MaxAttempts = 3
 	}))
-	nid := th.notifyWith(t, 7, "", 1, 2, 3, 4, 5, 6, 7, 8)
+	nid := th.NotifyWith(t, 7, "", 1, 2, 3, 4, 5, 6, 7, 8)
 
 	want := map[int64]struct {
 		state, code string
@@ -296,7 +254,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		7: {"dead", "HTTP_418", 1}, 8: {"sent", "QUOTA_EXCEEDED", 2},
 	}
 	for u, w := range want {
-		r := th.waitDelivery(t, nid, u, "push", w.state)
+		r := th.WaitDelivery(t, nid, u, "push", w.state)
 		if r.Attempts != w.attempts || str(r.LastErrorCode) != w.code {
 			t.Errorf("user %d: %+v, want %d attempts, last code %s", u, r, w.attempts, w.code)
 		}
@@ -322,7 +280,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 	if redirected != 0 {
 		t.Errorf("the redirect was followed %d times", redirected)
 	}
-	if v := MetricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
+	if v := testhub.MetricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
 		t.Errorf("dead deliveries counted %s, want 4", v)
 	}
 }
@@ -331,12 +289,12 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 503})
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		c.Delivery.MaxAttempts = 100
 	}))
 	var ids []string
 	for range 5 {
-		ids = append(ids, th.notifyWith(t, 7, "", 1))
+		ids = append(ids, th.NotifyWith(t, 7, "", 1))
 	}
 	// While it is down: attempts come and fail, and nothing is lost.
 	for range 3 {
@@ -344,7 +302,7 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 	}
 	heal()
 	for _, id := range ids {
-		th.waitDelivery(t, id, 1, "push", "sent")
+		th.WaitDelivery(t, id, 1, "push", "sent")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -362,15 +320,15 @@ func TestDelivery_GatewayDownThenBackGetsAllInDueOrder(t *testing.T) {
 func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 	rs := testredis.Start(t)
 	g, heal := startFlippingGateway(t, gatewayAnswer{status: 400, body: `{"errorCode":"INVALID_ARGUMENT"}`})
-	th := Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
-	nid := th.notifyWith(t, 7, "", 1, 2, 3)
+	th := testhub.Start(t, rs.Addr(), deliveryConfig(g, `{"comment.created":{"push":{},"email":{}}}`))
+	nid := th.NotifyWith(t, 7, "", 1, 2, 3)
 	for u := int64(1); u <= 3; u++ {
-		th.waitDelivery(t, nid, u, "push", "dead")
-		th.waitDelivery(t, nid, u, "email", "dead")
+		th.WaitDelivery(t, nid, u, "push", "dead")
+		th.WaitDelivery(t, nid, u, "email", "dead")
 	}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
 	var seen []string
-	for _, r := range th.deadPages(t, 2, 3) {
+	for _, r := range th.DeadPages(t, 2, 3) {
 		if r.Channel != "push" || r.State != "dead" || str(r.LastErrorCode) != "INVALID_ARGUMENT" {
 			t.Fatalf("a dead page holds %+v", r)
 		}
@@ -395,15 +353,15 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 		Requeued int
 		More     bool
 	}
-	Remarshal(t, env.Result, &res)
+	testhub.Remarshal(t, env.Result, &res)
 	if res.Requeued != 1 || res.More {
 		t.Fatalf("redrive of one: %+v", res)
 	}
-	r := th.waitDelivery(t, nid, 2, "email", "sent")
+	r := th.WaitDelivery(t, nid, 2, "email", "sent")
 	if r.Attempts != 1 {
 		t.Fatalf("a redriven delivery counts attempts from zero: %+v", r)
 	}
-	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
+	if got := th.DeliveriesOf(t, nid)["1/email"].State; got != "dead" {
 		t.Fatalf("user 1's email is %s after a redrive of user 2's", got)
 	}
 	// "Everything" must be said: nothing named, a typo, or all beside a
@@ -413,16 +371,16 @@ func TestDelivery_DeadArePagedAndRedriven(t *testing.T) {
 			t.Fatalf("redrive %s: %d %+v, want 400 COMMON400", bad, code, env)
 		}
 	}
-	if got := th.deliveriesOf(t, nid)["1/email"].State; got != "dead" {
+	if got := th.DeliveriesOf(t, nid)["1/email"].State; got != "dead" {
 		t.Fatalf("user 1's email is %s after refused redrives", got)
 	}
 	code, env = th.Do(t, http.MethodPost, "/api/v1/internal/deliveries/redrive", internal, `{"all":true}`)
-	Remarshal(t, env.Result, &res)
+	testhub.Remarshal(t, env.Result, &res)
 	if code != 200 || res.Requeued != 5 {
 		t.Fatalf("redrive of all: %d %+v", code, res)
 	}
 	for u := int64(1); u <= 3; u++ {
-		th.waitDelivery(t, nid, u, "push", "sent")
-		th.waitDelivery(t, nid, u, "email", "sent")
+		th.WaitDelivery(t, nid, u, "push", "sent")
+		th.WaitDelivery(t, nid, u, "email", "sent")
 	}
 }

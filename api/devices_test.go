@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"roomhub/hub/push"
 	"roomhub/hub/push/webpush"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -19,25 +20,6 @@ import (
 // fcmToken and apnsToken are well-formed tokens of each platform, n apart.
 func fcmToken(n int) string  { return fmt.Sprintf("fcm-token:%04d_%s", n, strings.Repeat("x", 140)) }
 func apnsToken(n int) string { return fmt.Sprintf("%064x", n) }
-
-// devicesOf lists user's devices by their route.
-func (th *Hub) devicesOf(t *testing.T, user int64) []push.Device {
-	t.Helper()
-	code, env := th.userDo(t, http.MethodGet, "/api/v1/push/devices", user, "")
-	if code != 200 {
-		t.Fatalf("GET devices: %d %+v", code, env)
-	}
-	var out struct{ Devices []push.Device }
-	Remarshal(t, env.Result, &out)
-	return out.Devices
-}
-
-func (th *Hub) register(t *testing.T, user int64, body string) {
-	t.Helper()
-	if code, env := th.userDo(t, http.MethodPost, "/api/v1/push/devices", user, body); code != 200 || env.Result.(map[string]any)["registered"] != true {
-		t.Fatalf("register %s: %d %+v", body, code, env)
-	}
-}
 
 // byPlatform counts devices by platform, and says which are enabled.
 func byPlatform(ds []push.Device) (n map[string]int, on map[string]bool) {
@@ -57,8 +39,8 @@ func byPlatform(ds []push.Device) (n map[string]int, on map[string]bool) {
 // their consent outlives the SDK's refresh of the subscription.
 func TestDevices_Routes(t *testing.T) {
 	rs := testredis.Start(t)
-	off := Start(t, rs.Addr(), nil)
-	if code, env := off.userDo(t, http.MethodGet, "/api/v1/push/devices", 7, ""); code != 404 || env.Code != "COMMON404" {
+	off := testhub.Start(t, rs.Addr(), nil)
+	if code, env := off.UserDo(t, http.MethodGet, "/api/v1/push/devices", 7, ""); code != 404 || env.Code != "COMMON404" {
 		t.Fatalf("with no push channel: %d %+v, want 404", code, env)
 	}
 	ps := testpush.Start(t)
@@ -83,14 +65,14 @@ func TestDevices_Routes(t *testing.T) {
 		`{"platform":"fcm","platform":"apns","token":"` + fcmToken(1) + `"}`,
 		`{"Platform":"fcm","token":"` + fcmToken(1) + `"}`,
 	} {
-		if code, env := a.userDo(t, http.MethodPost, "/api/v1/push/devices", 7, body); code != 400 || env.Code != "COMMON400" {
+		if code, env := a.UserDo(t, http.MethodPost, "/api/v1/push/devices", 7, body); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%.80s: %d %+v, want 400", body, code, env)
 		}
 	}
-	a.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","label":"Pixel 9"}`)
-	a.register(t, 7, `{"platform":"apns","token":"`+apnsToken(1)+`","environment":"sandbox","label":"iPhone"}`)
-	a.subscribe(t, 7, ps.Subscription("/push/laptop"))
-	ds := b.devicesOf(t, 7)
+	a.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","label":"Pixel 9"}`)
+	a.Register(t, 7, `{"platform":"apns","token":"`+apnsToken(1)+`","environment":"sandbox","label":"iPhone"}`)
+	a.Subscribe(t, 7, ps.Subscription("/push/laptop"))
+	ds := b.DevicesOf(t, 7)
 	of := map[string]push.Device{}
 	for _, d := range ds {
 		of[d.Platform] = d
@@ -99,73 +81,73 @@ func TestDevices_Routes(t *testing.T) {
 		f.ID != push.DeviceID("fcm", fcmToken(1)) || of["apns"].Label != "iPhone" || of["webpush"].Label != "127.0.0.1" {
 		t.Fatalf("devices: %+v", ds)
 	}
-	listed, _ := b.userDo(t, http.MethodGet, "/api/v1/push/devices", 7, "")
-	if raw := fmt.Sprint(b.devicesOf(t, 7)); strings.Contains(raw, fcmToken(1)) || listed != 200 {
+	listed, _ := b.UserDo(t, http.MethodGet, "/api/v1/push/devices", 7, "")
+	if raw := fmt.Sprint(b.DevicesOf(t, 7)); strings.Contains(raw, fcmToken(1)) || listed != 200 {
 		t.Fatal("a device's token is listed")
 	}
 
 	// Consent: off by PATCH, kept by a registration that does not say, set by one that does.
 	fcm1 := ds[0].ID
-	if code, env := a.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 8, `{"enabled":false}`); code != 404 {
+	if code, env := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 8, `{"enabled":false}`); code != 404 {
 		t.Fatalf("another user's device: %d %+v, want 404", code, env)
 	}
 	for _, body := range []string{`{}`, `{"enabled":"no"}`, `{"enabled":false,"x":1}`} {
-		if code, _ := a.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 7, body); code != 400 {
+		if code, _ := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 7, body); code != 400 {
 			t.Errorf("PATCH %s: %d, want 400", body, code)
 		}
 	}
-	code, env := a.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 7, `{"enabled":false}`)
+	code, env := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 7, `{"enabled":false}`)
 	if code != 200 || env.Result.(map[string]any)["enabled"] != false || env.Result.(map[string]any)["id"] != fcm1 {
 		t.Fatalf("PATCH: %d %+v", code, env)
 	}
-	a.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
-	if _, on := byPlatform(a.devicesOf(t, 7)); on[fcm1] {
+	a.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
+	if _, on := byPlatform(a.DevicesOf(t, 7)); on[fcm1] {
 		t.Fatal("registering again without enabled turned the device back on")
 	}
-	if ds := a.devicesOf(t, 7); ds[0].Label != "Pixel 9" {
+	if ds := a.DevicesOf(t, 7); ds[0].Label != "Pixel 9" {
 		t.Fatalf("registering again without a label dropped it: %+v", ds[0])
 	}
-	a.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","enabled":true}`)
-	if _, on := byPlatform(a.devicesOf(t, 7)); !on[fcm1] {
+	a.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","enabled":true}`)
+	if _, on := byPlatform(a.DevicesOf(t, 7)); !on[fcm1] {
 		t.Fatal("enabled:true did not turn the device on")
 	}
 	browser := of["webpush"].ID
-	if code, _ := a.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
+	if code, _ := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
 		t.Fatalf("PATCH a browser: %d", code)
 	}
-	a.subscribe(t, 7, ps.Subscription("/push/laptop")) // the SDK sends it again at every page
-	if _, on := byPlatform(a.devicesOf(t, 7)); on[browser] {
+	a.Subscribe(t, 7, ps.Subscription("/push/laptop")) // the SDK sends it again at every page
+	if _, on := byPlatform(a.DevicesOf(t, 7)); on[browser] {
 		t.Fatal("the browser's refreshed subscription turned it back on")
 	}
 
 	// A refreshed token replaces the old one.
-	a.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(2)+`","replaces":"`+fcmToken(1)+`"}`)
-	if ds := a.devicesOf(t, 7); ds[0].ID == fcm1 || len(ds) != 3 {
+	a.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(2)+`","replaces":"`+fcmToken(1)+`"}`)
+	if ds := a.DevicesOf(t, 7); ds[0].ID == fcm1 || len(ds) != 3 {
 		t.Fatalf("after replaces: %+v", ds)
 	}
 	// Ten a platform: the eleventh replaces the one registered longest ago.
 	for i := 3; i <= 12; i++ {
-		a.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(i)+`"}`)
+		a.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(i)+`"}`)
 	}
-	n, on := byPlatform(a.devicesOf(t, 7))
+	n, on := byPlatform(a.DevicesOf(t, 7))
 	if _, first := on[push.DeviceID("fcm", fcmToken(2))]; n["fcm"] != push.MaxPerPlatform || n["apns"] != 1 || first {
 		t.Fatalf("after 11 fcm tokens: %v (the first kept: %v)", n, first)
 	}
-	if v := MetricValue(t, a, `push_devices{platform="fcm"}`); v != "10" {
+	if v := testhub.MetricValue(t, a, `push_devices{platform="fcm"}`); v != "10" {
 		t.Fatalf("push_devices{platform=fcm} = %s, want 10", v)
 	}
 
 	// A token moves to the user who registers it.
-	a.register(t, 8, `{"platform":"apns","token":"`+apnsToken(1)+`"}`)
-	if n, _ := byPlatform(b.devicesOf(t, 7)); n["apns"] != 0 {
+	a.Register(t, 8, `{"platform":"apns","token":"`+apnsToken(1)+`"}`)
+	if n, _ := byPlatform(b.DevicesOf(t, 7)); n["apns"] != 0 {
 		t.Fatal("user 7 kept the token user 8 registered")
 	}
-	if ds := b.devicesOf(t, 8); len(ds) != 1 || ds[0].Label != "" {
+	if ds := b.DevicesOf(t, 8); len(ds) != 1 || ds[0].Label != "" {
 		t.Fatalf("user 8's devices: %+v", ds)
 	}
 	del := func(user int64, platform, token string) any {
 		t.Helper()
-		code, env := b.userDo(t, http.MethodDelete, "/api/v1/push/devices", user, fmt.Sprintf(`{"platform":%q,"token":%q}`, platform, token))
+		code, env := b.UserDo(t, http.MethodDelete, "/api/v1/push/devices", user, fmt.Sprintf(`{"platform":%q,"token":%q}`, platform, token))
 		if code != 200 {
 			t.Fatalf("DELETE: %d %+v", code, env)
 		}
@@ -174,7 +156,7 @@ func TestDevices_Routes(t *testing.T) {
 	if del(7, "apns", apnsToken(1)) != false || del(8, "apns", apnsToken(1)) != true || del(8, "apns", apnsToken(1)) != false {
 		t.Fatal("DELETE: another's token, one's own, one's own again: want false, true, false")
 	}
-	if v := MetricValue(t, b, `push_devices{platform="apns"}`); v != "0" { // b deleted it: a reads it within 15 s
+	if v := testhub.MetricValue(t, b, `push_devices{platform="apns"}`); v != "0" { // b deleted it: a reads it within 15 s
 		t.Fatalf("push_devices{platform=apns} = %s, want 0", v)
 	}
 	keys, _ := a.Redis.Do(t.Context(), a.Redis.B().Hlen().Key(push.DevicesKey(8)).Build()).AsInt64()
@@ -190,32 +172,32 @@ func TestDevices_Routes(t *testing.T) {
 func TestDevices_ARefreshedTokenKeepsConsentLabelAndAddedAt(t *testing.T) {
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
-	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","label":"Pixel 9"}`)
+	th.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`","label":"Pixel 9"}`)
 	old := push.DeviceID("fcm", fcmToken(1))
-	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+old, 7, `{"enabled":false}`); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+old, 7, `{"enabled":false}`); code != 200 {
 		t.Fatalf("PATCH: %d", code)
 	}
-	before := th.devicesOf(t, 7)[0]
-	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(2)+`","replaces":"`+fcmToken(1)+`"}`)
-	ds := th.devicesOf(t, 7)
+	before := th.DevicesOf(t, 7)[0]
+	th.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(2)+`","replaces":"`+fcmToken(1)+`"}`)
+	ds := th.DevicesOf(t, 7)
 	if len(ds) != 1 || ds[0].ID != push.DeviceID("fcm", fcmToken(2)) || ds[0].Enabled || ds[0].Label != "Pixel 9" || !ds[0].AddedAt.Equal(before.AddedAt) {
 		t.Fatalf("after the refresh: %+v, want the old device's consent (off), label and addedAt %v", ds, before.AddedAt)
 	}
 
 	first := ps.Subscription("/push/old")
-	th.subscribe(t, 7, first)
+	th.Subscribe(t, 7, first)
 	var sub struct{ Endpoint string }
 	if err := json.Unmarshal([]byte(first), &sub); err != nil {
 		t.Fatal(err)
 	}
 	browser := webpush.DeviceID(sub.Endpoint)
-	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
 		t.Fatalf("PATCH a browser: %d", code)
 	}
 	renewed := ps.Subscription("/push/new")
-	th.subscribe(t, 7, strings.TrimSuffix(renewed, "}")+fmt.Sprintf(`,"replaces":%q}`, sub.Endpoint))
+	th.Subscribe(t, 7, strings.TrimSuffix(renewed, "}")+fmt.Sprintf(`,"replaces":%q}`, sub.Endpoint))
 	var browsers []push.Device
-	for _, d := range th.devicesOf(t, 7) {
+	for _, d := range th.DevicesOf(t, 7) {
 		if d.Platform == "webpush" {
 			browsers = append(browsers, d)
 		}
@@ -223,7 +205,7 @@ func TestDevices_ARefreshedTokenKeepsConsentLabelAndAddedAt(t *testing.T) {
 	if len(browsers) != 1 || browsers[0].ID == browser || browsers[0].Enabled {
 		t.Fatalf("browsers after the renewal: %+v, want one, the new one, still off", browsers)
 	}
-	if subs, _ := th.subsOf(t, 7); len(subs) != 1 {
+	if subs, _ := th.SubsOf(t, 7); len(subs) != 1 {
 		t.Fatalf("subscriptions: %d, want the renewed one alone", len(subs))
 	}
 }
@@ -232,7 +214,7 @@ func TestDevices_ARefreshedTokenKeepsConsentLabelAndAddedAt(t *testing.T) {
 // do their owner keys (hardening V, 6: 270 hours passed every test).
 func TestDevices_KeptForDeviceTTL(t *testing.T) {
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
-	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
+	th.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(1)+`"}`)
 	const want = 270 * 24 * time.Hour // FCM's own
 	for _, key := range []string{push.DevicesKey(7), push.DeviceOwnerKey("fcm", fcmToken(1))} {
 		ms, err := th.Redis.Do(t.Context(), th.Redis.B().Pttl().Key(key).Build()).AsInt64()
@@ -243,7 +225,7 @@ func TestDevices_KeptForDeviceTTL(t *testing.T) {
 }
 
 // ownerKeys counts the owner keys of phones and browsers in th's Redis.
-func ownerKeys(t *testing.T, th *Hub) (devices, browsers int) {
+func ownerKeys(t *testing.T, th *testhub.Hub) (devices, browsers int) {
 	t.Helper()
 	for pattern, n := range map[string]*int{"push:device:owner:*": &devices, "push:owner:*": &browsers} {
 		keys, err := th.Redis.Do(t.Context(), th.Redis.B().Keys().Pattern(pattern).Build()).AsStrSlice()
@@ -263,27 +245,27 @@ func TestDevices_OwnerKeysLeaveWithTheirEntries(t *testing.T) {
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	for i := 1; i <= 25; i++ {
-		th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(i)+`"}`)
+		th.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(i)+`"}`)
 	}
-	th.register(t, 7, `{"platform":"fcm","token":"`+fcmToken(26)+`","replaces":"`+fcmToken(25)+`"}`)
-	if code, _ := th.userDo(t, http.MethodDelete, "/api/v1/push/devices", 7, `{"platform":"fcm","token":"`+fcmToken(24)+`"}`); code != 200 {
+	th.Register(t, 7, `{"platform":"fcm","token":"`+fcmToken(26)+`","replaces":"`+fcmToken(25)+`"}`)
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/push/devices", 7, `{"platform":"fcm","token":"`+fcmToken(24)+`"}`); code != 200 {
 		t.Fatalf("DELETE: %d", code)
 	}
 	for i := 1; i <= 14; i++ {
-		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/b%d", i)))
+		th.Subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/b%d", i)))
 	}
 	devs, browsers := ownerKeys(t, th)
-	if held := len(th.devicesOf(t, 7)); devs != 9 || browsers != 10 || held != 19 {
+	if held := len(th.DevicesOf(t, 7)); devs != 9 || browsers != 10 || held != 19 {
 		t.Fatalf("owner keys: %d of phones, %d of browsers, for %d devices held; want 9 and 10", devs, browsers, held)
 	}
 	// 40 new tokens spent so far (26 phones, 14 browsers): the rest of the day's budget, then 429.
 	for i := 41; i <= push.MaxNewTokens; i++ {
-		th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(i)+`"}`)
+		th.Register(t, 7, `{"platform":"apns","token":"`+apnsToken(i)+`"}`)
 	}
-	th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(push.MaxNewTokens)+`"}`) // held already: not new
+	th.Register(t, 7, `{"platform":"apns","token":"`+apnsToken(push.MaxNewTokens)+`"}`) // held already: not new
 	req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/push/devices", strings.NewReader(`{"platform":"apns","token":"`+apnsToken(999)+`"}`))
 	req.Header.Set("Authorization", "Bearer "+th.Token(t, 7))
-	resp, err := HTTPClient.Do(req)
+	resp, err := testhub.HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,14 +302,14 @@ func TestDevices_OneTokenIsOneUsersUnderRaces(t *testing.T) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
-		a, b := len(th.devicesOf(t, int64(1000+2*i))), len(th.devicesOf(t, int64(1001+2*i)))
+		a, b := len(th.DevicesOf(t, int64(1000+2*i))), len(th.DevicesOf(t, int64(1001+2*i)))
 		if a+b != 1 {
 			t.Fatalf("round %d: the token is held %d and %d times, want by one user once", i, a, b)
 		}
 	}
-	th.register(t, 7, `{"platform":"apns","token":"`+strings.ToUpper(apnsToken(0xabc))+`"}`)
-	th.register(t, 7, `{"platform":"apns","token":"`+apnsToken(0xabc)+`"}`)
-	if ds := th.devicesOf(t, 7); len(ds) != 1 || ds[0].ID != push.DeviceID("apns", apnsToken(0xabc)) {
+	th.Register(t, 7, `{"platform":"apns","token":"`+strings.ToUpper(apnsToken(0xabc))+`"}`)
+	th.Register(t, 7, `{"platform":"apns","token":"`+apnsToken(0xabc)+`"}`)
+	if ds := th.DevicesOf(t, 7); len(ds) != 1 || ds[0].ID != push.DeviceID("apns", apnsToken(0xabc)) {
 		t.Fatalf("one APNs token in two cases: %+v, want one device", ds)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -30,7 +31,7 @@ func TestBrowser_WebReadmeSDKSnippetRunsAsPrinted(t *testing.T) {
 		t.Fatalf("web/README.md's first html snippet is not the SDK one this test knows:\n%s", snippet)
 	}
 	const user = 21
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	hubURL, _ := url.Parse(th.URL)
 	toHub := httputil.NewSingleHostReverseProxy(hubURL)
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ const banner = (m) => note('banner', m), debug = (type) => note('debug', type), 
 	}))
 	app.Start()
 	t.Cleanup(app.Close) // after the browser quits: its streams hold the app's connections
-	first := "43:" + th.notify(t, 43, "comment.created", user).StreamID
+	first := "43:" + th.Notify(t, 43, "comment.created", user).StreamID
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/#no-element", artifactsDir(t))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -63,21 +64,21 @@ const banner = (m) => note('banner', m), debug = (type) => note('debug', type), 
 				d.Send(t, "EVAL window.__seen")["value"], d.Send(t, "EVAL badge.textContent")["value"])
 		}
 	})
-	Eventually(t, 15*time.Second, "the snippet run to its end (like.toggled muted)", func() bool {
-		return slices.Contains(th.settingsOf(t, user).MutedEventTypes, "like.toggled")
+	testhub.Eventually(t, 15*time.Second, "the snippet run to its end (like.toggled muted)", func() bool {
+		return slices.Contains(th.SettingsOf(t, user).MutedEventTypes, "like.toggled")
 	})
-	if c := th.countsOf(t, user); c.Unread != 0 {
+	if c := th.CountsOf(t, user); c.Unread != 0 {
 		t.Fatalf("%s unread (%+v) after the snippet's markRead and markAllRead", first, c)
 	}
-	Eventually(t, 15*time.Second, "the room's stream open", func() bool {
+	testhub.Eventually(t, 15*time.Second, "the room's stream open", func() bool {
 		return d.Send(t, "EVAL document.getElementById('status').textContent")["value"] == "open"
 	})
 	th.Publish(t, 42, "comment.created", map[string]any{"text": "hi"})
-	th.notify(t, 43, "comment.created", user)
+	th.Notify(t, 43, "comment.created", user)
 	seen := func(want string) bool {
 		return d.Send(t, fmt.Sprintf("EVAL window.__seen.some((s) => s.startsWith(%q))", want))["value"] == true
 	}
-	Eventually(t, 15*time.Second, "the room's event shown, the notification listed and counted", func() bool {
+	testhub.Eventually(t, 15*time.Second, "the room's event shown, the notification listed and counted", func() bool {
 		return seen(`show comment {"text":"hi"`) && seen("debug comment.created") && seen("list comment.created") &&
 			d.Send(t, "EVAL document.getElementById('badge').textContent")["value"] == "1"
 	})
@@ -101,7 +102,7 @@ func TestDocs_DeviceRegistrationRequestAsPrinted(t *testing.T) {
 	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
 	body = strings.Replace(body, "<FCM registration token>", fcmToken(1), 1)
 	code, env := th.Do(t, method, path, map[string]string{"Authorization": "Bearer " + th.Token(t, user)}, body)
-	ds := th.devicesOf(t, user)
+	ds := th.DevicesOf(t, user)
 	if code != http.StatusOK || len(ds) != 1 || ds[0].Platform != "fcm" || ds[0].Label != "Pixel 9" || !ds[0].Enabled {
 		t.Fatalf("the printed request: %d %+v; devices %+v", code, env, ds)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"roomhub/internal/ports"
 	"roomhub/internal/testbin"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -39,7 +40,7 @@ func TestDocs_NginxSnippetProxiesStreams(t *testing.T) {
 	if !strings.Contains(location, "location /api/v1/") || !strings.Contains(location, "proxy_pass http://roomhub;") {
 		t.Fatalf("README's nginx snippet is not the one this test knows:\n%s", location)
 	}
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	dir, addr := t.TempDir(), ports.Addr(t)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
@@ -73,7 +74,7 @@ http {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	base := "http://" + addr
-	Eventually(t, 15*time.Second, "nginx answering", func() bool {
+	testhub.Eventually(t, 15*time.Second, "nginx answering", func() bool {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -87,7 +88,7 @@ http {
 		resp.Body.Close()
 		return true
 	})
-	s := OpenSSE(t, base+"/api/v1/rooms/42/stream", th.Token(t, 3), "")
+	s := testhub.OpenSSE(t, base+"/api/v1/rooms/42/stream", th.Token(t, 3), "")
 	if f := s.NextPresence(t, 10*time.Second); !strings.Contains(f.Data, `"joined":3`) {
 		t.Fatalf("presence through nginx: %+v", f)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"io"
@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestPlatform_ErrorsAreJSON(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}
 	big := `{"roomId":1,"eventType":"comment.created","data":{"x":"` + strings.Repeat("a", 70000) + `"}}`
 	for _, tc := range []struct {
@@ -43,7 +44,7 @@ func TestPlatform_ErrorsAreJSON(t *testing.T) {
 }
 
 func TestPlatform_RoomIDValidation(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	tok := th.Token(t, 1)
 	for _, id := range []string{"0", "-1", "abc", "1.5", "99999999999999999999", "%201"} {
 		code, env := th.Get(t, "/api/v1/rooms/"+id+"/events?since=0", tok)
@@ -54,7 +55,7 @@ func TestPlatform_RoomIDValidation(t *testing.T) {
 }
 
 func TestPlatform_HealthAndMetrics(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	code, env := th.Get(t, "/health", "")
 	res, _ := env.Result.(map[string]any)
 	if code != 200 || env.Code != "COMMON200" || res["status"] != "healthy" || res["redisConnected"] != true {

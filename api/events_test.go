@@ -1,26 +1,28 @@
-package api
+package api_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestEvents_API(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	tok := th.Token(t, 1)
 	var ids []string
 	for i := 0; i < 7; i++ {
 		ids = append(ids, th.Publish(t, 60, "comment.created", map[string]any{"n": i}).StreamID)
 	}
-	page := func(q string) (int, Envelope, hub.EventsPage) {
+	page := func(q string) (int, api.Envelope, hub.EventsPage) {
 		code, env := th.Get(t, "/api/v1/rooms/60/events?"+q, tok)
 		var p hub.EventsPage
 		if code == 200 {
-			Remarshal(t, env.Result, &p)
+			testhub.Remarshal(t, env.Result, &p)
 		}
 		return code, env, p
 	}
@@ -61,7 +63,7 @@ func TestEvents_API(t *testing.T) {
 // The events API at its limits: a page full at the default count and at the
 // clamp (500), on a 20-entry chunk boundary, says hasMore; the last one not.
 func TestEvents_PagesAtTheirLimits(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	var ids []string
 	for i := 0; i < 510; i++ {
 		res, err := th.Hub.Publish(t.Context(), hub.PublishRequest{Room: 61, EventType: "comment.created", Data: []byte(`{}`)})
@@ -75,7 +77,7 @@ func TestEvents_PagesAtTheirLimits(t *testing.T) {
 		t.Helper()
 		code, env := th.Get(t, "/api/v1/rooms/61/events?"+q, tok)
 		var p hub.EventsPage
-		Remarshal(t, env.Result, &p)
+		testhub.Remarshal(t, env.Result, &p)
 		if code != 200 {
 			t.Fatalf("%s: %d %+v", q, code, env)
 		}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"errors"
@@ -11,19 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 	rs := testredis.Start(t)
-	real := StartWith(t, rs.Addr(), nil, func(c *Config) { c.JWTSecret = TestSecret })
+	real := testhub.StartWith(t, rs.Addr(), nil, func(c *api.Config) { c.JWTSecret = testhub.TestSecret })
 	for _, r := range [][2]string{{http.MethodGet, "/dev/token?userId=1"}, {http.MethodPost, "/dev/publish"}} {
 		if code, env := real.Do(t, r[0], r[1], nil, "{}"); code != 404 || env.Code != "COMMON404" {
 			t.Errorf("%s %s with a real secret: %d %s, want 404", r[0], r[1], code, env.Code)
 		}
 	}
-	dev := Start(t, rs.Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
+	dev := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.RoomAuth = hub.RoomAuthClaim })
 	code, env := dev.Do(t, http.MethodGet, "/dev/token?userId=1&rooms=5,6", nil, "")
 	if code != 200 {
 		t.Fatalf("dev token with the dev secret: %d", code)
@@ -42,9 +44,9 @@ func TestHardening_DevRoutesOnlyWithTheDevSecret(t *testing.T) {
 // httpSeries counts the series of the HTTP metrics: requests by method, route
 // and status, and duration histograms by route (their buckets apart, which are
 // bounded by the histogram itself).
-func httpSeries(t *testing.T, th *Hub) int {
+func httpSeries(t *testing.T, th *testhub.Hub) int {
 	t.Helper()
-	resp, err := HTTPClient.Get(th.URL + "/metrics")
+	resp, err := testhub.HTTPClient.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +62,10 @@ func httpSeries(t *testing.T, th *Hub) int {
 }
 
 func TestHardening_RandomMethodsAndPathsDoNotGrowMetrics(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	send := func(method, path string) {
 		req, _ := http.NewRequest(method, th.URL+path, nil)
-		if resp, err := HTTPClient.Do(req); err == nil {
+		if resp, err := testhub.HTTPClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}
@@ -85,7 +87,7 @@ func TestHardening_RandomMethodsAndPathsDoNotGrowMetrics(t *testing.T) {
 // Every HTML answer carries the CSP with frame-ancestors 'none', the demo
 // page under /static/ too.
 func TestHardening_EveryHTMLAnswerHasTheCSP(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	for _, path := range []string{"/", "/static/", "/static/index.html", "/static/roomhub.js"} {
 		resp, err := http.Get(th.URL + path)
 		if err != nil {
@@ -105,20 +107,20 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 	var ce *hub.ConfigError
 	for addr, ok := range map[string]bool{"0.0.0.0:6060": false, ":6060": false, "10.0.0.5:6060": false,
 		"127.0.0.1:6060": true, "[::1]:6060": true, "localhost:6060": true} {
-		_, err := LoadConfig(lookup(map[string]string{"DEBUG_ADDR": addr}))
+		_, err := api.LoadConfig(lookup(map[string]string{"DEBUG_ADDR": addr}))
 		if ok != (err == nil) || (!ok && (!errors.As(err, &ce) || ce.Var != "DEBUG_ADDR")) {
 			t.Errorf("DEBUG_ADDR=%s: %v", addr, err)
 		}
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"DEBUG_ADDR": "0.0.0.0:6060", "DEBUG_ADDR_ALLOW_PUBLIC": "true"})); err != nil {
+	if _, err := api.LoadConfig(lookup(map[string]string{"DEBUG_ADDR": "0.0.0.0:6060", "DEBUG_ADDR_ALLOW_PUBLIC": "true"})); err != nil {
 		t.Errorf("explicitly allowed: %v", err)
 	}
-	if _, err := LoadConfig(lookup(map[string]string{"METRICS_ADDR": "nonsense"})); !errors.As(err, &ce) || ce.Var != "METRICS_ADDR" {
+	if _, err := api.LoadConfig(lookup(map[string]string{"METRICS_ADDR": "nonsense"})); !errors.As(err, &ce) || ce.Var != "METRICS_ADDR" {
 		t.Errorf("METRICS_ADDR=nonsense: %v", err)
 	}
 
 	rs := testredis.Start(t)
-	th := StartWith(t, rs.Addr(), nil, func(c *Config) { c.MetricsAddr = "127.0.0.1:9" })
+	th := testhub.StartWith(t, rs.Addr(), nil, func(c *api.Config) { c.MetricsAddr = "127.0.0.1:9" })
 	resp, err := http.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -164,9 +166,9 @@ func TestHardening_DebugMetricsAndHealthExposure(t *testing.T) {
 // HEAD on the static files answers as GET without the body (a CDN, a
 // service worker's update check; issue 43, 8).
 func TestStatic_HeadAnswers(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	req, _ := http.NewRequest(http.MethodHead, th.URL+"/static/roomhub-sw.js", nil)
-	resp, err := HTTPClient.Do(req)
+	resp, err := testhub.HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -22,7 +23,7 @@ import (
 //	go test -run '^$' -bench FanOut_HoldsRedis -benchtime 1x ./api/
 func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 	rs := testredis.Start(b)
-	th := Start(b, rs.Addr(), nil)
+	th := testhub.Start(b, rs.Addr(), nil)
 	rdb := testredis.Client(b, rs.Addr())
 	testredis.Do(b, rdb, "CONFIG", "SET", "slowlog-log-slower-than", "1000")
 	testredis.Do(b, rdb, "CONFIG", "SET", "slowlog-max-len", "100000")
@@ -122,7 +123,7 @@ func BenchmarkFanOut_HoldsRedis(b *testing.B) {
 //	go test -run '^$' -bench FanOut_HTTP1000 -benchtime 30x ./api/
 func BenchmarkFanOut_HTTP1000(b *testing.B) {
 	rs := testredis.Start(b)
-	th := Start(b, rs.Addr(), nil)
+	th := testhub.Start(b, rs.Addr(), nil)
 	rdb := testredis.Client(b, rs.Addr())
 	ids := make([]string, 1000)
 	for i := range ids {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -10,21 +10,22 @@ import (
 	"roomhub/hub/push"
 	"roomhub/internal/testbrowser"
 	"roomhub/internal/testfcm"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 // startFCMHub is a hub with the fcm channel on, sending to the stand-in
 // (its key, its URL, its certificate trusted), retrying fast.
-func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*Configs)) *Hub {
+func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*testhub.Configs)) *testhub.Hub {
 	t.Helper()
-	return StartFull(t, addr, func(c *Configs) {
+	return testhub.StartFull(t, addr, func(c *testhub.Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"fcm"}, `{"comment.created":{"fcm":{"afterSecs":0}}}`
 		c.FCM.Credentials, c.FCM.BaseURL = fs.Key(), fs.URL
 		c.Delivery.Backoff, c.Delivery.Timeout = 100*time.Millisecond, 2*time.Second
 		if more != nil {
 			more(c)
 		}
-	}, nil, Extras{PushTLS: fs.Client().Transport.(*http.Transport).TLSClientConfig})
+	}, nil, testhub.Extras{PushTLS: fs.Client().Transport.(*http.Transport).TLSClientConfig})
 }
 
 // Every answer of DESIGN's table, through the hub to the stand-in FCM:
@@ -33,7 +34,7 @@ func startFCMHub(t *testing.T, addr string, fs *testfcm.Service, more func(*Conf
 // data, Android's priority, TTL and collapse key, iOS's badge and thread).
 func TestFCM_AnswersAndTheMessage(t *testing.T) {
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testhub.Configs) { c.Delivery.MaxAttempts = 3 })
 	type want struct {
 		state, code string
 		attempts    int
@@ -54,27 +55,27 @@ func TestFCM_AnswersAndTheMessage(t *testing.T) {
 	}
 	for u, c := range cases {
 		fs.Script(fcmToken(int(u)), c.script...)
-		th.register(t, u, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(int(u))))
+		th.Register(t, u, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(int(u))))
 	}
 	// User 20 has three unread items when the third comes: the badge says 3.
-	th.notifyWith(t, 42, "", 20)
-	th.notifyWith(t, 42, "", 20)
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 20), 20, "fcm", "sent") // (settles the first two's too)
-	nid := th.notifyWith(t, 42, `"severity":"high","groupKey":"thread-7","data":{"title":"Ann replied","text":"Looks good","url":"https://app.example/t/7"}`,
+	th.NotifyWith(t, 42, "", 20)
+	th.NotifyWith(t, 42, "", 20)
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 20), 20, "fcm", "sent") // (settles the first two's too)
+	nid := th.NotifyWith(t, 42, `"severity":"high","groupKey":"thread-7","data":{"title":"Ann replied","text":"Looks good","url":"https://app.example/t/7"}`,
 		20, 21, 22, 23, 24, 25, 26, 27, 28)
 	for u, c := range cases {
-		r := th.waitDelivery(t, nid, u, "fcm", c.want.state)
+		r := th.WaitDelivery(t, nid, u, "fcm", c.want.state)
 		if str(r.LastErrorCode) != c.want.code || r.Attempts != c.want.attempts {
 			t.Errorf("user %d: %+v, want %+v", u, r, c.want)
 		}
 		if at := r.LastErrorAttempt; c.want.code != "" && (at == nil || *at != c.want.attempts-map[bool]int{true: 1}[c.want.state == "sent"]) {
 			t.Errorf("user %d: the error came from attempt %v, want the last failed one", u, at)
 		}
-		if _, kept := deviceIDs(th.devicesOf(t, u))[push.DeviceID("fcm", fcmToken(int(u)))]; kept != c.want.kept {
+		if _, kept := deviceIDs(th.DevicesOf(t, u))[push.DeviceID("fcm", fcmToken(int(u)))]; kept != c.want.kept {
 			t.Errorf("user %d: device kept %v, want %v", u, kept, c.want.kept)
 		}
 	}
-	if r := th.waitDelivery(t, nid, 28, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
+	if r := th.WaitDelivery(t, nid, 28, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
 		t.Errorf("a user with no device: %+v", r)
 	}
 	var m *testfcm.Message
@@ -92,13 +93,13 @@ func TestFCM_AnswersAndTheMessage(t *testing.T) {
 		m.APNS.Payload.APS.Badge == nil || *m.APNS.Payload.APS.Badge != 4 {
 		t.Errorf("the message: %+v", *m)
 	}
-	if at := th.devicesOf(t, 20)[0].LastSentAt; at == nil || time.Since(*at) > time.Minute {
+	if at := th.DevicesOf(t, 20)[0].LastSentAt; at == nil || time.Since(*at) > time.Minute {
 		t.Errorf("lastSentAt after a push: %v", at)
 	}
 	if at := fs.Arrivals(fcmToken(25)); len(at) != 2 || at[1].Sub(at[0]) < time.Second {
 		t.Errorf("QUOTA_EXCEEDED with Retry-After: 1, then 200: tried at %v, want the second a second after the first", at)
 	}
-	if v := MetricValue(t, th, `push_devices_removed_total{platform="fcm"}`); v != "2" {
+	if v := testhub.MetricValue(t, th, `push_devices_removed_total{platform="fcm"}`); v != "2" {
 		t.Errorf("push_devices_removed_total{platform=fcm} = %s, want 2", v)
 	}
 }
@@ -120,18 +121,18 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	fs := testfcm.Start(t)
 	rs := testredis.Start(t)
 	th := startFCMHub(t, rs.Addr(), fs, nil)
-	th.register(t, 30, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(30)))
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+	th.Register(t, 30, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(30)))
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 30), 30, "fcm", "sent")
 	if fs.Grants() != 1 {
 		t.Fatalf("%d grants for the first push, want 1", fs.Grants())
 	}
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 30), 30, "fcm", "sent")
 	if fs.Grants() != 1 {
 		t.Fatalf("%d grants for two pushes, want 1: the token is kept", fs.Grants())
 	}
 	fs.ExpireTokens()
-	nid := th.notifyWith(t, 42, "", 30)
-	if r := th.waitDelivery(t, nid, 30, "fcm", "sent"); r.Attempts != 1 {
+	nid := th.NotifyWith(t, 42, "", 30)
+	if r := th.WaitDelivery(t, nid, 30, "fcm", "sent"); r.Attempts != 1 {
 		t.Fatalf("after the token expired: %+v, want sent at the first attempt", r)
 	}
 	if fs.Grants() != 2 || fs.Refused() != 1 || fs.Tries(fcmToken(30)) != 3 {
@@ -141,9 +142,9 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	// A 401 about the device (its APNs credential at Firebase) keeps the
 	// access token: the push is dead at once, no new token asked for
 	// (hardening V, 19).
-	th.register(t, 32, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(32)))
+	th.Register(t, 32, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(32)))
 	fs.Script(fcmToken(32), testfcm.Answer{Status: 401, ErrorCode: "THIRD_PARTY_AUTH_ERROR"})
-	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 32), 32, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
+	if r := th.WaitDelivery(t, th.NotifyWith(t, 42, "", 32), 32, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
 		t.Fatalf("a device's 401: %+v", r)
 	}
 	if fs.Grants() != 2 || fs.Tries(fcmToken(32)) != 1 {
@@ -155,7 +156,7 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	fs.SetTokenLifetime(4 * time.Minute)
 	fs.ExpireTokens()
 	for range 2 {
-		th.waitDelivery(t, th.notifyWith(t, 42, "", 30), 30, "fcm", "sent")
+		th.WaitDelivery(t, th.NotifyWith(t, 42, "", 30), 30, "fcm", "sent")
 	}
 	if fs.Grants() != 4 {
 		t.Fatalf("%d grants after two pushes with 4-minute tokens, want 4", fs.Grants())
@@ -164,11 +165,11 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 	// Another key than the one FCM's token endpoint knows (a hub of its own:
 	// the first would take the delivery).
 	other := testfcm.Start(t)
-	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) {
+	bad := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testhub.Configs) {
 		c.FCM.Credentials = strings.Replace(other.Key(), other.URL, fs.URL, 1)
 	})
-	bad.register(t, 31, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(31)))
-	if r := bad.waitDelivery(t, bad.notifyWith(t, 42, "", 31), 31, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
+	bad.Register(t, 31, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(31)))
+	if r := bad.WaitDelivery(t, bad.NotifyWith(t, 42, "", 31), 31, "fcm", "dead"); str(r.LastErrorCode) != "THIRD_PARTY_AUTH_ERROR" {
 		t.Fatalf("a key the token endpoint refuses: %+v", r)
 	}
 }
@@ -179,26 +180,26 @@ func TestFCM_AnExpiredAccessTokenIsMadeAgainAtOnce(t *testing.T) {
 func TestFCM_ConsentPerDeviceAndOnlyWhenNobodyLooks(t *testing.T) {
 	t.Parallel()
 	fs := testfcm.Start(t)
-	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *Configs) {
+	th := startFCMHub(t, testredis.Start(t).Addr(), fs, func(c *testhub.Configs) {
 		c.Delivery.Rules = `{"comment.created":{"fcm":{"afterSecs":0,"onlyIfOffline":true}}}`
 	})
-	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"phone"}`, fcmToken(40)))
-	th.register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"tablet","enabled":false}`, fcmToken(41)))
-	th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "sent")
+	th.Register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"phone"}`, fcmToken(40)))
+	th.Register(t, 40, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"tablet","enabled":false}`, fcmToken(41)))
+	th.WaitDelivery(t, th.NotifyWith(t, 42, "", 40), 40, "fcm", "sent")
 	if fs.Tries(fcmToken(40)) != 1 || fs.Tries(fcmToken(41)) != 0 {
 		t.Fatalf("tries: enabled %d, disabled %d; want 1 and 0", fs.Tries(fcmToken(40)), fs.Tries(fcmToken(41)))
 	}
-	code, env := th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":false}`)
+	code, env := th.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":false}`)
 	if code != 200 {
 		t.Fatalf("PATCH: %d %+v", code, env)
 	}
-	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
+	if r := th.WaitDelivery(t, th.NotifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "unsubscribed" {
 		t.Fatalf("every device off: %+v, want skipped unsubscribed", r)
 	}
-	th.userDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":true}`)
-	s := th.settledUserStream(t, 40)
+	th.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+push.DeviceID("fcm", fcmToken(40)), 40, `{"enabled":true}`)
+	s := th.SettledUserStream(t, 40)
 	defer s.Close()
-	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "online" {
+	if r := th.WaitDelivery(t, th.NotifyWith(t, 42, "", 40), 40, "fcm", "skipped"); str(r.Reason) != "online" {
 		t.Fatalf("looking at the app: %+v, want skipped online", r)
 	}
 	if fs.Tries(fcmToken(40)) != 1 {
@@ -212,17 +213,17 @@ func TestFCM_TheBadgeIsTheUnreadCount(t *testing.T) {
 	t.Parallel()
 	fs := testfcm.Start(t)
 	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
-	th.register(t, 45, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(45)))
+	th.Register(t, 45, fmt.Sprintf(`{"platform":"fcm","token":%q}`, fcmToken(45)))
 	var ids []string
 	for range 3 {
-		nid := th.notifyWith(t, 42, "", 45)
-		th.waitDelivery(t, nid, 45, "fcm", "sent")
+		nid := th.NotifyWith(t, 42, "", 45)
+		th.WaitDelivery(t, nid, 45, "fcm", "sent")
 		ids = append(ids, nid)
 	}
-	th.markRead(t, 45, ids[0])
-	th.markRead(t, 45, ids[2])
-	nid := th.notifyWith(t, 42, "", 45)
-	th.waitDelivery(t, nid, 45, "fcm", "sent")
+	th.MarkRead(t, 45, ids[0])
+	th.MarkRead(t, 45, ids[2])
+	nid := th.NotifyWith(t, 42, "", 45)
+	th.WaitDelivery(t, nid, 45, "fcm", "sent")
 	var badges []int
 	for _, m := range fs.Messages() {
 		if b := m.APNS.Payload.APS.Badge; b != nil {
@@ -242,18 +243,18 @@ func TestBrowser_InboxElementListsDevicesWithConsent(t *testing.T) {
 	fs := testfcm.Start(t)
 	th := startFCMHub(t, testredis.Start(t).Addr(), fs, nil)
 	const user = 7
-	th.register(t, user, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"Pixel 9"}`, fcmToken(7)))
+	th.Register(t, user, fmt.Sprintf(`{"platform":"fcm","token":%q,"label":"Pixel 9"}`, fcmToken(7)))
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=7", artifactsDir(t))
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `CLICK roomhub-inbox .gear`)
 	d.Send(t, `TEXT roomhub-inbox .devices label | Pixel 9 (Phone)`)
 	d.Send(t, `CLICK roomhub-inbox .devices input[type="checkbox"]`)
 	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	Eventually(t, 15*time.Second, "the device off at the hub", func() bool {
-		ds := th.devicesOf(t, user)
+	testhub.Eventually(t, 15*time.Second, "the device off at the hub", func() bool {
+		ds := th.DevicesOf(t, user)
 		return len(ds) == 1 && !ds[0].Enabled
 	})
-	if r := th.waitDelivery(t, th.notifyWith(t, 42, "", user), user, "fcm", "skipped"); str(r.Reason) != "unsubscribed" || fs.Tries(fcmToken(7)) != 0 {
+	if r := th.WaitDelivery(t, th.NotifyWith(t, 42, "", user), user, "fcm", "skipped"); str(r.Reason) != "unsubscribed" || fs.Tries(fcmToken(7)) != 0 {
 		t.Fatalf("a device turned off: %+v, %d tries", r, fs.Tries(fcmToken(7)))
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -75,21 +76,7 @@ func (s *readSink) accepted(t testing.TB) []string {
 	return out
 }
 
-// readAll marks each of user's notifications read, one PATCH each, and
-// returns the sink keys they should arrive as.
-func (th *Hub) readEach(t testing.TB, user int64) []string {
-	t.Helper()
-	var keys []string
-	for _, n := range th.inboxOf(t, user) {
-		if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+n.NotificationID+"/read", user, ""); code != 200 {
-			t.Fatalf("read %s: %d", n.NotificationID, code)
-		}
-		keys = append(keys, fmt.Sprintf("%d/%s", user, n.NotificationID))
-	}
-	return keys
-}
-
-func pendingReads(t testing.TB, th *Hub, users ...int64) int64 {
+func pendingReads(t testing.TB, th *testhub.Hub, users ...int64) int64 {
 	t.Helper()
 	var n int64
 	for _, u := range users {
@@ -99,8 +86,8 @@ func pendingReads(t testing.TB, th *Hub, users ...int64) int64 {
 	return n
 }
 
-func noBackgroundFlush(sink string) func(*Configs) {
-	return func(c *Configs) {
+func noBackgroundFlush(sink string) func(*testhub.Configs) {
+	return func(c *testhub.Configs) {
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.WriteBehindBatch = sink, 0, 3
 	}
 }
@@ -108,12 +95,12 @@ func noBackgroundFlush(sink string) func(*Configs) {
 func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th := testhub.Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
 	for i := 0; i < 4; i++ {
-		th.notify(t, 100, "comment.created", 40, 41)
+		th.Notify(t, 100, "comment.created", 40, 41)
 	}
-	want := append(th.readEach(t, 40), th.readEach(t, 41)...)
-	th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 41, "") // nothing left: no change
+	want := append(th.ReadEach(t, 40), th.ReadEach(t, 41)...)
+	th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", 41, "") // nothing left: no change
 	st, err := th.Inbox.FlushReads(context.Background())
 	if err != nil || st.Flushed != 8 || st.Failed {
 		t.Fatalf("flush: %+v %v", st, err)
@@ -133,7 +120,7 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 			t.Fatalf("read_pending shard %d still lists %d users", s, n)
 		}
 	}
-	if entries, flushes := MetricValue(t, th, "write_behind_flush_entries"), MetricValue(t, th, "write_behind_flush_total"); entries != "8" || flushes != "4" {
+	if entries, flushes := testhub.MetricValue(t, th, "write_behind_flush_entries"), testhub.MetricValue(t, th, "write_behind_flush_total"); entries != "8" || flushes != "4" {
 		t.Fatalf("metrics: entries %s, flushes %s", entries, flushes)
 	}
 }
@@ -141,10 +128,10 @@ func TestFlusher_EachReadReachesTheSinkOnceThenRedisIsEmpty(t *testing.T) {
 func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
-	th.notify(t, 101, "comment.created", 42)
-	th.notify(t, 101, "comment.created", 42)
-	want := th.readEach(t, 42)
+	th := testhub.Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th.Notify(t, 101, "comment.created", 42)
+	th.Notify(t, 101, "comment.created", 42)
+	want := th.ReadEach(t, 42)
 	sink.status.Store(500)
 	for i := 0; i < 3; i++ {
 		if st, err := th.Inbox.FlushReads(context.Background()); err != nil || !st.Failed {
@@ -152,8 +139,8 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 		}
 	}
 	// A read arriving between failed flushes is not lost either.
-	th.notify(t, 101, "comment.created", 42)
-	want = append(want, th.readEach(t, 42)[0])
+	th.Notify(t, 101, "comment.created", 42)
+	want = append(want, th.ReadEach(t, 42)[0])
 	sink.status.Store(200)
 	if st, err := th.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 3 {
 		t.Fatalf("flush after the sink came back: %+v %v", st, err)
@@ -163,8 +150,8 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 		t.Fatalf("sink got %v, want %v", got, want)
 	}
 	// A permanent refusal: dead letters with the reason, never retried.
-	th.notify(t, 101, "comment.created", 43)
-	th.readEach(t, 43)
+	th.Notify(t, 101, "comment.created", 43)
+	th.ReadEach(t, 43)
 	sink.status.Store(422)
 	if st, err := th.Inbox.FlushReads(context.Background()); err != nil || st.Dead != 1 || st.Failed {
 		t.Fatalf("flush into a refusing sink: %+v %v", st, err)
@@ -183,7 +170,7 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 			t.Fatalf("dead letter %s", v)
 		}
 	}
-	if dead, temp := MetricValue(t, th, "write_behind_dead_letters_total"), MetricValue(t, th, `write_behind_flush_failures_total{class="temporary"}`); dead != "1" || temp != "3" {
+	if dead, temp := testhub.MetricValue(t, th, "write_behind_dead_letters_total"), testhub.MetricValue(t, th, `write_behind_flush_failures_total{class="temporary"}`); dead != "1" || temp != "3" {
 		t.Fatalf("metrics: dead %s, temporary failures %s", dead, temp)
 	}
 }
@@ -193,35 +180,37 @@ func TestFlusher_SinkDownLosesNothingAndRefusalsBecomeDeadLetters(t *testing.T) 
 func TestFlusher_TwoInstancesFlushEachReadOnce(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := func(c *Configs) { c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 20*time.Millisecond }
-	a := Start(t, rs.Addr(), cfg)
-	b := Start(t, rs.Addr(), cfg)
+	cfg := func(c *testhub.Configs) {
+		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 20*time.Millisecond
+	}
+	a := testhub.Start(t, rs.Addr(), cfg)
+	b := testhub.Start(t, rs.Addr(), cfg)
 	var want []string
 	for u := int64(50); u < 56; u++ {
 		for i := 0; i < 5; i++ {
-			a.notify(t, 102, "like.toggled", u)
+			a.Notify(t, 102, "like.toggled", u)
 		}
 		th := a
 		if u%2 == 0 {
 			th = b
 		}
-		want = append(want, th.readEach(t, u)...)
+		want = append(want, th.ReadEach(t, u)...)
 	}
 	sort.Strings(want)
-	Eventually(t, 20*time.Second, "every read flushed", func() bool { return len(sink.accepted(t)) == len(want) })
+	testhub.Eventually(t, 20*time.Second, "every read flushed", func() bool { return len(sink.accepted(t)) == len(want) })
 	if got := sink.accepted(t); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("sink got %v, want %v", got, want)
 	}
-	Eventually(t, 5*time.Second, "nothing pending", func() bool { return pendingReads(t, a, 50, 51, 52, 53, 54, 55) == 0 })
+	testhub.Eventually(t, 5*time.Second, "nothing pending", func() bool { return pendingReads(t, a, 50, 51, 52, 53, 54, 55) == 0 })
 }
 
 // Close (SIGTERM) flushes what is pending.
 func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.ReadSinkURL = sink.URL }) // 30 s interval
-	th.notify(t, 103, "comment.created", 44)
-	want := th.readEach(t, 44)
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.ReadSinkURL = sink.URL }) // 30 s interval
+	th.Notify(t, 103, "comment.created", 44)
+	want := th.ReadEach(t, 44)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := th.Hub.Close(ctx); err != nil {
@@ -238,10 +227,10 @@ func TestFlusher_CloseFlushesWhatIsPending(t *testing.T) {
 func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
 	rs := testredis.Start(t)
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
+	th := testhub.Start(t, rs.Addr(), noBackgroundFlush(sink.URL))
 	const users = 60
 	for u := int64(1000); u < 1000+users; u++ {
-		th.notify(t, 104, "comment.created", u)
+		th.Notify(t, 104, "comment.created", u)
 	}
 	stop := make(chan struct{})
 	flushed := make(chan error, 1)
@@ -261,7 +250,7 @@ func TestFlusher_AReadRacingAFlushIsNotStranded(t *testing.T) {
 	}()
 	var want []string
 	for u := int64(1000); u < 1000+users; u++ {
-		want = append(want, th.readEach(t, u)...)
+		want = append(want, th.ReadEach(t, u)...)
 	}
 	close(stop)
 	if err := <-flushed; err != nil {

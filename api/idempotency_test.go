@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestPublish_Idempotency(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	c := th.OpenStream(t, 8, 1, "")
 	body := `{"roomId":8,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`
 	var wg sync.WaitGroup
@@ -24,7 +25,7 @@ func TestPublish_Idempotency(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
 			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
-			resp, err := HTTPClient.Do(req)
+			resp, err := testhub.HTTPClient.Do(req)
 			if err != nil {
 				return
 			}
@@ -49,7 +50,7 @@ func TestPublish_Idempotency(t *testing.T) {
 	}
 	code, env := th.Get(t, "/api/v1/rooms/8/events?since=0", th.Token(t, 1))
 	var page hub.EventsPage
-	Remarshal(t, env.Result, &page)
+	testhub.Remarshal(t, env.Result, &page)
 	joins := 0
 	for _, e := range page.Events {
 		if e.EventType == "member.joined" {
@@ -59,11 +60,11 @@ func TestPublish_Idempotency(t *testing.T) {
 	if code != 200 || joins != 1 {
 		t.Fatalf("history holds %d member.joined events, want 1", joins)
 	}
-	if f := c.Next(t, Wait); f.ID != results[0].StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != results[0].StreamID {
 		t.Fatalf("delivered %+v", f)
 	}
 	marker := th.Publish(t, 8, "member.joined", map[string]any{"marker": true})
-	if f := c.Next(t, Wait); f.ID != marker.StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != marker.StreamID {
 		t.Fatalf("a duplicate was delivered: got %+v before the marker", f)
 	}
 	code, env = th.PublishRaw(t, `{"roomId":8,"eventType":"member.joined","data":{"u":2},"idempotencyKey":"join-1"}`)
@@ -73,7 +74,7 @@ func TestPublish_Idempotency(t *testing.T) {
 	// Keys are per room: the same key in another room is a new event.
 	code, env = th.PublishRaw(t, `{"roomId":9,"eventType":"member.joined","data":{"u":1},"idempotencyKey":"join-1"}`)
 	var other hub.PublishResult
-	Remarshal(t, env.Result, &other)
+	testhub.Remarshal(t, env.Result, &other)
 	if code != 200 || other.Duplicate {
 		t.Fatalf("same key, other room: %d %+v", code, env)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -25,11 +27,11 @@ import (
 // seconds.)
 func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { // a channel, for the preferences
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { // a channel, for the preferences
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"email"}, "http://127.0.0.1:1/"
 	})
 	for _, path := range []string{"/static/roomhub-inbox.js", "/static/inbox.html", "/static/inbox-example.js"} {
-		resp, err := HTTPClient.Get(th.URL + path)
+		resp, err := testhub.HTTPClient.Get(th.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,15 +60,15 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Comment 2`)
 	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-text | Hello 0`)
-	Eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	testhub.Eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return th.CountsOf(t, user).Unseen == 0 })
 
 	// Read in another tab (the API): the badge follows.
-	th.markRead(t, user, ids[0])
+	th.MarkRead(t, user, ids[0])
 	d.Send(t, "TEXT "+badge+" | 2")
 	// An item's own action.
 	d.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Mark as read"]`, ids[2]))
 	d.Send(t, "TEXT "+badge+" | 1")
-	if c := th.countsOf(t, user).Unread; c != 1 {
+	if c := th.CountsOf(t, user).Unread; c != 1 {
 		t.Fatalf("unread %d after the item's read, want 1", c)
 	}
 	// Mark all read.
@@ -87,7 +89,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		for i := range 50 {
 			events = append(events, fmt.Sprintf(`{"roomId":43,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, 50*b+i, user))
 		}
-		if code, res := th.batch(t, events...); code != 200 || len(res) != 50 {
+		if code, res := th.Batch(t, events...); code != 200 || len(res) != 50 {
 			t.Fatalf("batch: %d", code)
 		}
 	}
@@ -123,7 +125,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)
 	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
 	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
-	Eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.countsOf(t, user).Snoozed == 1 })
+	testhub.Eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.CountsOf(t, user).Snoozed == 1 })
 
 	// The preferences: a type muted in the app, another on email, quiet hours.
 	d.Send(t, `CLICK roomhub-inbox .gear`)
@@ -132,7 +134,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
 	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
 	d.Send(t, `SHOWN roomhub-inbox .scroll`)
-	code, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	code, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
 	var st struct {
 		MutedEventTypes []string
 		Channels        map[string]struct {
@@ -141,7 +143,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		}
 		QuietHours *struct{ Start, End, TimeZone string }
 	}
-	Remarshal(t, env.Result, &st)
+	testhub.Remarshal(t, env.Result, &st)
 	if code != 200 || fmt.Sprint(st.MutedEventTypes) != "[comment.created]" || fmt.Sprint(st.Channels["email"].MutedEventTypes) != "[like.toggled]" ||
 		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
 		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
@@ -160,13 +162,13 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 
 	// A burst of 500 with the list open: no count dropped (the element
 	// paints once a frame and draws the list once the burst has passed).
-	before := th.countsOf(t, user).Unread
+	before := th.CountsOf(t, user).Unread
 	d.Send(t, "EVAL window.__longtasks.length = 0; window.__loaf.length = 0")
 	var burst []string
 	for i := range 500 {
 		burst = append(burst, fmt.Sprintf(`{"roomId":45,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, i, user))
 	}
-	if code, res := th.batch(t, burst...); code != 200 || len(res) != 500 {
+	if code, res := th.Batch(t, burst...); code != 200 || len(res) != 500 {
 		t.Fatalf("batch: %d", code)
 	}
 	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, %d unread"]`, before+500))
@@ -184,7 +186,7 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 // best practices) in light and dark, the panel closed and open.
 func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const user = 8
 	for i, extra := range []string{`"severity":"high","tags":["billing","urgent"]`, `"severity":"critical"`, ""} {
 		body := fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":"Comment %d","text":"Hello"},"publisherId":5,"recipientIds":[%d]`, i, user)
@@ -257,12 +259,12 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	keys("Tab", "Comment 2Hello", "Tab", "Archive", "Tab", "Snooze", "Tab", "Delete", "Enter", "Comment 1Hello")
 	// The preferences: a type muted in the app, saved; the focus comes back to the gear.
 	keys("Shift+Tab", "All1", "Shift+Tab", "Preferences", "Enter", "Comment created: In app", "Space", "Comment created: In app", "Tab", "Save", "Enter", "Preferences")
-	Eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
-		_, env := th.userDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	testhub.Eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
+		_, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
 		return strings.Contains(fmt.Sprint(env.Result), "comment.created")
 	})
 	// Mark all read, once something is unread again.
-	th.notify(t, 42, "like.toggled", user)
+	th.Notify(t, 42, "like.toggled", user)
 	d.Send(t, "TEXT "+badge+" | 1")
 	keys("Shift+Tab", "Mark all as read", "Enter", "All2") // done, it hides: the focus goes to the tab
 	d.Send(t, "HIDDEN "+badge)
@@ -273,7 +275,7 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
 	focus("bell")
 	axe("dark, closed")
-	if c := th.countsOf(t, user); c.Unread != 0 || c.Unseen != 0 || c.Snoozed != 1 || c.Visible != 2 || c.Archived != 0 {
+	if c := th.CountsOf(t, user); c.Unread != 0 || c.Unseen != 0 || c.Snoozed != 1 || c.Visible != 2 || c.Archived != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
@@ -293,7 +295,7 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 	}
 	// The app's server is made first, for its origin, and started once the
 	// hub it names exists.
-	var th *Hub
+	var th *testhub.Hub
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/my/token": // the app's backend mints the user's token
@@ -305,11 +307,11 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 		}
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.AllowedOrigins = []string{origin} })
 	app.Start()
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
-	th.notify(t, 42, "comment.created", 11)
+	th.Notify(t, 42, "comment.created", 11)
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
@@ -327,9 +329,9 @@ func TestBrowser_InboxElementInAPageOfAnotherOrigin(t *testing.T) {
 // behind the "1 new" pill without moving the list.
 func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 6000 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 6000 })
 	const user, n = 12, 5000
-	ids := th.fillInbox(t, user, n) // newest first
+	ids := th.FillInbox(t, user, n) // newest first
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=12", artifactsDir(t))
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 99+`)
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
@@ -360,7 +362,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
     top: sc.scrollTop, loading: el.loading, failed: el.failed, next: String(el.next), gen: el.gen, items: el.items.length, errors: window.__hubErrors };
 })()`, to), "\n", " "))["value"]
 		var out view
-		Remarshal(t, v, &out)
+		testhub.Remarshal(t, v, &out)
 		return out
 	}
 	var end view
@@ -378,10 +380,10 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 		t.Fatalf("at the end of %d items: %+v, want at most %d rows and %d nodes, the last %s", n, end, maxRows, maxNodes, ids[n-1])
 	}
 	// A read far down reaches its row (the list is patched from the event).
-	th.markRead(t, user, ids[n-1])
+	th.MarkRead(t, user, ids[n-1])
 	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox li.item[data-id="%s"]:not(.unread)`, ids[n-1]))
 	// A new item while the reader is down there: the pill, the list stays.
-	th.notify(t, 901, "comment.created", user)
+	th.Notify(t, 901, "comment.created", user)
 	d.Send(t, `TEXT roomhub-inbox .pill | 1 new`)
 	if v := scroll(-1); v.LastID != ids[n-1] || v.Last != n {
 		t.Fatalf("the list moved under the reader: %+v", v)
@@ -408,7 +410,7 @@ func TestBrowser_InboxElementListsFiveThousandItemsWithFewRows(t *testing.T) {
 // from another origin that ALLOWED_ORIGINS lists.
 func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 	t.Parallel()
-	var th *Hub
+	var th *testhub.Hub
 	const user = 13
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" { // signed in: the app's backend sets the cookie (cookies name a host, not a port)
@@ -420,24 +422,24 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 <body><main><h1>App</h1><roomhub-inbox auth="cookie" user-id="%[2]d" base-url="%[1]s"></roomhub-inbox></main></body></html>`, th.URL, user)
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.AllowedOrigins = []string{origin} })
 	app.Start()
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/", artifactsDir(t))
-	th.notify(t, 42, "comment.created", user)
+	th.Notify(t, 42, "comment.created", user)
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `COUNT roomhub-inbox [part="item"] | 1`)
-	Eventually(t, 15*time.Second, "the opened bell to mark the item seen", func() bool { return th.countsOf(t, user).Unseen == 0 })
+	testhub.Eventually(t, 15*time.Second, "the opened bell to mark the item seen", func() bool { return th.CountsOf(t, user).Unseen == 0 })
 	// The element hears of it too, and draws it, before the click: a click
 	// while the list is drawn again may land on a row that is gone.
 	if v := d.Send(t, `EVAL (async () => { const el = document.querySelector('roomhub-inbox'); for (let i = 0; i < 300 && el.counts?.unseen !== 0; i++) await new Promise((r) => setTimeout(r, 50)); await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); return el.counts?.unseen; })()`)["value"]; v != float64(0) {
 		t.Fatalf("the element's unseen count is %v after the bell was opened, want 0", v)
 	}
 	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Mark as read"]`)
-	Eventually(t, 15*time.Second, "the read by cookie to reach the hub", func() bool { return th.countsOf(t, user).Unread == 0 })
+	testhub.Eventually(t, 15*time.Second, "the read by cookie to reach the hub", func() bool { return th.CountsOf(t, user).Unread == 0 })
 	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
-	if c := th.countsOf(t, user); c.Unread != 0 {
+	if c := th.CountsOf(t, user); c.Unread != 0 {
 		t.Fatalf("unread %d after the read by cookie", c.Unread)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
@@ -451,7 +453,7 @@ func TestBrowser_InboxElementWithCookieAuth(t *testing.T) {
 // roomhub-error naming ALLOWED_ORIGINS (issue 43, 5).
 func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil) // ALLOWED_ORIGINS: the hub's own
 	hubURL, _ := url.Parse(th.URL)
 	files := httputil.NewSingleHostReverseProxy(hubURL)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -471,7 +473,7 @@ func TestBrowser_InboxElementRefusedForItsOriginSaysSo(t *testing.T) {
 	}))
 	defer app.Close()
 	d := testbrowser.Start(t, "inbox.mjs", app.URL+"/#no-counts", artifactsDir(t))
-	Eventually(t, 15*time.Second, "a roomhub-error naming ALLOWED_ORIGINS and the page's origin", func() bool {
+	testhub.Eventually(t, 15*time.Second, "a roomhub-error naming ALLOWED_ORIGINS and the page's origin", func() bool {
 		return d.Send(t, "EVAL window.__errs.some((e) => e.code === 'UNREACHABLE' && e.message.includes('ALLOWED_ORIGINS') && e.message.includes(location.origin))")["value"] == true
 	})
 }

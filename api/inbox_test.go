@@ -1,8 +1,7 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,76 +12,24 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 
 	"github.com/redis/rueidis"
 )
 
-// inboxOf reads a user's whole inbox through the API, newest first.
-func (th *Hub) inboxOf(t testing.TB, user int64) []inbox.Notification {
-	t.Helper()
-	return th.listOf(t, user, "")
-}
-
-// unreadOf reads a user's unread count through the API.
-func (th *Hub) unreadOf(t testing.TB, user int64) int64 {
-	t.Helper()
-	code, env := th.Get(t, "/api/v1/notifications/unread", th.Token(t, user))
-	var r struct{ Count int64 }
-	Remarshal(t, env.Result, &r)
-	if code != 200 {
-		t.Fatalf("unread: %d %+v", code, env)
-	}
-	return r.Count
-}
-
-// userDo sends a request as user.
-func (th *Hub) userDo(t testing.TB, method, path string, user int64, body string) (int, Envelope) {
-	t.Helper()
-	return th.Do(t, method, path, map[string]string{"Authorization": "Bearer " + th.Token(t, user),
-		"Content-Type": "application/json"}, body)
-}
-
-func (th *Hub) notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
-	t.Helper()
-	return th.notifyExtra(t, room, typ, "", recipients...)
-}
-
-// notifyExtra is notify with extra publish fields (JSON members, or "").
-func (th *Hub) notifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
-	t.Helper()
-	ids, _ := json.Marshal(recipients)
-	// The defaults unless the extra says its own: a field named twice is refused.
-	defaults := ""
-	for _, d := range []string{`"data":{"k":1},`, `"publisherId":5,`} {
-		if name, _, _ := strings.Cut(d, ":"); !strings.Contains(extra, name+":") {
-			defaults += d
-		}
-	}
-	if extra != "" {
-		extra = "," + extra
-	}
-	code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":%d,"eventType":%q,%s"recipientIds":%s%s}`, room, typ, defaults, ids, extra))
-	if code != 200 {
-		t.Fatalf("publish with recipients: %d %+v", code, env)
-	}
-	var r hub.PublishResult
-	Remarshal(t, env.Result, &r)
-	return r
-}
-
 func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	res := th.notify(t, 70, "comment.created", 3, 8, 3)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	res := th.Notify(t, 70, "comment.created", 3, 8, 3)
 	for _, u := range []int64{3, 8} {
-		if n := th.unreadOf(t, u); n != 1 {
+		if n := th.UnreadOf(t, u); n != 1 {
 			t.Fatalf("user %d unread = %d, want 1", u, n)
 		}
 	}
-	if n := th.unreadOf(t, 9); n != 0 {
+	if n := th.UnreadOf(t, 9); n != 0 {
 		t.Fatalf("a non-recipient's unread = %d", n)
 	}
-	list := th.inboxOf(t, 3)
+	list := th.InboxOf(t, 3)
 	if len(list) != 1 {
 		t.Fatalf("inbox %+v", list)
 	}
@@ -105,7 +52,7 @@ func TestInbox_RecipientsGetItOnceOthersNothing(t *testing.T) {
 }
 
 func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	body := `{"roomId":71,"eventType":"like.toggled","data":{},"idempotencyKey":"once","recipientIds":[4]}`
 	var wg sync.WaitGroup
 	for i := 0; i < 5; i++ {
@@ -114,17 +61,17 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/notifications/publish", strings.NewReader(body))
 			req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
-			if resp, err := HTTPClient.Do(req); err == nil {
+			if resp, err := testhub.HTTPClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}()
 	}
 	wg.Wait()
 	th.PublishRaw(t, body)
-	if n := th.unreadOf(t, 4); n != 1 {
+	if n := th.UnreadOf(t, 4); n != 1 {
 		t.Fatalf("unread after 6 publishes of one key = %d, want 1", n)
 	}
-	if l := th.inboxOf(t, 4); len(l) != 1 {
+	if l := th.InboxOf(t, 4); len(l) != 1 {
 		t.Fatalf("inbox holds %d entries, want 1", len(l))
 	}
 }
@@ -135,8 +82,8 @@ func TestInbox_DuplicatePublishCountsOnce(t *testing.T) {
 func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	rs := testredis.Start(t)
 	refuseInboxes(t, true, testredis.Client(t, rs.Addr()))
-	dying := Start(t, rs.Addr(), func(c *Configs) { c.RedisURL = dyingURL(false, rs.Addr()) })
-	other := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
+	dying := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.RedisURL = dyingURL(false, rs.Addr()) })
+	other := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
 
 	body := `{"roomId":72,"eventType":"comment.created","data":{"n":1},"idempotencyKey":"k1","recipientIds":[5,6]}`
 	if code, _ := dying.PublishRaw(t, body); code != 500 {
@@ -146,12 +93,12 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	// inbox writes are done now.
 	code, env := other.PublishRaw(t, body)
 	var r hub.PublishResult
-	Remarshal(t, env.Result, &r)
+	testhub.Remarshal(t, env.Result, &r)
 	if code != 200 || !r.Duplicate {
 		t.Fatalf("retry: %d %+v", code, env)
 	}
 	for _, u := range []int64{5, 6} {
-		if n := other.unreadOf(t, u); n != 1 {
+		if n := other.UnreadOf(t, u); n != 1 {
 			t.Fatalf("user %d unread = %d after the retry, want 1", u, n)
 		}
 	}
@@ -159,48 +106,48 @@ func TestInbox_InterruptedPublishIsFinished(t *testing.T) {
 	if code, _ := dying.PublishRaw(t, `{"roomId":73,"eventType":"comment.created","data":{},"recipientIds":[5]}`); code != 500 {
 		t.Fatalf("second publish through the dying hub answered %d", code)
 	}
-	Eventually(t, 10*time.Second, "the sweep finished the inbox write", func() bool { return other.unreadOf(t, 5) == 2 })
-	Eventually(t, 10*time.Second, "the outbox is empty", func() bool {
+	testhub.Eventually(t, 10*time.Second, "the sweep finished the inbox write", func() bool { return other.UnreadOf(t, 5) == 2 })
+	testhub.Eventually(t, 10*time.Second, "the outbox is empty", func() bool {
 		n, _ := testredis.Do(t, other.Redis, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
 		return n == 0
 	})
-	if n := other.unreadOf(t, 6); n != 1 {
+	if n := other.UnreadOf(t, 6); n != 1 {
 		t.Fatalf("user 6 unread = %d, want 1", n)
 	}
 }
 
 // The id's colon may come escaped, as encodeURIComponent (the SDK) sends it.
 func TestInbox_ReadWithAnEscapedID(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	id := "75%3A" + th.notify(t, 75, "comment.created", 7).StreamID
-	if code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 7, ""); code != 200 {
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	id := "75%3A" + th.Notify(t, 75, "comment.created", 7).StreamID
+	if code, env := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 7, ""); code != 200 {
 		t.Fatalf("read with an escaped id: %d %+v", code, env)
 	}
-	if n := th.unreadOf(t, 7); n != 0 {
+	if n := th.UnreadOf(t, 7); n != 0 {
 		t.Fatalf("unread after the escaped read = %d, want 0", n)
 	}
 }
 
 func TestInbox_Reads(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	var ids []string
 	for i := 0; i < 4; i++ {
-		ids = append(ids, "74:"+th.notify(t, 74, "comment.created", 7).StreamID)
+		ids = append(ids, "74:"+th.Notify(t, 74, "comment.created", 7).StreamID)
 	}
 	path := func(id string) string { return "/api/v1/notifications/" + id + "/read" }
-	code, env := th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
+	code, env := th.UserDo(t, http.MethodPatch, path(ids[0]), 7, "")
 	var first inbox.ReadResult
-	Remarshal(t, env.Result, &first)
+	testhub.Remarshal(t, env.Result, &first)
 	if code != 200 || first.NotificationID != ids[0] || first.ReadAt == "" {
 		t.Fatalf("read: %d %+v", code, env)
 	}
-	code, env = th.userDo(t, http.MethodPatch, path(ids[0]), 7, "")
+	code, env = th.UserDo(t, http.MethodPatch, path(ids[0]), 7, "")
 	var again inbox.ReadResult
-	Remarshal(t, env.Result, &again)
+	testhub.Remarshal(t, env.Result, &again)
 	if code != 200 || again.ReadAt != first.ReadAt {
 		t.Fatalf("read again: %d %+v, want the first readAt %s", code, env, first.ReadAt)
 	}
-	if n := th.unreadOf(t, 7); n != 3 {
+	if n := th.UnreadOf(t, 7); n != 3 {
 		t.Fatalf("unread after reading one twice = %d, want 3", n)
 	}
 	for _, c := range []struct {
@@ -208,52 +155,52 @@ func TestInbox_Reads(t *testing.T) {
 		id   string
 		code int
 	}{{8, ids[1], 404}, {7, "74:1-1", 404}, {7, "99:" + strings.Split(ids[1], ":")[1], 404}, {7, "nope", 400}, {7, "74", 400}, {7, "0:1-1", 400}} {
-		if code, env := th.userDo(t, http.MethodPatch, path(c.id), c.user, ""); code != c.code {
+		if code, env := th.UserDo(t, http.MethodPatch, path(c.id), c.user, ""); code != c.code {
 			t.Errorf("user %d reads %s: %d %+v, want %d", c.user, c.id, code, env, c.code)
 		}
 	}
-	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, `{"upTo":"`+ids[2]+`"}`)
+	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, `{"upTo":"`+ids[2]+`"}`)
 	var all inbox.ReadAllResult
-	Remarshal(t, env.Result, &all)
+	testhub.Remarshal(t, env.Result, &all)
 	if code != 200 || all.Marked != 2 || all.ReadAt == "" {
 		t.Fatalf("read-all upTo: %d %+v, want 2 marked", code, env)
 	}
-	list := th.inboxOf(t, 7)
+	list := th.InboxOf(t, 7)
 	if list[0].NotificationID != ids[3] || list[0].ReadAt != nil || list[1].ReadAt == nil || *list[3].ReadAt != first.ReadAt {
 		t.Fatalf("inbox after read-all upTo: %+v", list)
 	}
-	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, "")
-	Remarshal(t, env.Result, &all)
-	if code != 200 || all.Marked != 1 || th.unreadOf(t, 7) != 0 {
+	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, "")
+	testhub.Remarshal(t, env.Result, &all)
+	if code != 200 || all.Marked != 1 || th.UnreadOf(t, 7) != 0 {
 		t.Fatalf("read-all: %d %+v", code, env)
 	}
 	for _, body := range []string{`{"upTo":"x"}`, `{"upTo":5}`, `[`} {
-		if code, env := th.userDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, body); code != 400 || env.Code != "COMMON400" {
+		if code, env := th.UserDo(t, http.MethodPost, "/api/v1/notifications/read-all", 7, body); code != 400 || env.Code != "COMMON400" {
 			t.Errorf("read-all %s: %d %+v", body, code, env)
 		}
 	}
 }
 
 func TestInbox_ListPagesNewestFirst(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	var ids []string
 	for i := 0; i < 5; i++ {
-		ids = append(ids, fmt.Sprintf("%d:%s", 75+i%2, th.notify(t, int64(75+i%2), "comment.created", 9).StreamID))
+		ids = append(ids, fmt.Sprintf("%d:%s", 75+i%2, th.Notify(t, int64(75+i%2), "comment.created", 9).StreamID))
 	}
 	tok := th.Token(t, 9)
 	code, env := th.Get(t, "/api/v1/notifications?limit=2", tok)
 	var p inbox.InboxPage
-	Remarshal(t, env.Result, &p)
+	testhub.Remarshal(t, env.Result, &p)
 	if code != 200 || len(p.Notifications) != 2 || !p.HasMore || p.Notifications[0].NotificationID != ids[4] || *p.NextBefore != ids[3] {
 		t.Fatalf("first page %d %+v", code, env)
 	}
 	_, env = th.Get(t, "/api/v1/notifications?limit=2&before="+*p.NextBefore, tok)
-	Remarshal(t, env.Result, &p)
+	testhub.Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 2 || p.Notifications[0].NotificationID != ids[2] {
 		t.Fatalf("second page %+v", p)
 	}
 	_, env = th.Get(t, "/api/v1/notifications?limit=2&before="+ids[1], tok)
-	Remarshal(t, env.Result, &p)
+	testhub.Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 1 || p.HasMore || p.NextBefore != nil || p.Notifications[0].NotificationID != ids[0] {
 		t.Fatalf("last page %+v", p)
 	}
@@ -263,15 +210,15 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 	}
 	// limit is clamped to 100, and a page of 100 with more behind says so.
 	for range 105 {
-		th.notify(t, 79, "comment.created", 10)
+		th.Notify(t, 79, "comment.created", 10)
 	}
 	_, env = th.Get(t, "/api/v1/notifications?limit=100000", th.Token(t, 10))
-	Remarshal(t, env.Result, &p)
+	testhub.Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 100 || !p.HasMore || p.NextBefore == nil {
 		t.Fatalf("limit clamped to 100: %d items, hasMore %v", len(p.Notifications), p.HasMore)
 	}
 	_, env = th.Get(t, "/api/v1/notifications?limit=100&before="+*p.NextBefore, th.Token(t, 10))
-	Remarshal(t, env.Result, &p)
+	testhub.Remarshal(t, env.Result, &p)
 	if len(p.Notifications) != 5 || p.HasMore || p.NextBefore != nil {
 		t.Fatalf("the last page: %d items, hasMore %v", len(p.Notifications), p.HasMore)
 	}
@@ -286,7 +233,7 @@ func TestInbox_ListPagesNewestFirst(t *testing.T) {
 // unread entries, also once the inbox is trimmed to INBOX_MAX_ENTRIES.
 func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Inbox.MaxEntries = 300 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 300 })
 	const n = 2000
 	tok := th.Token(t, 11)
 	user := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
@@ -374,7 +321,7 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	if reads < n/10 || readAlls != n/50 {
 		t.Fatalf("%d reads and %d read-alls took: the race proved little", reads, readAlls)
 	}
-	list := th.inboxOf(t, 11)
+	list := th.InboxOf(t, 11)
 	unread := 0
 	for _, e := range list {
 		if e.ReadAt == nil {
@@ -384,18 +331,18 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	if len(list) > 300 {
 		t.Fatalf("inbox holds %d entries, INBOX_MAX_ENTRIES is 300", len(list))
 	}
-	if got := th.unreadOf(t, 11); got != int64(unread) {
+	if got := th.UnreadOf(t, 11); got != int64(unread) {
 		t.Fatalf("unread count %d, but %d of %d entries are unread", got, unread, len(list))
 	}
 }
 
 func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), func(c *Configs) { c.Inbox.MaxEntries = 3 })
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 3 })
 	for i := 0; i < 5; i++ {
-		th.notify(t, 77, "comment.created", 12)
+		th.Notify(t, 77, "comment.created", 12)
 	}
-	if l, n := th.inboxOf(t, 12), th.unreadOf(t, 12); len(l) != 3 || n != 3 {
+	if l, n := th.InboxOf(t, 12), th.UnreadOf(t, 12); len(l) != 3 || n != 3 {
 		t.Fatalf("after 5 into an inbox of 3: %d entries, unread %d", len(l), n)
 	}
 	// Age: move every entry's score 31 days back, as if time had passed.
@@ -405,25 +352,9 @@ func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	for _, m := range members {
 		testredis.Do(t, rdb, "ZADD", inbox.OrderKey(12), fmt.Sprint(old), m)
 	}
-	if l, n := th.inboxOf(t, 12), th.unreadOf(t, 12); len(l) != 0 || n != 0 {
+	if l, n := th.InboxOf(t, 12), th.UnreadOf(t, 12); len(l) != 0 || n != 0 {
 		t.Fatalf("after 31 days: %d entries, unread %d", len(l), n)
 	}
-}
-
-func FuzzDecodeSettings(f *testing.F) {
-	for _, s := range []string{`{"mutedEventTypes":["comment.created"]}`, `{"mutedEventTypes":[]}`, `{}`, `[]`, `{"mutedEventTypes":"x"}`, `nope`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		var req struct {
-			MutedEventTypes *[]string `json:"mutedEventTypes"`
-		}
-		err := decodeStrict(body, &req)
-		var e *Error
-		if err != nil && (!errors.As(err, &e) || e.Status != 400 || e.Code != "COMMON400") {
-			t.Fatalf("error %v is not a 400 COMMON400", err)
-		}
-	})
 }
 
 // A publish to 10,000 recipients goes to Redis as bounded pipelines, each
@@ -434,7 +365,7 @@ func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.upRate.Store(1 << 20)
-	th := Start(t, proxy.Addr(), nil)
+	th := testhub.Start(t, proxy.Addr(), nil)
 	recipients := make([]string, inbox.MaxRecipients)
 	for i := range recipients {
 		recipients[i] = strconv.Itoa(20000 + i)
@@ -444,7 +375,7 @@ func TestInbox_BigFanOutGoesInBoundedPipelines(t *testing.T) {
 		t.Fatalf("a publish to %d recipients over a slow link: %d %+v", len(recipients), code, env)
 	}
 	for _, u := range []int64{20000, 25000, 29999} {
-		if n := th.unreadOf(t, u); n != 1 {
+		if n := th.UnreadOf(t, u); n != 1 {
 			t.Fatalf("recipient %d has %d unread when the publish answered, want 1", u, n)
 		}
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/ingest"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 // withIngest consumes n ingest partitions, leases of LOCK_TTL_SECS=1.
-func withIngest(n int) func(*Configs) {
-	return func(c *Configs) { c.Ingest.Partitions, c.LockTTL = n, time.Second }
+func withIngest(n int) func(*testhub.Configs) {
+	return func(c *testhub.Configs) { c.Ingest.Partitions, c.LockTTL = n, time.Second }
 }
 
 // xadd adds one entry (field → value pairs) to partition p.
@@ -40,7 +41,7 @@ func xadd(t *testing.T, rdb rueidis.Client, p int, fv ...string) string {
 // waitIngested waits until partitions 0..n-1 have nothing left to do.
 func waitIngested(t *testing.T, rdb rueidis.Client, n int) {
 	t.Helper()
-	Eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
+	testhub.Eventually(t, 30*time.Second, "the ingest streams to be finished", func() bool {
 		for p := range n {
 			if l, _ := rdb.Do(context.Background(), rdb.B().Xlen().Key(ingest.PartitionKey(p)).Build()).AsInt64(); l != 0 {
 				return false
@@ -50,22 +51,6 @@ func waitIngested(t *testing.T, rdb rueidis.Client, n int) {
 	})
 }
 
-type deadPage struct {
-	Entries   []ingest.DeadEntry
-	NextAfter *string
-}
-
-func (th *Hub) ingestDead(t *testing.T, query string) (int, deadPage) {
-	t.Helper()
-	code, env := th.Do(t, http.MethodGet, "/api/v1/internal/ingest/dead?"+query,
-		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey}, "")
-	var page deadPage
-	if code == 200 {
-		Remarshal(t, env.Result, &page)
-	}
-	return code, page
-}
-
 // Entries the HTTP route would refuse are dead with the code and message
 // the route answers for that body, and do not hold up the entries behind
 // them; the rest are published once, in their partition's order, with
@@ -73,7 +58,7 @@ func (th *Hub) ingestDead(t *testing.T, query string) (int, deadPage) {
 func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := StartFull(t, rs.Addr(), withIngest(2), nil, Extras{MaxData: 1024})
+	th := testhub.StartFull(t, rs.Addr(), withIngest(2), nil, testhub.Extras{MaxData: 1024})
 	rdb := testredis.Client(t, rs.Addr())
 	refused := []string{
 		`not json`,
@@ -111,13 +96,13 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("room %d's history holds %v, want %v", room, got, want)
 		}
-		if c := th.countsOf(t, int64(900+room)).Unread; c != int64(len(want)/2) {
+		if c := th.CountsOf(t, int64(900+room)).Unread; c != int64(len(want)/2) {
 			t.Errorf("user %d has %d unread, want %d", 900+room, c, len(want)/2)
 		}
 	}
 
 	// Each dead entry answered as the route answers its body.
-	_, all := th.ingestDead(t, "")
+	_, all := th.IngestDead(t, "")
 	if len(all.Entries) != len(refused)+2 || all.NextAfter != nil {
 		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, len(refused)+2)
 	}
@@ -147,7 +132,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	var paged []ingest.DeadEntry
 	query := "limit=1"
 	for range 20 {
-		code, page := th.ingestDead(t, query)
+		code, page := th.IngestDead(t, query)
 		if code != 200 {
 			t.Fatalf("dead page: %d", code)
 		}
@@ -160,7 +145,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	if !slices.EqualFunc(paged, all.Entries, func(a, b ingest.DeadEntry) bool { return a == b }) {
 		t.Errorf("paged by one: %+v\nwhole: %+v", paged, all.Entries)
 	}
-	_, one := th.ingestDead(t, "partition=1")
+	_, one := th.IngestDead(t, "partition=1")
 	for _, d := range one.Entries {
 		if d.Partition != 1 {
 			t.Errorf("partition=1 lists %+v", d)
@@ -170,15 +155,15 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), len(refused)/2+2)
 	}
 	for _, q := range []string{"partition=2", "partition=x", "after=nope", "after=5:1-0", "limit=0"} {
-		if code, _ := th.ingestDead(t, q); code != 400 {
+		if code, _ := th.IngestDead(t, q); code != 400 {
 			t.Errorf("dead?%s: %d, want 400", q, code)
 		}
 	}
 
-	if got := MetricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
+	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
 		t.Errorf("ingest_entries_total{dead} = %s", got)
 	}
-	if got := MetricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
+	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
 		t.Errorf("ingest_entries_total{published} = %s, want 30", got)
 	}
 	_, env := th.Do(t, http.MethodGet, "/health", nil, "")
@@ -186,7 +171,7 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		IngestLag *int64
 		Ingest    string
 	}
-	Remarshal(t, env.Result, &health)
+	testhub.Remarshal(t, env.Result, &health)
 	if health.IngestLag == nil || health.Ingest != "ok" {
 		t.Errorf("/health says ingest %q, lag %v", health.Ingest, health.IngestLag)
 	}
@@ -206,23 +191,23 @@ func TestIngest_AnEntryReadTwicePublishesOnce(t *testing.T) {
 	xadd(t, rdb, 0, "event", `{"roomId":8,"eventType":"comment.created","data":{"n":1},"recipientIds":[5]}`)
 	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(0), ">")
 
-	dead := Start(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
+	dead := testhub.Start(t, rs.Addr(), nil) // consumes nothing: it publishes as the dead holder did
 	code, env := dead.PublishRaw(t, `{"roomId":8,"eventType":"comment.created","data":{"n":0},"recipientIds":[5],"idempotencyKey":"ingest:`+first+`"}`)
 	if code != 200 {
 		t.Fatalf("the dead holder's publish: %d %+v", code, env)
 	}
-	th := StartWith(t, rs.Addr(), withIngest(1), nil)
+	th := testhub.StartWith(t, rs.Addr(), withIngest(1), nil)
 	waitIngested(t, rdb, 1)
 	code, env = th.Get(t, "/api/v1/rooms/8/events?since=0", th.Token(t, 1))
 	var page hub.EventsPage
-	Remarshal(t, env.Result, &page)
+	testhub.Remarshal(t, env.Result, &page)
 	if code != 200 || len(page.Events) != 2 {
 		t.Fatalf("room 8 holds %d events, want 2 (each once)", len(page.Events))
 	}
-	if c := th.countsOf(t, 5).Unread; c != 2 {
+	if c := th.CountsOf(t, 5).Unread; c != 2 {
 		t.Errorf("user 5 has %d unread, want 2", c)
 	}
-	if got := MetricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
+	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="duplicate"}`); got != "1" {
 		t.Errorf("ingest_entries_total{duplicate} = %s, want 1", got)
 	}
 	if n, _ := rdb.Do(ctx, rdb.B().Xlen().Key(ingest.PartitionKey(0)).Build()).AsInt64(); n != 0 {
@@ -236,9 +221,9 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	a := StartWith(t, rs.Addr(), withIngest(4), nil)
-	b := StartWith(t, rs.Addr(), withIngest(4), nil)
-	Eventually(t, 20*time.Second, "two partitions each", func() bool {
+	a := testhub.StartWith(t, rs.Addr(), withIngest(4), nil)
+	b := testhub.StartWith(t, rs.Addr(), withIngest(4), nil)
+	testhub.Eventually(t, 20*time.Second, "two partitions each", func() bool {
 		return len(a.Ingest.Owned()) == 2 && len(b.Ingest.Owned()) == 2
 	})
 	o := append(a.Ingest.Owned(), b.Ingest.Owned()...)
@@ -253,7 +238,7 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 	for p := range 4 {
 		xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{}}`, 20+p))
 	}
-	Eventually(t, 20*time.Second, "B to hold all four", func() bool { return len(b.Ingest.Owned()) == 4 })
+	testhub.Eventually(t, 20*time.Second, "B to hold all four", func() bool { return len(b.Ingest.Owned()) == 4 })
 	waitIngested(t, rdb, 4)
 }
 
@@ -262,7 +247,7 @@ func TestIngest_InstancesShareThePartitionsAndTakeOver(t *testing.T) {
 func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 	t.Parallel()
 	cl := testredis.StartCluster(t)
-	th := StartWith(t, cl.Addrs()[0], func(c *Configs) {
+	th := testhub.StartWith(t, cl.Addrs()[0], func(c *testhub.Configs) {
 		c.RedisURL = "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 		withIngest(8)(c)
 	}, nil)
@@ -287,7 +272,7 @@ func TestCluster_IngestConsumesEveryMaster(t *testing.T) {
 		if got := th.HistoryNs(t, int64(8+p)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 			t.Errorf("room %d's history: %v", 8+p, got)
 		}
-		if c := th.countsOf(t, int64(70+p)).Unread; c != 5 {
+		if c := th.CountsOf(t, int64(70+p)).Unread; c != 5 {
 			t.Errorf("user %d has %d unread, want 5", 70+p, c)
 		}
 	}
@@ -311,7 +296,7 @@ func TestIngest_ABacklogKeepsEachRoomsOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	th := StartWith(t, rs.Addr(), withIngest(4), nil)
+	th := testhub.StartWith(t, rs.Addr(), withIngest(4), nil)
 	waitIngested(t, rdb, 4)
 	want := make([]int, 150)
 	for i := range want {
@@ -348,8 +333,8 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 		}
 	}
 	testredis.Do(t, rdb, "HSET", first, "not", "a string") // the first entry's publish fails on it; the later ones' would not
-	th := StartWith(t, rs.Addr(), withIngest(1), nil)
-	Eventually(t, 20*time.Second, "room 43's entries", func() bool {
+	th := testhub.StartWith(t, rs.Addr(), withIngest(1), nil)
+	testhub.Eventually(t, 20*time.Second, "room 43's entries", func() bool {
 		return slices.Equal(th.HistoryNs(t, 43), []int{2, 4, 6}) && slices.Equal(th.HistoryNs(t, 44), []int{0})
 	})
 	if got := th.HistoryNs(t, 42); len(got) != 0 {
@@ -363,7 +348,7 @@ func TestIngest_ARoomThatCannotBePublishedWaitsInOrder(t *testing.T) {
 	if got := th.HistoryNs(t, 43); !slices.Equal(got, []int{2, 4, 6}) {
 		t.Fatalf("room 43's history %v, want [2 4 6] (each once)", got)
 	}
-	if n := th.unreadOf(t, 7); n != 6 {
+	if n := th.UnreadOf(t, 7); n != 6 {
 		t.Fatalf("the recipient's unread count is %d, want 6 (each entry once)", n)
 	}
 }
@@ -375,8 +360,8 @@ func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	th := StartWith(t, rs.Addr(), withIngest(1), nil)
-	Eventually(t, 15*time.Second, "the hub listening for entries (a connection tracking keys)", func() bool {
+	th := testhub.StartWith(t, rs.Addr(), withIngest(1), nil)
+	testhub.Eventually(t, 15*time.Second, "the hub listening for entries (a connection tracking keys)", func() bool {
 		list, _ := rdb.Do(context.Background(), rdb.B().ClientList().Build()).ToString()
 		return strings.Contains(list, "flags=tB")
 	})
@@ -384,7 +369,7 @@ func TestIngest_AnEntryWokenOnThatFailsIsReadAgain(t *testing.T) {
 	poison := hub.IdempotencyKey(42, ingest.IdempotencyKey(id))
 	testredis.Do(t, rdb, "HSET", poison, "not", "a string") // its publish fails on it
 	testredis.Do(t, rdb, "XADD", ingest.PartitionKey(0), id, "event", `{"roomId":42,"eventType":"comment.created","data":{"n":1}}`)
-	Eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
+	testhub.Eventually(t, 15*time.Second, "the entry read and left pending", func() bool {
 		n, _ := rdb.Do(context.Background(), rdb.B().Xpending().Key(ingest.PartitionKey(0)).Group(ingest.Group).Build()).ToArray()
 		c, _ := n[0].AsInt64()
 		return c == 1
@@ -410,8 +395,8 @@ func TestIngest_ATakenPartitionsPendingEntriesAreReadAtOnce(t *testing.T) {
 	// The holder that died: it read them (now pending) and holds the lease a while.
 	testredis.Do(t, rdb, "XREADGROUP", "GROUP", ingest.Group, "roomhub", "COUNT", "10", "STREAMS", ingest.PartitionKey(1), ">")
 	testredis.Do(t, rdb, "SET", ingest.LeaseKey(1), "the-dead-one", "PX", "2500")
-	th := StartWith(t, rs.Addr(), withIngest(2), nil)
-	Eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.HistoryNs(t, 51), []int{0, 1, 2}) })
+	th := testhub.StartWith(t, rs.Addr(), withIngest(2), nil)
+	testhub.Eventually(t, 20*time.Second, "the pending entries published", func() bool { return slices.Equal(th.HistoryNs(t, 51), []int{0, 1, 2}) })
 	waitIngested(t, rdb, 2)
 }
 
@@ -423,13 +408,13 @@ func TestIngest_ReadmesRedisCliLineRunsAsPrinted(t *testing.T) {
 		t.Fatalf("README's ingest example is not the redis-cli line this test knows: %q", line)
 	}
 	rs := testredis.Start(t)
-	th := StartWith(t, rs.Addr(), withIngest(16), nil)
+	th := testhub.StartWith(t, rs.Addr(), withIngest(16), nil)
 	host, port, _ := strings.Cut(rs.Addr(), ":")
 	out, err := exec.Command("bash", "-c", strings.Replace(line, "redis-cli ", "redis-cli -h "+host+" -p "+port+" ", 1)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
-	Eventually(t, 15*time.Second, "room 42's event and user 7's item", func() bool {
-		return len(th.HistoryNs(t, 42)) == 1 && th.countsOf(t, 7).Unread == 1
+	testhub.Eventually(t, 15*time.Second, "room 42's event and user 7's item", func() bool {
+		return len(th.HistoryNs(t, 42)) == 1 && th.CountsOf(t, 7).Unread == 1
 	})
 }

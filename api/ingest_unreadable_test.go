@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"roomhub/hub/ingest"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -20,14 +21,14 @@ func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
 	testredis.Do(t, rdb, "SET", ingest.PartitionKey(1), "not a stream")
-	th := StartWith(t, rs.Addr(), withIngest(2), nil)
+	th := testhub.StartWith(t, rs.Addr(), withIngest(2), nil)
 	health := func() (int, string) {
 		code, env := th.Do(t, http.MethodGet, "/health", nil, "")
 		var h struct{ Ingest string }
-		Remarshal(t, env.Result, &h)
+		testhub.Remarshal(t, env.Result, &h)
 		return code, h.Ingest
 	}
-	Eventually(t, 20*time.Second, "/health to say ingest is degraded", func() bool { _, s := health(); return s == "degraded" })
+	testhub.Eventually(t, 20*time.Second, "/health to say ingest is degraded", func() bool { _, s := health(); return s == "degraded" })
 	if code, _ := health(); code != 200 {
 		t.Fatalf("/health answers %d: a partition it cannot read must not take the streams down", code)
 	}
@@ -36,7 +37,7 @@ func TestIngest_APartitionThatCannotBeReadDegradesIngestOnly(t *testing.T) {
 	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(1))
 	xadd(t, rdb, 1, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 2)
-	Eventually(t, 20*time.Second, "/health to say ingest is ok", func() bool { _, s := health(); return s == "ok" })
+	testhub.Eventually(t, 20*time.Second, "/health to say ingest is ok", func() bool { _, s := health(); return s == "ok" })
 }
 
 // One key that is not a stream, set after the hub took its partition,
@@ -47,22 +48,22 @@ func TestIngest_AWrongKeyStallsOnlyItsPartition(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	rdb := testredis.Client(t, rs.Addr())
-	th := StartWith(t, rs.Addr(), withIngest(4), nil)
-	Eventually(t, 20*time.Second, "the hub to consume the 4 partitions", func() bool { return len(th.Ingest.Owned()) == 4 })
+	th := testhub.StartWith(t, rs.Addr(), withIngest(4), nil)
+	testhub.Eventually(t, 20*time.Second, "the hub to consume the 4 partitions", func() bool { return len(th.Ingest.Owned()) == 4 })
 	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(3))
 	testredis.Do(t, rdb, "SET", ingest.PartitionKey(3), "oops")
 	for p := range 3 {
 		xadd(t, rdb, p, "event", fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{}}`, p))
 	}
 	waitIngested(t, rdb, 3)
-	Eventually(t, 20*time.Second, "the partition to be reported", func() bool {
-		return MetricValue(t, th, `ingest_partition_unreadable{partition="3"}`) == "1" && th.Ingest.Status() == "degraded"
+	testhub.Eventually(t, 20*time.Second, "the partition to be reported", func() bool {
+		return testhub.MetricValue(t, th, `ingest_partition_unreadable{partition="3"}`) == "1" && th.Ingest.Status() == "degraded"
 	})
 	testredis.Do(t, rdb, "DEL", ingest.PartitionKey(3))
 	xadd(t, rdb, 3, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	waitIngested(t, rdb, 4)
-	Eventually(t, 20*time.Second, "the partition to be read again", func() bool {
-		return MetricValue(t, th, `ingest_partition_unreadable{partition="3"}`) == "0" && th.Ingest.Status() == "ok"
+	testhub.Eventually(t, 20*time.Second, "the partition to be read again", func() bool {
+		return testhub.MetricValue(t, th, `ingest_partition_unreadable{partition="3"}`) == "0" && th.Ingest.Status() == "ok"
 	})
 }
 
@@ -81,14 +82,14 @@ func TestIngest_LagIsMeasuredBesideAnUnreadablePartition(t *testing.T) {
 		xadd(t, rdb, 3, "event", `{"roomId":3,"eventType":"comment.created","data":{}}`)
 	}
 	testredis.Do(t, rdb, "SET", ingest.PartitionKey(0), "oops")
-	th := StartWith(t, rs.Addr(), withIngest(4), nil)
-	Eventually(t, 20*time.Second, "the lag of partition 3", func() bool {
-		if MetricValue(t, th, `ingest_lag_entries{partition="3"}`) != "5" {
+	th := testhub.StartWith(t, rs.Addr(), withIngest(4), nil)
+	testhub.Eventually(t, 20*time.Second, "the lag of partition 3", func() bool {
+		if testhub.MetricValue(t, th, `ingest_lag_entries{partition="3"}`) != "5" {
 			return false
 		}
 		_, env := th.Do(t, http.MethodGet, "/health", nil, "")
 		var h struct{ IngestLag int64 }
-		Remarshal(t, env.Result, &h)
+		testhub.Remarshal(t, env.Result, &h)
 		return h.IngestLag == 5
 	})
 }
@@ -104,7 +105,7 @@ func TestIngest_FindsStreamsItWillNeverRead(t *testing.T) {
 	testredis.Do(t, rdb, "XADD", "ingest:10", "*", "event", "{}")
 	testredis.Do(t, rdb, "XADD", "ingest:10", "*", "event", "{}")
 	testredis.Do(t, rdb, "SET", "ingest:notastream", "x")
-	th := StartWith(t, rs.Addr(), withIngest(16), nil)
+	th := testhub.StartWith(t, rs.Addr(), withIngest(16), nil)
 	xadd(t, rdb, 2, "event", `{"roomId":2,"eventType":"comment.created","data":{"k":"x"}}`) // a partition of its own, and a dead list:
 	xadd(t, rdb, 2, "event", `not json`)
 	waitIngested(t, rdb, 3)

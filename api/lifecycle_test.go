@@ -1,10 +1,9 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,82 +11,20 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
-
-// notifyWith publishes one event to recipients with extra publish fields
-// (JSON members, e.g. `"severity":"high"`) and returns the notificationId.
-func (th *Hub) notifyWith(t testing.TB, room int64, extra string, recipients ...int64) string {
-	t.Helper()
-	r := th.notifyExtra(t, room, "comment.created", extra, recipients...)
-	return fmt.Sprintf("%d:%s", room, r.StreamID)
-}
-
-// countsOf reads GET /notifications/counts.
-func (th *Hub) countsOf(t testing.TB, user int64) countsData {
-	t.Helper()
-	code, env := th.Get(t, "/api/v1/notifications/counts", th.Token(t, user))
-	if code != 200 {
-		t.Fatalf("counts: %d %+v", code, env)
-	}
-	var c countsData
-	Remarshal(t, env.Result, &c)
-	return c
-}
-
-// listOf reads every item of the user's inbox that passes the query's
-// filter, page by page (pages of 7: paging within the filter is tested too).
-func (th *Hub) listOf(t testing.TB, user int64, query string) []inbox.Notification {
-	t.Helper()
-	var all []inbox.Notification
-	before := ""
-	for pages := 0; ; pages++ {
-		q := "/api/v1/notifications?limit=7&" + query
-		if before != "" {
-			q += "&before=" + url.QueryEscape(before)
-		}
-		code, env := th.Get(t, q, th.Token(t, user))
-		if code != 200 {
-			t.Fatalf("GET %s: %d %+v", q, code, env)
-		}
-		var p inbox.InboxPage
-		Remarshal(t, env.Result, &p)
-		all = append(all, p.Notifications...)
-		if !p.HasMore {
-			return all
-		}
-		if pages > 1000 || p.NextBefore == nil {
-			t.Fatalf("paging %s does not end", query)
-		}
-		before = *p.NextBefore
-	}
-}
-
-// act sends PATCH /notifications/{id}/{action} and returns the item.
-func (th *Hub) act(t testing.TB, user int64, id, action, body string) inbox.Notification {
-	t.Helper()
-	code, env := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+url.PathEscape(id)+"/"+action, user, body)
-	if code != 200 {
-		t.Fatalf("%s %s: %d %+v", action, id, code, env)
-	}
-	var r struct{ Notification inbox.Notification }
-	Remarshal(t, env.Result, &r)
-	if r.Notification.NotificationID != id {
-		t.Fatalf("%s %s answered %+v", action, id, r)
-	}
-	return r.Notification
-}
 
 // checkCountsMatchLists asserts that every count equals what the list
 // returns for the same filter. Items may expire meanwhile (every read
 // settles the inbox first): a check during which the version moved is
 // made again.
-func checkCountsMatchLists(t *testing.T, th *Hub, user int64) countsData {
+func checkCountsMatchLists(t *testing.T, th *testhub.Hub, user int64) testhub.Counts {
 	t.Helper()
 	for range 20 {
-		c := th.countsOf(t, user)
+		c := th.CountsOf(t, user)
 		problem := countsVersusLists(t, th, user, c)
-		if th.countsOf(t, user).Version != c.Version {
+		if th.CountsOf(t, user).Version != c.Version {
 			continue // something expired or woke during the check
 		}
 		if problem != "" {
@@ -96,26 +33,26 @@ func checkCountsMatchLists(t *testing.T, th *Hub, user int64) countsData {
 		return c
 	}
 	t.Fatalf("user %d: the inbox kept changing during 20 checks", user)
-	return countsData{}
+	return testhub.Counts{}
 }
 
 // countsVersusLists describes the first count that differs from its list.
-func countsVersusLists(t *testing.T, th *Hub, user int64, c countsData) string {
+func countsVersusLists(t *testing.T, th *testhub.Hub, user int64, c testhub.Counts) string {
 	t.Helper()
 	for q, want := range map[string]int64{"": c.Visible, "state=unread": c.Unread, "state=unseen": c.Unseen,
 		"state=read": c.Visible - c.Unread, "state=archived": c.Archived, "state=snoozed": c.Snoozed,
 		"state=all": c.Visible + c.Archived + c.Snoozed} {
-		if got := int64(len(th.listOf(t, user, q))); got != want {
+		if got := int64(len(th.ListOf(t, user, q))); got != want {
 			return fmt.Sprintf("list ?%s has %d items, counts say %d", q, got, want)
 		}
 	}
-	if n := th.unreadOf(t, user); n != c.Unread {
+	if n := th.UnreadOf(t, user); n != c.Unread {
 		return fmt.Sprintf("unread %d, counts say %d", n, c.Unread)
 	}
 	for name, by := range map[string]map[string]struct{ Visible, Unread, Unseen int64 }{"tags": c.ByTag, "severity": c.BySeverity} {
 		for k, v := range by {
 			for q, want := range map[string]int64{"": v.Visible, "&state=unread": v.Unread, "&state=unseen": v.Unseen} {
-				if got := int64(len(th.listOf(t, user, name+"="+k+q))); got != want {
+				if got := int64(len(th.ListOf(t, user, name+"="+k+q))); got != want {
 					return fmt.Sprintf("list ?%s=%s%s has %d items, counts say %d", name, k, q, got, want)
 				}
 			}
@@ -125,28 +62,28 @@ func countsVersusLists(t *testing.T, th *Hub, user int64, c countsData) string {
 }
 
 func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 40
-	s := th.userStream(t, u, "")
-	s.Next(t, Wait)
-	if c := s.nextCounts(t); c.Visible != 0 {
+	s := th.UserStream(t, u, "")
+	s.Next(t, testhub.Wait)
+	if c := s.NextCounts(t); c.Visible != 0 {
 		t.Fatalf("empty inbox counts %+v", c)
 	}
-	a := th.notifyWith(t, 120, `"severity":"high","tags":["billing","eu"]`, u)
-	b := th.notifyWith(t, 121, `"tags":["eu"]`, u)
-	c := th.notifyWith(t, 120, "", u)
+	a := th.NotifyWith(t, 120, `"severity":"high","tags":["billing","eu"]`, u)
+	b := th.NotifyWith(t, 121, `"tags":["eu"]`, u)
+	c := th.NotifyWith(t, 120, "", u)
 	version := int64(0)
 	// next reads the next event of the user's stream, of type typ, and checks
 	// that its counts are those of the API and that the version rose.
 	created := 0
 	next := func(typ string) map[string]json.RawMessage {
 		t.Helper()
-		f := s.Next(t, Wait)
+		f := s.Next(t, testhub.Wait)
 		var d map[string]json.RawMessage
 		if f.Event != typ || f.ID == "" || json.Unmarshal([]byte(f.Data), &d) != nil {
 			t.Fatalf("got %+v, want %s with an id", f, typ)
 		}
-		var counts countsData
+		var counts testhub.Counts
 		if err := json.Unmarshal(d["counts"], &counts); err != nil || counts.Version <= version {
 			t.Fatalf("%s counts %s: version %d after %d", typ, d["counts"], counts.Version, version)
 		}
@@ -157,7 +94,7 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 			}
 			return d
 		}
-		if now := th.countsOf(t, u); now.Version != counts.Version || now.Visible != counts.Visible || now.Unread != counts.Unread {
+		if now := th.CountsOf(t, u); now.Version != counts.Version || now.Visible != counts.Visible || now.Unread != counts.Unread {
 			t.Fatalf("%s carried counts %+v, the API says %+v", typ, counts, now)
 		}
 		return d
@@ -170,21 +107,21 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 		counts.ByTag["billing"].Unread != 1 || counts.BySeverity["high"].Visible != 1 || counts.BySeverity["normal"].Visible != 2 {
 		t.Fatalf("counts %+v", counts)
 	}
-	items := th.listOf(t, u, "")
+	items := th.ListOf(t, u, "")
 	if len(items) != 3 || items[0].NotificationID != c || items[2].NotificationID != a || items[2].Severity != "high" ||
 		strings.Join(items[2].Tags, ",") != "billing,eu" || items[0].Severity != "normal" || items[0].Tags == nil ||
 		items[0].SeenAt != nil || items[0].ActivityAt == "" || items[0].Group != nil {
 		t.Fatalf("items %+v", items)
 	}
 
-	if n := th.act(t, u, b, "seen", ""); n.SeenAt == nil || n.ReadAt != nil {
+	if n := th.Act(t, u, b, "seen", ""); n.SeenAt == nil || n.ReadAt != nil {
 		t.Fatalf("seen: %+v", n)
 	}
 	next(inbox.NotificationUpdatedType)
-	if n := th.act(t, u, b, "seen", ""); n.SeenAt == nil {
+	if n := th.Act(t, u, b, "seen", ""); n.SeenAt == nil {
 		t.Fatalf("seen again: %+v", n)
 	}
-	if n := th.act(t, u, a, "archive", ""); n.ArchivedAt == nil || n.SeenAt == nil {
+	if n := th.Act(t, u, a, "archive", ""); n.ArchivedAt == nil || n.SeenAt == nil {
 		t.Fatalf("archive: %+v", n)
 	}
 	d := next(inbox.NotificationUpdatedType)
@@ -200,10 +137,10 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 	if _, present := counts.ByTag["billing"]; !present {
 		t.Fatal("a tag with an archived item must stay listed")
 	}
-	th.act(t, u, a, "unarchive", "")
+	th.Act(t, u, a, "unarchive", "")
 	next(inbox.NotificationUpdatedType)
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if n := th.act(t, u, c, "snooze", `{"until":"`+until+`"}`); n.SnoozedUntil == nil || n.SeenAt == nil {
+	if n := th.Act(t, u, c, "snooze", `{"until":"`+until+`"}`); n.SnoozedUntil == nil || n.SeenAt == nil {
 		t.Fatalf("snooze: %+v", n)
 	}
 	next(inbox.NotificationUpdatedType)
@@ -211,24 +148,24 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 	if counts.Snoozed != 1 || counts.Visible != 2 {
 		t.Fatalf("after snooze: %+v", counts)
 	}
-	if n := th.act(t, u, c, "unsnooze", ""); n.SnoozedUntil != nil || n.SeenAt != nil {
+	if n := th.Act(t, u, c, "unsnooze", ""); n.SnoozedUntil != nil || n.SeenAt != nil {
 		t.Fatalf("unsnooze: %+v (it comes back unseen)", n)
 	}
 	next(inbox.NotificationUpdatedType)
-	if items := th.listOf(t, u, ""); items[0].NotificationID != c {
+	if items := th.ListOf(t, u, ""); items[0].NotificationID != c {
 		t.Fatalf("a woken item is at the top: %+v", items[0])
 	}
-	code, env := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, "")
+	code, env := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, "")
 	if code != 200 || fmt.Sprint(env.Result) != fmt.Sprintf("map[deleted:true notificationId:%s]", b) {
 		t.Fatalf("delete: %d %+v", code, env)
 	}
 	if d := next(inbox.NotificationDeletedType); string(d["reason"]) != `"deleted"` || !strings.Contains(string(d["notificationIds"]), b) {
 		t.Fatalf("notification.deleted %v", d)
 	}
-	if code, _ := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, ""); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, ""); code != 200 {
 		t.Fatalf("deleting again: %d, want 200", code)
 	}
-	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+b+"/seen", u, ""); code != 404 {
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+b+"/seen", u, ""); code != 404 {
 		t.Fatalf("seen of a deleted item: %d, want 404", code)
 	}
 	counts = checkCountsMatchLists(t, th, u)
@@ -236,17 +173,17 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 		t.Fatalf("after delete: %+v", counts)
 	}
 	// Bulk: read over a filter up to an item, then archive by ids.
-	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
+	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		`{"action":"read","filter":{"state":"unread","tags":["eu"]}}`)
 	var br inbox.BulkResult
-	Remarshal(t, env.Result, &br)
+	testhub.Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 1 || br.At == "" {
 		t.Fatalf("bulk read: %d %+v", code, env)
 	}
 	next(inbox.NotificationReadType)
-	code, env = th.userDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
+	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		fmt.Sprintf(`{"action":"archive","notificationIds":[%q,%q,"9:1-0"]}`, a, c))
-	Remarshal(t, env.Result, &br)
+	testhub.Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 2 {
 		t.Fatalf("bulk archive: %d %+v", code, env)
 	}
@@ -258,9 +195,9 @@ func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 }
 
 func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 41
-	id := th.notifyWith(t, 122, "", u)
+	id := th.NotifyWith(t, 122, "", u)
 	hundredOne := make([]string, 101)
 	for i := range hundredOne {
 		hundredOne[i] = strconv.Quote(fmt.Sprintf("1:%d-0", i+1))
@@ -296,7 +233,7 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 		{"GET", "/api/v1/notifications?eventType=Bad", "", 400},
 		{"GET", "/api/v1/notifications?state=archived&tags=a,b&severity=high,low&eventType=comment.created&roomId=5", "", 200},
 	} {
-		code, env := th.userDo(t, tc.method, tc.path, u, tc.body)
+		code, env := th.UserDo(t, tc.method, tc.path, u, tc.body)
 		want := map[int]string{200: "COMMON200", 400: "COMMON400", 404: "COMMON404"}[tc.code]
 		if code != tc.code || env.Code != want {
 			t.Errorf("%s %s %.60s: %d %s, want %d %s", tc.method, tc.path, tc.body, code, env.Code, tc.code, want)
@@ -321,7 +258,7 @@ func TestLifecycle_ValidationAnswersTheDesignCodes(t *testing.T) {
 // and unread_count, nothing else) reads right after the upgrade: items
 // without the new fields, counts recounted once, exact.
 func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 43
 	now := time.Now().UnixMilli()
 	for i, read := range []bool{false, true, false} {
@@ -338,7 +275,7 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	if c.Visible != 3 || c.Unread != 2 || c.Unseen != 3 || c.BySeverity["normal"].Visible != 3 {
 		t.Fatalf("counts of an old inbox %+v", c)
 	}
-	items := th.listOf(t, u, "")
+	items := th.ListOf(t, u, "")
 	if len(items) != 3 || items[0].Severity != "normal" || items[0].Tags == nil || len(items[0].Tags) != 0 ||
 		items[0].ExpiresAt != nil || items[1].ReadAt == nil {
 		t.Fatalf("old items %+v", items)
@@ -354,7 +291,7 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 	// still shows to the next reader, who recounts.
 	testredis.Do(t, th.Redis, "HSET", inbox.ReadKey(u), items[2].NotificationID, "2026-11-23T00:00:11.000Z")
 	testredis.Do(t, th.Redis, "DECR", inbox.UnreadCountKey(u))
-	th.notify(t, 7, "comment.created", u)
+	th.Notify(t, 7, "comment.created", u)
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 4 || c.Unread != 1 {
 		t.Fatalf("after an old hub's read and a publish %+v", c)
 	}
@@ -368,16 +305,16 @@ func TestLifecycle_InboxFromBeforeTheUpgrade(t *testing.T) {
 // notification.deleted, reason retention.
 func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval, c.Inbox.MaxEntries = sink.URL, 0, 2
 	})
 	const u = 61
-	s := th.settledUserStream(t, u)
-	a := th.notifyWith(t, 150, "", u)
-	if code, _ := th.userDo(t, http.MethodPatch, "/api/v1/notifications/"+a+"/read", u, ""); code != 200 {
+	s := th.SettledUserStream(t, u)
+	a := th.NotifyWith(t, 150, "", u)
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+a+"/read", u, ""); code != 200 {
 		t.Fatalf("read: %d", code)
 	}
-	if code, _ := th.userDo(t, http.MethodDelete, "/api/v1/notifications/"+a, u, ""); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+a, u, ""); code != 200 {
 		t.Fatalf("delete: %d", code)
 	}
 	if st, err := th.Inbox.FlushReads(t.Context()); err != nil || st.Flushed != 1 {
@@ -389,15 +326,15 @@ func TestLifecycle_DeletedReadIsFlushedAndRetentionIsAnnounced(t *testing.T) {
 	if got != 1 {
 		t.Fatalf("the deleted item's read reached the sink %d times, want 1", got)
 	}
-	b := th.notifyWith(t, 150, "", u)
-	th.notifyWith(t, 150, "", u)
-	th.notifyWith(t, 150, "", u) // the third: b drops out
-	f := s.NextMatching(t, Wait, func(f Frame) bool {
+	b := th.NotifyWith(t, 150, "", u)
+	th.NotifyWith(t, 150, "", u)
+	th.NotifyWith(t, 150, "", u) // the third: b drops out
+	f := s.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool {
 		return f.Event == inbox.NotificationDeletedType && strings.Contains(f.Data, `"reason":"retention"`)
 	})
 	var d struct {
 		NotificationIDs []string
-		Counts          countsData
+		Counts          testhub.Counts
 	}
 	if err := json.Unmarshal([]byte(f.Data), &d); err != nil || len(d.NotificationIDs) != 1 || d.NotificationIDs[0] != b || d.Counts.Visible != 2 {
 		t.Fatalf("retention: %s", f.Data)

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -17,17 +18,17 @@ import (
 // unseen, at the top, by the timer worker, with notification.updated.
 func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 42
-	s := th.settledUserStream(t, u)
-	keep := th.notifyWith(t, 123, "", u)
-	s.Next(t, Wait)
+	s := th.SettledUserStream(t, u)
+	keep := th.NotifyWith(t, 123, "", u)
+	s.Next(t, testhub.Wait)
 	// Far enough ahead that a slow publish is not refused as already past.
-	exp := th.notifyWith(t, 123, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	if f := s.Next(t, Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"expiresAt":"`) {
+	exp := th.NotifyWith(t, 123, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
+	if f := s.Next(t, testhub.Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, `"expiresAt":"`) {
 		t.Fatalf("created %+v", f)
 	}
-	f := s.NextMatching(t, 20*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationDeletedType })
+	f := s.NextMatching(t, 20*time.Second, func(f testhub.Frame) bool { return f.Event == inbox.NotificationDeletedType })
 	if !strings.Contains(f.Data, exp) || !strings.Contains(f.Data, `"reason":"expired"`) {
 		t.Fatalf("expiry: %s", f.Data)
 	}
@@ -36,12 +37,12 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	}
 	// Snooze keep, then let its time come (moved to now in Redis: the API's
 	// shortest snooze is a minute).
-	th.act(t, u, keep, "snooze", `{"until":"`+time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)+`"}`)
-	s.NextMatching(t, Wait, func(f Frame) bool { return f.Event == inbox.NotificationUpdatedType })
+	th.Act(t, u, keep, "snooze", `{"until":"`+time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)+`"}`)
+	s.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	testredis.Do(t, th.Redis, "ZADD", inbox.DueKey(u), now, "s:"+keep)
 	testredis.Do(t, th.Redis, "ZADD", inbox.TimersKey(u%inbox.TimerShards), now, strconv.Itoa(u))
-	f = s.NextMatching(t, 10*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationUpdatedType })
+	f = s.NextMatching(t, 10*time.Second, func(f testhub.Frame) bool { return f.Event == inbox.NotificationUpdatedType })
 	var upd struct{ Notifications []inbox.Notification }
 	if json.Unmarshal([]byte(f.Data), &upd) != nil || len(upd.Notifications) != 1 || upd.Notifications[0].NotificationID != keep ||
 		upd.Notifications[0].SnoozedUntil != nil || upd.Notifications[0].SeenAt != nil {
@@ -50,7 +51,7 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 	if c := checkCountsMatchLists(t, th, u); c.Visible != 1 || c.Snoozed != 0 || c.Unseen != 1 {
 		t.Fatalf("after wake %+v", c)
 	}
-	Eventually(t, Wait, "the timer index emptied", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the timer index emptied", func() bool {
 		n, _ := testredis.Do(t, th.Redis, "ZCARD", inbox.TimersKey(u%inbox.TimerShards)).AsInt64()
 		return n == 0
 	})
@@ -61,13 +62,13 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	a, b := Start(t, rs.Addr(), nil), Start(t, rs.Addr(), nil)
+	a, b := testhub.Start(t, rs.Addr(), nil), testhub.Start(t, rs.Addr(), nil)
 	const u = 62
-	s := b.userStream(t, u, "")
-	s.Next(t, Wait)
-	s.nextCounts(t)
-	id := a.notifyWith(t, 151, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
-	s.Next(t, Wait) // created
+	s := b.UserStream(t, u, "")
+	s.Next(t, testhub.Wait)
+	s.NextCounts(t)
+	id := a.NotifyWith(t, 151, `"expiresAt":"`+time.Now().Add(5*time.Second).UTC().Format(time.RFC3339Nano)+`"`, u)
+	s.Next(t, testhub.Wait) // created
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.Hub.EndStreams(ctx); err != nil {
@@ -76,7 +77,7 @@ func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
 	if err := a.Hub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := s.NextMatching(t, 20*time.Second, func(f Frame) bool { return f.Event == inbox.NotificationDeletedType })
+	f := s.NextMatching(t, 20*time.Second, func(f testhub.Frame) bool { return f.Event == inbox.NotificationDeletedType })
 	if !strings.Contains(f.Data, id) || !strings.Contains(f.Data, `"reason":"expired"`) {
 		t.Fatalf("expiry after instance A closed: %s", f.Data)
 	}

@@ -1,28 +1,26 @@
-package api
+package api_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestStream_EndsWhenTokenExpires(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	tok, err := th.Tokens.Sign(4, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -31,9 +29,9 @@ func TestStream_EndsWhenTokenExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := OpenSSE(t, th.URL+"/api/v1/rooms/80/stream", tok, "")
+	c := testhub.OpenSSE(t, th.URL+"/api/v1/rooms/80/stream", tok, "")
 	res := th.Publish(t, 80, "comment.created", map[string]any{})
-	if f := c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
+	if f := c.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "comment.created" }); f.ID != res.StreamID {
 		t.Fatalf("the stream before its token expired: %+v", f)
 	}
 	rest := c.Ended(t, 15*time.Second) // a revoked user does not listen forever
@@ -48,7 +46,7 @@ func TestStream_EndsWhenTokenExpires(t *testing.T) {
 }
 
 func TestStream_KeepaliveComments(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.KeepAlive = time.Second })
 	c := th.OpenStream(t, 81, 1, "")
 	for {
 		f, ok := c.NextAny(t, 5*time.Second)
@@ -68,8 +66,8 @@ func TestStream_KeepaliveComments(t *testing.T) {
 // wake-up does not fail it; a clock that looked once per interval would put
 // most gaps near 2 s.
 func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
-	c := th.settledUserStream(t, 3) // its opening events are the last bytes before the silence
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.KeepAlive = time.Second })
+	c := th.SettledUserStream(t, 3) // its opening events are the last bytes before the silence
 	last := time.Now()
 	var gaps []time.Duration
 	for len(gaps) < 5 {
@@ -91,7 +89,7 @@ func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.WriteTimeout = time.Second
 		c.ChannelCapacity = 100000 // never lagged: only the write deadline can end it
 	})
@@ -101,13 +99,13 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /api/v1/rooms/82/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.Token(t, 2))
-	Eventually(t, Wait, "stream open", func() bool { return th.Hub.Health(t.Context()).ActiveConnections == 1 })
+	testhub.Eventually(t, testhub.Wait, "stream open", func() bool { return th.Hub.Health(t.Context()).ActiveConnections == 1 })
 	big := strings.Repeat("x", 60000)
 	for i := 0; i < 400; i++ { // 24 MB: more than the socket buffers hold
 		th.Publish(t, 82, "comment.created", map[string]any{"pad": big})
 	}
 	// The client never reads: the server must give up on it by itself.
-	Eventually(t, 30*time.Second, "stalled stream dropped", func() bool {
+	testhub.Eventually(t, 30*time.Second, "stalled stream dropped", func() bool {
 		return th.Hub.Health(t.Context()).ActiveConnections == 0
 	})
 }
@@ -115,7 +113,7 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	rs.Pause()
 	defer rs.Resume()
 	code, env := th.PublishRaw(t, `{"roomId":1,"eventType":"comment.created","data":{}}`)
@@ -129,13 +127,13 @@ func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
 }
 
 func TestCORS_AllowedOriginsWithCredentials(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{"https://app.test"} })
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.AllowedOrigins = []string{"https://app.test"} })
 	for origin, allowed := range map[string]bool{"https://app.test": true, "https://evil.test": false} {
 		req, _ := http.NewRequest(http.MethodOptions, th.URL+"/api/v1/rooms/1/events", nil)
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Access-Control-Request-Method", "GET")
 		req.Header.Set("Access-Control-Request-Headers", "authorization")
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,27 +148,9 @@ func TestCORS_AllowedOriginsWithCredentials(t *testing.T) {
 	}
 }
 
-func TestRecover_PanicIsCOMMON500AndLogged(t *testing.T) {
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(log)
-	e.Use(recoverJSON(log))
-	e.GET("/boom", func(echo.Context) error { panic("secret detail") })
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/boom", nil))
-	body := rec.Body.String()
-	if rec.Code != 500 || !strings.Contains(body, `"code":"COMMON500"`) || strings.Contains(body, "secret") {
-		t.Fatalf("panic answered %d %s", rec.Code, body)
-	}
-	if !strings.Contains(logs.String(), "secret detail") {
-		t.Fatalf("panic not logged: %s", logs.String())
-	}
-}
-
 func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
-	srv := NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), discardLog())
+	srv := api.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), slog.New(slog.DiscardHandler))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -196,10 +176,10 @@ func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
 }
 
 func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) {
 		// Budgets that refill too slowly to matter: what is tested is the
 		// burst, however long the machine takes to spend it.
-		c.StreamOpens, c.Heartbeats = Budget{PerSec: 0.001, Burst: 2}, Budget{PerSec: 0.001, Burst: 3}
+		c.StreamOpens, c.Heartbeats = api.Budget{PerSec: 0.001, Burst: 2}, api.Budget{PerSec: 0.001, Burst: 3}
 	})
 	tok := th.Token(t, 5)
 	check := func(what string, call func() *http.Response, ok int) {
@@ -222,7 +202,7 @@ func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 	check("heartbeat", func() *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, th.URL+"/api/v1/rooms/123/presence/heartbeat", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,14 +218,14 @@ func TestHardening_RateLimitsAnswer429WithRetryAfter(t *testing.T) {
 		return resp // closing the body ends the stream
 	}, 2)
 	// Another user has a budget of their own.
-	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/123/presence/heartbeat", 6, ""); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodPost, "/api/v1/rooms/123/presence/heartbeat", 6, ""); code != 200 {
 		t.Fatalf("another user's heartbeat: %d", code)
 	}
 }
 
 func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	big := strings.Repeat("x", 60000)
 	var ids []string
 	for i := 0; i < 30; i++ {
@@ -255,7 +235,7 @@ func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
 	for pages := 0; ; pages++ {
 		code, env := th.Get(t, "/api/v1/rooms/124/events?count=500&since="+since, th.Token(t, 1))
 		var p hub.EventsPage
-		Remarshal(t, env.Result, &p)
+		testhub.Remarshal(t, env.Result, &p)
 		if code != 200 || len(p.Events) > 18 {
 			t.Fatalf("page %d: %d, %d events of 60 KB", pages, code, len(p.Events))
 		}
@@ -279,9 +259,9 @@ func TestHardening_EventsPagesAreBoundedInBytes(t *testing.T) {
 // authentication have one per client address (from the trusted proxy
 // header only when one is configured), checked before the token is.
 func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) {
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) {
 		// Refilling too slowly to matter, however slow the machine.
-		c.UserRequests, c.IPRequests, c.TrustedProxy = Budget{PerSec: 0.001, Burst: 3}, Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
+		c.UserRequests, c.IPRequests, c.TrustedProxy = api.Budget{PerSec: 0.001, Burst: 3}, api.Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
 	})
 	tok := th.Token(t, 90)
 	send := func(path string, hdr map[string]string) *http.Response {
@@ -290,7 +270,7 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,8 +348,8 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 // drop) what a request does. Each body is otherwise valid: without the typo
 // it is accepted.
 func TestHardening_UnknownFieldsAreRefusedEverywhere(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Delivery.Channels = []string{"push"} })
-	nid := th.notifyWith(t, 5, "", 1)
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Delivery.Channels = []string{"push"} })
+	nid := th.NotifyWith(t, 5, "", 1)
 	user := map[string]string{"Authorization": "Bearer " + th.Token(t, 1), "Content-Type": "application/json"}
 	internal := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
 	const pub = `"roomId":5,"eventType":"comment.created","data":{"a":1}`

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -154,10 +155,10 @@ func TestListener_SilentlyDeadConnectionIsProbedAndHealed(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := Start(t, proxy.Addr(), func(c *Configs) { c.ListenerIdle = 300 * time.Millisecond })
+	th := testhub.Start(t, proxy.Addr(), func(c *testhub.Configs) { c.ListenerIdle = 300 * time.Millisecond })
 	c := th.OpenStream(t, 130, 1, "")
 	first := th.Publish(t, 130, "comment.created", map[string]any{"n": 0})
-	if f := c.Next(t, Wait); f.ID != first.StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != first.StreamID {
 		t.Fatalf("got %+v", f)
 	}
 	if n := proxy.freezeSubscribers(); n == 0 {

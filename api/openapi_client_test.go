@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -78,7 +79,7 @@ func TestOpenAPI_AGeneratedClientWorks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads and builds oapi-codegen")
 	}
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	spec, _ := filepath.Abs("openapi.yaml")
 	dir := t.TempDir()
 	for name, body := range map[string]string{

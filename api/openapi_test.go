@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.yaml.in/yaml/v3"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -45,9 +46,9 @@ type openAPIParam struct {
 	Example  any    `yaml:"example"`
 }
 
-func loadOpenAPI(t *testing.T, th *Hub) openAPIDoc {
+func loadOpenAPI(t *testing.T, th *testhub.Hub) openAPIDoc {
 	t.Helper()
-	resp, err := HTTPClient.Get(th.URL + "/openapi.yaml")
+	resp, err := testhub.HTTPClient.Get(th.URL + "/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func echoPath(p string) string {
 // documented operation exists, and each answers, authenticated and not, with
 // a documented status and the envelope.
 func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	doc := loadOpenAPI(t, th)
 	documented := map[string]bool{}
 	for p, ops := range doc.Paths {
@@ -82,7 +83,7 @@ func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
 		}
 	}
 	var routes []string
-	for _, r := range th.API.e.Routes() {
+	for _, r := range th.API.Routes() {
 		if r.Method == echo.RouteNotFound {
 			continue
 		}

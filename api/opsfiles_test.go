@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -10,18 +10,19 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 // The Grafana dashboard charts every metric the hub exports, and the alert
 // rules parse and name only metrics that exist.
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { // every metric, delivery's too
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { // every metric, delivery's too
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
 		withPushKeys(c)
 		c.Ingest.Partitions = 1
 	})
-	resp, err := HTTPClient.Get(th.URL + "/metrics")
+	resp, err := testhub.HTTPClient.Get(th.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"net/http"
@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 // A room whose access is withdrawn ends the stream with system.evicted naming it.
 func TestPageStream_RevokedRoomEndsTheStream(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
+	th := testhub.Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, 300*time.Millisecond))
 	backend.set(15, 171, true)
 	backend.set(15, 172, true)
-	c := th.pageStream(t, 15, "rooms=171,172", "")
-	th.pub(t, 171, "x")
+	c := th.PageStream(t, 15, "rooms=171,172", "")
+	th.Pub(t, 171, "x")
 	nextComment(t, c)
 	backend.set(15, 172, false)
 	rest := c.Ended(t, 10*time.Second)
@@ -29,10 +30,10 @@ func TestPageStream_RevokedRoomEndsTheStream(t *testing.T) {
 // A proxy backend that cannot answer refuses the page stream with 503 AUTH5031.
 func TestPageStream_ProxyDownIs503(t *testing.T) {
 	backend := startAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
-	th := Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
+	th := testhub.Start(t, testredis.Start(t).Addr(), proxyMode(backend.URL, time.Minute))
 	backend.set(16, 211, true)
 	backend.status.Store(500)
-	if code, env := th.tryRoute(t, http.MethodGet, "/api/v1/stream?rooms=211,212", th.Token(t, 16)); code != 503 || env != "AUTH5031" {
+	if code, env := th.TryRoute(t, http.MethodGet, "/api/v1/stream?rooms=211,212", th.Token(t, 16)); code != 503 || env != "AUTH5031" {
 		t.Fatalf("backend down: %d %s, want 503 AUTH5031", code, env)
 	}
 }

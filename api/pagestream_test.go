@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -9,17 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/inbox"
 	"roomhub/internal/sse"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
-
-// pageStream opens GET /api/v1/stream?query as user.
-func (th *Hub) pageStream(t testing.TB, user int64, query, lastEventID string) *SSEClient {
-	t.Helper()
-	return OpenSSE(t, th.URL+"/api/v1/stream?"+query, th.Token(t, user), lastEventID)
-}
 
 // pageData is what the tests' events carry, with the page stream's additions.
 type pageData struct {
@@ -29,7 +25,7 @@ type pageData struct {
 	Notifications bool   `json:"notifications"`
 }
 
-func dataOf(t testing.TB, f Frame) pageData {
+func dataOf(t testing.TB, f testhub.Frame) pageData {
 	t.Helper()
 	var d pageData
 	if err := json.Unmarshal([]byte(f.Data), &d); err != nil {
@@ -38,17 +34,11 @@ func dataOf(t testing.TB, f Frame) pageData {
 	return d
 }
 
-// pub publishes comment.created {"k":k} to room.
-func (th *Hub) pub(t testing.TB, room int64, k string) string {
-	t.Helper()
-	return th.Publish(t, room, "comment.created", map[string]any{"k": k}).StreamID
-}
-
 // nextRoomEvent returns the next frame that is neither presence nor a comment.
-func nextComment(t testing.TB, c *SSEClient) (Frame, pageData) {
+func nextComment(t testing.TB, c *testhub.SSEClient) (testhub.Frame, pageData) {
 	t.Helper()
 	for {
-		f := c.Next(t, Wait)
+		f := c.Next(t, testhub.Wait)
 		if f.Event == "comment.created" {
 			return f, dataOf(t, f)
 		}
@@ -56,7 +46,7 @@ func nextComment(t testing.TB, c *SSEClient) (Frame, pageData) {
 }
 
 func TestPageStream_Validation(t *testing.T) {
-	th := StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.StreamMaxRooms = 3 })
+	th := testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.StreamMaxRooms = 3 })
 	tok := th.Token(t, 1)
 	for _, c := range []struct{ query, lastID string }{
 		{"", ""},
@@ -91,11 +81,11 @@ func TestPageStream_Validation(t *testing.T) {
 		if c.lastID != "" {
 			req.Header.Set("Last-Event-ID", c.lastID)
 		}
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var env Envelope
+		var env api.Envelope
 		_ = json.NewDecoder(resp.Body).Decode(&env)
 		resp.Body.Close()
 		if resp.StatusCode != 400 || env.Code != "COMMON400" {
@@ -104,7 +94,7 @@ func TestPageStream_Validation(t *testing.T) {
 	}
 	// Repeats are dropped before counting; notifications alone is a stream.
 	for _, q := range []string{"rooms=1,2,3,3,1", "notifications=true", "rooms=1&notifications=false"} {
-		c := th.pageStream(t, 1, q, "")
+		c := th.PageStream(t, 1, q, "")
 		c.Close()
 	}
 }
@@ -112,18 +102,18 @@ func TestPageStream_Validation(t *testing.T) {
 // One denied room refuses the whole stream before any SSE byte, naming the
 // room, and the user is made present nowhere.
 func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.RoomAuth = hub.RoomAuthClaim })
 	tok, err := th.Tokens.Sign(7, time.Hour, []any{42})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/stream?rooms=42,43&notifications=true", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := HTTPClient.Do(req)
+	resp, err := testhub.HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env Envelope
+	var env api.Envelope
 	_ = json.NewDecoder(resp.Body).Decode(&env)
 	resp.Body.Close()
 	if resp.StatusCode != 403 || env.Code != "COMMON403" || !strings.Contains(env.Message, "43") {
@@ -137,24 +127,24 @@ func TestPageStream_DeniedRoomRefusedBeforeAnyByte(t *testing.T) {
 // Room events carry their roomId, rooms not asked for send nothing, and the
 // notification members are exactly the user stream's.
 func TestPageStream_RoomsAndNotifications(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	th.notify(t, 104, "comment.created", 5) // one unread before the stream opens
-	c := th.pageStream(t, 5, "rooms=101,102&notifications=true", "")
-	f := c.Next(t, Wait)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	th.Notify(t, 104, "comment.created", 5) // one unread before the stream opens
+	c := th.PageStream(t, 5, "rooms=101,102&notifications=true", "")
+	f := c.Next(t, testhub.Wait)
 	if f.Event != inbox.NotificationUnreadType || f.ID != "" || f.Data != `{"count":1}` {
 		t.Fatalf("first frame %+v, want notification.unread {count:1} without id", f)
 	}
-	if n := c.nextCounts(t); n.Unread != 1 || n.Visible != 1 {
+	if n := c.NextCounts(t); n.Unread != 1 || n.Visible != 1 {
 		t.Fatalf("second frame: counts %+v, want 1 visible unread", n)
 	}
-	th.pub(t, 103, "not asked")
-	th.pub(t, 101, "a")
-	th.pub(t, 102, "b")
-	res := th.notify(t, 104, "comment.created", 5)
+	th.Pub(t, 103, "not asked")
+	th.Pub(t, 101, "a")
+	th.Pub(t, 102, "b")
+	res := th.Notify(t, 104, "comment.created", 5)
 	got := map[string]int64{}
-	var created Frame
+	var created testhub.Frame
 	for len(got) < 2 || created.Event == "" {
-		f := c.Next(t, Wait)
+		f := c.Next(t, testhub.Wait)
 		switch f.Event {
 		case "comment.created":
 			d := dataOf(t, f)
@@ -174,13 +164,13 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 	if got["a"] != 101 || got["b"] != 102 {
 		t.Fatalf("roomId in data: %v", got)
 	}
-	cd := decodeFrame[createdData](t, created, inbox.NotificationCreatedType)
+	cd := testhub.DecodeFrame[testhub.CreatedData](t, created, inbox.NotificationCreatedType)
 	if cd.NotificationID != "104:"+res.StreamID || cd.Unread != 2 || created.ID == "" {
 		t.Fatalf("notification.created %+v", created)
 	}
 	// presence.update carries the room too.
-	p := th.pageStream(t, 6, "rooms=101", "")
-	f = p.NextPresence(t, Wait)
+	p := th.PageStream(t, 6, "rooms=101", "")
+	f = p.NextPresence(t, testhub.Wait)
 	if d := dataOf(t, f); d.RoomID != 101 {
 		t.Fatalf("presence.update %+v", f)
 	}
@@ -190,13 +180,13 @@ func TestPageStream_RoomsAndNotifications(t *testing.T) {
 // missed events once each, per-room order, then live.
 func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	a := Start(t, rs.Addr(), nil)
-	b := Start(t, rs.Addr(), nil)
-	c := a.pageStream(t, 8, "rooms=111,112&notifications=true", "")
-	c.Next(t, Wait) // notification.unread
-	c.nextCounts(t)
-	a.pub(t, 111, "111-0")
-	a.pub(t, 112, "112-0")
+	a := testhub.Start(t, rs.Addr(), nil)
+	b := testhub.Start(t, rs.Addr(), nil)
+	c := a.PageStream(t, 8, "rooms=111,112&notifications=true", "")
+	c.Next(t, testhub.Wait) // notification.unread
+	c.NextCounts(t)
+	a.Pub(t, 111, "111-0")
+	a.Pub(t, 112, "112-0")
 	var last string
 	for seen := 0; seen < 2; {
 		f, _ := nextComment(t, c)
@@ -204,29 +194,29 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 	}
 	c.Close()
 	for i := 1; i <= 3; i++ {
-		a.pub(t, 111, fmt.Sprintf("111-%d", i))
-		a.pub(t, 112, fmt.Sprintf("112-%d", i))
+		a.Pub(t, 111, fmt.Sprintf("111-%d", i))
+		a.Pub(t, 112, fmt.Sprintf("112-%d", i))
 	}
-	n := a.notify(t, 113, "comment.created", 8)
+	n := a.Notify(t, 113, "comment.created", 8)
 
-	check := func(name string, c *SSEClient) string {
+	check := func(name string, c *testhub.SSEClient) string {
 		t.Helper()
-		if f := c.Next(t, Wait); f.Event != inbox.NotificationUnreadType {
+		if f := c.Next(t, testhub.Wait); f.Event != inbox.NotificationUnreadType {
 			t.Fatalf("%s: first %+v", name, f)
 		}
-		c.nextCounts(t)
+		c.NextCounts(t)
 		want := map[int64][]string{111: {"111-1", "111-2", "111-3"}, 112: {"112-1", "112-2", "112-3"}}
 		got := map[int64][]string{}
 		var lastID string
 		notified := false
 		for len(got[111]) < 3 || len(got[112]) < 3 || !notified {
-			f := c.Next(t, Wait)
+			f := c.Next(t, testhub.Wait)
 			switch f.Event {
 			case "comment.created":
 				d := dataOf(t, f)
 				got[d.RoomID] = append(got[d.RoomID], d.K)
 			case inbox.NotificationCreatedType:
-				if cd := decodeFrame[createdData](t, f, f.Event); cd.NotificationID != "113:"+n.StreamID || notified {
+				if cd := testhub.DecodeFrame[testhub.CreatedData](t, f, f.Event); cd.NotificationID != "113:"+n.StreamID || notified {
 					t.Fatalf("%s: notification %+v", name, f)
 				}
 				notified = true
@@ -242,20 +232,20 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 		}
 		return lastID
 	}
-	onB := b.pageStream(t, 8, "rooms=111,112&notifications=true", last)
+	onB := b.PageStream(t, 8, "rooms=111,112&notifications=true", last)
 	afterB := check("by header on instance B", onB)
-	onA := OpenSSE(t, a.URL+"/api/v1/stream?rooms=111,112&notifications=true&lastEventId="+last, a.Token(t, 8), "")
+	onA := testhub.OpenSSE(t, a.URL+"/api/v1/stream?rooms=111,112&notifications=true&lastEventId="+last, a.Token(t, 8), "")
 	check("by query on instance A", onA)
 	// Then live, on both.
-	a.pub(t, 112, "live")
-	for _, c := range []*SSEClient{onB, onA} {
+	a.Pub(t, 112, "live")
+	for _, c := range []*testhub.SSEClient{onB, onA} {
 		if _, d := nextComment(t, c); d.K != "live" || d.RoomID != 112 {
 			t.Fatalf("live: %+v", d)
 		}
 	}
 	// Resuming from the newest id sends nothing but what follows.
-	again := b.pageStream(t, 8, "rooms=111,112&notifications=true", afterB)
-	again.Next(t, Wait)
+	again := b.PageStream(t, 8, "rooms=111,112&notifications=true", afterB)
+	again.Next(t, testhub.Wait)
 	if _, d := nextComment(t, again); d.K != "live" {
 		t.Fatalf("after resuming from the newest id: %+v", d)
 	}
@@ -264,10 +254,10 @@ func TestPageStream_ResumeAnywhereExactlyOnce(t *testing.T) {
 // A trimmed room gets system.gap naming it; the others resume normally; a
 // room the id does not name starts live.
 func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
-	th := StartTrimming(t, func(c *Configs) { c.StreamMaxLen = 10 })
-	c := th.pageStream(t, 9, "rooms=121,122", "")
-	th.pub(t, 121, "121-first")
-	th.pub(t, 122, "122-first")
+	th := testhub.StartTrimming(t, func(c *testhub.Configs) { c.StreamMaxLen = 10 })
+	c := th.PageStream(t, 9, "rooms=121,122", "")
+	th.Pub(t, 121, "121-first")
+	th.Pub(t, 122, "122-first")
 	var last string
 	for i := 0; i < 2; i++ {
 		f, _ := nextComment(t, c)
@@ -275,24 +265,24 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 	}
 	c.Close()
 	for i := 0; i < 100; i++ {
-		th.pub(t, 121, fmt.Sprintf("121-%d", i))
+		th.Pub(t, 121, fmt.Sprintf("121-%d", i))
 	}
-	th.pub(t, 122, "122-next")
-	th.pub(t, 123, "123-before") // room 123 is not in the id: not replayed
+	th.Pub(t, 122, "122-next")
+	th.Pub(t, 123, "123-before") // room 123 is not in the id: not replayed
 	// The listener hears messages in order: once a later one reached a
 	// stream, 123-before has come and gone (no local topic took it). Else it
 	// could reach room 123's new topic while that reads its tail, and count
 	// as published after the stream came.
 	marker := th.OpenStream(t, 124, 9, "")
-	if res := th.pub(t, 124, "marker"); marker.NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" }).ID != res {
+	if res := th.Pub(t, 124, "marker"); marker.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "comment.created" }).ID != res {
 		t.Fatal("the marker did not arrive")
 	}
-	r := th.pageStream(t, 9, "rooms=121,122,123", last)
+	r := th.PageStream(t, 9, "rooms=121,122,123", last)
 	var gap *pageData
 	got122 := ""
 	n121 := 0
 	for got122 == "" || n121 == 0 {
-		f := r.Next(t, Wait)
+		f := r.Next(t, testhub.Wait)
 		switch f.Event {
 		case hub.GapEventType:
 			d := dataOf(t, f)
@@ -318,7 +308,7 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 	if got122 != "122-next" {
 		t.Fatalf("room 122 resumed with %q, want 122-next", got122)
 	}
-	th.pub(t, 123, "123-live")
+	th.Pub(t, 123, "123-live")
 	for {
 		_, d := nextComment(t, r)
 		if d.RoomID == 123 {
@@ -333,7 +323,7 @@ func TestPageStream_GapPerRoomAndNewRoomsStartLive(t *testing.T) {
 // Ids name every room (those with nothing delivered yet too) and the log, use
 // only the documented characters and stay under 2,048 bytes at 32 rooms.
 func TestPageStream_IDShapeAt32Rooms(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	var rooms []string
 	for r := 9223372036854775775; r <= 9223372036854775806; r++ { // the longest room ids
 		rooms = append(rooms, fmt.Sprint(r))
@@ -341,8 +331,8 @@ func TestPageStream_IDShapeAt32Rooms(t *testing.T) {
 	for _, r := range rooms[:16] { // half the rooms have history
 		th.Publish(t, mustRoom(r), "comment.created", map[string]any{})
 	}
-	th.notify(t, 1, "comment.created", 10)
-	c := th.pageStream(t, 10, "rooms="+strings.Join(rooms, ",")+"&notifications=true", "")
+	th.Notify(t, 1, "comment.created", 10)
+	c := th.PageStream(t, 10, "rooms="+strings.Join(rooms, ",")+"&notifications=true", "")
 	th.Publish(t, mustRoom(rooms[31]), "comment.created", map[string]any{"k": "x"})
 	f, _ := nextComment(t, c)
 	if len(f.ID) >= 2048 || !sse.PageIDChars.MatchString(f.ID) {
@@ -366,19 +356,19 @@ func mustRoom(s string) int64 {
 // A page stream is one connection toward the cap: five fit, the sixth evicts
 // the oldest.
 func TestPageStream_CountsOnceTowardTheCap(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	var streams []*SSEClient
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	var streams []*testhub.SSEClient
 	for i := 0; i < 5; i++ {
-		streams = append(streams, th.pageStream(t, 11, "rooms=131,132,133&notifications=true", ""))
+		streams = append(streams, th.PageStream(t, 11, "rooms=131,132,133&notifications=true", ""))
 		time.Sleep(2 * time.Millisecond) // distinct open times: "oldest" is well defined
 	}
-	th.pageStream(t, 11, "rooms=131", "")
-	rest := streams[0].Ended(t, Wait)
+	th.PageStream(t, 11, "rooms=131", "")
+	rest := streams[0].Ended(t, testhub.Wait)
 	last := rest[len(rest)-1]
 	if last.Event != hub.EvictedEventType || !strings.Contains(last.Data, "connection limit") {
 		t.Fatalf("the oldest ended with %+v", last)
 	}
-	th.pub(t, 132, "still")
+	th.Pub(t, 132, "still")
 	for _, c := range streams[1:] {
 		if _, d := nextComment(t, c); d.K != "still" {
 			t.Fatalf("another stream: %+v", d)
@@ -389,28 +379,28 @@ func TestPageStream_CountsOnceTowardTheCap(t *testing.T) {
 // The user is present in every room of the stream while it is open, and
 // leaves them all when it closes.
 func TestPageStream_PresenceInEachRoom(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	c := th.pageStream(t, 12, "rooms=141,142", "")
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	c := th.PageStream(t, 12, "rooms=141,142", "")
 	for _, r := range []int64{141, 142} {
-		if p := th.presenceList(t, r); p.Count != 1 || p.OnlineUsers[0].UserID != 12 {
+		if p := th.PresenceList(t, r); p.Count != 1 || p.OnlineUsers[0].UserID != 12 {
 			t.Fatalf("room %d presence %+v", r, p)
 		}
 	}
 	c.Close()
-	Eventually(t, Wait, "left both rooms", func() bool {
-		return th.presenceList(t, 141).Count == 0 && th.presenceList(t, 142).Count == 0
+	testhub.Eventually(t, testhub.Wait, "left both rooms", func() bool {
+		return th.PresenceList(t, 141).Count == 0 && th.PresenceList(t, 142).Count == 0
 	})
 }
 
 // A muted type is held back on the rooms' members.
 func TestPageStream_MutedTypeHeldBack(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	if code, _ := th.userDo(t, http.MethodPut, "/api/v1/notifications/settings", 13, `{"mutedEventTypes":["like.toggled"]}`); code != 200 {
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	if code, _ := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 13, `{"mutedEventTypes":["like.toggled"]}`); code != 200 {
 		t.Fatalf("settings: %d", code)
 	}
-	c := th.pageStream(t, 13, "rooms=151", "")
+	c := th.PageStream(t, 13, "rooms=151", "")
 	th.Publish(t, 151, "like.toggled", map[string]any{"k": "muted"})
-	th.pub(t, 151, "shown")
+	th.Pub(t, 151, "shown")
 	if _, d := nextComment(t, c); d.K != "shown" {
 		t.Fatalf("got %+v", d)
 	}
@@ -418,8 +408,8 @@ func TestPageStream_MutedTypeHeldBack(t *testing.T) {
 
 // Rooms published to at once keep their own order on one page stream.
 func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
-	c := th.pageStream(t, 14, "rooms=161,162,163", "")
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	c := th.PageStream(t, 14, "rooms=161,162,163", "")
 	const each = 150
 	var wg sync.WaitGroup
 	for _, r := range []int64{161, 162, 163} {
@@ -450,25 +440,25 @@ func TestPageStream_PerRoomOrderUnderInterleavedPublishing(t *testing.T) {
 // The log member's gap carries "notifications":true; a room of the same page
 // resumes normally.
 func TestPageStream_GapOfTheLog(t *testing.T) {
-	th := StartTrimming(t, func(c *Configs) { c.Inbox.MaxEntries = 10 })
-	c := th.pageStream(t, 25, "rooms=201&notifications=true", "")
-	c.Next(t, Wait) // the count
-	c.nextCounts(t)
-	th.notify(t, 202, "comment.created", 25)
-	first := c.Next(t, Wait).ID
+	th := testhub.StartTrimming(t, func(c *testhub.Configs) { c.Inbox.MaxEntries = 10 })
+	c := th.PageStream(t, 25, "rooms=201&notifications=true", "")
+	c.Next(t, testhub.Wait) // the count
+	c.NextCounts(t)
+	th.Notify(t, 202, "comment.created", 25)
+	first := c.Next(t, testhub.Wait).ID
 	c.Close()
 	for i := 0; i < 40; i++ {
-		th.notify(t, 202, "comment.created", 25)
+		th.Notify(t, 202, "comment.created", 25)
 	}
-	th.pub(t, 201, "after")
-	r := th.pageStream(t, 25, "rooms=201&notifications=true", first)
-	if f := r.Next(t, Wait); f.Event != inbox.NotificationUnreadType {
+	th.Pub(t, 201, "after")
+	r := th.PageStream(t, 25, "rooms=201&notifications=true", first)
+	if f := r.Next(t, testhub.Wait); f.Event != inbox.NotificationUnreadType {
 		t.Fatalf("first %+v", f)
 	}
-	r.nextCounts(t)
+	r.NextCounts(t)
 	sawGap, sawRoom := false, false
 	for !sawGap || !sawRoom {
-		f := r.Next(t, Wait)
+		f := r.Next(t, testhub.Wait)
 		switch f.Event {
 		case hub.GapEventType:
 			if d := dataOf(t, f); !d.Notifications || d.RoomID != 0 || f.ID != "" {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -13,36 +13,14 @@ import (
 
 	"roomhub/hub"
 	"roomhub/internal/testbin"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
-
-// presenceUpdate is the data of a presence.update event.
-type presenceUpdate struct {
-	OnlineUsers []int64 `json:"onlineUsers"`
-	Joined      *int64  `json:"joined"`
-	Left        *int64  `json:"left"`
-	Count       int     `json:"count"`
-	JoinedUsers []int64 `json:"joinedUsers"`
-	LeftUsers   []int64 `json:"leftUsers"`
-}
-
-func (c *SSEClient) presenceUpdate(t *testing.T, d time.Duration) (presenceUpdate, Frame) {
-	t.Helper()
-	f := c.NextPresence(t, d)
-	var u presenceUpdate
-	if err := json.Unmarshal([]byte(f.Data), &u); err != nil {
-		t.Fatalf("presence.update data %q: %v", f.Data, err)
-	}
-	if f.ID == "" {
-		t.Fatalf("presence.update without id: it must go through history")
-	}
-	return u, f
-}
 
 // transitions collects presence updates until want joins and leaves were seen.
 type transitions struct{ joined, left map[int64]int }
 
-func (tr *transitions) add(u presenceUpdate) {
+func (tr *transitions) add(u testhub.PresenceData) {
 	for _, j := range u.JoinedUsers {
 		tr.joined[j]++
 	}
@@ -55,17 +33,6 @@ func newTransitions() *transitions {
 	return &transitions{joined: map[int64]int{}, left: map[int64]int{}}
 }
 
-func (th *Hub) presenceList(t *testing.T, room int64) hub.PresenceList {
-	t.Helper()
-	code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), th.Token(t, 1))
-	if code != 200 {
-		t.Fatalf("GET presence: %d %+v", code, env)
-	}
-	var l hub.PresenceList
-	Remarshal(t, env.Result, &l)
-	return l
-}
-
 func online(l hub.PresenceList) []int64 {
 	var ids []int64
 	for _, u := range l.OnlineUsers {
@@ -74,26 +41,26 @@ func online(l hub.PresenceList) []int64 {
 	return ids
 }
 
-func fastPresence(c *Configs) {
+func fastPresence(c *testhub.Configs) {
 	c.PresenceBroadcast = 0 // one update per transition: easy to follow in a test
 }
 
 func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), fastPresence)
+	th := testhub.Start(t, testredis.Start(t).Addr(), fastPresence)
 	watcher := th.OpenStream(t, 70, 100, "")
-	if u, _ := watcher.presenceUpdate(t, Wait); u.Joined == nil || *u.Joined != 100 {
+	if u, _ := watcher.PresenceUpdate(t, testhub.Wait); u.Joined == nil || *u.Joined != 100 {
 		t.Fatalf("watcher's own join: %+v", u)
 	}
 	tab1 := th.OpenStream(t, 70, 7, "")
-	u, _ := watcher.presenceUpdate(t, Wait)
+	u, _ := watcher.PresenceUpdate(t, testhub.Wait)
 	if u.Joined == nil || *u.Joined != 7 || u.Left != nil || u.Count != 2 || fmt.Sprint(u.OnlineUsers) != "[7 100]" ||
 		fmt.Sprint(u.JoinedUsers) != "[7]" || len(u.LeftUsers) != 0 {
 		t.Fatalf("join update %+v", u)
 	}
-	if got := MetricValue(t, th, "presence_online_users"); got != "2" {
+	if got := testhub.MetricValue(t, th, "presence_online_users"); got != "2" {
 		t.Fatalf("presence_online_users = %s, want 2", got)
 	}
-	l := th.presenceList(t, 70)
+	l := th.PresenceList(t, 70)
 	if l.Count != 2 || fmt.Sprint(online(l)) != "[7 100]" {
 		t.Fatalf("GET presence %+v", l)
 	}
@@ -106,20 +73,20 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 	// No join for the second tab, no leave for the first: a marker event
 	// published now must be the next thing the watcher sees.
 	marker := th.Publish(t, 70, "comment.created", map[string]any{"marker": 1})
-	f := watcher.NextMatching(t, Wait, func(Frame) bool { return true })
+	f := watcher.NextMatching(t, testhub.Wait, func(testhub.Frame) bool { return true })
 	if f.ID != marker.StreamID {
 		t.Fatalf("after a second tab and closing the first, got %+v before the marker", f)
 	}
-	if l := th.presenceList(t, 70); fmt.Sprint(online(l)) != "[7 100]" {
+	if l := th.PresenceList(t, 70); fmt.Sprint(online(l)) != "[7 100]" {
 		t.Fatalf("user 7 must stay present with one tab open: %+v", l)
 	}
 	tab2.Close()
-	u, _ = watcher.presenceUpdate(t, Wait)
+	u, _ = watcher.PresenceUpdate(t, testhub.Wait)
 	if u.Left == nil || *u.Left != 7 || u.Joined != nil || fmt.Sprint(u.OnlineUsers) != "[100]" || u.Count != 1 {
 		t.Fatalf("leave update %+v", u)
 	}
 	marker = th.Publish(t, 70, "comment.created", map[string]any{"marker": 2})
-	if f := watcher.NextMatching(t, Wait, func(Frame) bool { return true }); f.ID != marker.StreamID {
+	if f := watcher.NextMatching(t, testhub.Wait, func(testhub.Frame) bool { return true }); f.ID != marker.StreamID {
 		t.Fatalf("a second leave was announced: %+v", f)
 	}
 }
@@ -130,7 +97,7 @@ func TestPresence_TabsJoinAndLeaveOnce(t *testing.T) {
 // last heartbeat. Two TTLs after the join the user is still present.
 func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond       // the clock ticks every 50 ms
 	})
@@ -141,7 +108,7 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	var instance string
-	Eventually(t, 10*time.Second, "the instance's lease taken", func() bool {
+	testhub.Eventually(t, 10*time.Second, "the instance's lease taken", func() bool {
 		ids, _ := testredis.Do(t, th.Redis, "ZRANGE", hub.PresenceInstancesKey, "0", "-1").AsStrSlice()
 		if len(ids) == 1 {
 			instance = ids[0]
@@ -166,14 +133,14 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 	if len(conns) != 2 || fmt.Sprint(conns) != fmt.Sprint(live) {
 		t.Fatalf("presence %v and online %v: want the two tabs in both", conns, live)
 	}
-	Eventually(t, 20*time.Second, "the last heartbeat refreshed two TTLs after the join", func() bool {
+	testhub.Eventually(t, 20*time.Second, "the last heartbeat refreshed two TTLs after the join", func() bool {
 		seen, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(72), "9").AsInt64()
 		return seen-seen0 >= 1800
 	})
 	if now := members(hub.PresenceConnsKey(72, 9)); fmt.Sprint(now) != fmt.Sprint(conns) {
 		t.Fatalf("members %v, were %v", now, conns)
 	}
-	if l := th.presenceList(t, 72); fmt.Sprint(online(l)) != "[9]" {
+	if l := th.PresenceList(t, 72); fmt.Sprint(online(l)) != "[9]" {
 		t.Fatalf("presence %+v", l)
 	}
 }
@@ -182,7 +149,7 @@ func TestPresence_OpenStreamsLiveOnTheInstanceLease(t *testing.T) {
 // sweep that found the instance's lease lapsed) is joined again by the next
 // refresh; an instance whose lease lapsed joins all its streams again.
 func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.PresenceUserTTL = 900 * time.Millisecond // refresh every 300 ms
 		c.KeepAlive = 200 * time.Millisecond
 	})
@@ -195,7 +162,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 	// After a refresh of the open stream, nothing but the next refresh can
 	// bring the user back.
 	joined, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(75), "9").AsInt64()
-	Eventually(t, 10*time.Second, "a refresh", func() bool {
+	testhub.Eventually(t, 10*time.Second, "a refresh", func() bool {
 		seen, _ := testredis.Do(t, th.Redis, "HGET", hub.PresenceKey(75), "9").AsInt64()
 		return seen != joined
 	})
@@ -206,7 +173,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 		now, _ := testredis.Do(t, th.Redis, "ZRANGE", conns, "0", "-1").AsStrSlice()
 		return in == 1 && fmt.Sprint(now) == fmt.Sprint(member)
 	}
-	Eventually(t, 10*time.Second, "user 9 present again", back)
+	testhub.Eventually(t, 10*time.Second, "user 9 present again", back)
 
 	// The lease lapsed, and a sweep took the stream's member out; a
 	// heartbeat keeps the user listed, so only the lapse brings it back.
@@ -217,7 +184,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 	}
 	testredis.Do(t, th.Redis, "DEL", hub.PresenceInstancesKey)
 	testredis.Do(t, th.Redis, "ZREM", conns, member[0])
-	Eventually(t, 10*time.Second, "the stream's member back", func() bool {
+	testhub.Eventually(t, 10*time.Second, "the stream's member back", func() bool {
 		in, _ := testredis.Do(t, th.Redis, "ZSCORE", conns, member[0]).ToString()
 		return in == "inf"
 	})
@@ -225,7 +192,7 @@ func TestPresence_OpenStreamsJoinAgain(t *testing.T) {
 
 func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		fastPresence(c)
 		// 3 s: the watcher's own stream refreshes every second, so a busy
 		// machine's late refresh does not make the watcher leave too.
@@ -233,23 +200,23 @@ func TestPresence_HeartbeatOnlyUserExpires(t *testing.T) {
 		c.PresenceHashTTL = 6 * time.Second
 	})
 	watcher := th.OpenStream(t, 71, 100, "")
-	watcher.presenceUpdate(t, Wait) // own join
+	watcher.PresenceUpdate(t, testhub.Wait) // own join
 	code, env := th.Do(t, http.MethodPost, "/api/v1/rooms/71/presence/heartbeat",
 		map[string]string{"Authorization": "Bearer " + th.Token(t, 8)}, "")
 	var ack hub.HeartbeatAck
-	Remarshal(t, env.Result, &ack)
+	testhub.Remarshal(t, env.Result, &ack)
 	if code != 200 || !ack.Acknowledged || ack.NextInSecs < 1 {
 		t.Fatalf("heartbeat: %d %+v", code, env)
 	}
-	if u, _ := watcher.presenceUpdate(t, Wait); u.Joined == nil || *u.Joined != 8 {
+	if u, _ := watcher.PresenceUpdate(t, testhub.Wait); u.Joined == nil || *u.Joined != 8 {
 		t.Fatalf("heartbeat join %+v", u)
 	}
 	// The watcher's own stream refreshes itself; user 8 sends nothing more.
-	u, _ := watcher.presenceUpdate(t, 20*time.Second)
+	u, _ := watcher.PresenceUpdate(t, 20*time.Second)
 	if u.Left == nil || *u.Left != 8 || fmt.Sprint(u.OnlineUsers) != "[100]" {
 		t.Fatalf("expiry update %+v", u)
 	}
-	if l := th.presenceList(t, 71); fmt.Sprint(online(l)) != "[100]" {
+	if l := th.PresenceList(t, 71); fmt.Sprint(online(l)) != "[100]" {
 		t.Fatalf("after expiry %+v", l)
 	}
 	if th.Hub.Metrics().Heartbeats.Get() != 1 {
@@ -261,47 +228,47 @@ func TestPresence_KilledInstanceLeavesNoGhost(t *testing.T) {
 	rs := testredis.Start(t)
 	// The watcher's hub refreshes every second (a 3 s TTL): a test machine
 	// busy with -race may stall a goroutine longer than a 1 s TTL allows.
-	ttl := func(c *Configs) {
+	ttl := func(c *testhub.Configs) {
 		fastPresence(c)
 		c.PresenceUserTTL = 3 * time.Second
 		c.PresenceHashTTL = 5 * time.Second
 	}
-	b := Start(t, rs.Addr(), ttl)
+	b := testhub.Start(t, rs.Addr(), ttl)
 	watcher := b.OpenStream(t, 72, 100, "")
-	watcher.presenceUpdate(t, Wait)
+	watcher.PresenceUpdate(t, testhub.Wait)
 
 	bin := testbin.Build(t)
 	url, cmd, _ := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "PRESENCE_USER_TTL_SECS=1", "PRESENCE_HASH_TTL_SECS=5", "PRESENCE_BROADCAST_MS=0")
 	testbin.WaitHealth(t, url, 200, 15*time.Second)
 	for _, user := range []int64{11, 12} {
-		OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/72/stream", url), b.Token(t, user), "")
+		testhub.OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/72/stream", url), b.Token(t, user), "")
 	}
 	tr := newTransitions()
 	for len(tr.joined) < 2 {
-		u, _ := watcher.presenceUpdate(t, Wait)
+		u, _ := watcher.PresenceUpdate(t, testhub.Wait)
 		tr.add(u)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	for len(tr.left) < 2 {
-		u, _ := watcher.presenceUpdate(t, 15*time.Second)
+		u, _ := watcher.PresenceUpdate(t, 15*time.Second)
 		tr.add(u)
 	}
 	if tr.left[11] != 1 || tr.left[12] != 1 {
 		t.Fatalf("leaves %v, want one each for 11 and 12", tr.left)
 	}
-	if l := b.presenceList(t, 72); fmt.Sprint(online(l)) != "[100]" {
+	if l := b.PresenceList(t, 72); fmt.Sprint(online(l)) != "[100]" {
 		t.Fatalf("ghosts remain: %+v", l)
 	}
 }
 
 func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	rs := testredis.Start(t)
-	cfg := func(c *Configs) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
-	hubs := []*Hub{Start(t, rs.Addr(), cfg), Start(t, rs.Addr(), cfg)}
+	cfg := func(c *testhub.Configs) { fastPresence(c); c.MaxConnectionsPerUser = 0 }
+	hubs := []*testhub.Hub{testhub.Start(t, rs.Addr(), cfg), testhub.Start(t, rs.Addr(), cfg)}
 	watcher := hubs[0].OpenStream(t, 73, 100, "")
-	watcher.presenceUpdate(t, Wait)
+	watcher.PresenceUpdate(t, testhub.Wait)
 	tokens := []string{hubs[0].Token(t, 9), hubs[1].Token(t, 9)}
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
@@ -309,7 +276,7 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c, err := TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/73/stream", hubs[i%2].URL), tokens[i%2], "")
+			c, err := testhub.TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/73/stream", hubs[i%2].URL), tokens[i%2], "")
 			if err != nil {
 				errs <- err
 				return
@@ -327,11 +294,11 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	marker := hubs[1].Publish(t, 73, "comment.created", map[string]any{"marker": true})
 	present, joins, leaves := false, 0, 0
 	for {
-		f := watcher.NextMatching(t, 20*time.Second, func(Frame) bool { return true })
+		f := watcher.NextMatching(t, 20*time.Second, func(testhub.Frame) bool { return true })
 		if f.ID == marker.StreamID {
 			break
 		}
-		var u presenceUpdate
+		var u testhub.PresenceData
 		_ = json.Unmarshal([]byte(f.Data), &u)
 		for range u.JoinedUsers {
 			if present {
@@ -349,7 +316,7 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 		}
 	}
 	if present {
-		u, _ := watcher.presenceUpdate(t, Wait) // the last leave may trail the marker
+		u, _ := watcher.PresenceUpdate(t, testhub.Wait) // the last leave may trail the marker
 		if len(u.LeftUsers) != 1 {
 			t.Fatalf("user 9 ends present: %+v", u)
 		}
@@ -358,24 +325,24 @@ func TestPresence_ConcurrentOpensAndClosesAcrossInstances(t *testing.T) {
 	if joins == 0 || joins != leaves {
 		t.Fatalf("user 9 joined %d times and left %d times: every open was reported?", joins, leaves)
 	}
-	if l := hubs[0].presenceList(t, 73); fmt.Sprint(online(l)) != "[100]" {
+	if l := hubs[0].PresenceList(t, 73); fmt.Sprint(online(l)) != "[100]" {
 		t.Fatalf("with every stream closed, presence is %+v", l)
 	}
 	// A join and a leave on the other instance reach the watcher.
 	other := hubs[1].OpenStream(t, 73, 10, "")
-	if u, f := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.JoinedUsers) != "[10]" {
+	if u, f := watcher.PresenceUpdate(t, testhub.Wait); fmt.Sprint(u.JoinedUsers) != "[10]" {
 		t.Fatalf("a join on the other instance: %s", f.Data)
 	}
 	other.Close()
-	if u, f := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.LeftUsers) != "[10]" {
+	if u, f := watcher.PresenceUpdate(t, testhub.Wait); fmt.Sprint(u.LeftUsers) != "[10]" {
 		t.Fatalf("a leave on the other instance: %s", f.Data)
 	}
 }
 
 func TestPresence_CoalescesJoins(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil) // PRESENCE_BROADCAST_MS 1000
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil) // PRESENCE_BROADCAST_MS 1000
 	watcher := th.OpenStream(t, 74, 1000, "")
-	watcher.presenceUpdate(t, Wait)
+	watcher.PresenceUpdate(t, testhub.Wait)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 20)
 	for u := int64(1); u <= 200; u++ {
@@ -387,7 +354,7 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 			tok, _ := th.Tokens.Sign(u, time.Hour)
 			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/rooms/74/presence/heartbeat", th.URL), nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
-			if resp, err := HTTPClient.Do(req); err == nil {
+			if resp, err := testhub.HTTPClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 		}(u)
@@ -396,7 +363,7 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 	tr := newTransitions()
 	updates := 0
 	for len(tr.joined) < 200 {
-		u, _ := watcher.presenceUpdate(t, Wait)
+		u, _ := watcher.PresenceUpdate(t, testhub.Wait)
 		tr.add(u)
 		updates++
 		if len(u.JoinedUsers) > 1 && u.Joined != nil {
@@ -420,11 +387,11 @@ func TestPresence_CoalescesJoins(t *testing.T) {
 func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	hubs := []*Hub{Start(t, rs.Addr(), nil), Start(t, rs.Addr(), nil)}
+	hubs := []*testhub.Hub{testhub.Start(t, rs.Addr(), nil), testhub.Start(t, rs.Addr(), nil)}
 	watcher := hubs[0].OpenStream(t, 76, 1000, "")
-	watcher.presenceUpdate(t, Wait)
+	watcher.PresenceUpdate(t, testhub.Wait)
 	const users = 40
-	streams := make([]*SSEClient, users)
+	streams := make([]*testhub.SSEClient, users)
 	errs := make([]error, users)
 	tokens := make([]string, users)
 	for i := range tokens {
@@ -435,7 +402,7 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			streams[i], errs[i] = TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/76/stream", hubs[i%2].URL), tokens[i], "")
+			streams[i], errs[i] = testhub.TryOpenSSE(fmt.Sprintf("%s/api/v1/rooms/76/stream", hubs[i%2].URL), tokens[i], "")
 		}(i)
 	}
 	wg.Wait()
@@ -449,7 +416,7 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 		t.Helper()
 		tr, updates := newTransitions(), 0
 		for !done(tr) {
-			u, _ := watcher.presenceUpdate(t, Wait)
+			u, _ := watcher.PresenceUpdate(t, testhub.Wait)
 			tr.add(u)
 			updates++
 		}
@@ -464,7 +431,7 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 	if updates >= users {
 		t.Fatalf("%d presence updates for %d joins: not coalesced", updates, users)
 	}
-	if l := hubs[1].presenceList(t, 76); l.Count != users+1 {
+	if l := hubs[1].PresenceList(t, 76); l.Count != users+1 {
 		t.Fatalf("presence lists %d users, want %d", l.Count, users+1)
 	}
 	for _, c := range streams {
@@ -477,13 +444,13 @@ func TestPresence_DefaultCoalescesAcrossInstances(t *testing.T) {
 }
 
 func TestPresence_ListMaxHidesOnlineUsers(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { fastPresence(c); c.PresenceListMax = 1 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { fastPresence(c); c.PresenceListMax = 1 })
 	watcher := th.OpenStream(t, 75, 1, "")
-	if u, _ := watcher.presenceUpdate(t, Wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
+	if u, _ := watcher.PresenceUpdate(t, testhub.Wait); fmt.Sprint(u.OnlineUsers) != "[1]" {
 		t.Fatalf("%+v", u)
 	}
 	th.OpenStream(t, 75, 2, "")
-	u, f := watcher.presenceUpdate(t, Wait)
+	u, f := watcher.PresenceUpdate(t, testhub.Wait)
 	if u.OnlineUsers != nil || u.Count != 2 || !json.Valid([]byte(f.Data)) {
 		t.Fatalf("above PRESENCE_LIST_MAX onlineUsers must be null: %s", f.Data)
 	}

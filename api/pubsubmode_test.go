@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -21,18 +23,18 @@ import (
 func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	channels := func(c *Configs) { c.PubSubMode = hub.PubSubChannels }
-	a := Start(t, rs.Addr(), channels)
+	channels := func(c *testhub.Configs) { c.PubSubMode = hub.PubSubChannels }
+	a := testhub.Start(t, rs.Addr(), channels)
 	proxy := startFreezeProxy(t, rs.Addr()) // B's Redis, to take away
-	b := Start(t, proxy.Addr(), func(c *Configs) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
+	b := testhub.Start(t, proxy.Addr(), func(c *testhub.Configs) { channels(c); c.ListenerIdle = 300 * time.Millisecond })
 	rdb := testredis.Client(t, rs.Addr())
 
 	onA := a.OpenStream(t, 191, 1, "")
 	onB := b.OpenStream(t, 192, 2, "")
-	user := b.userStream(t, 3, "")
-	user.Next(t, Wait) // notification.unread
-	user.nextCounts(t)
-	Eventually(t, Wait, "each room subscribed on its hub only", func() bool {
+	user := b.UserStream(t, 3, "")
+	user.Next(t, testhub.Wait) // notification.unread
+	user.NextCounts(t)
+	testhub.Eventually(t, testhub.Wait, "each room subscribed on its hub only", func() bool {
 		arr, _ := testredis.Do(t, rdb, "PUBSUB", "NUMSUB", "room:{191}", "room:{192}").ToArray()
 		if len(arr) != 4 {
 			return false
@@ -42,18 +44,18 @@ func TestPubSubChannels_StreamsAsWithPatterns(t *testing.T) {
 		return a == 1 && b == 1
 	})
 	res := a.Publish(t, 191, "comment.created", map[string]any{"k": "a"})
-	if f := onA.Next(t, Wait); f.ID != res.StreamID {
+	if f := onA.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("room 191: %+v", f)
 	}
 	if res.DeliveredTo != 1 {
 		t.Fatalf("deliveredTo %d, want 1: only hub A has room 191", res.DeliveredTo)
 	}
 	testredis.Do(t, rdb, "PUBLISH", "room:192", `{"eventType":"comment.created","roomId":192,"data":{"k":"raw"}}`)
-	if f := onB.Next(t, Wait); f.ID != "" || !strings.Contains(f.Data, `"k":"raw"`) {
+	if f := onB.Next(t, testhub.Wait); f.ID != "" || !strings.Contains(f.Data, `"k":"raw"`) {
 		t.Fatalf("raw message on room:192: %+v", f)
 	}
-	n := a.notify(t, 193, "comment.created", 3)
-	if f := user.Next(t, Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
+	n := a.Notify(t, 193, "comment.created", 3)
+	if f := user.Next(t, testhub.Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, n.StreamID) {
 		t.Fatalf("user stream: %+v", f)
 	}
 	// B's listener goes silent and cannot reconnect while A publishes five
@@ -93,7 +95,7 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
 	proxy.lag.Store(int64(300 * time.Millisecond))
-	th := Start(t, proxy.Addr(), func(c *Configs) {
+	th := testhub.Start(t, proxy.Addr(), func(c *testhub.Configs) {
 		c.PubSubMode, c.MaxConnectionsPerUser = hub.PubSubChannels, 0
 	})
 	for room := int64(300); room < 305; room++ {
@@ -102,7 +104,7 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 		if res.DeliveredTo != 1 {
 			t.Fatalf("room %d: deliveredTo %d right after the stream answered, want 1 (its subscription confirmed first)", room, res.DeliveredTo)
 		}
-		if f := c.Next(t, Wait); f.ID != res.StreamID {
+		if f := c.Next(t, testhub.Wait); f.ID != res.StreamID {
 			t.Fatalf("room %d: %+v", room, f)
 		}
 		c.Close()
@@ -117,15 +119,15 @@ func TestPubSubChannels_NewTopicsAreCarriedBeforeTheStreamAnswers(t *testing.T) 
 func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 	rs := testredis.Start(t)
 	proxy := startFreezeProxy(t, rs.Addr())
-	th := Start(t, proxy.Addr(), func(c *Configs) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
+	th := testhub.Start(t, proxy.Addr(), func(c *testhub.Configs) { c.PubSubMode, c.ListenerIdle = hub.PubSubChannels, time.Hour })
 	c := th.OpenStream(t, 195, 1, "")
-	if first := th.Publish(t, 195, "comment.created", map[string]any{"n": 0}); c.Next(t, Wait).ID != first.StreamID {
+	if first := th.Publish(t, 195, "comment.created", map[string]any{"n": 0}); c.Next(t, testhub.Wait).ID != first.StreamID {
 		t.Fatal("the first event")
 	}
 	if n := proxy.severSubscribers(); n == 0 {
 		t.Fatal("no subscribed connection to sever")
 	}
-	Eventually(t, Wait, "Redis forgot the subscriber", func() bool {
+	testhub.Eventually(t, testhub.Wait, "Redis forgot the subscriber", func() bool {
 		arr, _ := testredis.Do(t, testredis.Client(t, rs.Addr()), "PUBSUB", "NUMSUB", "room:{195}").ToArray()
 		n, _ := arr[1].AsInt64()
 		return n == 0
@@ -134,7 +136,7 @@ func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 	if res.DeliveredTo != 0 {
 		t.Fatalf("deliveredTo %d with the subscription gone: the test proves nothing", res.DeliveredTo)
 	}
-	if f := c.Next(t, Wait); f.ID != res.StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("after the publish that reached no listener: %+v", f)
 	}
 	if th.Hub.Metrics().ListenerMoves.Get() == 0 {
@@ -147,25 +149,25 @@ func TestPubSubChannels_PublishReachingNoListenerMovesIt(t *testing.T) {
 // cost no goroutine each, and all are unsubscribed when their streams end.
 func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 	rs := testredis.Start(t)
-	th := StartWith(t, rs.Addr(), func(c *Configs) {
+	th := testhub.StartWith(t, rs.Addr(), func(c *testhub.Configs) {
 		c.PubSubMode = hub.PubSubChannels
 		c.MaxConnectionsPerUser = 0
-	}, func(c *Config) { c.StreamMaxRooms = 100 })
+	}, func(c *api.Config) { c.StreamMaxRooms = 100 })
 	rdb := testredis.Client(t, rs.Addr())
 	channels := func(pattern string) int {
 		arr, _ := testredis.Do(t, rdb, "PUBSUB", "CHANNELS", pattern).ToArray()
 		return len(arr)
 	}
 	g0 := runtime.NumGoroutine()
-	var streams []*SSEClient
+	var streams []*testhub.SSEClient
 	for i := range 7 { // 700 rooms: more than one SUBSCRIBE's batch
 		rooms := make([]string, 100)
 		for j := range rooms {
 			rooms[j] = fmt.Sprint(1001 + i*100 + j)
 		}
-		streams = append(streams, th.pageStream(t, int64(i+1), "rooms="+strings.Join(rooms, ",")+"&notifications=true", ""))
+		streams = append(streams, th.PageStream(t, int64(i+1), "rooms="+strings.Join(rooms, ",")+"&notifications=true", ""))
 	}
-	Eventually(t, Wait, "700 rooms and 7 users subscribed", func() bool {
+	testhub.Eventually(t, testhub.Wait, "700 rooms and 7 users subscribed", func() bool {
 		return channels("room:{*}") == 700 && channels("room:1*") == 700 && channels("user:{*}") == 7
 	})
 	if n := testredis.Do(t, rdb, "PUBSUB", "NUMPAT"); n.Error() != nil {
@@ -179,14 +181,14 @@ func TestPubSubChannels_FollowTopicsOnOneConnection(t *testing.T) {
 		t.Fatalf("%d more goroutines for 7 streams over 707 topics", d)
 	}
 	res := th.Publish(t, 1700, "comment.created", map[string]any{"k": "last"})
-	f := streams[6].NextMatching(t, Wait, func(f Frame) bool { return f.Event == "comment.created" })
+	f := streams[6].NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "comment.created" })
 	if !strings.Contains(f.ID, res.StreamID) || !strings.Contains(f.Data, `"k":"last"`) {
 		t.Fatalf("room 1700 on its page stream: %+v", f)
 	}
 	for _, s := range streams {
 		s.Close()
 	}
-	Eventually(t, Wait, "every channel unsubscribed", func() bool {
+	testhub.Eventually(t, testhub.Wait, "every channel unsubscribed", func() bool {
 		return channels("room:*") == 0 && channels("user:*") == 0
 	})
 }

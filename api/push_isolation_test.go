@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"roomhub/hub/push"
 	"roomhub/internal/testapns"
 	"roomhub/internal/testfcm"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -21,11 +22,11 @@ import (
 func TestWebPush_AnswersOverTheBoundsAreFailedAttempts(t *testing.T) {
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
-	th.subscribe(t, 20, ps.Subscription("/push/header", testpush.HugeHeader, http.StatusCreated))
-	th.subscribe(t, 21, ps.Subscription("/push/body", testpush.HugeBody, http.StatusCreated))
-	nid := th.notifyWith(t, 42, "", 20, 21)
+	th.Subscribe(t, 20, ps.Subscription("/push/header", testpush.HugeHeader, http.StatusCreated))
+	th.Subscribe(t, 21, ps.Subscription("/push/body", testpush.HugeBody, http.StatusCreated))
+	nid := th.NotifyWith(t, 42, "", 20, 21)
 	for _, u := range []int64{20, 21} {
-		if r := th.waitDelivery(t, nid, u, "webpush", "sent"); r.Attempts != 2 {
+		if r := th.WaitDelivery(t, nid, u, "webpush", "sent"); r.Attempts != 2 {
 			t.Errorf("user %d: %+v, want sent at the second attempt (the first answer was over the bounds)", u, r)
 		}
 	}
@@ -42,17 +43,17 @@ const slowUsers = 70
 func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 	t.Parallel()
 	slow, fast := testpush.Start(t), testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *Configs) { c.Delivery.Timeout = time.Minute })
-	fast.SetPublicKey(th.vapidKey(t))
+	th := startPushHub(t, testredis.Start(t).Addr(), slow, func(c *testhub.Configs) { c.Delivery.Timeout = time.Minute })
+	fast.SetPublicKey(th.VapidKey(t))
 	var users []int64
 	for i := range slowUsers {
 		u := int64(100 + i)
 		users = append(users, u)
-		th.subscribe(t, u, slow.Subscription(fmt.Sprintf("/push/slow/%d", u), testpush.Hold))
+		th.Subscribe(t, u, slow.Subscription(fmt.Sprintf("/push/slow/%d", u), testpush.Hold))
 	}
 	defer slow.Release()
-	th.subscribe(t, 99, fast.Subscription("/push/fast"))
-	held := th.notifyWith(t, 42, "", users...)
+	th.Subscribe(t, 99, fast.Subscription("/push/fast"))
+	held := th.NotifyWith(t, 42, "", users...)
 	for range push.MaxPerOrigin {
 		select {
 		case <-slow.Arrived():
@@ -60,19 +61,19 @@ func TestWebPush_ASlowPushServiceHoldsNoOtherPush(t *testing.T) {
 			t.Fatal("the slow service got fewer pushes than its origin's share")
 		}
 	}
-	nid := th.notifyWith(t, 43, "", 99)
+	nid := th.NotifyWith(t, 43, "", 99)
 	select {
 	case <-fast.Arrived():
 	case <-time.After(30 * time.Second):
 		t.Fatalf("another service's push waited behind the slow one (it holds %d)", slow.MostHeld())
 	}
-	th.waitDelivery(t, nid, 99, "webpush", "sent")
+	th.WaitDelivery(t, nid, 99, "webpush", "sent")
 	if n := slow.MostHeld(); n > push.MaxPerOrigin {
 		t.Fatalf("the slow service held %d pushes at once, more than %d", n, push.MaxPerOrigin)
 	}
 	slow.Release()
 	for _, u := range users {
-		if r := th.waitDelivery(t, held, u, "webpush", "sent"); r.Attempts != 1 {
+		if r := th.WaitDelivery(t, held, u, "webpush", "sent"); r.Attempts != 1 {
 			t.Errorf("user %d: %+v, want sent at the first attempt (waiting spends none)", u, r)
 		}
 	}
@@ -87,28 +88,28 @@ func TestDelivery_ASlowChannelHoldsNoOtherChannel(t *testing.T) {
 	free := func() { once.Do(func() { close(release) }) }
 	g := startGateway(t, func(gatewayCall) gatewayAnswer { return gatewayAnswer{status: 200, wait: func() { <-release }} })
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) {
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testhub.Configs) {
 		c.Delivery.Channels = []string{"webpush", "email"}
 		c.Delivery.SinkURL = g.URL
 		c.Delivery.Timeout = time.Minute
 	})
 	defer free()
-	th.subscribe(t, 99, ps.Subscription("/push/fast"))
+	th.Subscribe(t, 99, ps.Subscription("/push/fast"))
 	var users []int64
 	for i := range slowUsers {
 		users = append(users, int64(100+i))
 	}
-	th.notifyWith(t, 42, `"delivery":{"email":{"afterSecs":0}}`, users...)
+	th.NotifyWith(t, 42, `"delivery":{"email":{"afterSecs":0}}`, users...)
 	for range 64 / 2 { // the email channel's share of 64 jobs
 		g.next(t, 30*time.Second)
 	}
-	nid := th.notifyWith(t, 43, `"delivery":{"webpush":{"afterSecs":0}}`, 99)
+	nid := th.NotifyWith(t, 43, `"delivery":{"webpush":{"afterSecs":0}}`, 99)
 	select {
 	case <-ps.Arrived():
 	case <-time.After(30 * time.Second):
 		t.Fatal("a push waited behind the email gateway's hand-offs")
 	}
-	th.waitDelivery(t, nid, 99, "webpush", "sent")
+	th.WaitDelivery(t, nid, 99, "webpush", "sent")
 	free()
 }
 
@@ -119,25 +120,25 @@ func TestWebPush_AnEndpointBelongsToOneUser(t *testing.T) {
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	shared := ps.Subscription("/push/shared")
-	th.subscribe(t, 4001, shared)
-	th.subscribe(t, 4002, shared)
-	th.subscribe(t, 4002, shared) // again: still 4002's, once
-	if a, _ := th.subsOf(t, 4001); len(a) != 0 {
+	th.Subscribe(t, 4001, shared)
+	th.Subscribe(t, 4002, shared)
+	th.Subscribe(t, 4002, shared) // again: still 4002's, once
+	if a, _ := th.SubsOf(t, 4001); len(a) != 0 {
 		t.Fatalf("the first user keeps %d subscriptions", len(a))
 	}
-	if b, _ := th.subsOf(t, 4002); len(b) != 1 {
+	if b, _ := th.SubsOf(t, 4002); len(b) != 1 {
 		t.Fatalf("the second user keeps %d subscriptions, want 1", len(b))
 	}
-	nid := th.notifyWith(t, 42, "", 4001)
-	if r := th.waitDelivery(t, nid, 4001, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
+	nid := th.NotifyWith(t, 42, "", 4001)
+	if r := th.WaitDelivery(t, nid, 4001, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
 		t.Fatalf("the first user's push: %+v", r)
 	}
-	nid = th.notifyWith(t, 42, "", 4002)
-	th.waitDelivery(t, nid, 4002, "webpush", "sent")
+	nid = th.NotifyWith(t, 42, "", 4002)
+	th.WaitDelivery(t, nid, 4002, "webpush", "sent")
 	if got := ps.Pushes(); len(got) != 1 || got[0].Message.NotificationID != nid {
 		t.Fatalf("pushes %+v, want the second user's alone", got)
 	}
-	if v := MetricValue(t, th, `webpush_subscriptions`); v != "1" {
+	if v := testhub.MetricValue(t, th, `webpush_subscriptions`); v != "1" {
 		t.Fatalf("webpush_subscriptions = %s, want 1", v)
 	}
 }
@@ -153,9 +154,9 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 	want := map[string]string{"low": "low", "normal": "normal", "high": "normal", "critical": "high"}
 	users := map[string]int64{"low": 30, "normal": 31, "high": 32, "critical": 33}
 	for sev, u := range users {
-		th.subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/%s", sev)))
-		nid := th.notifyWith(t, 42, fmt.Sprintf(`"severity":%q`, sev), u)
-		th.waitDelivery(t, nid, u, "webpush", "sent")
+		th.Subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/%s", sev)))
+		nid := th.NotifyWith(t, 42, fmt.Sprintf(`"severity":%q`, sev), u)
+		th.WaitDelivery(t, nid, u, "webpush", "sent")
 	}
 	for _, p := range ps.Pushes() {
 		sev := p.Path[len("/push/"):]
@@ -167,9 +168,9 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 		t.Fatalf("%d pushes, want %d", n, len(users))
 	}
 
-	th.subscribe(t, 34, ps.Subscription("/push/later", http.StatusTooManyRequests, http.StatusCreated))
-	nid := th.notifyWith(t, 42, "", 34)
-	if r := th.waitDelivery(t, nid, 34, "webpush", "sent"); r.Attempts != 2 {
+	th.Subscribe(t, 34, ps.Subscription("/push/later", http.StatusTooManyRequests, http.StatusCreated))
+	nid := th.NotifyWith(t, 42, "", 34)
+	if r := th.WaitDelivery(t, nid, 34, "webpush", "sent"); r.Attempts != 2 {
 		t.Fatalf("429 then 201: %+v", r)
 	}
 	at := ps.Arrivals("/push/later")
@@ -185,17 +186,17 @@ func TestWebPush_UrgencyAndRetryAfterReachThePushService(t *testing.T) {
 func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) { c.Delivery.Timeout = 2 * time.Second })
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testhub.Configs) { c.Delivery.Timeout = 2 * time.Second })
 	for i := range 5 {
-		th.subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/busy/%d", i), 429, 429, 429))
+		th.Subscribe(t, 7, ps.Subscription(fmt.Sprintf("/push/busy/%d", i), 429, 429, 429))
 	}
-	th.subscribe(t, 8, ps.Subscription("/push/other"))
-	th.notifyWith(t, 42, "", 7)
+	th.Subscribe(t, 8, ps.Subscription("/push/other"))
+	th.NotifyWith(t, 42, "", 7)
 	for range 5 {
 		<-ps.Arrived()
 	}
-	nid := th.notifyWith(t, 43, "", 8)
-	if r := th.waitDelivery(t, nid, 8, "webpush", "sent"); r.Attempts != 1 {
+	nid := th.NotifyWith(t, 43, "", 8)
+	if r := th.WaitDelivery(t, nid, 8, "webpush", "sent"); r.Attempts != 1 {
 		t.Fatalf("another person's push after five 429s of one: %+v, want sent at once", r)
 	}
 
@@ -204,15 +205,15 @@ func TestWebPush_OnePersonsRefusalsPauseNobodyElse(t *testing.T) {
 	var held []int64
 	for u := int64(20); u < 25; u++ {
 		held = append(held, u)
-		th.subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/held/%d", u), testpush.Hold, testpush.Hold))
+		th.Subscribe(t, u, ps.Subscription(fmt.Sprintf("/push/held/%d", u), testpush.Hold, testpush.Hold))
 	}
 	defer ps.Release()
-	th.subscribe(t, 30, ps.Subscription("/push/after"))
-	timedOut := th.notifyWith(t, 44, "", held...)
+	th.Subscribe(t, 30, ps.Subscription("/push/after"))
+	timedOut := th.NotifyWith(t, 44, "", held...)
 	for _, u := range held { // each times out (2 s): five failures in a row
 		waitForRecord(t, th, timedOut, u, "webpush", "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
 	}
-	after := th.notifyWith(t, 45, "", 30)
+	after := th.NotifyWith(t, 45, "", 30)
 	r := waitForRecord(t, th, after, 30, "webpush", "a push put off by the pause", putOff)
 	if r.State == "sent" || r.Attempts != 0 || len(ps.Arrivals("/push/after")) != 0 {
 		t.Fatalf("a push to a service that stopped answering: %+v, %d arrivals; want put off, not tried", r, len(ps.Arrivals("/push/after")))
@@ -228,11 +229,11 @@ func putOff(r delivery.Record) bool {
 
 // waitForRecord waits (15 s at most) until user's delivery of nid on ch
 // satisfies ok, and returns it.
-func waitForRecord(t *testing.T, th *Hub, nid string, user int64, ch, what string, ok func(delivery.Record) bool) delivery.Record {
+func waitForRecord(t *testing.T, th *testhub.Hub, nid string, user int64, ch, what string, ok func(delivery.Record) bool) delivery.Record {
 	t.Helper()
 	var last delivery.Record
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if last = th.deliveriesOf(t, nid)[fmt.Sprintf("%d/%s", user, ch)]; ok(last) {
+		if last = th.DeliveriesOf(t, nid)[fmt.Sprintf("%d/%s", user, ch)]; ok(last) {
 			return last
 		}
 	}
@@ -250,13 +251,13 @@ func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
 	defer as.Release()
 	for _, c := range []struct {
 		ch    string
-		start func() *Hub
+		start func() *testhub.Hub
 		hold  func(u int64) string // scripts user u's device to hang, and gives its token
 		tries func(token string) int
 	}{
-		{"fcm", func() *Hub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
+		{"fcm", func() *testhub.Hub { return startFCMHub(t, testredis.Start(t).Addr(), fs, nil) },
 			func(u int64) string { fs.Script(fcmToken(int(u)), testfcm.Answer{Hold: true}); return fcmToken(int(u)) }, fs.Tries},
-		{"apns", func() *Hub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
+		{"apns", func() *testhub.Hub { return startAPNSHub(t, testredis.Start(t).Addr(), as, nil) },
 			func(u int64) string {
 				as.Script(apnsToken(int(u)), testapns.Answer{Hold: true})
 				return apnsToken(int(u))
@@ -267,14 +268,14 @@ func TestMobilePush_AServiceThatStopsAnsweringIsPaused(t *testing.T) {
 		var held []int64
 		for u := int64(70); u < 75; u++ {
 			held = append(held, u)
-			th.register(t, u, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(u)))
+			th.Register(t, u, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(u)))
 		}
-		th.register(t, 80, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(80)))
-		timedOut := th.notifyWith(t, 44, "", held...)
+		th.Register(t, 80, fmt.Sprintf(`{"platform":%q,"token":%q}`, c.ch, c.hold(80)))
+		timedOut := th.NotifyWith(t, 44, "", held...)
 		for _, u := range held {
 			waitForRecord(t, th, timedOut, u, c.ch, "a timed-out attempt", func(r delivery.Record) bool { return r.Attempts >= 1 && r.LastErrorCode != nil })
 		}
-		after := th.notifyWith(t, 45, "", 80)
+		after := th.NotifyWith(t, 45, "", 80)
 		r := waitForRecord(t, th, after, 80, c.ch, "a push put off by the pause", putOff)
 		if r.State == "sent" || r.Attempts != 0 || c.tries(c.hold(80)) != 0 {
 			t.Fatalf("%s: a push to a service that stopped answering: %+v; want put off, not tried", c.ch, r)

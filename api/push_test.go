@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"roomhub/hub/push/webpush"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
@@ -29,16 +30,16 @@ var testPushKeys = sync.OnceValue(func() webpush.Keys {
 })
 
 // withPushKeys sets the WEBPUSH_* keys: a hub on a real Redis needs them.
-func withPushKeys(c *Configs) {
+func withPushKeys(c *testhub.Configs) {
 	k := testPushKeys()
 	c.WebPush.PublicKey, c.WebPush.PrivateKey, c.WebPush.Subject = k.Public, k.Private(), "mailto:ops@example.com"
 }
 
 // startPushHub is a hub with the webpush channel on, its endpoints allowed
 // on loopback (the stand-in), trusting the stand-in's certificate.
-func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*Configs)) *Hub {
+func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*testhub.Configs)) *testhub.Hub {
 	t.Helper()
-	th := StartFull(t, addr, func(c *Configs) {
+	th := testhub.StartFull(t, addr, func(c *testhub.Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
 		c.WebPush.AllowPrivate, c.WebPush.AllowedHosts = true, []string{"*"}
@@ -47,26 +48,9 @@ func startPushHub(t *testing.T, addr string, ps *testpush.Service, more func(*Co
 		if more != nil {
 			more(c)
 		}
-	}, nil, Extras{PushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
-	ps.SetPublicKey(th.vapidKey(t))
+	}, nil, testhub.Extras{PushTLS: ps.Client().Transport.(*http.Transport).TLSClientConfig})
+	ps.SetPublicKey(th.VapidKey(t))
 	return th
-}
-
-// vapidKey is the hub's VAPID public key, from its route.
-func (th *Hub) vapidKey(t *testing.T) string {
-	t.Helper()
-	code, env := th.Do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, "")
-	if code != 200 {
-		t.Fatalf("vapid-public-key: %d %+v", code, env)
-	}
-	return env.Result.(map[string]any)["publicKey"].(string)
-}
-
-func (th *Hub) subscribe(t *testing.T, user int64, sub string) {
-	t.Helper()
-	if code, env := th.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", user, sub); code != 200 {
-		t.Fatalf("subscribe: %d %+v", code, env)
-	}
 }
 
 // The issue's "done when", on the API: a user with no stream open gets
@@ -78,7 +62,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	ps := testpush.Start(t)
 	th := startPushHub(t, testredis.Start(t).Addr(), ps, nil)
 	const user = 7
-	th.subscribe(t, user, ps.Subscription("/push/ann"))
+	th.Subscribe(t, user, ps.Subscription("/push/ann"))
 
 	body := `{"roomId":42,"eventType":"comment.created","data":{"title":"Order shipped","text":"It leaves today","url":"/orders/1"},"recipientIds":[7],"severity":"critical","groupKey":"orders"}`
 	code, env := th.PublishRaw(t, body)
@@ -86,7 +70,7 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	nid := "42:" + env.Result.(map[string]any)["streamId"].(string)
-	th.waitDelivery(t, nid, user, "webpush", "sent")
+	th.WaitDelivery(t, nid, user, "webpush", "sent")
 	got := ps.Pushes()
 	if len(got) != 1 {
 		t.Fatalf("%d pushes, want 1: %+v", len(got), got)
@@ -99,15 +83,15 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 	// Someone is looking: the live event, no push.
 	s := th.OpenStream(t, 42, user, "")
 	defer s.Close()
-	nid = th.notifyWith(t, 42, "", user)
-	r := th.waitDelivery(t, nid, user, "webpush", "skipped")
+	nid = th.NotifyWith(t, 42, "", user)
+	r := th.WaitDelivery(t, nid, user, "webpush", "skipped")
 	if str(r.Reason) != "online" || len(ps.Pushes()) != 1 {
 		t.Fatalf("with a stream open: %+v, %d pushes", r, len(ps.Pushes()))
 	}
-	if v := MetricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
+	if v := testhub.MetricValue(t, th, `deliveries_total{channel="webpush",state="sent",reason=""}`); v != "1" {
 		t.Fatalf("deliveries_total sent = %s", v)
 	}
-	if v := MetricValue(t, th, `webpush_subscriptions`); v != "1" {
+	if v := testhub.MetricValue(t, th, `webpush_subscriptions`); v != "1" {
 		t.Fatalf("webpush_subscriptions = %s", v)
 	}
 }
@@ -122,38 +106,38 @@ func TestWebPush_PushesOnlyWhenNobodyIsLooking(t *testing.T) {
 func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	t.Parallel()
 	ps := testpush.Start(t)
-	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *Configs) { c.Delivery.MaxAttempts = 3 })
-	th.subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))
-	th.subscribe(t, 11, ps.Subscription("/push/big", http.StatusRequestEntityTooLarge))
-	th.subscribe(t, 12, ps.Subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
-	th.subscribe(t, 13, ps.Subscription("/push/moved", http.StatusFound))
-	th.subscribe(t, 15, ps.Subscription("/push/old", http.StatusNotFound))
-	th.subscribe(t, 15, ps.Subscription("/push/new", http.StatusCreated))
-	th.subscribe(t, 16, ps.Subscription("/push/slow", testpush.Hang, http.StatusCreated))
-	nid := th.notifyWith(t, 42, "", 10, 11, 12, 13, 14, 15, 16)
+	th := startPushHub(t, testredis.Start(t).Addr(), ps, func(c *testhub.Configs) { c.Delivery.MaxAttempts = 3 })
+	th.Subscribe(t, 10, ps.Subscription("/push/gone", http.StatusGone))
+	th.Subscribe(t, 11, ps.Subscription("/push/big", http.StatusRequestEntityTooLarge))
+	th.Subscribe(t, 12, ps.Subscription("/push/busy", http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusCreated))
+	th.Subscribe(t, 13, ps.Subscription("/push/moved", http.StatusFound))
+	th.Subscribe(t, 15, ps.Subscription("/push/old", http.StatusNotFound))
+	th.Subscribe(t, 15, ps.Subscription("/push/new", http.StatusCreated))
+	th.Subscribe(t, 16, ps.Subscription("/push/slow", testpush.Hang, http.StatusCreated))
+	nid := th.NotifyWith(t, 42, "", 10, 11, 12, 13, 14, 15, 16)
 
-	r := th.waitDelivery(t, nid, 10, "webpush", "dead")
+	r := th.WaitDelivery(t, nid, 10, "webpush", "dead")
 	if str(r.LastErrorCode) != "UNREGISTERED" {
 		t.Errorf("410: %+v", r)
 	}
-	if r := th.waitDelivery(t, nid, 11, "webpush", "dead"); str(r.LastErrorCode) != "PAYLOAD_TOO_LARGE" {
+	if r := th.WaitDelivery(t, nid, 11, "webpush", "dead"); str(r.LastErrorCode) != "PAYLOAD_TOO_LARGE" {
 		t.Errorf("413: %+v", r)
 	}
-	if r := th.waitDelivery(t, nid, 12, "webpush", "sent"); r.Attempts != 3 {
+	if r := th.WaitDelivery(t, nid, 12, "webpush", "sent"); r.Attempts != 3 {
 		t.Errorf("429, 500, then 201: %+v, want sent at the third attempt", r)
 	}
-	if r := th.waitDelivery(t, nid, 13, "webpush", "dead"); str(r.LastErrorCode) != "REDIRECT" || r.Attempts != 3 {
+	if r := th.WaitDelivery(t, nid, 13, "webpush", "dead"); str(r.LastErrorCode) != "REDIRECT" || r.Attempts != 3 {
 		t.Errorf("302: %+v, want retried as REDIRECT until the attempts ran out", r)
 	}
-	if r := th.waitDelivery(t, nid, 14, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
+	if r := th.WaitDelivery(t, nid, 14, "webpush", "skipped"); str(r.Reason) != "unsubscribed" {
 		t.Errorf("no subscription: %+v", r)
 	}
-	th.waitDelivery(t, nid, 15, "webpush", "sent")
-	if r := th.waitDelivery(t, nid, 16, "webpush", "sent"); r.Attempts != 2 {
+	th.WaitDelivery(t, nid, 15, "webpush", "sent")
+	if r := th.WaitDelivery(t, nid, 16, "webpush", "sent"); r.Attempts != 2 {
 		t.Errorf("no answer, then 201: %+v, want sent at the second attempt", r)
 	}
 	for user, want := range map[int64]int{10: 0, 11: 1, 15: 1} {
-		subs, err := th.subsOf(t, user)
+		subs, err := th.SubsOf(t, user)
 		if err != nil || len(subs) != want {
 			t.Errorf("user %d keeps %d subscriptions (%v), want %d", user, len(subs), err, want)
 		}
@@ -168,27 +152,21 @@ func TestWebPush_AnswersOfThePushService(t *testing.T) {
 	}
 }
 
-// subsOf reads a user's kept subscriptions straight from Redis.
-func (th *Hub) subsOf(t *testing.T, user int64) (map[string]string, error) {
-	t.Helper()
-	return th.Redis.Do(t.Context(), th.Redis.B().Hgetall().Key(webpush.SubscriptionsKey(user)).Build()).AsStrMap()
-}
-
 // The routes: the SSRF rule and the keys' shape refused with 400; at most
 // 10 subscriptions a user, the one sent longest ago replaced; DELETE by
 // endpoint; unknown fields refused. Two instances sign with the configured
 // key pair.
 func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	rs := testredis.Start(t)
-	on := func(c *Configs) {
+	on := func(c *testhub.Configs) {
 		c.Delivery.Channels, c.Delivery.Rules = []string{"webpush"}, pushRules
 		withPushKeys(c)
 	}
 	// A dev key pair an earlier run left in Redis is deleted once keys are
 	// configured (hardening IV, 10).
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "SET", webpush.VAPIDKey, "old-dev-pair")
-	a, b := Start(t, rs.Addr(), on), Start(t, rs.Addr(), on)
-	if ka, kb := a.vapidKey(t), b.vapidKey(t); ka != kb || ka != testPushKeys().Public {
+	a, b := testhub.Start(t, rs.Addr(), on), testhub.Start(t, rs.Addr(), on)
+	if ka, kb := a.VapidKey(t), b.VapidKey(t); ka != kb || ka != testPushKeys().Public {
 		t.Fatalf("two instances' keys: %q, %q, want the configured one", ka, kb)
 	}
 	if n, _ := a.Redis.Do(t.Context(), a.Redis.B().Exists().Key(webpush.VAPIDKey).Build()).AsInt64(); n != 0 {
@@ -211,7 +189,7 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 		strings.Replace(good, `"keys"`, `"extra":1,"keys"`, 1),
 		`{"endpoint":"https://fcm.googleapis.com/x"}`,
 	} {
-		code, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body)
+		code, env := a.UserDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body)
 		if code != 400 || env.Code != "COMMON400" {
 			t.Errorf("%.90s: %d %+v, want 400", body, code, env)
 		}
@@ -221,7 +199,7 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 		`{"endpoint":"https://fcm.googleapis.com/x"}`: "keys: required",
 		strings.Replace(with("https://fcm.googleapis.com/fcm/send/old"), `"expirationTime":null`, `"expirationTime":1000`, 1): "expirationTime",
 	} {
-		if _, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body); !strings.HasPrefix(env.Message, field) {
+		if _, env := a.UserDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, body); !strings.HasPrefix(env.Message, field) {
 			t.Errorf("%.60s: %q, want it to begin with %q", body, env.Message, field)
 		}
 	}
@@ -229,7 +207,7 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	// (no DNS oracle).
 	var said []string
 	for _, ep := range []string{"https://vm/x", "https://redis/x", "https://127.0.0.1/x", "https://no-such-name.invalid/x"} {
-		_, env := a.userDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, with(ep))
+		_, env := a.UserDo(t, http.MethodPost, "/api/v1/push/subscriptions", 7, with(ep))
 		said = append(said, env.Message)
 	}
 	if said[0] != said[1] || said[1] != said[2] || said[2] != said[3] || strings.Contains(said[0], "resolve") {
@@ -240,24 +218,24 @@ func TestWebPush_SubscriptionRoutes(t *testing.T) {
 	for i := range 11 {
 		ep := fmt.Sprintf("https://fcm.googleapis.com/fcm/send/%d", i)
 		endpoints = append(endpoints, ep)
-		a.subscribe(t, 7, with(ep))
+		a.Subscribe(t, 7, with(ep))
 	}
-	subs, _ := a.subsOf(t, 7)
+	subs, _ := a.SubsOf(t, 7)
 	if _, first := subs[endpoints[0]]; len(subs) != webpush.MaxPerUser || first {
 		t.Fatalf("%d kept (the first among them: %v), want %d without the first", len(subs), first, webpush.MaxPerUser)
 	}
-	code, env := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5]))
+	code, env := b.UserDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5]))
 	if code != 200 || env.Result.(map[string]any)["unsubscribed"] != true {
 		t.Fatalf("delete: %d %+v", code, env)
 	}
-	if code, env := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5])); code != 200 || env.Result.(map[string]any)["unsubscribed"] != false {
+	if code, env := b.UserDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, fmt.Sprintf(`{"endpoint":%q}`, endpoints[5])); code != 200 || env.Result.(map[string]any)["unsubscribed"] != false {
 		t.Fatalf("delete again: %d %+v", code, env)
 	}
-	if code, _ := b.userDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, `{"endpoint":"x","more":1}`); code != 400 {
+	if code, _ := b.UserDo(t, http.MethodDelete, "/api/v1/push/subscriptions", 7, `{"endpoint":"x","more":1}`); code != 400 {
 		t.Fatalf("an unknown field: %d", code)
 	}
 	// Off: the routes say so.
-	off := Start(t, rs.Addr(), nil)
+	off := testhub.Start(t, rs.Addr(), nil)
 	if code, _ := off.Do(t, http.MethodGet, "/api/v1/push/vapid-public-key", nil, ""); code != 404 {
 		t.Fatalf("vapid-public-key with webpush off: %d", code)
 	}
@@ -303,8 +281,8 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		}
 		d.Send(t, `CLICK roomhub-inbox .push button >> text=`+labels[0])
 		d.Send(t, `TEXT roomhub-inbox .push button | `+labels[1])
-		Eventually(t, 15*time.Second, fmt.Sprintf("%d of the browser's subscriptions at the hub", want), func() bool {
-			subs, err := th.subsOf(t, user)
+		testhub.Eventually(t, 15*time.Second, fmt.Sprintf("%d of the browser's subscriptions at the hub", want), func() bool {
+			subs, err := th.SubsOf(t, user)
 			return err == nil && len(subs) == want
 		})
 	}
@@ -323,7 +301,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		return "42:" + env.Result.(map[string]any)["streamId"].(string)
 	}
 	nid := publish("While you look")
-	if r := th.waitDelivery(t, nid, user, "webpush", "skipped"); str(r.Reason) != "online" {
+	if r := th.WaitDelivery(t, nid, user, "webpush", "skipped"); str(r.Reason) != "online" {
 		t.Fatalf("with the page open: %+v", r)
 	}
 	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
@@ -348,7 +326,7 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 		}
 	}
 	d.Send(t, fmt.Sprintf(`EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => { r.active.postMessage({ type: 'roomhub-open', notificationId: %q, url: '/?user=21&rooms=42' }); return true; })`, nid))
-	Eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.countsOf(t, user).Unread == 0 })
+	testhub.Eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.CountsOf(t, user).Unread == 0 })
 	d.Send(t, `WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="badge"]').hidden`)
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
@@ -383,12 +361,12 @@ func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
 	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on' && window.__push.subscribes === 1)`)
 
 	d.Quit() // every tab closed
-	Eventually(t, 15*time.Second, "the user offline", func() bool {
+	testhub.Eventually(t, 15*time.Second, "the user offline", func() bool {
 		code, env := th.Do(t, http.MethodGet, "/api/v1/rooms/42/presence", map[string]string{"Authorization": "Bearer " + th.Token(t, 99)}, "")
 		return code == 200 && !strings.Contains(fmt.Sprint(env.Result), "21")
 	})
 	nid = publish("While you are away")
-	th.waitDelivery(t, nid, user, "webpush", "sent")
+	th.WaitDelivery(t, nid, user, "webpush", "sent")
 	got := ps.Pushes()
 	if len(got) != 1 || got[0].Message.NotificationID != nid || got[0].Message.Title != "While you are away" {
 		t.Fatalf("pushes %+v, want exactly one of %s", got, nid)

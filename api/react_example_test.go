@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"fmt"
@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/api"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -33,7 +35,7 @@ func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
 	if !strings.Contains(string(readme), "```jsx\n"+string(example)+"```") {
 		t.Fatal("web/README.md's React example is not web/examples/react/App.jsx as it is")
 	}
-	var th *Hub
+	var th *testhub.Hub
 	var bundle string
 	const user = 14
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +51,7 @@ func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
 		}
 	}))
 	origin := "http://" + app.Listener.Addr().String()
-	th = StartWith(t, testredis.Start(t).Addr(), nil, func(c *Config) { c.AllowedOrigins = []string{origin} })
+	th = testhub.StartWith(t, testredis.Start(t).Addr(), nil, func(c *api.Config) { c.AllowedOrigins = []string{origin} })
 	bundle = buildReactExample(t, th.URL)
 	app.Start()
 	defer app.Close()
@@ -63,7 +65,7 @@ func TestBrowser_ReactExampleRunsAsWritten(t *testing.T) {
 	d.Send(t, `CLICK roomhub-inbox [part="item"] .open`)
 	d.Send(t, `TEXT #route | /orders/1`) // the app routed; the element did not load a page
 	d.Send(t, `HIDDEN roomhub-inbox [part="badge"]`)
-	if c := th.countsOf(t, user); c.Unread != 0 {
+	if c := th.CountsOf(t, user); c.Unread != 0 {
 		t.Fatalf("unread %d: a click the app routes still reads the item", c.Unread)
 	}
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"net/http"
@@ -8,27 +8,28 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestHardening_ForgedPubSubMessagesDoNotStopDelivery(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	c := th.OpenStream(t, 120, 1, "")
 	first := th.Publish(t, 120, "comment.created", map[string]any{"n": 1})
-	if f := c.Next(t, Wait); f.ID != first.StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != first.StreamID {
 		t.Fatalf("got %+v", f)
 	}
 	rdb := testredis.Client(t, rs.Addr())
 	// On the backends' channel id and seq are ignored: delivered raw.
 	testredis.Do(t, rdb, "PUBLISH", "room:120", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{"forged":1}}`)
-	if f := c.Next(t, Wait); f.ID != "" || !strings.Contains(f.Data, "forged") {
+	if f := c.Next(t, testhub.Wait); f.ID != "" || !strings.Contains(f.Data, "forged") {
 		t.Fatalf("forged raw message delivered as %+v", f)
 	}
 	// On the hub's own channel an id far in the future is refused.
 	testredis.Do(t, rdb, "PUBLISH", "room:{120}", `{"id":"99999999999999-0","seq":2,"eventType":"comment.created","data":{}}`)
 	next := th.Publish(t, 120, "comment.created", map[string]any{"n": 2})
-	if f := c.Next(t, Wait); f.ID != next.StreamID {
+	if f := c.Next(t, testhub.Wait); f.ID != next.StreamID {
 		t.Fatalf("after forged messages got %+v, want %s", f, next.StreamID)
 	}
 	if n := th.Hub.Metrics().InvalidMessages.Get(); n != 1 {
@@ -37,7 +38,7 @@ func TestHardening_ForgedPubSubMessagesDoNotStopDelivery(t *testing.T) {
 }
 
 func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	max := "18446744073709551615-18446744073709551615"
 	if code, env := th.Get(t, "/api/v1/rooms/1/events?since="+max, th.Token(t, 1)); code != 400 || env.Code != "COMMON400" {
 		t.Fatalf("since=max: %d %+v", code, env)
@@ -52,18 +53,18 @@ func TestHardening_PositionsRedisCannotRangeFromAre400(t *testing.T) {
 
 func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), func(c *Configs) { c.HistoryRetention = time.Hour })
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.HistoryRetention = time.Hour })
 	rdb := testredis.Client(t, rs.Addr())
 	th.Publish(t, 121, "comment.created", map[string]any{})
 	// A room that only ever saw a heartbeat: its presence.update is history
 	// too, kept as long as its presence (PRESENCE_HASH_TTL_SECS), not an hour.
-	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 1, ""); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 1, ""); code != 200 {
 		t.Fatal("heartbeat")
 	}
 	presenceTTL := int64(th.Cfg.PresenceHashTTL / time.Second)
 	for room, want := range map[int64][2]int64{121: {3500, 3600}, 122: {1, presenceTTL}} {
 		for _, key := range []string{hub.EventsKey(room), hub.RoomSeqKey(room)} {
-			Eventually(t, Wait, key+" has its TTL", func() bool {
+			testhub.Eventually(t, testhub.Wait, key+" has its TTL", func() bool {
 				ttl, _ := testredis.Do(t, rdb, "TTL", key).AsInt64()
 				return ttl >= want[0] && ttl <= want[1]
 			})
@@ -72,10 +73,10 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 	// A backend event in the heartbeat's room gives it the retention, and
 	// presence does not shorten it.
 	th.Publish(t, 122, "comment.created", map[string]any{})
-	if code, _ := th.userDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 2, ""); code != 200 {
+	if code, _ := th.UserDo(t, http.MethodPost, "/api/v1/rooms/122/presence/heartbeat", 2, ""); code != 200 {
 		t.Fatal("heartbeat")
 	}
-	Eventually(t, Wait, "the presence.update of user 2", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the presence.update of user 2", func() bool {
 		n, _ := testredis.Do(t, rdb, "XLEN", hub.EventsKey(122)).AsInt64()
 		return n == 3
 	})
@@ -89,7 +90,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), func(c *Configs) {
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) {
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0
 	})
 	rdb := testredis.Client(t, rs.Addr())
@@ -99,8 +100,8 @@ func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 		for r := first; r < first+perStream; r++ {
 			ids = append(ids, strconv.Itoa(500000+r))
 		}
-		c := th.pageStream(t, int64(first%7+1), "rooms="+strings.Join(ids, ","), "")
-		c.NextMatching(t, Wait, func(f Frame) bool { return f.Event == hub.PresenceEventType })
+		c := th.PageStream(t, int64(first%7+1), "rooms="+strings.Join(ids, ","), "")
+		c.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == hub.PresenceEventType })
 		c.Close()
 	}
 	count := func() int {
@@ -110,5 +111,5 @@ func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
 	if n := count(); n == 0 {
 		t.Fatal("no room key was created: the test proves nothing")
 	}
-	Eventually(t, 30*time.Second, "every presence-only room's keys expired", func() bool { return count() == 0 })
+	testhub.Eventually(t, 30*time.Second, "every presence-only room's keys expired", func() bool { return count() == 0 })
 }

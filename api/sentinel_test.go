@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"os/exec"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -18,20 +19,20 @@ import (
 func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 	t.Parallel()
 	sn := testredis.StartSentinels(t)
-	th := Start(t, "", func(c *Configs) { c.RedisURL = sn.URL() })
+	th := testhub.Start(t, "", func(c *testhub.Configs) { c.RedisURL = sn.URL() })
 	steady := th.OpenStream(t, 140, 1, "")
 	b := startBrowser(t, th, 140, 2, 100)
 	p := startPublisher(th, 140, 100000)
-	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
+	testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
 	old := sn.MasterPort(t)
 	failover(t, sn)
-	Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+	testhub.Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 	n := p.count()
-	Eventually(t, 30*time.Second, "events flowing on the new master", func() bool { return p.count() >= n+200 })
+	testhub.Eventually(t, 30*time.Second, "events flowing on the new master", func() bool { return p.count() >= n+200 })
 	th.WaitHealthy(t)
 	accepted := p.Stop()
 	checkExactlyOnce(t, "steady", drainUntil(t, steady, accepted[len(accepted)-1]), accepted, true)
-	Eventually(t, 20*time.Second, "browser caught up", func() bool { return b.Has(accepted[len(accepted)-1]) })
+	testhub.Eventually(t, 20*time.Second, "browser caught up", func() bool { return b.Has(accepted[len(accepted)-1]) })
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, true)
 	// Whether the listener reconnected is not asserted: a demoted master
 	// replicates PUBLISH, so a listener still on it hears the new master's
@@ -46,13 +47,13 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 	t.Parallel() // it mostly waits: see helpers_test.go
 	sn := testredis.StartSentinels(t)
-	th := Start(t, sn.Master.Addr(), func(c *Configs) {
+	th := testhub.Start(t, sn.Master.Addr(), func(c *testhub.Configs) {
 		c.PublishWaitReplicas, c.PublishWait = 1, 300*time.Millisecond
 	})
 	c := th.OpenStream(t, 220, 1, "")
 	// The replica may still be taking its first full copy: wait until a
 	// publish is acknowledged.
-	Eventually(t, Wait, "a publish acknowledged by the replica", func() bool {
+	testhub.Eventually(t, testhub.Wait, "a publish acknowledged by the replica", func() bool {
 		code, _ := th.PublishRaw(t, `{"roomId":220,"eventType":"comment.created","data":{"n":0},"idempotencyKey":"k0"}`)
 		return code == 200
 	})
@@ -68,12 +69,12 @@ func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
 		t.Fatalf("publish_not_replicated_total = %d", n)
 	}
 	var res hub.PublishResult
-	Eventually(t, Wait, "the retry acknowledged", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the retry acknowledged", func() bool {
 		code, env := th.PublishRaw(t, body)
 		if code != 200 {
 			return false
 		}
-		Remarshal(t, env.Result, &res)
+		testhub.Remarshal(t, env.Result, &res)
 		return true
 	})
 	if !res.Duplicate {
@@ -101,20 +102,20 @@ func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
 	for _, mode := range []string{hub.PubSubChannels, hub.PubSubPatterns} {
 		t.Run(mode, func(t *testing.T) {
 			sn := testredis.StartSentinels(t)
-			th := Start(t, "", func(c *Configs) {
+			th := testhub.Start(t, "", func(c *testhub.Configs) {
 				c.RedisURL, c.ListenerIdle, c.PubSubMode = sn.URL(), time.Minute, mode
 			})
 			c := th.OpenStream(t, 230, 1, "")
 			old := sn.MasterPort(t)
 			failover(t, sn)
-			Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
+			testhub.Eventually(t, 30*time.Second, "a new master", func() bool { p := sn.MasterPort(t); return p != 0 && p != old })
 			master := strconv.Itoa(sn.MasterPort(t))
 			var last string
-			Eventually(t, 30*time.Second, "the listener on the new master", func() bool {
+			testhub.Eventually(t, 30*time.Second, "the listener on the new master", func() bool {
 				code, env := th.PublishRaw(t, `{"roomId":230,"eventType":"comment.created","data":{}}`)
 				if code == 200 {
 					var r hub.PublishResult
-					Remarshal(t, env.Result, &r)
+					testhub.Remarshal(t, env.Result, &r)
 					last = r.StreamID
 				}
 				if mode == hub.PubSubPatterns {
@@ -138,7 +139,7 @@ func TestSentinel_ListenerFollowsTheMasterAfterFailover(t *testing.T) {
 // has not yet found the replica answers NOGOODSLAVE (redis-cli exits 0).
 func failover(t *testing.T, sn *testredis.Sentinels) {
 	t.Helper()
-	Eventually(t, 30*time.Second, "a failover accepted", func() bool {
+	testhub.Eventually(t, 30*time.Second, "a failover accepted", func() bool {
 		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(sn.Sentinels[0].Port), "sentinel", "failover", sn.Name).CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == "OK"
 	})

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"roomhub/internal/sse"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("streams=%d/rooms=%d/every=%v", tc.streams, tc.rooms, tc.every), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				th := Start(b, testredis.Start(b).Addr(), func(c *Configs) {
+				th := testhub.Start(b, testredis.Start(b).Addr(), func(c *testhub.Configs) {
 					c.MaxConnectionsPerUser = 0
 					c.PresenceBroadcast = 10 * time.Second // keep presence out of the measurement
 				})
@@ -62,7 +63,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 					go func() {
 						defer readers.Done()
 						defer resp.Body.Close()
-						_ = sse.Parse(resp.Body, func(f Frame) bool {
+						_ = sse.Parse(resp.Body, func(f testhub.Frame) bool {
 							if f.Event != "comment.created" {
 								return true
 							}
@@ -78,7 +79,7 @@ func BenchmarkSSEEndToEnd(b *testing.B) {
 						})
 					}()
 				}
-				Eventually(b, 60*time.Second, "streams open", func() bool {
+				testhub.Eventually(b, 60*time.Second, "streams open", func() bool {
 					return th.Hub.Health(context.Background()).ActiveConnections == int64(tc.streams)
 				})
 				runtime.GC()

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bufio"
@@ -12,36 +12,37 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
 func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	rdb := testredis.Client(t, rs.Addr())
 	steady := th.OpenStream(t, 31, 1, "")
 	b := startBrowser(t, th, 31, 2, 100)
 	p := startPublisher(th, 31, 100000)
 	for i := 0; i < 5; i++ {
-		Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
+		testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= (i+1)*200 })
 		before := th.Hub.Metrics().PubSubReconnect.Get()
 		// /health may answer from its last look: the kill waits for Redis
 		// to see the listener subscribed again.
-		Eventually(t, 20*time.Second, "a subscribed connection to kill", func() bool {
+		testhub.Eventually(t, 20*time.Second, "a subscribed connection to kill", func() bool {
 			n, err := testredis.Do(t, rdb, "CLIENT", "KILL", "TYPE", "pubsub").AsInt64()
 			return err == nil && n >= 1
 		})
-		Eventually(t, 20*time.Second, "the listener noticed", func() bool {
+		testhub.Eventually(t, 20*time.Second, "the listener noticed", func() bool {
 			return th.Hub.Metrics().PubSubReconnect.Get() > before
 		})
 		th.WaitHealthy(t) // subscribed again
 	}
-	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 1200 })
+	testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 1200 })
 	accepted := p.Stop()
 	got := drainUntil(t, steady, accepted[len(accepted)-1])
 	checkExactlyOnce(t, "steady", got, accepted, false)
-	Eventually(t, 20*time.Second, "browser caught up", func() bool {
+	testhub.Eventually(t, 20*time.Second, "browser caught up", func() bool {
 		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
@@ -52,14 +53,14 @@ func TestStream_ListenerSurvivesConnectionKills(t *testing.T) {
 
 func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	steady := th.OpenStream(t, 32, 1, "")
 	p := startPublisher(th, 32, 100000)
-	Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
+	testhub.Eventually(t, 20*time.Second, "events flowing", func() bool { return p.count() >= 200 })
 	rs.Restart()
 	th.WaitHealthy(t)
 	n := p.count()
-	Eventually(t, 20*time.Second, "events flowing again", func() bool { return p.count() >= n+200 })
+	testhub.Eventually(t, 20*time.Second, "events flowing again", func() bool { return p.count() >= n+200 })
 	accepted := p.Stop()
 	got := drainUntil(t, steady, accepted[len(accepted)-1])
 	checkExactlyOnce(t, "steady", got, accepted, true)
@@ -68,7 +69,7 @@ func TestStream_RedisRestartIsAnnouncedNeverSilent(t *testing.T) {
 func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	var ids []string
 	for i := 0; i < 10; i++ {
 		ids = append(ids, th.Publish(t, 33, "comment.created", map[string]any{"n": i}).StreamID)
@@ -92,7 +93,7 @@ func TestStream_ResumeWhileRedisIsDownStillCatchesUp(t *testing.T) {
 }
 
 func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.ChannelCapacity = 64
 		c.WriteTimeout = 60 * time.Second
 		c.SlowWrite = 200 * time.Millisecond
@@ -105,7 +106,7 @@ func TestStream_SlowConsumerIsCutWithLagged(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /api/v1/rooms/50/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", th.Token(t, 2))
-	Eventually(t, Wait, "both subscribed", func() bool {
+	testhub.Eventually(t, testhub.Wait, "both subscribed", func() bool {
 		_, env := th.Get(t, "/health", "")
 		res := env.Result.(map[string]any)
 		return res["activeConnections"] == 2.0
@@ -169,29 +170,29 @@ func hubGoroutines() (int, string) {
 }
 
 func TestStream_DisconnectFreesEverything(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	base, _ := hubGoroutines() // the listener and the sweeper
-	var clients []*SSEClient
+	var clients []*testhub.SSEClient
 	for i := 0; i < 20; i++ {
 		clients = append(clients, th.OpenStream(t, int64(100+i%4), int64(i+1), ""))
 	}
 	th.Publish(t, 100, "comment.created", map[string]any{})
-	clients[0].Next(t, Wait)
+	clients[0].Next(t, testhub.Wait)
 	// An open stream holds no goroutine of its own: the hub writes to its
 	// socket from the fan-out, and one poller watches every socket.
-	Eventually(t, Wait, "no goroutine per open stream", func() bool {
+	testhub.Eventually(t, testhub.Wait, "no goroutine per open stream", func() bool {
 		n, _ := hubGoroutines()
 		return n == base
 	})
 	for _, c := range clients {
 		c.Close()
 	}
-	Eventually(t, Wait, "no streams, no rooms", func() bool {
+	testhub.Eventually(t, testhub.Wait, "no streams, no rooms", func() bool {
 		_, env := th.Get(t, "/health", "")
 		res := env.Result.(map[string]any)
 		return res["activeConnections"] == 0.0 && res["activeRooms"] == 0.0
 	})
-	deadline := time.Now().Add(Wait)
+	deadline := time.Now().Add(testhub.Wait)
 	for {
 		n, stacks := hubGoroutines()
 		if n == base {
@@ -215,10 +216,10 @@ func goroutinesIn(fn string) int {
 // stream's request for user, returning once the stream's join waits on Redis
 // (for joinWait, 2 s: long enough to look). resume lets Redis answer again;
 // the test's cleanup calls it too.
-func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*Hub, net.Conn, func()) {
+func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*testhub.Hub, net.Conn, func()) {
 	t.Helper()
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	th.Publish(t, room, "comment.created", map[string]any{"n": 0}) // the room's history exists
 	rs.Pause()
 	var once sync.Once
@@ -230,7 +231,7 @@ func streamWaitingOnItsJoin(t *testing.T, room, user int64) (*Hub, net.Conn, fun
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	fmt.Fprintf(conn, "GET /api/v1/rooms/%d/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", room, th.Token(t, user))
-	Eventually(t, Wait, "the join waiting on the hub's goroutine", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the join waiting on the hub's goroutine", func() bool {
 		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 1
 	})
 	return th, conn, resume
@@ -246,7 +247,7 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 		t.Fatalf("%d request handlers still run while the join waits", n)
 	}
 	resume()
-	_ = conn.SetReadDeadline(time.Now().Add(Wait))
+	_ = conn.SetReadDeadline(time.Now().Add(testhub.Wait))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -273,16 +274,16 @@ func TestStream_JoinWaitsOnTheHubsGoroutineNotTheHandler(t *testing.T) {
 func TestStream_ClientGoneDuringTheJoinLeavesNothing(t *testing.T) {
 	th, conn, resume := streamWaitingOnItsJoin(t, 61, 7)
 	_ = conn.Close()
-	Eventually(t, Wait, "the stream's release begun while Redis is away", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the stream's release begun while Redis is away", func() bool {
 		return goroutinesIn("roomhub/hub.(*Stream).release") == 1
 	})
 	resume()
-	Eventually(t, Wait, "the stream released", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the stream released", func() bool {
 		_, env := th.Get(t, "/health", "")
 		res, _ := env.Result.(map[string]any)
 		return goroutinesIn("roomhub/api.(*Server).startHijacked") == 0 && res["activeConnections"] == 0.0
 	})
-	Eventually(t, Wait, "nothing left in Redis", func() bool {
+	testhub.Eventually(t, testhub.Wait, "nothing left in Redis", func() bool {
 		for _, key := range []string{hub.PresenceConnsKey(61, 7), hub.UserOnlineKey(7), hub.UserConnsKey(7)} {
 			if n, _ := testredis.Do(t, th.Redis, "ZCARD", key).AsInt64(); n != 0 {
 				return false

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -11,13 +11,12 @@ import (
 
 	"roomhub/hub"
 	"roomhub/internal/sse"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
-const Wait = 10 * time.Second
-
 func TestStream_WireFormatAndFanOut(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.KeepAlive = time.Second })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.KeepAlive = time.Second })
 	a := th.OpenStream(t, 42, 1, "")
 	b := th.OpenStream(t, 42, 2, "")
 	other := th.OpenStream(t, 43, 3, "")
@@ -29,13 +28,13 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	if f, _ := a.NextAny(t, Wait); f.Retry != "3000" {
+	if f, _ := a.NextAny(t, testhub.Wait); f.Retry != "3000" {
 		t.Fatalf("first frame = %+v, want retry: 3000", f)
 	}
 
 	res := th.Publish(t, 42, "comment.created", map[string]any{"userId": 2, "text": "hi"})
-	for _, c := range []*SSEClient{a, b} {
-		f := c.Next(t, Wait)
+	for _, c := range []*testhub.SSEClient{a, b} {
+		f := c.Next(t, testhub.Wait)
 		if f.Event != "comment.created" || f.ID != res.StreamID {
 			t.Fatalf("frame %+v, want comment.created with id %s", f, res.StreamID)
 		}
@@ -68,7 +67,7 @@ func TestStream_WireFormatAndFanOut(t *testing.T) {
 
 func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.ChannelCapacity = 2048 })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.ChannelCapacity = 2048 })
 	c := th.OpenStream(t, 7, 1, "")
 	var ids []string
 	for i := 0; i < 1000; i++ {
@@ -76,7 +75,7 @@ func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 	}
 	var prev hub.StreamID
 	for i, want := range ids {
-		f := c.Next(t, Wait)
+		f := c.Next(t, testhub.Wait)
 		id, err := hub.ParseStreamID(f.ID)
 		if f.ID != want || err != nil || !prev.Less(id) {
 			t.Fatalf("event %d: id %q, want %q after %v", i, f.ID, want, prev)
@@ -89,7 +88,7 @@ func TestStream_ThousandPublishesArriveInOrder(t *testing.T) {
 }
 
 func TestStream_ResumesFromLastEventID(t *testing.T) {
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	for room, how := range map[int64]string{5: "header", 6: "query"} {
 		t.Run(how, func(t *testing.T) {
 			var ids []string
@@ -97,19 +96,19 @@ func TestStream_ResumesFromLastEventID(t *testing.T) {
 				ids = append(ids, th.Publish(t, room, "comment.created", map[string]any{"n": i}).StreamID)
 			}
 			// The resuming stream's own presence.update may come first or between; next skips them.
-			var c *SSEClient
+			var c *testhub.SSEClient
 			if how == "header" {
 				c = th.OpenStream(t, room, 1, ids[3])
 			} else {
-				c = OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream?lastEventId=%s", th.URL, room, ids[3]), th.Token(t, 1), "")
+				c = testhub.OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream?lastEventId=%s", th.URL, room, ids[3]), th.Token(t, 1), "")
 			}
 			for _, want := range ids[4:] {
-				if f := c.Next(t, Wait); f.ID != want {
+				if f := c.Next(t, testhub.Wait); f.ID != want {
 					t.Fatalf("replayed %q, want %q", f.ID, want)
 				}
 			}
 			live := th.Publish(t, room, "comment.created", map[string]any{"live": true})
-			if f := c.Next(t, Wait); f.ID != live.StreamID {
+			if f := c.Next(t, testhub.Wait); f.ID != live.StreamID {
 				t.Fatalf("after replay got %+v, want live %s", f, live.StreamID)
 			}
 		})
@@ -118,7 +117,7 @@ func TestStream_ResumesFromLastEventID(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, th.URL+"/api/v1/rooms/5/stream", nil)
 		req.Header.Set("Authorization", "Bearer "+th.Token(t, 1))
 		req.Header.Set("Last-Event-ID", "yesterday")
-		resp, err := HTTPClient.Do(req)
+		resp, err := testhub.HTTPClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +136,7 @@ type publisher struct {
 	done     chan struct{}
 }
 
-func startPublisher(th *Hub, room int64, max int) *publisher {
+func startPublisher(th *testhub.Hub, room int64, max int) *publisher {
 	p := &publisher{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -190,7 +189,7 @@ func (p *publisher) count() int {
 // startBrowser reads room's stream as user, resuming like EventSource, and
 // drops its connection after every `every` messages; it waits until the
 // first stream is open (subscribed).
-func startBrowser(t *testing.T, th *Hub, room, user int64, every int) *sse.Browser {
+func startBrowser(t *testing.T, th *testhub.Hub, room, user int64, every int) *sse.Browser {
 	t.Helper()
 	b := sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), sse.BrowserOptions{
 		Every: every,
@@ -202,7 +201,7 @@ func startBrowser(t *testing.T, th *Hub, room, user int64, every int) *sse.Brows
 	t.Cleanup(func() { b.Stop() })
 	select {
 	case <-b.Connected():
-	case <-time.After(Wait):
+	case <-time.After(testhub.Wait):
 		t.Fatal("browser did not connect")
 	}
 	return b
@@ -212,7 +211,7 @@ func startBrowser(t *testing.T, th *Hub, room, user int64, every int) *sse.Brows
 // once. allowGap: Redis may lose data in this test, and a system.gap may
 // stand for the events it lost, but only for those right after it (see
 // sse.Check); without allowGap any system.gap fails the test.
-func checkExactlyOnce(t *testing.T, name string, got []Frame, accepted []string, allowGap bool) {
+func checkExactlyOnce(t *testing.T, name string, got []testhub.Frame, accepted []string, allowGap bool) {
 	t.Helper()
 	r := sse.Check(got, accepted, sse.Options{})
 	if r.Gaps > 0 && !allowGap {
@@ -224,9 +223,9 @@ func checkExactlyOnce(t *testing.T, name string, got []Frame, accepted []string,
 }
 
 // drainUntil reads c until it has seen id, returning everything read.
-func drainUntil(t *testing.T, c *SSEClient, id string) []Frame {
+func drainUntil(t *testing.T, c *testhub.SSEClient, id string) []testhub.Frame {
 	t.Helper()
-	var got []Frame
+	var got []testhub.Frame
 	for {
 		f := c.Next(t, 20*time.Second)
 		got = append(got, f)
@@ -238,29 +237,29 @@ func drainUntil(t *testing.T, c *SSEClient, id string) []Frame {
 
 func TestStream_ResumeWhilePublishingIsGapless(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	b := startBrowser(t, th, 11, 1, 150)
 	p := startPublisher(th, 11, 3000)
-	Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
+	testhub.Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 3000 })
 	accepted := p.Stop()
 	final := th.OpenStream(t, 11, 9, "0")
 	drainUntil(t, final, accepted[len(accepted)-1])
 	// The reconnecting browser must have everything, exactly once, in order.
-	Eventually(t, 20*time.Second, "browser caught up", func() bool {
+	testhub.Eventually(t, 20*time.Second, "browser caught up", func() bool {
 		return b.Has(accepted[len(accepted)-1])
 	})
 	checkExactlyOnce(t, "browser", b.Stop(), accepted, false)
 }
 
 func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
-	th := StartTrimming(t, func(c *Configs) { c.StreamMaxLen = 10 })
+	th := testhub.StartTrimming(t, func(c *testhub.Configs) { c.StreamMaxLen = 10 })
 	first := th.Publish(t, 3, "comment.created", map[string]any{"n": 0}).StreamID
 	var last string
 	for i := 1; i < 100; i++ {
 		last = th.Publish(t, 3, "comment.created", map[string]any{"n": i}).StreamID
 	}
 	c := th.OpenStream(t, 3, 1, first)
-	f := c.Next(t, Wait)
+	f := c.Next(t, testhub.Wait)
 	if f.Event != hub.GapEventType || f.ID != "" {
 		t.Fatalf("first frame %+v, want system.gap without id", f)
 	}
@@ -276,15 +275,15 @@ func TestStream_GapWhenHistoryTrimmed(t *testing.T) {
 
 func TestStream_TwoHubsShareRedis(t *testing.T) {
 	rs := testredis.Start(t)
-	a := Start(t, rs.Addr(), nil)
-	b := Start(t, rs.Addr(), nil)
+	a := testhub.Start(t, rs.Addr(), nil)
+	b := testhub.Start(t, rs.Addr(), nil)
 	cb := b.OpenStream(t, 21, 1, "")
 	ca := a.OpenStream(t, 21, 2, "")
 	res := a.Publish(t, 21, "retrospect.created", map[string]any{"x": 1})
-	if f := cb.Next(t, Wait); f.ID != res.StreamID {
+	if f := cb.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("hub B got %+v, want %s", f, res.StreamID)
 	}
-	if f := ca.Next(t, Wait); f.ID != res.StreamID {
+	if f := ca.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("hub A got %+v", f)
 	}
 	if res.DeliveredTo != 2 {
@@ -294,12 +293,12 @@ func TestStream_TwoHubsShareRedis(t *testing.T) {
 
 func TestStream_RawBackendMessage(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	c := th.OpenStream(t, 42, 1, "")
 	rdb := testredis.Client(t, rs.Addr())
 	testredis.Do(t, rdb, "PUBLISH", "room:42", `not json`)
 	testredis.Do(t, rdb, "PUBLISH", "room:42", `{"eventType":"comment.created","roomId":42,"data":{"k":"v"},"timestamp":"2026-02-16T10:31:00Z"}`)
-	f := c.Next(t, Wait)
+	f := c.Next(t, testhub.Wait)
 	if f.Event != "comment.created" || f.ID != "" || !strings.Contains(f.Data, `"k":"v"`) || !strings.Contains(f.Data, "2026-02-16T10:31:00Z") {
 		t.Fatalf("raw message delivered as %+v", f)
 	}
@@ -314,24 +313,24 @@ func TestStream_RawBackendMessage(t *testing.T) {
 // overflow itself is proved in hub's TestStream_QueueOverflowCatchesUpFromHistory).
 func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), func(c *Configs) { c.ChannelCapacity = 2 })
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.ChannelCapacity = 2 })
 	var pubs []*publisher
 	for i := 0; i < 4; i++ {
 		pubs = append(pubs, startPublisher(th, 34, 100))
 	}
-	Eventually(t, 60*time.Second, "some history", func() bool { return pubs[0].count() >= 30 })
+	testhub.Eventually(t, 60*time.Second, "some history", func() bool { return pubs[0].count() >= 30 })
 	// The stream replays from the start while the publishers go on: their
 	// live events overflow its two-event queue.
 	steady := th.OpenStream(t, 34, 1, "0")
 	var accepted []string
 	for _, p := range pubs {
-		Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 100 })
+		testhub.Eventually(t, 60*time.Second, "publisher done", func() bool { return p.count() >= 100 })
 		accepted = append(accepted, p.Stop()...)
 	}
 	// Four publishers interleave: the order is history's, read back from it.
 	code, env := th.Get(t, "/api/v1/rooms/34/events?since=0&count=500", th.Token(t, 1))
 	var page hub.EventsPage
-	Remarshal(t, env.Result, &page)
+	testhub.Remarshal(t, env.Result, &page)
 	var order []string
 	for _, e := range page.Events {
 		if e.EventType != hub.PresenceEventType {
@@ -350,18 +349,18 @@ func TestStream_ResumeUnderInterleavedPublishersIsExactlyOnce(t *testing.T) {
 // the stream says so with system.gap before it goes on.
 func TestStream_ResumeFromALostIDIsAGap(t *testing.T) {
 	rs := testredis.Start(t)
-	th := Start(t, rs.Addr(), nil)
+	th := testhub.Start(t, rs.Addr(), nil)
 	first := th.Publish(t, 36, "comment.created", map[string]any{"n": 0}).StreamID
 	lost := th.Publish(t, 36, "comment.created", map[string]any{"n": 1}).StreamID
 	after := th.Publish(t, 36, "comment.created", map[string]any{"n": 2}).StreamID
 	testredis.Do(t, testredis.Client(t, rs.Addr()), "XDEL", hub.EventsKey(36), lost)
 	c := th.OpenStream(t, 36, 1, lost)
-	f := c.Next(t, Wait)
+	f := c.Next(t, testhub.Wait)
 	var g struct{ Requested, Oldest string }
 	if f.Event != hub.GapEventType || json.Unmarshal([]byte(f.Data), &g) != nil || g.Requested != lost || g.Oldest != first {
 		t.Fatalf("got %+v, want system.gap {requested: %s, oldest: %s}", f, lost, first)
 	}
-	if f := c.Next(t, Wait); f.ID != after {
+	if f := c.Next(t, testhub.Wait); f.ID != after {
 		t.Fatalf("after the gap: %+v, want %s", f, after)
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"roomhub/hub"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -49,13 +50,6 @@ func tabsDo(t *testing.T, d *testbrowser.Driver, format string, args ...any) tab
 	return st
 }
 
-// activeStreams reads the hub's open streams from /health.
-func (th *Hub) activeStreams(t *testing.T) int {
-	t.Helper()
-	_, env := th.Get(t, "/health", "")
-	return int(env.Result.(map[string]any)["activeConnections"].(float64))
-}
-
 // Tabs of one user share one page stream: three tabs on three room sets
 // hold one connection in all and each shows exactly its rooms and the bell;
 // the leader tab closes while events flow to every room and the user, and
@@ -63,11 +57,11 @@ func (th *Hub) activeStreams(t *testing.T) int {
 // room order; a tab opened later joins without a new connection.
 func TestBrowser_TabsShareOneStream(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) { c.Retry = 200 * time.Millisecond })
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Retry = 200 * time.Millisecond })
 	const user = 5
 	tabRooms := [][]int64{{42, 43}, {44}, {45}}
 	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.Token(t, user), "42,43", "44", "45")
-	Eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.activeStreams(t) == 1 })
+	testhub.Eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.ActiveStreams(t) == 1 })
 
 	var mu sync.Mutex
 	sent := map[int64][]string{} // room → keys, in order; 0: the user's notifications
@@ -79,7 +73,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 		sent[room] = append(sent[room], k)
 		mu.Unlock()
 		if i%5 == 0 {
-			n := th.notify(t, 99, "comment.created", user)
+			n := th.Notify(t, 99, "comment.created", user)
 			mu.Lock()
 			sent[0] = append(sent[0], fmt.Sprintf("99:%s", n.StreamID))
 			mu.Unlock()
@@ -136,8 +130,8 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	}
 	// Another tab took the lock and opened the one stream: a new one (the
 	// old leader's is gone), and no second.
-	Eventually(t, Wait, "the takeover's stream, and only it", func() bool {
-		return th.activeStreams(t) == 1 && th.Hub.Metrics().StreamsOpened.Get() > opened
+	testhub.Eventually(t, testhub.Wait, "the takeover's stream, and only it", func() bool {
+		return th.ActiveStreams(t) == 1 && th.Hub.Metrics().StreamsOpened.Get() > opened
 	})
 	for i, tb := range st.Tabs {
 		if tb != nil && tb.Leader {
@@ -153,7 +147,7 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	}
 	tabRooms[other] = append(tabRooms[other], 46)
 	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(tabRooms[other]))
-	Eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
+	testhub.Eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
 		th.Publish(t, 46, "comment.created", map[string]any{"k": "probe"})
 		st := tabsDo(t, d, "STATE")
 		for _, e := range st.Tabs[other].Got {
@@ -171,13 +165,13 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	if got := st.Tabs[other].Got[before46:]; got[0].K != "r46-0" || got[2].K != "r46-2" {
 		t.Fatalf("room 46 after setRooms: %+v", got)
 	}
-	if n := th.activeStreams(t); n != 1 {
+	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("setRooms in a tab opened a connection: %d streams", n)
 	}
 
 	// A tab opened later joins the shared stream.
 	st = tabsDo(t, d, "OPEN 42")
-	if n := th.activeStreams(t); n != 1 {
+	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("a fourth tab opened a connection of its own: %d streams", n)
 	}
 	tabRooms = append(tabRooms, []int64{42})
@@ -239,23 +233,23 @@ func checkTab(t *testing.T, tab int, rooms []int64, got []tabEvent, sent map[int
 func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
-	cfg := func(c *Configs) { c.Retry = 200 * time.Millisecond }
-	a := Start(t, rs.Addr(), cfg)
-	b := Start(t, rs.Addr(), cfg)
+	cfg := func(c *testhub.Configs) { c.Retry = 200 * time.Millisecond }
+	a := testhub.Start(t, rs.Addr(), cfg)
+	b := testhub.Start(t, rs.Addr(), cfg)
 	proxy := testbin.StartProxy(t, a.URL)
 	const user = 6
 	tabRooms := [][]int64{{61}, {61, 62}, {62}}
 	d := testbrowser.Start(t, "tabs.mjs", proxy.URL, a.Token(t, user), "61", "61,62", "62")
 	sent := map[int64][]string{}
 	n := 0
-	publish := func(th *Hub, count int) {
+	publish := func(th *testhub.Hub, count int) {
 		for range count {
 			room := int64(61 + n%2)
 			k := fmt.Sprintf("k%d", n)
 			th.Publish(t, room, "comment.created", map[string]any{"k": k})
 			sent[room] = append(sent[room], k)
 			if n%3 == 0 {
-				r := th.notify(t, 98, "comment.created", user)
+				r := th.Notify(t, 98, "comment.created", user)
 				sent[0] = append(sent[0], fmt.Sprintf("98:%s", r.StreamID))
 			}
 			n++
@@ -284,7 +278,7 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	a.DropConnections()
 	publish(b, 10)
 	st := tabsDo(t, d, "WAIT 1 %d", want(1))
-	Eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.activeStreams(t) == 1 })
+	testhub.Eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.ActiveStreams(t) == 1 })
 
 	leader := leaderOf(st)
 	if leader < 0 {
@@ -320,7 +314,7 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	t.Logf("tab %d took the lead %d ms after tab %d froze", other, st.Tabs[other].LeaderSince-frozeAt, leader)
 	// Back, the old leader finds its lock taken and lets its stream go.
 	tabsDo(t, d, "THAW %d", leader)
-	Eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.activeStreams(t) == 1 })
+	testhub.Eventually(t, 10*time.Second, "one stream after the thaw", func() bool { return b.ActiveStreams(t) == 1 })
 	st = tabsDo(t, d, "STATE")
 	if st.Tabs[leader].Leader || !st.Tabs[other].Leader {
 		t.Fatalf("after the thaw tab %d leads %v, tab %d %v", leader, st.Tabs[leader].Leader, other, st.Tabs[other].Leader)
@@ -343,7 +337,7 @@ func joinRooms(rooms []int64) string {
 // tab asks for something again and leads a new one.
 func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 	t.Parallel()
-	th := Start(t, testredis.Start(t).Addr(), func(c *Configs) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.Retry, c.RoomAuth, c.MaxConnectionsPerUser = 200*time.Millisecond, hub.RoomAuthClaim, 1
 	})
 	const user = 7
@@ -352,10 +346,10 @@ func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := testbrowser.Start(t, "tabs.mjs", th.URL, tok, "71", "72")
-	Eventually(t, Wait, "one stream for two tabs", func() bool { return th.activeStreams(t) == 1 })
+	testhub.Eventually(t, testhub.Wait, "one stream for two tabs", func() bool { return th.ActiveStreams(t) == 1 })
 	tabsDo(t, d, "ROOMS 1 72,666")
 	var st tabsState
-	Eventually(t, Wait, "tab 1 told that room 666 was refused", func() bool {
+	testhub.Eventually(t, testhub.Wait, "tab 1 told that room 666 was refused", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return len(st.Tabs[1].Errors) > 0
 	})
@@ -376,33 +370,33 @@ func TestBrowser_TabsSurviveARefusedRoomAndStopWhenEvicted(t *testing.T) {
 	if g := st.Tabs[1].Got; len(g) != 1 || g[0].RoomID != 72 || !strings.Contains(g[0].ID, r72.StreamID) {
 		t.Fatalf("tab 1 after the refusal: %+v", g)
 	}
-	if n := th.activeStreams(t); n != 1 {
+	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("%d streams after the refusal, want the shared one", n)
 	}
 
 	// Evicted: another stream of the user's takes the only place.
-	other := OpenSSE(t, th.URL+"/api/v1/rooms/73/stream", tok, "")
-	Eventually(t, Wait, "every tab told of the eviction", func() bool {
+	other := testhub.OpenSSE(t, th.URL+"/api/v1/rooms/73/stream", tok, "")
+	testhub.Eventually(t, testhub.Wait, "every tab told of the eviction", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return st.Tabs[0].Evicted == 1 && st.Tabs[1].Evicted == 1
 	})
-	Eventually(t, Wait, "the shared stream stopped", func() bool {
+	testhub.Eventually(t, testhub.Wait, "the shared stream stopped", func() bool {
 		st = tabsDo(t, d, "STATE")
 		return st.Tabs[0].Status == "closed" && st.Tabs[1].Status == "closed"
 	})
-	if n := th.activeStreams(t); n != 1 {
+	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("%d streams after the eviction, want only the one that evicted it", n)
 	}
 	res := th.Publish(t, 73, "comment.created", map[string]any{"k": "c"})
-	if f := other.Next(t, Wait); f.ID != res.StreamID {
+	if f := other.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("the evicting stream was evicted back: %+v", f)
 	}
 	other.Close()
 	// A tab asks again: a new shared stream.
 	tabsDo(t, d, "ROOMS 0 71,73")
-	Eventually(t, Wait, "a new shared stream", func() bool {
+	testhub.Eventually(t, testhub.Wait, "a new shared stream", func() bool {
 		st = tabsDo(t, d, "STATE")
-		return st.Tabs[0].Status == "open" && th.activeStreams(t) == 1
+		return st.Tabs[0].Status == "open" && th.ActiveStreams(t) == 1
 	})
 	r73 := th.Publish(t, 73, "comment.created", map[string]any{"k": "d"})
 	st = tabsDo(t, d, "WAIT 0 2")

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"net/http"
@@ -8,24 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testpush"
 	"roomhub/internal/testredis"
 )
-
-// ticketOf asks for a stream ticket with token.
-func (th *Hub) ticketOf(t *testing.T, token string) string {
-	t.Helper()
-	code, env := th.Do(t, http.MethodPost, "/api/v1/stream-tickets", map[string]string{"Authorization": "Bearer " + token}, "")
-	if code != 200 {
-		t.Fatalf("stream-tickets: %d %+v", code, env)
-	}
-	r := env.Result.(map[string]any)
-	if r["expiresInSecs"] != float64(30) || len(r["ticket"].(string)) < 32 {
-		t.Fatalf("stream-tickets: %+v", r)
-	}
-	return r["ticket"].(string)
-}
 
 // A stream ticket (hardening IV, 10: a token in a stream URL ends up in an
 // ingress's access log) opens one stream, once, as the user whose token
@@ -34,13 +22,13 @@ func (th *Hub) ticketOf(t *testing.T, token string) string {
 // s at most, under a hashed name; ?token= still works.
 func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 	rs := testredis.Start(t)
-	claim := func(c *Configs) { c.RoomAuth = hub.RoomAuthClaim }
-	a, b := Start(t, rs.Addr(), claim), Start(t, rs.Addr(), claim)
+	claim := func(c *testhub.Configs) { c.RoomAuth = hub.RoomAuthClaim }
+	a, b := testhub.Start(t, rs.Addr(), claim), testhub.Start(t, rs.Addr(), claim)
 	tok, err := a.Tokens.Sign(31, time.Hour, []int64{42})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ticket := a.ticketOf(t, tok)
+	ticket := a.TicketOf(t, tok)
 	keys, err := a.Redis.Do(t.Context(), a.Redis.B().Keys().Pattern("stream:ticket:*").Build()).AsStrSlice()
 	if err != nil || len(keys) != 1 || strings.Contains(keys[0], ticket) {
 		t.Fatalf("ticket keys %v (%v), want one, not named by the ticket", keys, err)
@@ -49,12 +37,12 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 		t.Fatalf("the ticket lives %d ms, want at most 30 s", ms)
 	}
 	// Made on a, used on b: the user's stream.
-	s := OpenSSE(t, b.URL+"/api/v1/rooms/42/stream?ticket="+url.QueryEscape(ticket), "", "")
-	if p, _ := s.presenceUpdate(t, Wait); len(p.OnlineUsers) != 1 || p.OnlineUsers[0] != 31 {
+	s := testhub.OpenSSE(t, b.URL+"/api/v1/rooms/42/stream?ticket="+url.QueryEscape(ticket), "", "")
+	if p, _ := s.PresenceUpdate(t, testhub.Wait); len(p.OnlineUsers) != 1 || p.OnlineUsers[0] != 31 {
 		t.Fatalf("presence on a ticket's stream: %+v, want user 31", p)
 	}
 	res := a.Publish(t, 42, "comment.created", map[string]any{"n": 1})
-	if f := s.Next(t, Wait); f.ID != res.StreamID {
+	if f := s.Next(t, testhub.Wait); f.ID != res.StreamID {
 		t.Fatalf("the ticket's stream got %+v, want the event", f)
 	}
 	for name, u := range map[string]string{
@@ -62,23 +50,23 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 		"unknown":    a.URL + "/api/v1/rooms/42/stream?ticket=nosuchticketnosuchticketnosuchtick",
 		"too long":   a.URL + "/api/v1/rooms/42/stream?ticket=" + strings.Repeat("x", 100),
 	} {
-		if _, err := TryOpenSSE(u, "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+		if _, err := testhub.TryOpenSSE(u, "", ""); err == nil || !strings.Contains(err.Error(), "401") {
 			t.Errorf("a ticket %s: %v, want 401", name, err)
 		}
 	}
 	// Expired: Redis forgot it.
-	expired := a.ticketOf(t, tok)
+	expired := a.TicketOf(t, tok)
 	testredis.Do(t, a.Redis, "DEL", hub.StreamTicketKey(expired))
-	if _, err := TryOpenSSE(a.URL+"/api/v1/stream?rooms=42&ticket="+url.QueryEscape(expired), "", ""); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := testhub.TryOpenSSE(a.URL+"/api/v1/stream?rooms=42&ticket="+url.QueryEscape(expired), "", ""); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("an expired ticket: %v, want 401", err)
 	}
 	// The token's grant goes with the ticket: room 43 is not in it.
-	if _, err := TryOpenSSE(a.URL+"/api/v1/rooms/43/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", ""); err == nil || !strings.Contains(err.Error(), "403") {
+	if _, err := testhub.TryOpenSSE(a.URL+"/api/v1/rooms/43/stream?ticket="+url.QueryEscape(a.TicketOf(t, tok)), "", ""); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("a ticket for a room outside the grant: %v, want 403", err)
 	}
 	// The other stream routes take tickets, and ?token= still works.
-	OpenSSE(t, a.URL+"/api/v1/notifications/stream?ticket="+url.QueryEscape(a.ticketOf(t, tok)), "", "")
-	OpenSSE(t, a.URL+"/api/v1/rooms/42/stream?token="+url.QueryEscape(tok), "", "")
+	testhub.OpenSSE(t, a.URL+"/api/v1/notifications/stream?ticket="+url.QueryEscape(a.TicketOf(t, tok)), "", "")
+	testhub.OpenSSE(t, a.URL+"/api/v1/rooms/42/stream?token="+url.QueryEscape(tok), "", "")
 	// Without a credential, no ticket.
 	if code, _ := a.Do(t, http.MethodPost, "/api/v1/stream-tickets", nil, ""); code != 401 {
 		t.Fatalf("a ticket without a token: %d, want 401", code)
@@ -95,7 +83,7 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 	token := th.Token(t, 7)
 	streams := map[string]bool{}
 	checked := 0
-	for _, r := range th.API.e.Routes() {
+	for _, r := range th.API.Routes() {
 		if !strings.HasPrefix(r.Path, "/api/v1/") || strings.Contains(r.Path, "/internal/") ||
 			strings.HasPrefix(r.Path, "/api/v1/notifications/publish") || strings.HasSuffix(r.Path, "/vapid-public-key") {
 			continue // the internal key's routes, and the one public route
@@ -105,7 +93,7 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 			streams[r.Path] = true
 			continue
 		}
-		ticket := th.ticketOf(t, token)
+		ticket := th.TicketOf(t, token)
 		for _, q := range []string{"token=" + url.QueryEscape(token), "ticket=" + ticket} {
 			code, env := th.Do(t, r.Method, path+"?"+q, map[string]string{"Content-Type": "application/json"}, "{}")
 			if code != 401 || env.Code != "AUTH4001" {
@@ -147,7 +135,7 @@ func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
 // tickets from one address made 60 GETDELs).
 func TestStreamTickets_AnAddressOverItsBudgetCostsRedisNothing(t *testing.T) {
 	rs := testredis.Start(t)
-	th := StartWith(t, rs.Addr(), nil, func(c *Config) { c.IPRequests = Budget{PerSec: 0.01, Burst: 5} })
+	th := testhub.StartWith(t, rs.Addr(), nil, func(c *api.Config) { c.IPRequests = api.Budget{PerSec: 0.01, Burst: 5} })
 	getdels := func() int64 {
 		info, err := th.Redis.Do(t.Context(), th.Redis.B().Info().Section("commandstats").Build()).ToString()
 		if err != nil {

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"roomhub/hub"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -41,7 +42,7 @@ func TestTracing_OnlyTheBackendSteersTraces(t *testing.T) {
 	backend.set(7, 42, true)
 
 	none := recordSpans(t, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0)))
-	th := StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, Extras{Tracing: none.tp})
+	th := testhub.StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, testhub.Extras{Tracing: none.tp})
 	for range 3 {
 		if code, _ := th.Do(t, http.MethodGet, "/api/v1/notifications/unread", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer garbage"}), ""); code != 401 {
 			t.Fatalf("a bad token: %d", code)
@@ -61,7 +62,7 @@ func TestTracing_OnlyTheBackendSteersTraces(t *testing.T) {
 	}
 
 	all := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
-	th = StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, Extras{Tracing: all.tp})
+	th = testhub.StartFull(t, rs.Addr(), proxyMode(backend.URL, time.Minute), nil, testhub.Extras{Tracing: all.tp})
 	if code, _ := th.Do(t, http.MethodGet, "/api/v1/rooms/42/presence", withHeaders(hostileTrace, map[string]string{"Authorization": "Bearer " + th.Token(t, 7)}), ""); code != 200 {
 		t.Fatalf("a user's request: %d", code)
 	}

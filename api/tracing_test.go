@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/delivery"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -55,7 +56,7 @@ func spans(name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*recorde
 func waitSpans(t *testing.T, n int, name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*recorded) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	var got []sdktrace.ReadOnlySpan
-	Eventually(t, 15*time.Second, fmt.Sprintf("%d %q spans", n, name), func() bool {
+	testhub.Eventually(t, 15*time.Second, fmt.Sprintf("%d %q spans", n, name), func() bool {
 		got = spans(name, match, recs...)
 		return len(got) >= n
 	})
@@ -102,15 +103,15 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 		return gatewayAnswer{status: http.StatusOK}
 	})
 	sink := startSink(t, hub.DefaultConfig().InternalAPIKey)
-	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *Configs) {
+	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		c.Inbox.ReadSinkURL, c.Inbox.WriteBehindInterval = sink.URL, 0
 	})
 	recA, recB := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
-	a := StartFull(t, rs.Addr(), cfg, nil, Extras{Tracing: recA.tp})
-	b := StartFull(t, rs.Addr(), cfg, nil, Extras{Tracing: recB.tp})
+	a := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recA.tp})
+	b := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recB.tp})
 	s1, s2 := b.OpenStream(t, 7, 3, ""), b.OpenStream(t, 7, 4, "")
-	s1.presenceUpdate(t, Wait) // b's listener follows room 7
-	s2.presenceUpdate(t, Wait)
+	s1.PresenceUpdate(t, testhub.Wait) // b's listener follows room 7
+	s2.PresenceUpdate(t, testhub.Wait)
 
 	code, env := a.Do(t, http.MethodPost, "/api/v1/notifications/publish", map[string]string{
 		"X-Internal-Key": a.Cfg.InternalAPIKey, "Content-Type": "application/json",
@@ -120,9 +121,9 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 		t.Fatalf("publish: %d %+v", code, env)
 	}
 	var res hub.PublishResult
-	Remarshal(t, env.Result, &res)
-	for _, s := range []*SSEClient{s1, s2} {
-		if f := s.Next(t, Wait); f.ID != res.StreamID {
+	testhub.Remarshal(t, env.Result, &res)
+	for _, s := range []*testhub.SSEClient{s1, s2} {
+		if f := s.Next(t, testhub.Wait); f.ID != res.StreamID {
 			t.Fatalf("stream got %+v, want %s", f, res.StreamID)
 		}
 	}
@@ -169,7 +170,7 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 	if tps := recordTraceParents(t, a, 5); len(tps) != 1 || tps[0] != hub.TraceParent(writes.SpanContext()) {
 		t.Fatalf("the delivery record keeps traceparents %q, want the inbox writes'", tps)
 	}
-	first, second := g.next(t, Wait), g.next(t, Wait)
+	first, second := g.next(t, testhub.Wait), g.next(t, testhub.Wait)
 	for i, c := range []gatewayCall{first, second} {
 		want := hub.TraceParent(byAttempt[fmt.Sprint(i+1)].SpanContext())
 		if c.TraceParent != want {
@@ -179,7 +180,7 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 
 	// The write-behind flush of user 5's read.
 	nid := fmt.Sprintf("7:%s", res.StreamID)
-	a.markRead(t, 5, nid)
+	a.MarkRead(t, 5, nid)
 	if st, err := a.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 1 {
 		t.Fatalf("flush: %+v %v", st, err)
 	}
@@ -257,16 +258,16 @@ func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
 	g := startGateway(t, nil)
 	cfg := deliveryConfig(g, `{"comment.created":{"push":{}}}`)
 	recA, recB := recordSpans(t, sdktrace.NeverSample()), recordSpans(t, sdktrace.NeverSample())
-	a := StartFull(t, rs.Addr(), cfg, nil, Extras{Tracing: recA.tp})
-	b := StartFull(t, rs.Addr(), cfg, nil, Extras{Tracing: recB.tp})
+	a := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recA.tp})
+	b := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recB.tp})
 	s := b.OpenStream(t, 7, 3, "")
-	s.presenceUpdate(t, Wait)
+	s.PresenceUpdate(t, testhub.Wait)
 	watch := testredis.Client(t, rs.Addr())
 	msgs := make(chan string, 4)
 	go func() {
 		_ = watch.Receive(context.Background(), watch.B().Subscribe().Channel(hub.RoomChannel(7)).Build(), func(m rueidis.PubSubMessage) { msgs <- m.Message })
 	}()
-	Eventually(t, 5*time.Second, "the watcher subscribed", func() bool {
+	testhub.Eventually(t, 5*time.Second, "the watcher subscribed", func() bool {
 		n, _ := testredis.Do(t, watch, "PUBSUB", "NUMSUB", hub.RoomChannel(7)).ToArray()
 		c, _ := n[1].AsInt64()
 		return c >= 2 // b's listener and the watcher
@@ -279,8 +280,8 @@ func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("publish: %d", code)
 	}
-	s.Next(t, Wait)
-	c := g.next(t, Wait)
+	s.Next(t, testhub.Wait)
+	c := g.next(t, testhub.Wait)
 	if c.TraceParent != "" {
 		t.Fatalf("the gateway got traceparent %q", c.TraceParent)
 	}
@@ -290,7 +291,7 @@ func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(Wait):
+	case <-time.After(testhub.Wait):
 		t.Fatal("the watcher got no message")
 	}
 	if _, ok := m["traceparent"]; ok || m["id"] == nil {
@@ -306,7 +307,7 @@ func TestTracing_SamplingOffRecordsAndCarriesNothing(t *testing.T) {
 
 // recordTraceParents are the traceparents (tp) user's delivery records keep
 // in Redis, "" for a record without one.
-func recordTraceParents(t *testing.T, th *Hub, user int64) []string {
+func recordTraceParents(t *testing.T, th *testhub.Hub, user int64) []string {
 	t.Helper()
 	recs, err := testredis.Do(t, th.Redis, "HGETALL", delivery.RecordsKey(user)).AsStrMap()
 	if err != nil {
@@ -334,7 +335,7 @@ func TestTracing_IngestEntriesContinueTheBackendsTrace(t *testing.T) {
 	withTrace := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1},"recipientIds":[9]}`, "traceparent", backend)
 	without := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":2}}`)
 	bad := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":3}}`, "traceparent", "00-not-a-trace")
-	StartFull(t, rs.Addr(), withIngest(1), nil, Extras{Tracing: rec.tp})
+	testhub.StartFull(t, rs.Addr(), withIngest(1), nil, testhub.Extras{Tracing: rec.tp})
 	waitIngested(t, rdb, 1)
 
 	entries := waitSpans(t, 3, "ingest entry", nil, rec)
@@ -383,7 +384,7 @@ func TestTracing_IngestHonoursTheBackendsSampledFlag(t *testing.T) {
 	sampled := xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":1}}`, "traceparent", "00-"+callerTrace+"-b7ad6b7169203331-01")
 	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":2}}`, "traceparent", "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
 	xadd(t, rdb, 0, "event", `{"roomId":2,"eventType":"comment.created","data":{"n":3}}`)
-	StartFull(t, rs.Addr(), withIngest(1), nil, Extras{Tracing: rec.tp})
+	testhub.StartFull(t, rs.Addr(), withIngest(1), nil, testhub.Extras{Tracing: rec.tp})
 	waitIngested(t, rdb, 1)
 	e := waitSpans(t, 1, "ingest entry", nil, rec)
 	pub := waitSpans(t, 1, "lua publish_event", nil, rec)
@@ -406,10 +407,10 @@ func TestTracing_IngestHonoursTheBackendsSampledFlag(t *testing.T) {
 func TestTracing_PlainPublishesCrossInstances(t *testing.T) {
 	rs := testredis.Start(t)
 	recA, recB := recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), recordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
-	a := StartFull(t, rs.Addr(), withIngest(1), nil, Extras{Tracing: recA.tp})
-	b := StartFull(t, rs.Addr(), nil, nil, Extras{Tracing: recB.tp})
+	a := testhub.StartFull(t, rs.Addr(), withIngest(1), nil, testhub.Extras{Tracing: recA.tp})
+	b := testhub.StartFull(t, rs.Addr(), nil, nil, testhub.Extras{Tracing: recB.tp})
 	s := b.OpenStream(t, 8, 3, "")
-	s.presenceUpdate(t, Wait) // b's listener follows room 8
+	s.PresenceUpdate(t, testhub.Wait) // b's listener follows room 8
 	traces := []string{"1af7651916cd43dd8448eb211c80319c", "2af7651916cd43dd8448eb211c80319c", "3af7651916cd43dd8448eb211c80319c", "4af7651916cd43dd8448eb211c80319c"}
 	parent := func(tr string) string { return "00-" + tr + "-b7ad6b7169203331-01" }
 	hdr := func(tr string) map[string]string {

@@ -67,12 +67,17 @@ func fill(t *testing.T, w *rawWire) int64 {
 // waitingForRoom returns once a write on w waits on the poller.
 func waitingForRoom(t *testing.T, w *rawWire) {
 	t.Helper()
-	Eventually(t, 10*time.Second, "the write waiting for room", func() bool {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		w.poller.mu.Lock()
-		defer w.poller.mu.Unlock()
 		_, waiting := w.poller.waiting[w.id]
-		return waiting
-	})
+		w.poller.mu.Unlock()
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no write waited for room within 10s")
+		}
+	}
 }
 
 // A write that finds the socket full waits on the poller and finishes once

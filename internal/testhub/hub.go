@@ -1,4 +1,4 @@
-package api
+package testhub
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
+	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
@@ -63,14 +64,14 @@ type Hub struct {
 	Inbox  *inbox.Inbox
 	Ingest *ingest.Ingest
 	Cfg    Configs
-	HTTP   Config
+	HTTP   api.Config
 	// Pipeline is every door's publish path.
 	Pipeline *publish.Pipeline
-	Tokens   *TokenVerifier
+	Tokens   *api.TokenVerifier
 	Redis    rueidis.Client
 	srv      *httptest.Server
 	Conns    *connTracker
-	API      *Server
+	API      *api.Server
 }
 
 // StartTrimming starts a hub on a fresh Redis whose stream nodes hold 5
@@ -91,7 +92,7 @@ func Start(t testing.TB, addr string, mutate func(*Configs)) *Hub {
 }
 
 // StartWith is startHub whose HTTP side's config mutateHTTP adjusts too.
-func StartWith(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*Config)) *Hub {
+func StartWith(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config)) *Hub {
 	t.Helper()
 	return StartFull(t, addr, mutate, mutateHTTP, Extras{})
 }
@@ -104,7 +105,7 @@ type Extras struct {
 }
 
 // StartFull is startHubWith with extras.
-func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*Config), extras Extras) *Hub {
+func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config), extras Extras) *Hub {
 	t.Helper()
 	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
 	if err != nil {
@@ -118,10 +119,10 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	httpCfg := DefaultConfig()
+	httpCfg := api.DefaultConfig()
 	// Tests open streams far faster than people: the rate limit test sets its own.
-	httpCfg.StreamOpens, httpCfg.Heartbeats = Budget{PerSec: 1000, Burst: 1000}, Budget{PerSec: 1000, Burst: 1000}
-	httpCfg.UserRequests, httpCfg.IPRequests = Budget{PerSec: 100000, Burst: 100000}, Budget{PerSec: 100000, Burst: 100000}
+	httpCfg.StreamOpens, httpCfg.Heartbeats = api.Budget{PerSec: 1000, Burst: 1000}, api.Budget{PerSec: 1000, Burst: 1000}
+	httpCfg.UserRequests, httpCfg.IPRequests = api.Budget{PerSec: 100000, Burst: 100000}, api.Budget{PerSec: 100000, Burst: 100000}
 	if mutateHTTP != nil {
 		mutateHTTP(&httpCfg)
 	}
@@ -158,7 +159,7 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	d.ItemMaxBytes = pcfg.MaxDataBytes
 	pipeline := publish.New(h, ib, pcfg)
 	h.Start()
-	apiSrv := New(httpCfg, h, ib, pipeline, log, web.FS())
+	apiSrv := api.New(httpCfg, h, ib, pipeline, log, web.FS())
 	in := ingest.New(h, cfg.Ingest, log)
 	in.Start(pipeline)
 	apiSrv.UseIngest(in)
@@ -181,7 +182,7 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 		}
 		rdb.Close()
 	})
-	th := &Hub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Tokens: NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), Redis: rdb, srv: srv, API: apiSrv, Conns: conns}
+	th := &Hub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), Redis: rdb, srv: srv, API: apiSrv, Conns: conns}
 	th.WaitHealthy(t)
 	return th
 }
@@ -288,7 +289,7 @@ func (th *Hub) Token(t testing.TB, user int64) string {
 var HTTPClient = &http.Client{Timeout: 10 * time.Second}
 
 // Do sends a request and returns the status and decoded envelope.
-func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body string) (int, Envelope) {
+func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body string) (int, api.Envelope) {
 	t.Helper()
 	code, env, err := th.TryDo(method, path, hdr, body)
 	if err != nil {
@@ -299,32 +300,32 @@ func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body
 
 // TryDo is do for goroutines other than the test's: it returns what went
 // wrong instead of failing the test.
-func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (int, Envelope, error) {
+func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (int, api.Envelope, error) {
 	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
 	if err != nil {
-		return 0, Envelope{}, err
+		return 0, api.Envelope{}, err
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
 	resp, err := HTTPClient.Do(req)
 	if err != nil {
-		return 0, Envelope{}, fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, api.Envelope{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var env Envelope
+	var env api.Envelope
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
 		if err := json.Unmarshal(b, &env); err != nil {
-			return 0, Envelope{}, fmt.Errorf("%s %s: bad JSON %q", method, path, b)
+			return 0, api.Envelope{}, fmt.Errorf("%s %s: bad JSON %q", method, path, b)
 		}
 	} else if method != http.MethodHead && path != "/metrics" {
-		return 0, Envelope{}, fmt.Errorf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
+		return 0, api.Envelope{}, fmt.Errorf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
 	}
 	return resp.StatusCode, env, nil
 }
 
-func (th *Hub) Get(t testing.TB, path, token string) (int, Envelope) {
+func (th *Hub) Get(t testing.TB, path, token string) (int, api.Envelope) {
 	t.Helper()
 	h := map[string]string{}
 	if token != "" {
@@ -334,7 +335,7 @@ func (th *Hub) Get(t testing.TB, path, token string) (int, Envelope) {
 }
 
 // PublishRaw posts a publish body with the internal key.
-func (th *Hub) PublishRaw(t testing.TB, body string) (int, Envelope) {
+func (th *Hub) PublishRaw(t testing.TB, body string) (int, api.Envelope) {
 	t.Helper()
 	return th.Do(t, http.MethodPost, "/api/v1/notifications/publish",
 		map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
@@ -396,3 +397,5 @@ func MetricValue(t *testing.T, th *Hub, series string) string {
 	t.Fatalf("/metrics has no %s", series)
 	return ""
 }
+
+const Wait = 10 * time.Second

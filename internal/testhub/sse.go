@@ -1,7 +1,8 @@
-package api
+package testhub
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -154,4 +155,27 @@ func lastFrame(fs []Frame) any {
 		return "none"
 	}
 	return fs[len(fs)-1]
+}
+
+func (c *SSEClient) PresenceUpdate(t *testing.T, d time.Duration) (PresenceData, Frame) {
+	t.Helper()
+	f := c.NextPresence(t, d)
+	var u PresenceData
+	if err := json.Unmarshal([]byte(f.Data), &u); err != nil {
+		t.Fatalf("presence.update data %q: %v", f.Data, err)
+	}
+	if f.ID == "" {
+		t.Fatalf("presence.update without id: it must go through history")
+	}
+	return u, f
+}
+
+// PresenceData is the data of a presence.update event.
+type PresenceData struct {
+	OnlineUsers []int64 `json:"onlineUsers"`
+	Joined      *int64  `json:"joined"`
+	Left        *int64  `json:"left"`
+	Count       int     `json:"count"`
+	JoinedUsers []int64 `json:"joinedUsers"`
+	LeftUsers   []int64 `json:"leftUsers"`
 }
