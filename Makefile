@@ -48,7 +48,7 @@ lint:
 # The chaos run goes after the rest, not beside it: its processes would load
 # the machine under the other packages' tests.
 # -vet=off: the vet target runs every analyzer. -parallel 6: the tests that
-# call t.Parallel() mostly wait (see api/helpers_test.go).
+# call t.Parallel() mostly wait (see internal/testhub/hub.go).
 unit:
 	$(GO) test -race -count=1 -vet=off -parallel 6 -timeout 12m $$($(GO) list ./... | grep -v /internal/chaos)
 	$(GO) test -count=1 -vet=off -timeout 5m ./internal/chaos/
@@ -82,7 +82,7 @@ checks: vet lint sdk client
 # screenshots regenerates the inbox element's images in docs/img (web/README.md)
 # from the browser test that takes them.
 screenshots: deps
-	ROOMHUB_ARTIFACTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser_InboxElementFollowsTheInboxExactly$$' ./api/
+	ROOMHUB_ARTIFACTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestBrowser_InboxElementFollowsTheInboxExactly$$' ./web/
 
 # bench runs the fan-out benchmarks (results are written down in docs/).
 bench: deps
@@ -129,7 +129,7 @@ chaos: deps
 		-chaos.duration=60s -chaos.report=$(CHAOS_OUT)/chaos.json
 
 soak: deps
-	ROOMHUB_LIFECYCLE_OPS=20000 $(GO) test -count=1 -timeout 15m -run TestLifecycle_CountsEqualLists ./api/
+	ROOMHUB_LIFECYCLE_OPS=20000 $(GO) test -count=1 -timeout 15m -run TestLifecycle_CountsEqualLists ./hub/inbox/
 	mkdir -p $(CHAOS_OUT)
 	$(GO) test -count=1 -timeout 25m -run TestChaos ./internal/chaos/ -args \
 		-chaos.duration=10m -chaos.sample=10s -chaos.report=$(CHAOS_OUT)/soak.json

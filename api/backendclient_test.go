@@ -35,7 +35,7 @@ func (r rueidisXAdd) XAdd(ctx context.Context, key string, maxLen int64, fields 
 func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	rs := testredis.Start(t)
 	th := testhub.StartFull(t, rs.Addr(), func(c *testhub.Configs) {
-		withIngest(4)(c)
+		testhub.WithIngest(4)(c)
 		c.Delivery.Channels, c.Delivery.SinkURL, c.Delivery.Rules = []string{"email"}, "http://127.0.0.1:1/", `{"*":{"email":{"afterSecs":3600}}}`
 	}, nil, testhub.Extras{})
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"roomhub/internal/testhub"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestReadme_GoClientSnippetsCompile(t *testing.T) {
 	if !ok || !strings.Contains(blocks[0], "client.New(") {
 		t.Fatalf("README's Go snippets are not the ones this test knows:\n%s", strings.Join(blocks, "\n---\n"))
 	}
-	rawIngest := snippetAfter(t, "README.md", "**Ingest: publish without HTTP**", "go")
+	rawIngest := testhub.SnippetAfter(t, "README.md", "**Ingest: publish without HTTP**", "go")
 	if !strings.Contains(rawIngest, "Xadd()") {
 		t.Fatalf("README's rueidis ingest snippet is not the one this test knows:\n%s", rawIngest)
 	}
@@ -154,19 +155,6 @@ func eachSnippet(t *testing.T, langs string, least int, check func(code string) 
 	}
 }
 
-// snippetAfter is the first snippet fenced as lang after marker in the
-// file at path (relative to api/), as printed.
-func snippetAfter(t *testing.T, path, marker, lang string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(readFile(t, filepath.Join("..", path)), marker)
-	if !ok {
-		t.Fatalf("%s has no %q", path, marker)
-	}
-	_, rest, _ = strings.Cut(rest, "```"+lang+"\n")
-	code, _, _ := strings.Cut(rest, "```")
-	return code
-}
-
 // run runs name with args and answers its output, err on failure with it.
 func run(stdin, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
@@ -181,7 +169,7 @@ func run(stdin, name string, args ...string) error {
 // takes from the reader's code (the key, the provider's send, the memory of
 // idempotency keys) declared around it.
 func TestDocs_GatewaySnippetCompiles(t *testing.T) {
-	snippet := snippetAfter(t, "docs/delivery.md", "The gateway contract", "go")
+	snippet := testhub.SnippetAfter(t, "docs/delivery.md", "The gateway contract", "go")
 	if !strings.Contains(snippet, `http.HandleFunc("/notify"`) {
 		t.Fatalf("docs/delivery.md's Go snippet is not the gateway this test knows:\n%s", snippet)
 	}

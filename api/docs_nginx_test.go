@@ -36,7 +36,7 @@ func nginxBinary(t *testing.T) string {
 // carries presence and a published event as they happen, not when a
 // buffer fills.
 func TestDocs_NginxSnippetProxiesStreams(t *testing.T) {
-	location := snippetAfter(t, "README.md", "nginx:", "nginx")
+	location := testhub.SnippetAfter(t, "README.md", "nginx:", "nginx")
 	if !strings.Contains(location, "location /api/v1/") || !strings.Contains(location, "proxy_pass http://roomhub;") {
 		t.Fatalf("README's nginx snippet is not the one this test knows:\n%s", location)
 	}

@@ -19,7 +19,7 @@ import (
 func TestOpsFiles_DashboardChartsEveryMetricAndAlertsParse(t *testing.T) {
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { // every metric, delivery's too
 		c.Delivery.Channels, c.Delivery.SinkURL = []string{"push", "webpush"}, "http://127.0.0.1:1/"
-		withPushKeys(c)
+		testhub.WithPushKeys(c)
 		c.Ingest.Partitions = 1
 	})
 	resp, err := testhub.HTTPClient.Get(th.URL + "/metrics")

@@ -79,7 +79,7 @@ func TestStreamTickets_OpenOneStreamOnce(t *testing.T) {
 // access logs), and the ticket is not spent by it (hardening V, 10: the
 // middleware was tested alone, not its wiring).
 func TestAuth_QueryCredentialsOpenOnlyTheStreams(t *testing.T) {
-	th := startPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
+	th := testhub.StartPushHub(t, testredis.Start(t).Addr(), testpush.Start(t), nil)
 	token := th.Token(t, 7)
 	streams := map[string]bool{}
 	checked := 0

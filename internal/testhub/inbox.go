@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"roomhub/api"
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -274,4 +278,63 @@ type Settings struct {
 	MutedEventTypes []string                         `json:"mutedEventTypes"`
 	Channels        map[string]delivery.ChannelPrefs `json:"channels"`
 	QuietHours      *delivery.QuietHours             `json:"quietHours"`
+}
+
+// ReadSink is a real HTTP sink server: it records the reads it accepts and
+// answers with status (200 unless set).
+type ReadSink struct {
+	URL    string
+	Status atomic.Int32 // what it answers
+	Mu     sync.Mutex
+	Got    map[string]int // userId/notificationId → times accepted, under Mu
+	Reqs   atomic.Int32   // requests seen
+	BadKey atomic.Int32   // requests without the internal key
+}
+
+// StartSink starts a sink that expects key in X-Internal-Key.
+func StartSink(t testing.TB, key string) *ReadSink {
+	s := &ReadSink{Got: map[string]int{}}
+	s.Status.Store(200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Reqs.Add(1)
+		if r.Header.Get("X-Internal-Key") != key {
+			s.BadKey.Add(1)
+		}
+		var body struct{ Reads []inbox.Read }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		st := int(s.Status.Load())
+		if st == 200 {
+			s.Mu.Lock()
+			for _, rd := range body.Reads {
+				if rd.ReadAt == "" {
+					st = 400
+				}
+				s.Got[fmt.Sprintf("%d/%s", rd.UserID, rd.NotificationID)]++
+			}
+			s.Mu.Unlock()
+		}
+		w.WriteHeader(st)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// Accepted returns the sorted reads accepted, and fails on any accepted twice.
+func (s *ReadSink) Accepted(t testing.TB) []string {
+	t.Helper()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	var out []string
+	for k, n := range s.Got {
+		if n != 1 {
+			t.Errorf("read %s reached the sink %d times", k, n)
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,4 +1,4 @@
-// Drives headless Chromium for roomhub's Go browser tests (api/browser_test.go).
+// Drives headless Chromium for roomhub's Go browser tests (web/browser_test.go).
 // Usage: node eventsource.mjs <hubURL> <roomId> <token>
 // The page opens a plain EventSource on the room's stream, with no client code
 // for reconnection. Line protocol: prints READY once the stream is open; for

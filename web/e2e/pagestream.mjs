@@ -1,4 +1,4 @@
-// Drives headless Chromium for roomhub's Go browser tests (api/browser_test.go).
+// Drives headless Chromium for roomhub's Go browser tests (web/browser_test.go).
 // Usage: node pagestream.mjs <hubURL> <rooms, comma-separated> <token>
 // The page uses the SDK's PageStream (rooms and the bell on one connection).
 // Line protocol: prints READY once the stream is open; for each "COUNT n" on

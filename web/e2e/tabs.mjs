@@ -1,6 +1,6 @@
 // Drives several tabs of one user in one headless Chromium (one browser
 // context: they share Web Locks and BroadcastChannel) for the Go test of
-// shared page streams (api/browser_test.go).
+// shared page streams (web/browser_test.go).
 // Usage: node tabs.mjs <hubURL> <token> <rooms of tab 0> <rooms of tab 1> …
 // Each tab opens hub.page({rooms, notifications: true}) and records
 // comment.created and notification.created, its errors and evictions. Line

@@ -1,5 +1,5 @@
 // The inbox element's helpers (the element itself is tested in Chromium:
-// api/inbox_element_test.go).
+// web/inbox_element_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { itemText, badgeText, MESSAGES, inTab, placeOf, windowOf, openable } from '../static/roomhub-inbox.js';

@@ -1,0 +1,147 @@
+package web_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"roomhub/hub/push/webpush"
+	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
+	"roomhub/internal/testpush"
+	"roomhub/internal/testredis"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The issue's "done when" in real Chromium, on the demo page. The person
+// turns pushes on in the bell's preferences (the SDK registers the hub's
+// worker and hands the subscription to the hub). While the page is open
+// a publish reaches it live and pushes nothing; a push delivered to the
+// worker (as a push service would: DevTools' deliverPushMessage) shows a
+// notification with the item's title and body; opening the item as a click
+// does tells the page, which marks it read. Once the browser is gone, a
+// publish reaches the push service exactly once, and opens to the item.
+// (The browser's own subscribe call is stood in for, answering a
+// subscription to the stand-in: a headless browser cannot reach a real push
+// service offline.)
+func TestBrowser_WebPushRingsOnlyWhenTheTabIsClosed(t *testing.T) {
+	t.Parallel()
+	ps := testpush.Start(t)
+	th := testhub.StartPushHub(t, testredis.Start(t).Addr(), ps, nil)
+	const user = 21
+	page := th.URL + "/?user=21&rooms=42"
+	d := testbrowser.Start(t, "demo.mjs", page, t.TempDir())
+	d.Send(t, "GRANT notifications")
+	// The person turns it on in the bell's preferences: the SDK registers
+	// the hub's worker, subscribes with the hub's key and hands the
+	// subscription over. Only the browser's own call to its push service
+	// is stood in for (it needs the internet): it answers a subscription to
+	// the stand-in, and keeps the key it was asked for.
+	sub := ps.Subscription("/push/laptop")
+	d.Send(t, "EVAL (() => { const p = window.__push = { made: null, subscribes: 0 }; const sub = "+sub+"; "+
+		"PushManager.prototype.subscribe = async function (o) { p.subscribes++; p.made = { endpoint: sub.endpoint, options: { applicationServerKey: o.applicationServerKey }, toJSON: () => sub, unsubscribe: async () => { p.made = null; return true; } }; return p.made; }; "+
+		"PushManager.prototype.getSubscription = async function () { return p.made; }; return true; })()")
+	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	d.Send(t, `CLICK roomhub-inbox .gear`)
+	// turn clicks the switch and waits for it to say the other way, and for
+	// the hub to keep want subscriptions.
+	turn := func(on bool, want int) {
+		t.Helper()
+		labels := []string{"Turn on notifications here", "Turn off notifications here"}
+		if !on {
+			labels[0], labels[1] = labels[1], labels[0]
+		}
+		d.Send(t, `CLICK roomhub-inbox .push button >> text=`+labels[0])
+		d.Send(t, `TEXT roomhub-inbox .push button | `+labels[1])
+		testhub.Eventually(t, 15*time.Second, fmt.Sprintf("%d of the browser's subscriptions at the hub", want), func() bool {
+			subs, err := th.SubsOf(t, user)
+			return err == nil && len(subs) == want
+		})
+	}
+	turn(true, 1)
+	d.Send(t, "WAIT navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => !!(r && r.active))")
+	turn(false, 0) // off and on again: the hub forgets it, then has it back
+	turn(true, 1)
+	d.Send(t, "KEY Escape")
+
+	publish := func(title string) string {
+		t.Helper()
+		code, env := th.PublishRaw(t, fmt.Sprintf(`{"roomId":42,"eventType":"comment.created","data":{"title":%q,"text":"Hello"},"recipientIds":[%d],"severity":"high"}`, title, user))
+		if code != 200 {
+			t.Fatalf("publish: %d %+v", code, env)
+		}
+		return "42:" + env.Result.(map[string]any)["streamId"].(string)
+	}
+	nid := publish("While you look")
+	if r := th.WaitDelivery(t, nid, user, "webpush", "skipped"); testhub.Str(r.Reason) != "online" {
+		t.Fatalf("with the page open: %+v", r)
+	}
+	d.Send(t, `TEXT roomhub-inbox [part="badge"] | 1`)
+
+	msg, _ := json.Marshal(webpush.Message{NotificationID: nid, UserID: "21", Title: "While you look", Body: "Hello", URL: "/?user=21&rooms=42", Severity: "high", Tag: nid})
+	// DevTools' delivery (SWPUSH) was now and then lost before the worker's
+	// handler ran (about 1 run in 10, even with the worker running; never
+	// with the handler instrumented): a push not shown within 5 s is
+	// delivered once more, as a push service would retry, and said so.
+	shown := func() bool {
+		v := d.Send(t, `EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => r.getNotifications()).then((ns) => ns.some((n) => n.title === 'While you look' && n.body === 'Hello' && n.tag === '`+nid+`'))`)["value"]
+		return v == true
+	}
+	d.Send(t, "SWPUSH /static/ "+string(msg))
+	for end, again := time.Now().Add(15*time.Second), time.Now().Add(5*time.Second); !shown(); time.Sleep(50 * time.Millisecond) {
+		if now := time.Now(); now.After(end) {
+			t.Fatal("the worker never showed the push")
+		} else if !again.IsZero() && now.After(again) {
+			t.Log("the push was not shown within 5 s: delivered again")
+			d.Send(t, "SWPUSH /static/ "+string(msg))
+			again = time.Time{}
+		}
+	}
+	d.Send(t, fmt.Sprintf(`EVAL navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => { r.active.postMessage({ type: 'roomhub-open', notificationId: %q, url: '/?user=21&rooms=42' }); return true; })`, nid))
+	testhub.Eventually(t, 15*time.Second, "the opened item read by the page", func() bool { return th.CountsOf(t, user).Unread == 0 })
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="badge"]').hidden`)
+	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+		t.Fatalf("console errors: %v", errs)
+	}
+	if got := ps.Pushes(); len(got) != 0 {
+		t.Fatalf("pushes while the page was open: %+v", got)
+	}
+
+	// Hardening IV, 8 and 10. The worker shows a push only for the user
+	// signed in (the SDK told it: 21): another user's is dropped.
+	const reg = `navigator.serviceWorker.getRegistration('/static/roomhub-sw.js')`
+	d.Send(t, "EVAL (() => { window.__sw = []; navigator.serviceWorker.addEventListener('message', (e) => window.__sw.push(e.data)); return true; })()")
+	other, _ := json.Marshal(webpush.Message{NotificationID: "42:1-0", UserID: "22", Title: "For someone else", Severity: "normal", Tag: "42:1-0"})
+	d.Send(t, "SWPUSH /static/ "+string(other))
+	d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-push-dropped' && m.notificationId === '42:1-0')`)
+	d.Send(t, `WAIT `+reg+`.then((r) => r.getNotifications()).then((ns) => !ns.some((n) => n.title === 'For someone else'))`)
+	// Nobody signed in (cookie auth with no userId, or signed out): every
+	// push is dropped, the user's own too (hardening V, 19).
+	d.Send(t, `EVAL `+reg+`.then((r) => { r.active.postMessage({ type: 'roomhub-user', userId: '' }); return true; })`)
+	own, _ := json.Marshal(webpush.Message{NotificationID: "42:2-0", UserID: "21", Title: "With nobody signed in", Severity: "normal", Tag: "42:2-0"})
+	d.Send(t, "SWPUSH /static/ "+string(own))
+	d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-push-dropped' && m.notificationId === '42:2-0')`)
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on')`) // the SDK says 21 again
+	// A click opens only this site's pages or https: ones; anything else
+	// opens the site's root.
+	for _, u := range []string{"javascript:alert(1)", "//evil.example/x", "http://evil.example/x"} {
+		d.Send(t, fmt.Sprintf(`EVAL `+reg+`.then((r) => { window.__sw.length = 0; r.active.postMessage({ type: 'roomhub-open', notificationId: '', url: %q }); return true; })`, u))
+		d.Send(t, `WAIT window.__sw.some((m) => m.type === 'roomhub-notification-click' && m.url === location.origin + '/')`)
+	}
+	// state() subscribes again when the hub's key is not the subscription's.
+	d.Send(t, `EVAL (() => { window.__push.made.options.applicationServerKey = new Uint8Array(65).buffer; window.__push.subscribes = 0; return true; })()`)
+	d.Send(t, `WAIT document.querySelector('roomhub-inbox').hub.push.state().then((s) => s === 'on' && window.__push.subscribes === 1)`)
+
+	d.Quit() // every tab closed
+	testhub.Eventually(t, 15*time.Second, "the user offline", func() bool {
+		code, env := th.Do(t, http.MethodGet, "/api/v1/rooms/42/presence", map[string]string{"Authorization": "Bearer " + th.Token(t, 99)}, "")
+		return code == 200 && !strings.Contains(fmt.Sprint(env.Result), "21")
+	})
+	nid = publish("While you are away")
+	th.WaitDelivery(t, nid, user, "webpush", "sent")
+	got := ps.Pushes()
+	if len(got) != 1 || got[0].Message.NotificationID != nid || got[0].Message.Title != "While you are away" {
+		t.Fatalf("pushes %+v, want exactly one of %s", got, nid)
+	}
+}
