@@ -88,7 +88,7 @@ func TestStream_KeepaliveWithinTheInterval(t *testing.T) {
 }
 
 func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
 		c.WriteTimeout = time.Second
 		c.ChannelCapacity = 100000 // never lagged: only the write deadline can end it
@@ -111,7 +111,7 @@ func TestStream_StalledSocketIsDroppedAtWriteDeadline(t *testing.T) {
 }
 
 func TestPublish_RedisUnreachableIsA503NotAHang(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	th := testhub.Start(t, rs.Addr(), nil)
 	rs.Pause()
@@ -149,7 +149,7 @@ func TestCORS_AllowedOriginsWithCredentials(t *testing.T) {
 }
 
 func TestHTTPServer_SlowHeadersAreCutOff(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	srv := api.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), slog.New(slog.DiscardHandler))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

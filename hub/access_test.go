@@ -127,7 +127,7 @@ func TestAccess_ProxyMode(t *testing.T) {
 // keeps the stream (asked again next time), and a revocation ends only the
 // revoked user's stream.
 func TestAccess_RevokedWhileStreamingEndsTheStream(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	backend := testhub.StartAuthBackend(t, hub.DefaultConfig().InternalAPIKey)
 	th := testhub.Start(t, testredis.Start(t).Addr(), testhub.ProxyMode(backend.URL, 300*time.Millisecond))
 	backend.Set(9, 48, true)

@@ -88,7 +88,7 @@ func TestHardening_HistoryExpiresAfterTheLastPublish(t *testing.T) {
 // Presence alone creates no long-lived history: streams to 1,000 fresh rooms
 // leave no room key behind once they closed and PRESENCE_HASH_TTL_SECS passed.
 func TestHardening_PresenceAloneLeavesNoRoomKeys(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) {
 		c.PresenceUserTTL, c.PresenceHashTTL, c.MaxConnectionsPerUser, c.PresenceBroadcast = time.Second, 2*time.Second, 0, 0

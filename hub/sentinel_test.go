@@ -45,7 +45,7 @@ func TestSentinel_FailoverUnderPublishingLosesNothingSilently(t *testing.T) {
 // live all the same); once the replica is back, a retry with the same key
 // answers 200 duplicate with the same id, and streams got the event once.
 func TestPublishWaitReplicas_AcknowledgedOnlyWhenReplicated(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	sn := testredis.StartSentinels(t)
 	th := testhub.Start(t, sn.Master.Addr(), func(c *testhub.Configs) {
 		c.PublishWaitReplicas, c.PublishWait = 1, 300*time.Millisecond

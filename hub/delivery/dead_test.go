@@ -70,7 +70,7 @@ func TestDeliveryDead_PagesEndHoweverManyShareAMillisecond(t *testing.T) {
 // Dead index entries older than DELIVERY_RECORD_DAYS leave the index: their
 // records are gone, and the index must not grow for ever.
 func TestDeliveryDead_StaleEntriesAreTrimmed(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	old := time.Now().Add(-8 * 24 * time.Hour).UnixMilli()
 	for u := int64(1); u <= 40; u++ {

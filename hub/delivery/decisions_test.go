@@ -68,7 +68,7 @@ func TestDelivery_OnlyIfOfflineSeesStreamsOnEveryInstance(t *testing.T) {
 
 // A seen on another instance's tab just before the email is due cancels it.
 func TestDelivery_UnlessSeenCanceledByASeenElsewhere(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	// Due in 5 s: the seen lands first however slow the machine.
@@ -154,7 +154,7 @@ func TestDelivery_PreferencesAreKeptAndHonoured(t *testing.T) {
 
 // Quiet hours that hold now defer a delivery to their end; critical ones go.
 func TestDelivery_QuietHoursDeferToTheirEnd(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g, `{"comment.created":{"push":{}}}`))
@@ -253,7 +253,7 @@ func capsAndDedupe(t *testing.T, redis func(*testhub.Configs), addr string) {
 // Deliveries of one user and channel falling due within the digest window
 // go out as one hand-off, under the first one's Idempotency-Key.
 func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	// A 5 s window: the three publishes fall in it however slow the machine.
@@ -279,7 +279,7 @@ func TestDelivery_DigestHandsOffSeveralAsOne(t *testing.T) {
 
 // Records are kept DELIVERY_RECORD_DAYS after they finished.
 func TestDelivery_RecordsExpire(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
@@ -336,7 +336,7 @@ func TestDelivery_PublishFieldsAreChecked(t *testing.T) {
 // carries the rest under the same key, so a gateway that honours the key
 // does not send them twice.
 func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	held := make(chan struct{})
 	release := make(chan struct{})

@@ -18,7 +18,7 @@ import (
 // Redis stops answering while deliveries fall due: they wait, and once it
 // is back each goes out once.
 func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g, `{"comment.created":{"push":{"afterSecs":1}}}`))
@@ -46,7 +46,7 @@ func TestDelivery_RedisAwayDeliveriesWait(t *testing.T) {
 // A hub that closes while the gateway holds a hand-off leaves it due at once
 // for the others, not waiting out a retry.
 func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	held := make(chan struct{})
 	var once sync.Once
@@ -85,7 +85,7 @@ func TestDelivery_ClosingHandsTheCutOffCallOn(t *testing.T) {
 // gateway holds the first call for 3 × LOCK_TTL_SECS, or until a second call
 // arrives (which fails the test at once).
 func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	const ttl = 2 * time.Second
 	second := make(chan struct{})
@@ -124,7 +124,7 @@ func TestDelivery_LeaseRenewedWhileTheGatewayHoldsTheCall(t *testing.T) {
 // budget (64 jobs would hold 1.8 MB): the bodies the gateway holds at once
 // never add up past the budget, and every delivery is sent.
 func TestDelivery_HandOffsHoldABoundedNumberOfBytes(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	const budget = 1 << 20
 	var mu sync.Mutex

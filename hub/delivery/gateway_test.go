@@ -14,7 +14,7 @@ import (
 )
 
 func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	g := testhub.StartGateway(t, nil)
 	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g,
@@ -65,7 +65,7 @@ func TestDelivery_HandsOffByRulesAndRecordsEach(t *testing.T) {
 }
 
 func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	redirected := 0
 	var mu sync.Mutex

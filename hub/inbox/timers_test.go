@@ -17,7 +17,7 @@ import (
 // notification.deleted reason expired; a snoozed item whose time came wakes,
 // unseen, at the top, by the timer worker, with notification.updated.
 func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 42
 	s := th.SettledUserStream(t, u)
@@ -60,7 +60,7 @@ func TestLifecycle_ExpiryAndWakeByTheTimerWorker(t *testing.T) {
 // Timers live in Redis: an expiry scheduled through one instance fires
 // through the other's timer worker when the first is gone.
 func TestLifecycle_TimersSurviveAnInstance(t *testing.T) {
-	t.Parallel() // it mostly waits: see helpers_test.go
+	t.Parallel() // it mostly waits: see internal/testhub/hub.go
 	rs := testredis.Start(t)
 	a, b := testhub.Start(t, rs.Addr(), nil), testhub.Start(t, rs.Addr(), nil)
 	const u = 62

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Batch posts a Batch publish and returns the status and its results.
+// Batch posts a batch publish and returns the status and its results.
 func (th *Hub) Batch(t *testing.T, events ...string) (int, []BatchResult) {
 	t.Helper()
 	code, env := th.Do(t, http.MethodPost, "/api/v1/notifications/publish/batch",

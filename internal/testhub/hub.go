@@ -91,20 +91,20 @@ func Start(t testing.TB, addr string, mutate func(*Configs)) *Hub {
 	return StartWith(t, addr, mutate, nil)
 }
 
-// StartWith is startHub whose HTTP side's config mutateHTTP adjusts too.
+// StartWith is Start whose HTTP side's config mutateHTTP adjusts too.
 func StartWith(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config)) *Hub {
 	t.Helper()
 	return StartFull(t, addr, mutate, mutateHTTP, Extras{})
 }
 
-// Extras are what startHubFull adds to startHubWith's hub.
+// Extras are what StartFull adds to StartWith's hub.
 type Extras struct {
 	PushTLS *tls.Config          // the webpush channel (when listed) trusts it: a stand-in push service's certificate
 	Tracing trace.TracerProvider // the hub records spans through it (nil: none)
 	MaxData int64                // PUBLISH_MAX_BYTES (0: its default)
 }
 
-// StartFull is startHubWith with extras.
+// StartFull is StartWith with extras.
 func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config), extras Extras) *Hub {
 	t.Helper()
 	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
@@ -277,6 +277,7 @@ func (th *Hub) WaitHealthy(t testing.TB) {
 // Eventually polls f until it holds, failing t after d.
 var Eventually = testbin.Eventually
 
+// Token signs an access token for user, valid an hour.
 func (th *Hub) Token(t testing.TB, user int64) string {
 	t.Helper()
 	tok, err := th.Tokens.Sign(user, time.Hour)
@@ -286,6 +287,7 @@ func (th *Hub) Token(t testing.TB, user int64) string {
 	return tok
 }
 
+// HTTPClient is what the helpers send requests with.
 var HTTPClient = &http.Client{Timeout: 10 * time.Second}
 
 // Do sends a request and returns the status and decoded envelope.
@@ -298,7 +300,7 @@ func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body
 	return code, env
 }
 
-// TryDo is do for goroutines other than the test's: it returns what went
+// TryDo is Do for goroutines other than the test's: it returns what went
 // wrong instead of failing the test.
 func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (int, api.Envelope, error) {
 	req, err := http.NewRequest(method, th.URL+path, strings.NewReader(body))
@@ -325,6 +327,7 @@ func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (i
 	return resp.StatusCode, env, nil
 }
 
+// Get sends GET path with token (as Bearer, unless "").
 func (th *Hub) Get(t testing.TB, path, token string) (int, api.Envelope) {
 	t.Helper()
 	h := map[string]string{}
@@ -372,6 +375,7 @@ func (th *Hub) HistoryNs(t testing.TB, room int64) []int {
 	return got
 }
 
+// Remarshal turns in (a decoded envelope's result) into out through JSON.
 func Remarshal(t testing.TB, in, out any) {
 	t.Helper()
 	b, _ := json.Marshal(in)
@@ -398,4 +402,5 @@ func MetricValue(t *testing.T, th *Hub, series string) string {
 	return ""
 }
 
+// Wait is how long a test waits for an event that must come.
 const Wait = 10 * time.Second

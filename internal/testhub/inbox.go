@@ -42,12 +42,13 @@ func (th *Hub) UserDo(t testing.TB, method, path string, user int64, body string
 		"Content-Type": "application/json"}, body)
 }
 
+// Notify publishes one comment-like event of typ to recipients in room.
 func (th *Hub) Notify(t testing.TB, room int64, typ string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	return th.NotifyExtra(t, room, typ, "", recipients...)
 }
 
-// NotifyExtra is notify with extra publish fields (JSON members, or "").
+// NotifyExtra is Notify with extra publish fields (JSON members, or "").
 func (th *Hub) NotifyExtra(t testing.TB, room int64, typ, extra string, recipients ...int64) hub.PublishResult {
 	t.Helper()
 	ids, _ := json.Marshal(recipients)
@@ -133,7 +134,7 @@ func (th *Hub) Act(t testing.TB, user int64, id, action, body string) inbox.Noti
 	return r.Notification
 }
 
-// readAll marks each of user's notifications read, one PATCH each, and
+// ReadEach marks each of user's notifications read, one PATCH each, and
 // returns the sink keys they should arrive as.
 func (th *Hub) ReadEach(t testing.TB, user int64) []string {
 	t.Helper()
@@ -228,17 +229,20 @@ func (th *Hub) SettingsOf(t testing.TB, user int64) Settings {
 	return s
 }
 
+// CreatedData is the data of a notification.created event.
 type CreatedData struct {
 	inbox.Notification
 	Unread int64 `json:"unread"`
 }
 
+// ReadData is the data of a notification.read event.
 type ReadData struct {
 	NotificationIDs []string `json:"notificationIds"`
 	ReadAt          string   `json:"readAt"`
 	Unread          int64    `json:"unread"`
 }
 
+// DecodeFrame is f's data as a T; f must be an event of type typ.
 func DecodeFrame[T any](t testing.TB, f Frame, typ string) T {
 	t.Helper()
 	var v T

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// IngestDead reads GET /internal/ingest/dead?query.
 func (th *Hub) IngestDead(t *testing.T, query string) (int, DeadPage) {
 	t.Helper()
 	code, env := th.Do(t, http.MethodGet, "/api/v1/internal/ingest/dead?"+query,
@@ -21,6 +22,7 @@ func (th *Hub) IngestDead(t *testing.T, query string) (int, DeadPage) {
 	return code, page
 }
 
+// DeadPage is a page of the ingest dead list.
 type DeadPage struct {
 	Entries   []ingest.DeadEntry
 	NextAfter *string

@@ -48,7 +48,7 @@ func (s *secretScanner) Write(p []byte) (int, error) {
 // TestSecret is the non-default JWT secret some tests use.
 const TestSecret = "a-real-secret"
 
-// TestLog is the logger of every hub the tests start.
+// Logger is the logger of every hub the tests start.
 func Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(logScan, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -113,6 +113,7 @@ func StartFreezeProxy(t *testing.T, target string) *FreezeProxy {
 	return p
 }
 
+// Addr is where clients connect to reach Redis through the proxy.
 func (p *FreezeProxy) Addr() string { return p.l.Addr().String() }
 
 // SeverSubscribers closes Redis' side of every connection that has

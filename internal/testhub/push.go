@@ -26,6 +26,7 @@ func (th *Hub) DevicesOf(t *testing.T, user int64) []push.Device {
 	return out.Devices
 }
 
+// Register registers a phone for user (POST /push/devices body).
 func (th *Hub) Register(t *testing.T, user int64, body string) {
 	t.Helper()
 	if code, env := th.UserDo(t, http.MethodPost, "/api/v1/push/devices", user, body); code != 200 || env.Result.(map[string]any)["registered"] != true {
@@ -43,6 +44,7 @@ func (th *Hub) VapidKey(t *testing.T) string {
 	return env.Result.(map[string]any)["publicKey"].(string)
 }
 
+// Subscribe keeps a Web Push subscription for user.
 func (th *Hub) Subscribe(t *testing.T, user int64, sub string) {
 	t.Helper()
 	if code, env := th.UserDo(t, http.MethodPost, "/api/v1/push/subscriptions", user, sub); code != 200 {
@@ -123,10 +125,11 @@ func FCMToken(n int) string { return fmt.Sprintf("fcm-token:%04d_%s", n, strings
 
 func APNSToken(n int) string { return fmt.Sprintf("%064x", n) }
 
-// PushRules: webpush as DESIGN's example has it, nobody looking or nothing.
+// PushRules are webpush's rules as DESIGN's example has them: nobody
+// looking or nothing.
 const PushRules = `{"comment.created":{"webpush":{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}}}`
 
-// PushKeys is one VAPID key pair for the package's tests.
+// PushKeys is one VAPID key pair for every test hub.
 var PushKeys = sync.OnceValue(func() webpush.Keys {
 	k, err := webpush.NewKeys()
 	if err != nil {

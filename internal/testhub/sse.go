@@ -31,6 +31,8 @@ func (th *Hub) OpenStream(t testing.TB, room, user int64, lastEventID string) *S
 	return OpenSSE(t, fmt.Sprintf("%s/api/v1/rooms/%d/stream", th.URL, room), th.Token(t, user), lastEventID)
 }
 
+// OpenSSE opens the stream at url with token (as Bearer, unless "") and
+// lastEventID (unless ""), closed when the test ends.
 func OpenSSE(t testing.TB, url, token, lastEventID string) *SSEClient {
 	t.Helper()
 	c, err := TryOpenSSE(url, token, lastEventID)
@@ -41,7 +43,7 @@ func OpenSSE(t testing.TB, url, token, lastEventID string) *SSEClient {
 	return c
 }
 
-// TryOpenSSE is openSSE for goroutines other than the test's: it returns
+// TryOpenSSE is OpenSSE for goroutines other than the test's: it returns
 // what went wrong, and the caller closes the stream.
 func TryOpenSSE(url, token, lastEventID string) (*SSEClient, error) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,11 +66,12 @@ func TryOpenSSE(url, token, lastEventID string) (*SSEClient, error) {
 		return nil, fmt.Errorf("open stream: %d %s", resp.StatusCode, b)
 	}
 	c := &SSEClient{Resp: resp, frames: make(chan Frame, 1<<16), cancel: cancel, done: make(chan struct{})}
-	go c.ReadFrame()
+	go c.readFrames()
 	return c, nil
 }
 
-func (c *SSEClient) ReadFrame() {
+// readFrames parses the stream into c.frames until it ends.
+func (c *SSEClient) readFrames() {
 	defer close(c.done)
 	defer close(c.frames)
 	err := sse.Parse(c.Resp.Body, func(f Frame) bool { c.frames <- f; return true })
@@ -84,7 +87,7 @@ func (c *SSEClient) Close() {
 	<-c.done
 }
 
-// Next returns the Next event that is not a presence.update, failing after d.
+// Next returns the next event that is not a presence.update, failing after d.
 func (c *SSEClient) Next(t testing.TB, d time.Duration) Frame {
 	t.Helper()
 	return c.NextMatching(t, d, func(f Frame) bool { return f.Event != hub.PresenceEventType })
@@ -157,6 +160,7 @@ func lastFrame(fs []Frame) any {
 	return fs[len(fs)-1]
 }
 
+// PresenceUpdate reads the next presence.update within d and its data.
 func (c *SSEClient) PresenceUpdate(t *testing.T, d time.Duration) (PresenceData, Frame) {
 	t.Helper()
 	f := c.NextPresence(t, d)

@@ -23,6 +23,7 @@ func (th *Hub) Pub(t testing.TB, room int64, k string) string {
 	return th.Publish(t, room, "comment.created", map[string]any{"k": k}).StreamID
 }
 
+// PresenceList reads GET /rooms/{room}/presence.
 func (th *Hub) PresenceList(t *testing.T, room int64) hub.PresenceList {
 	t.Helper()
 	code, env := th.Get(t, fmt.Sprintf("/api/v1/rooms/%d/presence", room), th.Token(t, 1))

@@ -26,7 +26,7 @@ func RecordSpans(t testing.TB, sampler sdktrace.Sampler) *Recorded {
 	return r
 }
 
-// Spans are the ended Spans of every recorder named name that match.
+// Spans are the ended spans of every recorder named name that match.
 func Spans(name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*Recorded) []sdktrace.ReadOnlySpan {
 	var out []sdktrace.ReadOnlySpan
 	for _, r := range recs {
@@ -39,15 +39,16 @@ func Spans(name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*Recorde
 	return out
 }
 
-// WaitSpans waits until the recorders hold n Spans named name that match.
+// WaitSpans waits until the recorders hold n spans named name that match.
 func WaitSpans(t *testing.T, n int, name string, match func(sdktrace.ReadOnlySpan) bool, recs ...*Recorded) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	var got []sdktrace.ReadOnlySpan
-	Eventually(t, 15*time.Second, fmt.Sprintf("%d %q Spans", n, name), func() bool {
+	Eventually(t, 15*time.Second, fmt.Sprintf("%d %q spans", n, name), func() bool {
 		got = Spans(name, match, recs...)
 		return len(got) >= n
 	})
 	return got
 }
 
+// CallerTrace is the trace id a test caller sends in its traceparent.
 const CallerTrace = "0af7651916cd43dd8448eb211c80319c"
