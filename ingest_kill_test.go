@@ -31,102 +31,42 @@ func recipient(room int) int { return 1000 + room }
 // a stream that was open on B throughout.
 func TestBinary_IngestExactlyOnceThroughSIGKILLAndARedisRestart(t *testing.T) {
 	t.Parallel()
-	const perRoom = 600
 	bin := testbin.Build(t)
 	rs := testredis.StartWith(t, "--appendonly", "yes", "--appendfsync", "always")
-	rdb := testredis.Client(t, rs.Addr())
+	run := ingestRun{t: t, rdb: testredis.Client(t, rs.Addr()), perRoom: 600}
 	env := []string{"REDIS_URL=" + rs.URL(), "LOCK_TTL_SECS=2", "INGEST_PARTITIONS=4", "INGEST_BATCH=50"}
 
 	a, procA, logsA := testbin.Start(t, bin, env...)
 	testbin.WaitHealth(t, a, 200, 15*time.Second)
-	holders := func() map[string][]int {
-		m := map[string][]int{}
-		for p := range 4 {
-			if id, err := rdb.Do(t.Context(), rdb.B().Get().Key(fmt.Sprintf("lock:ingest:{%d}", p)).Build()).ToString(); err == nil {
-				m[id] = append(m[id], p)
-			}
-		}
-		return m
-	}
-	testbin.Eventually(t, 20*time.Second, "A to hold the four partitions", func() bool { return len(holders()) == 1 && len(firstOf(holders())) == 4 })
+	testbin.Eventually(t, 20*time.Second, "A to hold the four partitions", func() bool {
+		h := run.holders()
+		return len(h) == 1 && len(firstOf(h)) == 4
+	})
 	var idA string
-	for id := range holders() {
+	for id := range run.holders() {
 		idA = id
 	}
 	b, _, logsB := testbin.Start(t, bin, env...)
 	testbin.WaitHealth(t, b, 200, 15*time.Second)
 	testbin.Eventually(t, 20*time.Second, "A and B to hold two partitions each", func() bool {
-		h := holders()
+		h := run.holders()
 		return len(h) == 2 && len(h[idA]) == 2
 	})
-	partsA := holders()[idA]
+	partsA := run.holders()[idA]
 
-	// A stream per room on B, open before the first entry.
-	token := testbin.DevToken(t, b, 1)
-	browsers := map[int]*sse.Browser{}
-	for _, room := range ingestRooms {
-		br := sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream", b, room), sse.BrowserOptions{
-			Header: func() http.Header { return http.Header{"Authorization": {"Bearer " + token}} }})
-		t.Cleanup(func() { br.Stop() })
-		select {
-		case <-br.Connected():
-		case <-time.After(15 * time.Second):
-			t.Fatal("a stream on B did not open")
-		}
-		browsers[room] = br
-	}
+	browsers := run.openStreams(testbin.DevToken(t, b, 1), b) // open before the first entry
+	run.fill()
 
-	// The backend: every entry with a recipient, so each publish also
-	// writes an inbox (a slow publish: A is killed in the middle of one).
-	var cmds rueidis.Commands
-	for n := range perRoom {
-		for _, room := range ingestRooms {
-			body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, room, n, recipient(room))
-			cmds = append(cmds, rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", room%4)).Maxlen().Almost().Threshold("1000000").
-				Id("*").FieldValue().FieldValue("event", body).Build())
-		}
-	}
-	for _, r := range rdb.DoMulti(t.Context(), cmds...) {
-		if err := r.Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// What a partition has left to do.
-	xlen := func(p int) int64 {
-		n, _ := rdb.Do(t.Context(), rdb.B().Xlen().Key(fmt.Sprintf("ingest:{%d}", p)).Build()).AsInt64()
-		return n
-	}
-	// Kill A while it holds entries it has published and not acknowledged:
-	// its rooms' histories hold more of their events than its partitions
-	// finished (the stream keeps what is not finished). Looked for until
-	// seen, killed at once, and counted again after the kill.
-	publishedNotAcked := func() (n int) {
-		for _, p := range partsA {
-			room := 4 + p // ingestRooms: room mod 4 is its partition
-			entries, err := rdb.Do(t.Context(), rdb.B().Xrange().Key(fmt.Sprintf("room:events:{%d}", room)).Start("-").End("+").Build()).AsXRange()
-			if err != nil {
-				t.Fatal(err)
-			}
-			published := 0
-			for _, e := range entries {
-				if e.FieldValues["type"] == "comment.created" {
-					published++
-				}
-			}
-			n += published - (perRoom - int(xlen(p))) // read after: never more than the truth
-		}
-		return n
-	}
+	// Kill A while it holds entries it has published and not acknowledged.
 	testbin.Eventually(t, 60*time.Second, "A to hold a published, unacknowledged entry", func() bool {
-		return publishedNotAcked() > 0
+		return run.publishedNotAcked(partsA) > 0
 	})
 	if err := procA.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-procA.Exited()
 	killed := time.Now()
-	unacked := publishedNotAcked()
+	unacked := run.publishedNotAcked(partsA)
 	if unacked <= 0 {
 		t.Fatalf("the kill left no entry published and unacknowledged: the test proves nothing; A's log:\n%s", logsA)
 	}
@@ -135,7 +75,7 @@ func TestBinary_IngestExactlyOnceThroughSIGKILLAndARedisRestart(t *testing.T) {
 	// B takes A's partitions over within LOCK_TTL_SECS + 5 s (the wait
 	// allows four times that, for a busy machine; the time is logged).
 	testbin.Eventually(t, 4*(2+5)*time.Second, "B to take A's partitions over", func() bool {
-		h := holders()
+		h := run.holders()
 		return len(h) == 1 && len(firstOf(h)) == 4
 	})
 	t.Logf("B holds every partition %v after the kill", time.Since(killed).Round(100*time.Millisecond))
@@ -144,53 +84,133 @@ func TestBinary_IngestExactlyOnceThroughSIGKILLAndARedisRestart(t *testing.T) {
 	rs.Restart()
 	testbin.Eventually(t, 120*time.Second, "every entry to be finished", func() bool {
 		for p := range 4 {
-			if xlen(p) != 0 {
+			if run.xlen(p) != 0 {
 				return false
 			}
 		}
 		return true
 	})
+	run.checkExactlyOnce(browsers)
+	if t.Failed() {
+		t.Logf("B's log:\n%s", logsB)
+	}
+}
 
+// ingestRun is what the steps of the ingest kill test share: its Redis and
+// how many entries each room gets.
+type ingestRun struct {
+	t       *testing.T
+	rdb     rueidis.Client
+	perRoom int
+}
+
+// holders is which instance holds which partitions' leases.
+func (r ingestRun) holders() map[string][]int {
+	m := map[string][]int{}
 	for p := range 4 {
-		if n, _ := rdb.Do(t.Context(), rdb.B().Xlen().Key(fmt.Sprintf("ingest:dead:{%d}", p)).Build()).AsInt64(); n != 0 {
+		if id, err := r.rdb.Do(r.t.Context(), r.rdb.B().Get().Key(fmt.Sprintf("lock:ingest:{%d}", p)).Build()).ToString(); err == nil {
+			m[id] = append(m[id], p)
+		}
+	}
+	return m
+}
+
+// xlen is what partition p has left to do.
+func (r ingestRun) xlen(p int) int64 {
+	n, _ := r.rdb.Do(r.t.Context(), r.rdb.B().Xlen().Key(fmt.Sprintf("ingest:{%d}", p)).Build()).AsInt64()
+	return n
+}
+
+// openStreams opens a stream per room on the hub at base as token's user.
+func (r ingestRun) openStreams(token, base string) map[int]*sse.Browser {
+	browsers := map[int]*sse.Browser{}
+	for _, room := range ingestRooms {
+		br := sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream", base, room), sse.BrowserOptions{
+			Header: func() http.Header { return http.Header{"Authorization": {"Bearer " + token}} }})
+		r.t.Cleanup(func() { br.Stop() })
+		select {
+		case <-br.Connected():
+		case <-time.After(15 * time.Second):
+			r.t.Fatal("a stream did not open")
+		}
+		browsers[room] = br
+	}
+	return browsers
+}
+
+// fill is the backend: every entry with a recipient, so each publish also
+// writes an inbox (a slow publish: A is killed in the middle of one).
+func (r ingestRun) fill() {
+	var cmds rueidis.Commands
+	for n := range r.perRoom {
+		for _, room := range ingestRooms {
+			body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, room, n, recipient(room))
+			cmds = append(cmds, r.rdb.B().Xadd().Key(fmt.Sprintf("ingest:{%d}", room%4)).Maxlen().Almost().Threshold("1000000").
+				Id("*").FieldValue().FieldValue("event", body).Build())
+		}
+	}
+	for _, res := range r.rdb.DoMulti(r.t.Context(), cmds...) {
+		if err := res.Error(); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// publishedNotAcked is how many entries of parts are published and not
+// acknowledged: their rooms' histories hold more of their events than the
+// partitions finished (a stream keeps what is not finished). The stream is
+// read after the history: never more than the truth.
+func (r ingestRun) publishedNotAcked(parts []int) (n int) {
+	for _, p := range parts {
+		room := 4 + p // ingestRooms: room mod 4 is its partition
+		n += len(r.historyNs(room)) - (r.perRoom - int(r.xlen(p)))
+	}
+	return n
+}
+
+// historyNs is data.n of each comment in room's history, in order.
+func (r ingestRun) historyNs(room int) []int {
+	entries, err := r.rdb.Do(r.t.Context(), r.rdb.B().Xrange().Key(fmt.Sprintf("room:events:{%d}", room)).Start("-").End("+").Build()).AsXRange()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var hist []int
+	for _, e := range entries {
+		if e.FieldValues["type"] == "comment.created" {
+			hist = append(hist, dataN(r.t, e.FieldValues["data"]))
+		}
+	}
+	return hist
+}
+
+// checkExactlyOnce: no dead entry; each entry once in its room's history,
+// in order; once in its recipient's inbox; once, in order, on its stream.
+func (r ingestRun) checkExactlyOnce(browsers map[int]*sse.Browser) {
+	t := r.t
+	for p := range 4 {
+		if n, _ := r.rdb.Do(t.Context(), r.rdb.B().Xlen().Key(fmt.Sprintf("ingest:dead:{%d}", p)).Build()).AsInt64(); n != 0 {
 			t.Errorf("partition %d has %d dead entries: an entry that failed for want of Redis must be retried, not dead", p, n)
 		}
 	}
 	for _, room := range ingestRooms {
-		// History: each entry once, in entry order.
-		entries, err := rdb.Do(t.Context(), rdb.B().Xrange().Key(fmt.Sprintf("room:events:{%d}", room)).Start("-").End("+").Build()).AsXRange()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var hist []int
-		for _, e := range entries {
-			if e.FieldValues["type"] == "comment.created" {
-				hist = append(hist, dataN(t, e.FieldValues["data"]))
-			}
-		}
-		checkSequence(t, fmt.Sprintf("room %d's history", room), hist, perRoom)
+		checkSequence(t, fmt.Sprintf("room %d's history", room), r.historyNs(room), r.perRoom)
 
-		// The inbox: each once.
 		u := recipient(room)
-		items, _ := rdb.Do(t.Context(), rdb.B().Hlen().Key(fmt.Sprintf("inbox:{%d}", u)).Build()).AsInt64()
-		unread, _ := rdb.Do(t.Context(), rdb.B().Get().Key(fmt.Sprintf("unread_count:{%d}", u)).Build()).AsInt64()
-		if items != perRoom || unread != perRoom {
-			t.Errorf("user %d has %d inbox items and an unread count of %d, want %d each", u, items, unread, perRoom)
+		items, _ := r.rdb.Do(t.Context(), r.rdb.B().Hlen().Key(fmt.Sprintf("inbox:{%d}", u)).Build()).AsInt64()
+		unread, _ := r.rdb.Do(t.Context(), r.rdb.B().Get().Key(fmt.Sprintf("unread_count:{%d}", u)).Build()).AsInt64()
+		if items != int64(r.perRoom) || unread != int64(r.perRoom) {
+			t.Errorf("user %d has %d inbox items and an unread count of %d, want %d each", u, items, unread, r.perRoom)
 		}
 
-		// The stream on B: each once, in order.
 		br := browsers[room]
-		testbin.Eventually(t, 30*time.Second, "the stream to catch up", func() bool { return len(br.IDs("comment.created")) >= perRoom })
+		testbin.Eventually(t, 30*time.Second, "the stream to catch up", func() bool { return len(br.IDs("comment.created")) >= r.perRoom })
 		var seen []int
 		for _, f := range br.Stop() {
 			if f.Event == "comment.created" {
 				seen = append(seen, dataN(t, f.Data))
 			}
 		}
-		checkSequence(t, fmt.Sprintf("room %d's stream", room), seen, perRoom)
-	}
-	if t.Failed() {
-		t.Logf("B's log:\n%s", logsB)
+		checkSequence(t, fmt.Sprintf("room %d's stream", room), seen, r.perRoom)
 	}
 }
 
