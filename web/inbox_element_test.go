@@ -55,86 +55,114 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 	}
 	d.Send(t, "TEXT "+badge+" | 3")
 
+	e := elementRun{th: th, d: d, user: user, badge: badge}
+	e.openReadAndClose(t, ids)
+	e.past99(t)
+	e.snoozeAndPreferences(t)
+	e.groupAndBurst(t)
+}
+
+// elementRun is what the steps of the element's test share: the hub, the
+// page's driver, the user and the badge's selector.
+type elementRun struct {
+	th    *testhub.Hub
+	d     *testbrowser.Driver
+	user  int64
+	badge string
+}
+
+// openReadAndClose: opening the bell lists the items with their text and
+// marks them seen; a read in another tab, an item's action and mark all
+// move the badge; Escape closes and gives the focus back to the bell.
+func (e elementRun) openReadAndClose(t *testing.T, ids []string) {
 	// Open: the items with their text, newest first; the bell opened is seen.
-	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
-	d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Comment 2`)
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-text | Hello 0`)
-	testhub.Eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return th.CountsOf(t, user).Unseen == 0 })
+	e.d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	e.d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
+	e.d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Comment 2`)
+	e.d.Send(t, `TEXT roomhub-inbox [part="item"] .item-text | Hello 0`)
+	testhub.Eventually(t, 15*time.Second, "the opened bell to mark the items seen", func() bool { return e.th.CountsOf(t, e.user).Unseen == 0 })
 
 	// Read in another tab (the API): the badge follows.
-	th.MarkRead(t, user, ids[0])
-	d.Send(t, "TEXT "+badge+" | 2")
+	e.th.MarkRead(t, e.user, ids[0])
+	e.d.Send(t, "TEXT "+e.badge+" | 2")
 	// An item's own action.
-	d.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Mark as read"]`, ids[2]))
-	d.Send(t, "TEXT "+badge+" | 1")
-	if c := th.CountsOf(t, user).Unread; c != 1 {
+	e.d.Send(t, fmt.Sprintf(`CLICK roomhub-inbox [data-id="%s"] [aria-label="Mark as read"]`, ids[2]))
+	e.d.Send(t, "TEXT "+e.badge+" | 1")
+	if c := e.th.CountsOf(t, e.user).Unread; c != 1 {
 		t.Fatalf("unread %d after the item's read, want 1", c)
 	}
 	// Mark all read.
-	d.Send(t, `CLICK roomhub-inbox .all-read`)
-	d.Send(t, "HIDDEN "+badge)
+	e.d.Send(t, `CLICK roomhub-inbox .all-read`)
+	e.d.Send(t, "HIDDEN "+e.badge)
 
 	// Escape closes the panel and the focus goes back to the bell.
-	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="unread"]`)
-	d.Send(t, "KEY Escape")
-	d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
-	if f := d.Send(t, "FOCUS")["value"]; f != "bell" {
+	e.d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="unread"]`)
+	e.d.Send(t, "KEY Escape")
+	e.d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
+	if f := e.d.Send(t, "FOCUS")["value"]; f != "bell" {
 		t.Fatalf("after Escape the focus is on %v, want the bell", f)
 	}
+}
 
+// past99: the badge says 99+, the bell's name the exact count; the open
+// panel fits a 360 px phone and a right-to-left page.
+func (e elementRun) past99(t *testing.T) {
 	// Past 99: the display says 99+, the bell's name the exact count.
 	for b := range 3 { // batches of 50: one room's events go one at a time, each well within the client's 10 s on a loaded machine
 		var events []string
 		for i := range 50 {
-			events = append(events, fmt.Sprintf(`{"roomId":43,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, 50*b+i, user))
+			events = append(events, fmt.Sprintf(`{"roomId":43,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, 50*b+i, e.user))
 		}
-		if code, res := th.Batch(t, events...); code != 200 || len(res) != 50 {
+		if code, res := e.th.Batch(t, events...); code != 200 || len(res) != 50 {
 			t.Fatalf("batch: %d", code)
 		}
 	}
-	d.Send(t, "TEXT "+badge+" | 99+")
+	e.d.Send(t, "TEXT "+e.badge+" | 99+")
 	// The badge says 99+ from the 100th on; the name follows to 150.
-	d.Send(t, `SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, 150 unread"]`)
-	d.Send(t, "TEXT "+badge+" | 99+")
-	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
+	e.d.Send(t, `SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, 150 unread"]`)
+	e.d.Send(t, "TEXT "+e.badge+" | 99+")
+	e.d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	// The first rows of 150 (the list says how many it has in all).
-	d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"][aria-setsize="150"] | 1`)
-	d.Send(t, "SHOT inbox-desktop 1280")
-	d.Send(t, "SHOT inbox-phone 390")
+	e.d.Send(t, `COUNT roomhub-inbox [part="item"][aria-posinset="1"][aria-setsize="150"] | 1`)
+	e.d.Send(t, "SHOT inbox-desktop 1280")
+	e.d.Send(t, "SHOT inbox-phone 390")
 	// The open panel fits a 360 px phone, and a right-to-left page (the
 	// bell then on the left: the panel grows rightward) at 1280 px.
 	fits := func(width int) {
 		t.Helper()
 		js := fmt.Sprintf(`EVAL (() => { const r = document.querySelector('roomhub-inbox').shadowRoot.querySelector('[part="panel"]').getBoundingClientRect();
   return r.width > 200 && r.left >= 0 && r.right <= %[1]d && document.documentElement.scrollWidth <= %[1]d; })()`, width)
-		if v := d.Send(t, strings.ReplaceAll(js, "\n", " "))["value"]; v != true {
-			t.Fatalf("the open panel does not fit %d px (dir %v)", width, d.Send(t, "EVAL document.documentElement.dir")["value"])
+		if v := e.d.Send(t, strings.ReplaceAll(js, "\n", " "))["value"]; v != true {
+			t.Fatalf("the open panel does not fit %d px (dir %v)", width, e.d.Send(t, "EVAL document.documentElement.dir")["value"])
 		}
 	}
-	d.Send(t, "SIZE 360")
+	e.d.Send(t, "SIZE 360")
 	fits(360)
-	d.Send(t, "SIZE 1280")
-	d.Send(t, "EVAL document.documentElement.dir = 'rtl'")
-	d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // closes
-	d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // opens, placed for this page
+	e.d.Send(t, "SIZE 1280")
+	e.d.Send(t, "EVAL document.documentElement.dir = 'rtl'")
+	e.d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // closes
+	e.d.Send(t, `CLICK roomhub-inbox [part="bell"]`) // opens, placed for this page
 	fits(1280)
-	d.Send(t, "EVAL document.documentElement.dir = ''")
+	e.d.Send(t, "EVAL document.documentElement.dir = ''")
+}
 
+// snoozeAndPreferences: a snooze preset snoozes; the preferences view saves
+// a muted type, a type muted on a channel and quiet hours.
+func (e elementRun) snoozeAndPreferences(t *testing.T) {
 	// Snooze from a preset: the newest item leaves the list.
-	d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)
-	d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
-	d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
-	testhub.Eventually(t, 15*time.Second, "the snoozed item", func() bool { return th.CountsOf(t, user).Snoozed == 1 })
+	e.d.Send(t, `CLICK roomhub-inbox [role="tab"][data-tab="all"]`)
+	e.d.Send(t, `CLICK roomhub-inbox [part="item"] [aria-label="Snooze"]`)
+	e.d.Send(t, `CLICK roomhub-inbox .snooze button >> text=Tomorrow morning`)
+	testhub.Eventually(t, 15*time.Second, "the snoozed item", func() bool { return e.th.CountsOf(t, e.user).Snoozed == 1 })
 
 	// The preferences: a type muted in the app, another on email, quiet hours.
-	d.Send(t, `CLICK roomhub-inbox .gear`)
-	d.Send(t, `CLICK roomhub-inbox input[aria-label="Comment created: In app"]`)
-	d.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: Email"]`)
-	d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
-	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
-	d.Send(t, `SHOWN roomhub-inbox .scroll`)
-	code, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+	e.d.Send(t, `CLICK roomhub-inbox .gear`)
+	e.d.Send(t, `CLICK roomhub-inbox input[aria-label="Comment created: In app"]`)
+	e.d.Send(t, `CLICK roomhub-inbox input[aria-label="Like toggled: Email"]`)
+	e.d.Send(t, `CLICK roomhub-inbox input[name="quiet"]`)
+	e.d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
+	e.d.Send(t, `SHOWN roomhub-inbox .scroll`)
+	code, env := e.th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", e.user, "")
 	var st struct {
 		MutedEventTypes []string
 		Channels        map[string]struct {
@@ -148,36 +176,40 @@ func TestBrowser_InboxElementFollowsTheInboxExactly(t *testing.T) {
 		!st.Channels["email"].Enabled || st.QuietHours == nil || st.QuietHours.Start != "22:00" || st.QuietHours.TimeZone == "" {
 		t.Fatalf("settings after saving: %d %+v (quiet %+v)", code, st, st.QuietHours)
 	}
+}
 
+// groupAndBurst: a group is one line, expandable; a burst of 500 with the
+// list open drops no count.
+func (e elementRun) groupAndBurst(t *testing.T) {
 	// A group: one line, expandable to how many and from whom.
 	for _, pub := range []int{6, 5, 6} {
-		body := fmt.Sprintf(`{"roomId":44,"eventType":"like.toggled","data":{},"publisherId":%d,"recipientIds":[%d],"groupKey":"likes"}`, pub, user)
-		if code, env := th.PublishRaw(t, body); code != 200 {
+		body := fmt.Sprintf(`{"roomId":44,"eventType":"like.toggled","data":{},"publisherId":%d,"recipientIds":[%d],"groupKey":"likes"}`, pub, e.user)
+		if code, env := e.th.PublishRaw(t, body); code != 200 {
 			t.Fatalf("publish: %d %+v", code, env)
 		}
 	}
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .group | Show all 3`)
-	d.Send(t, `CLICK roomhub-inbox [part="item"] .group`)
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .meta | 3 events from User 6 and User 5`)
+	e.d.Send(t, `TEXT roomhub-inbox [part="item"] .group | Show all 3`)
+	e.d.Send(t, `CLICK roomhub-inbox [part="item"] .group`)
+	e.d.Send(t, `TEXT roomhub-inbox [part="item"] .meta | 3 events from User 6 and User 5`)
 
 	// A burst of 500 with the list open: no count dropped (the element
 	// paints once a frame and draws the list once the burst has passed).
-	before := th.CountsOf(t, user).Unread
-	d.Send(t, "EVAL window.__longtasks.length = 0; window.__loaf.length = 0")
+	before := e.th.CountsOf(t, e.user).Unread
+	e.d.Send(t, "EVAL window.__longtasks.length = 0; window.__loaf.length = 0")
 	var burst []string
 	for i := range 500 {
-		burst = append(burst, fmt.Sprintf(`{"roomId":45,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, i, user))
+		burst = append(burst, fmt.Sprintf(`{"roomId":45,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, i, e.user))
 	}
-	if code, res := th.Batch(t, burst...); code != 200 || len(res) != 500 {
+	if code, res := e.th.Batch(t, burst...); code != 200 || len(res) != 500 {
 		t.Fatalf("batch: %d", code)
 	}
-	d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, %d unread"]`, before+500))
-	d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Like toggled`)
+	e.d.Send(t, fmt.Sprintf(`SHOWN roomhub-inbox [part="bell"][aria-label="Notifications, %d unread"]`, before+500))
+	e.d.Send(t, `TEXT roomhub-inbox [part="item"] .item-title | Like toggled`)
 	// Measured, not asserted (a busy machine stretches any task): logged,
 	// and written down in web/README.md.
-	t.Logf("long tasks during the burst (ms): %v; the longest script in them (ms): %v", d.Send(t, "EVAL window.__longtasks")["value"],
-		d.Send(t, "EVAL Math.max(0, ...window.__loaf.flatMap((f) => f.scripts.map((s) => Math.round(s.duration))))")["value"])
-	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+	t.Logf("long tasks during the burst (ms): %v; the longest script in them (ms): %v", e.d.Send(t, "EVAL window.__longtasks")["value"],
+		e.d.Send(t, "EVAL Math.max(0, ...window.__loaf.flatMap((f) => f.scripts.map((s) => Math.round(s.duration))))")["value"])
+	if errs := e.d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
 }

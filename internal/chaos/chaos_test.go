@@ -87,21 +87,76 @@ func TestChaos(t *testing.T) {
 		testbin.WaitHealth(t, url, 200, 30*time.Second)
 		return &hub{url: url, debug: dbg, cmd: cmd, logs: logs}
 	}
-	hubs := []*hub{start(), start()}
-	proxy := testbin.StartProxy(t, hubs[0].url, hubs[1].url)
-	token := testbin.DevToken(t, hubs[0].url, 9)
-
-	var clients []roomClient
-	for i := 0; i < 12; i++ {
-		room := 300 + i%rooms
-		clients = append(clients, roomClient{room, sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream?token=%s", proxy.URL, room, token), sse.BrowserOptions{})})
-	}
+	run := &chaosRun{t: t, sn: sn, start: start, hubs: []*hub{start(), start()}}
+	run.proxy = testbin.StartProxy(t, run.hubs[0].url, run.hubs[1].url)
+	clients := run.openClients(testbin.DevToken(t, run.hubs[0].url, 9))
 	defer func() {
 		for _, c := range clients {
 			c.Stop()
 		}
 	}()
-	testbin.Eventually(t, 20*time.Second, "clients connected", func() bool {
+
+	rep := Report{Faults: map[string]int{}, Clients: len(clients), WaitReplicas: *replicas}
+	began := time.Now()
+	pub := startPublisher(run.proxy.URL, *rate)
+	stopSampling := run.sample(&rep, began)
+	faults := run.faults()
+	every := *duration / time.Duration(len(faults)+1)
+	for i := 0; time.Since(began) < *duration; i++ {
+		time.Sleep(every)
+		f := faults[i%len(faults)]
+		t.Logf("%5.1fs fault: %s", time.Since(began).Seconds(), f.name)
+		f.do()
+		rep.Faults[f.name]++
+	}
+	for _, f := range faults {
+		if rep.Faults[f.name] == 0 {
+			t.Errorf("fault %q never ran: the run is too short for its faults", f.name)
+		}
+	}
+	accepted := pub.stop()
+	stopSampling()
+	rep.DurationSecs = time.Since(began).Seconds()
+	tally(&rep, clients, accepted)
+
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	t.Logf("report:\n%s", b)
+	if *report != "" {
+		if err := os.WriteFile(*report, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep.LostSilently > 0 || rep.Duplicated > 0 || rep.OutOfOrder > 0 {
+		t.Fatalf("lost silently %d, duplicated %d, out of order %d", rep.LostSilently, rep.Duplicated, rep.OutOfOrder)
+	}
+	// Publishes stall while no replica answers (PUBLISH_WAIT_REPLICAS): ten
+	// seconds' worth is enough to prove something.
+	if rep.Delivered == 0 || rep.Accepted < 10*(*rate) {
+		t.Fatalf("only %d events accepted, %d delivered: the run proved little", rep.Accepted, rep.Delivered)
+	}
+}
+
+// chaosRun is what the chaos run's steps share: the Sentinel set, the hubs
+// (hubs[0] is replaced when a fault restarts it, under mu, which the
+// sampler reads them under) and the proxy the clients and publisher use.
+type chaosRun struct {
+	t     *testing.T
+	sn    *testredis.Sentinels
+	start func() *hub
+	mu    sync.Mutex
+	hubs  []*hub
+	proxy *testbin.Proxy
+}
+
+// openClients opens 12 resuming clients over the rooms through the proxy,
+// as token's user, and waits until each is connected.
+func (r *chaosRun) openClients(token string) []roomClient {
+	var clients []roomClient
+	for i := 0; i < 12; i++ {
+		room := 300 + i%rooms
+		clients = append(clients, roomClient{room, sse.StartBrowser(fmt.Sprintf("%s/api/v1/rooms/%d/stream?token=%s", r.proxy.URL, room, token), sse.BrowserOptions{})})
+	}
+	testbin.Eventually(r.t, 20*time.Second, "clients connected", func() bool {
 		for _, c := range clients {
 			if c.Opens() == 0 {
 				return false
@@ -109,13 +164,14 @@ func TestChaos(t *testing.T) {
 		}
 		return true
 	})
+	return clients
+}
 
-	rep := Report{Faults: map[string]int{}, Clients: len(clients), WaitReplicas: *replicas}
-	began := time.Now()
-	pub := startPublisher(proxy.URL, *rate)
+// sample samples each hub into rep every -sample (none when 0) until the
+// returned stop is called.
+func (r *chaosRun) sample(rep *Report, began time.Time) (stop func()) {
 	var sampler sync.WaitGroup
-	stopSampling := make(chan struct{})
-	var samplesMu sync.Mutex
+	done := make(chan struct{})
 	if *sample > 0 {
 		sampler.Add(1)
 		go func() {
@@ -124,30 +180,38 @@ func TestChaos(t *testing.T) {
 			defer tick.Stop()
 			for {
 				select {
-				case <-stopSampling:
+				case <-done:
 					return
 				case <-tick.C:
-					samplesMu.Lock()
-					for i, h := range hubs {
+					r.mu.Lock()
+					for i, h := range r.hubs {
 						rep.Samples = append(rep.Samples, sampleHub(fmt.Sprint("hub", i), h, time.Since(began)))
 					}
-					samplesMu.Unlock()
+					r.mu.Unlock()
 				}
 			}
 		}()
 	}
+	return func() { close(done); sampler.Wait() }
+}
 
-	faults := []struct {
-		name string
-		do   func()
-	}{
+// fault is one thing that goes wrong, by name.
+type fault struct {
+	name string
+	do   func()
+}
+
+// faults are the run's faults, taken in turn.
+func (r *chaosRun) faults() []fault {
+	t, sn := r.t, r.sn
+	return []fault{
 		{"kill the listeners' connections", func() {
 			if out := redisCLI(t, sn.MasterPort(t), "CLIENT", "KILL", "TYPE", "pubsub"); out == "0" {
 				t.Logf("CLIENT KILL TYPE pubsub killed no listener (all were reconnecting)")
 			}
 		}},
 		{"cut every client connection", func() {
-			if proxy.Drop() == 0 {
+			if r.proxy.Drop() == 0 {
 				t.Logf("no client connection to cut (all were reconnecting)")
 			}
 		}},
@@ -168,38 +232,24 @@ func TestChaos(t *testing.T) {
 			srv.Restart() // empty; the sentinels make it a replica of the new master
 		}},
 		{"restart one hub", func() {
-			samplesMu.Lock()
-			defer samplesMu.Unlock()
-			h := hubs[0]
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			h := r.hubs[0]
 			_ = h.cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-h.cmd.Exited():
 			case <-time.After(25 * time.Second):
 				t.Fatalf("a hub did not exit within 25 s of SIGTERM\n%s", h.logs)
 			}
-			hubs[0] = start()
-			proxy.SetBackends(hubs[0].url, hubs[1].url)
+			r.hubs[0] = r.start()
+			r.proxy.SetBackends(r.hubs[0].url, r.hubs[1].url)
 		}},
 	}
-	every := *duration / time.Duration(len(faults)+1)
-	for i := 0; time.Since(began) < *duration; i++ {
-		time.Sleep(every)
-		f := faults[i%len(faults)]
-		t.Logf("%5.1fs fault: %s", time.Since(began).Seconds(), f.name)
-		f.do()
-		rep.Faults[f.name]++
-	}
-	for _, f := range faults {
-		if rep.Faults[f.name] == 0 {
-			t.Errorf("fault %q never ran: the run is too short for its faults", f.name)
-		}
-	}
-	accepted := pub.stop()
-	close(stopSampling)
-	sampler.Wait()
-	rep.DurationSecs = time.Since(began).Seconds()
+}
 
-	// Every client catches up (or is given up on after 30 s: what it lacks counts as lost).
+// tally lets every client catch up (or gives up on it after 30 s: what it
+// lacks counts as lost) and adds what each got of accepted into rep.
+func tally(rep *Report, clients []roomClient, accepted map[int][]string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, c := range clients {
 		want := accepted[c.room]
@@ -209,35 +259,20 @@ func TestChaos(t *testing.T) {
 	}
 	for i, c := range clients {
 		rep.Reconnects += int(c.Opens()) - 1
-		r := sse.Check(c.Frames(), accepted[c.room], sse.Options{Counts: func(f sse.Frame) bool { return f.Event == "comment.created" }})
-		rep.Expected += r.Expected
-		rep.Delivered += r.Delivered
-		rep.LostSilently += r.LostSilently
-		rep.LostWithGap += r.LostWithGap
-		rep.Duplicated += r.Duplicated
-		rep.OutOfOrder += r.OutOfOrder
-		rep.Gaps += r.Gaps
-		for _, p := range r.Problems {
+		res := sse.Check(c.Frames(), accepted[c.room], sse.Options{Counts: func(f sse.Frame) bool { return f.Event == "comment.created" }})
+		rep.Expected += res.Expected
+		rep.Delivered += res.Delivered
+		rep.LostSilently += res.LostSilently
+		rep.LostWithGap += res.LostWithGap
+		rep.Duplicated += res.Duplicated
+		rep.OutOfOrder += res.OutOfOrder
+		rep.Gaps += res.Gaps
+		for _, p := range res.Problems {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("client %d (room %d): %s", i, c.room, p))
 		}
 	}
 	for _, ids := range accepted {
 		rep.Accepted += len(ids)
-	}
-	b, _ := json.MarshalIndent(rep, "", "  ")
-	t.Logf("report:\n%s", b)
-	if *report != "" {
-		if err := os.WriteFile(*report, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rep.LostSilently > 0 || rep.Duplicated > 0 || rep.OutOfOrder > 0 {
-		t.Fatalf("lost silently %d, duplicated %d, out of order %d", rep.LostSilently, rep.Duplicated, rep.OutOfOrder)
-	}
-	// Publishes stall while no replica answers (PUBLISH_WAIT_REPLICAS): ten
-	// seconds' worth is enough to prove something.
-	if rep.Delivered == 0 || rep.Accepted < 10*(*rate) {
-		t.Fatalf("only %d events accepted, %d delivered: the run proved little", rep.Accepted, rep.Delivered)
 	}
 }
 
