@@ -58,43 +58,74 @@ func tabsDo(t *testing.T, d *testbrowser.Driver, format string, args ...any) tab
 func TestBrowser_TabsShareOneStream(t *testing.T) {
 	t.Parallel()
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Retry = 200 * time.Millisecond })
-	const user = 5
-	tabRooms := [][]int64{{42, 43}, {44}, {45}}
-	d := testbrowser.Start(t, "tabs.mjs", th.URL, th.Token(t, user), "42,43", "44", "45")
+	r := &tabsRun{th: th, user: 5, tabRooms: [][]int64{{42, 43}, {44}, {45}}, sent: map[int64][]string{}}
+	r.d = testbrowser.Start(t, "tabs.mjs", th.URL, th.Token(t, r.user), "42,43", "44", "45")
 	testhub.Eventually(t, 20*time.Second, "one stream for three tabs", func() bool { return th.ActiveStreams(t) == 1 })
-
-	var mu sync.Mutex
-	sent := map[int64][]string{} // room → keys, in order; 0: the user's notifications
-	publish := func(i int) {
-		room := int64(42 + i%4)
-		k := fmt.Sprintf("k%d", i)
-		th.Publish(t, room, "comment.created", map[string]any{"k": k})
-		mu.Lock()
-		sent[room] = append(sent[room], k)
-		mu.Unlock()
-		if i%5 == 0 {
-			n := th.Notify(t, 99, "comment.created", user)
-			mu.Lock()
-			sent[0] = append(sent[0], fmt.Sprintf("99:%s", n.StreamID))
-			mu.Unlock()
-		}
-	}
 	for i := range 20 {
-		publish(i)
+		r.publish(t, i)
 	}
-	want := func(tab int) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := len(sent[0])
-		for _, r := range tabRooms[tab] {
-			n += len(sent[r])
+	leader := r.leaderCloses(t)
+	r.aTabTakesARoom(t, leader)
+	st := r.aLateTabJoins(t)
+	t.Logf("tab %d led first; tabs now: %v", leader, func() (out []string) {
+		for i, tb := range st.Tabs {
+			if tb != nil {
+				out = append(out, fmt.Sprintf("%d leader=%v events=%d", i, tb.Leader, len(tb.Got)))
+			}
 		}
-		return n
+		return
+	}())
+}
+
+// tabsRun is what the steps of the shared stream's test share: the hub,
+// the tabs' driver, each tab's rooms, and what was sent to each room (0:
+// the user's notifications), in order.
+type tabsRun struct {
+	th       *testhub.Hub
+	d        *testbrowser.Driver
+	user     int64
+	tabRooms [][]int64
+	mu       sync.Mutex
+	sent     map[int64][]string // room → keys, in order; 0: the user's notifications
+}
+
+// publish sends event i to one of rooms 42..45 and, every fifth, a
+// notification to the user.
+func (r *tabsRun) publish(t *testing.T, i int) {
+	room := int64(42 + i%4)
+	k := fmt.Sprintf("k%d", i)
+	r.th.Publish(t, room, "comment.created", map[string]any{"k": k})
+	r.mu.Lock()
+	r.sent[room] = append(r.sent[room], k)
+	r.mu.Unlock()
+	if i%5 == 0 {
+		n := r.th.Notify(t, 99, "comment.created", r.user)
+		r.mu.Lock()
+		r.sent[0] = append(r.sent[0], fmt.Sprintf("99:%s", n.StreamID))
+		r.mu.Unlock()
 	}
+}
+
+// want is how many events tab should hold: its rooms' and the bell's.
+func (r *tabsRun) want(tab int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.sent[0])
+	for _, room := range r.tabRooms[tab] {
+		n += len(r.sent[room])
+	}
+	return n
+}
+
+// leaderCloses waits until each tab holds what was sent, closes the leader
+// while events keep coming, and checks every other tab ends with each
+// event once, in order, on one new stream. It returns the leader.
+func (r *tabsRun) leaderCloses(t *testing.T) int {
+	th, d := r.th, r.d
 	var st tabsState
 	leader := -1
-	for i := range tabRooms {
-		st = tabsDo(t, d, "WAIT %d %d", i, want(i))
+	for i := range r.tabRooms {
+		st = tabsDo(t, d, "WAIT %d %d", i, r.want(i))
 		if st.Tabs[i].Leader {
 			leader = i
 		}
@@ -102,13 +133,12 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	if leader < 0 {
 		t.Fatalf("no tab leads: %+v", st)
 	}
-	// The leader closes while events keep coming.
 	opened := th.Hub.Metrics().StreamsOpened.Get()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 20; i < 60; i++ {
-			publish(i)
+			r.publish(t, i)
 		}
 	}()
 	time.Sleep(50 * time.Millisecond) // some of them before the close, some after
@@ -119,14 +149,14 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	// others; once a tab has them, any repeat of an earlier event would have
 	// come before them.
 	for i := 1000; i < 1004; i++ {
-		publish(i)
+		r.publish(t, i)
 	}
-	for i := range tabRooms {
+	for i := range r.tabRooms {
 		if i == leader {
 			continue
 		}
-		st = tabsDo(t, d, "WAIT %d %d", i, want(i))
-		checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
+		st = tabsDo(t, d, "WAIT %d %d", i, r.want(i))
+		checkTab(t, i, r.tabRooms[i], st.Tabs[i].Got, r.sent)
 	}
 	// Another tab took the lock and opened the one stream: a new one (the
 	// old leader's is gone), and no second.
@@ -138,15 +168,20 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 			t.Logf("tab %d took the lead %d ms after tab %d began to close", i, tb.LeaderSince-closedAt, leader)
 		}
 	}
+	return leader
+}
 
-	// A tab takes a new room: the shared stream follows, and the tab gets
-	// the room's events from then on, with no connection of its own.
+// aTabTakesARoom: a tab (not the closed leader) takes a new room: the
+// shared stream follows, and the tab gets the room's events from then on,
+// with no connection of its own.
+func (r *tabsRun) aTabTakesARoom(t *testing.T, leader int) {
+	th, d := r.th, r.d
 	other := 1
 	if leader == 1 {
 		other = 2
 	}
-	tabRooms[other] = append(tabRooms[other], 46)
-	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(tabRooms[other]))
+	r.tabRooms[other] = append(r.tabRooms[other], 46)
+	tabsDo(t, d, "ROOMS %d %s", other, joinRooms(r.tabRooms[other]))
 	testhub.Eventually(t, 20*time.Second, "the leader's stream holds room 46", func() bool {
 		th.Publish(t, 46, "comment.created", map[string]any{"k": "probe"})
 		st := tabsDo(t, d, "STATE")
@@ -161,40 +196,37 @@ func TestBrowser_TabsShareOneStream(t *testing.T) {
 	for i := range 3 {
 		th.Publish(t, 46, "comment.created", map[string]any{"k": fmt.Sprintf("r46-%d", i)})
 	}
-	st = tabsDo(t, d, "WAIT %d %d", other, before46+3)
+	st := tabsDo(t, d, "WAIT %d %d", other, before46+3)
 	if got := st.Tabs[other].Got[before46:]; got[0].K != "r46-0" || got[2].K != "r46-2" {
 		t.Fatalf("room 46 after setRooms: %+v", got)
 	}
 	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("setRooms in a tab opened a connection: %d streams", n)
 	}
+}
 
-	// A tab opened later joins the shared stream.
-	st = tabsDo(t, d, "OPEN 42")
+// aLateTabJoins: a tab opened later joins the shared stream and gets its
+// room's events and the bell from then on, with the whole count.
+func (r *tabsRun) aLateTabJoins(t *testing.T) tabsState {
+	th, d := r.th, r.d
+	st := tabsDo(t, d, "OPEN 42")
 	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("a fourth tab opened a connection of its own: %d streams", n)
 	}
-	tabRooms = append(tabRooms, []int64{42})
-	mu.Lock()
-	before, beforeN := len(sent[42]), len(sent[0])
-	mu.Unlock()
+	r.tabRooms = append(r.tabRooms, []int64{42})
+	r.mu.Lock()
+	before, beforeN := len(r.sent[42]), len(r.sent[0])
+	r.mu.Unlock()
 	for i := 60; i < 68; i++ {
-		publish(i)
+		r.publish(t, i)
 	}
-	late := len(tabRooms) - 1
-	st = tabsDo(t, d, "WAIT %d %d", late, len(sent[42])-before+len(sent[0])-beforeN)
-	checkTab(t, late, []int64{42}, st.Tabs[late].Got, map[int64][]string{42: sent[42][before:], 0: sent[0][beforeN:]})
-	if st.Tabs[late].Count == nil || *st.Tabs[late].Count != int64(len(sent[0])) {
-		t.Fatalf("the late tab's badge: %v, want %d", st.Tabs[late].Count, len(sent[0]))
+	late := len(r.tabRooms) - 1
+	st = tabsDo(t, d, "WAIT %d %d", late, len(r.sent[42])-before+len(r.sent[0])-beforeN)
+	checkTab(t, late, []int64{42}, st.Tabs[late].Got, map[int64][]string{42: r.sent[42][before:], 0: r.sent[0][beforeN:]})
+	if st.Tabs[late].Count == nil || *st.Tabs[late].Count != int64(len(r.sent[0])) {
+		t.Fatalf("the late tab's badge: %v, want %d", st.Tabs[late].Count, len(r.sent[0]))
 	}
-	t.Logf("tab %d led first; tabs now: %v", leader, func() (out []string) {
-		for i, tb := range st.Tabs {
-			if tb != nil {
-				out = append(out, fmt.Sprintf("%d leader=%v events=%d", i, tb.Leader, len(tb.Got)))
-			}
-		}
-		return
-	}())
+	return st
 }
 
 // checkTab asserts a tab holds each event of its rooms and the user's
