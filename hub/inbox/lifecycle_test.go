@@ -64,131 +64,173 @@ func countsVersusLists(t *testing.T, th *testhub.Hub, user int64, c testhub.Coun
 func TestLifecycle_StatesCountsAndLiveEvents(t *testing.T) {
 	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	const u = 40
-	s := th.UserStream(t, u, "")
-	s.Next(t, testhub.Wait)
-	if c := s.NextCounts(t); c.Visible != 0 {
+	r := &lifecycleRun{th: th, u: u, s: th.UserStream(t, u, "")}
+	r.s.Next(t, testhub.Wait)
+	if c := r.s.NextCounts(t); c.Visible != 0 {
 		t.Fatalf("empty inbox counts %+v", c)
 	}
 	a := th.NotifyWith(t, 120, `"severity":"high","tags":["billing","eu"]`, u)
 	b := th.NotifyWith(t, 121, `"tags":["eu"]`, u)
 	c := th.NotifyWith(t, 120, "", u)
-	version := int64(0)
-	// next reads the next event of the user's stream, of type typ, and checks
-	// that its counts are those of the API and that the version rose.
-	created := 0
-	next := func(typ string) map[string]json.RawMessage {
-		t.Helper()
-		f := s.Next(t, testhub.Wait)
-		var d map[string]json.RawMessage
-		if f.Event != typ || f.ID == "" || json.Unmarshal([]byte(f.Data), &d) != nil {
-			t.Fatalf("got %+v, want %s with an id", f, typ)
-		}
-		var counts testhub.Counts
-		if err := json.Unmarshal(d["counts"], &counts); err != nil || counts.Version <= version {
-			t.Fatalf("%s counts %s: version %d after %d", typ, d["counts"], counts.Version, version)
-		}
-		version = counts.Version
-		if typ == inbox.NotificationCreatedType {
-			if created++; counts.Visible != int64(created) {
-				t.Fatalf("created %d: counts %+v", created, counts)
-			}
-			return d
-		}
-		if now := th.CountsOf(t, u); now.Version != counts.Version || now.Visible != counts.Visible || now.Unread != counts.Unread {
-			t.Fatalf("%s carried counts %+v, the API says %+v", typ, counts, now)
+	r.threeCreated(t, a, c)
+	r.seenAndArchived(t, a, b)
+	r.snoozedAndWoken(t, a, c)
+	r.deleted(t, b)
+	r.bulk(t, a, c)
+}
+
+// lifecycleRun is what the steps of the lifecycle test share: the hub,
+// the user and their stream, the last version its events carried and how
+// many items were created.
+type lifecycleRun struct {
+	th      *testhub.Hub
+	u       int64
+	s       *testhub.SSEClient
+	version int64
+	created int
+}
+
+// next reads the next event of the user's stream, of type typ, and checks
+// that its counts are those of the API and that the version rose.
+func (r *lifecycleRun) next(t *testing.T, typ string) map[string]json.RawMessage {
+	t.Helper()
+	f := r.s.Next(t, testhub.Wait)
+	var d map[string]json.RawMessage
+	if f.Event != typ || f.ID == "" || json.Unmarshal([]byte(f.Data), &d) != nil {
+		t.Fatalf("got %+v, want %s with an id", f, typ)
+	}
+	var counts testhub.Counts
+	if err := json.Unmarshal(d["counts"], &counts); err != nil || counts.Version <= r.version {
+		t.Fatalf("%s counts %s: version %d after %d", typ, d["counts"], counts.Version, r.version)
+	}
+	r.version = counts.Version
+	if typ == inbox.NotificationCreatedType {
+		if r.created++; counts.Visible != int64(r.created) {
+			t.Fatalf("created %d: counts %+v", r.created, counts)
 		}
 		return d
 	}
-	for range 3 {
-		next(inbox.NotificationCreatedType)
+	if now := r.th.CountsOf(t, r.u); now.Version != counts.Version || now.Visible != counts.Visible || now.Unread != counts.Unread {
+		t.Fatalf("%s carried counts %+v, the API says %+v", typ, counts, now)
 	}
-	counts := checkCountsMatchLists(t, th, u)
+	return d
+}
+
+// threeCreated: three items created live, counted by tag and severity,
+// listed newest first with their fields.
+func (r *lifecycleRun) threeCreated(t *testing.T, a, c string) {
+	u := r.u
+	for range 3 {
+		r.next(t, inbox.NotificationCreatedType)
+	}
+	counts := checkCountsMatchLists(t, r.th, u)
 	if counts.Visible != 3 || counts.Unread != 3 || counts.Unseen != 3 || counts.ByTag["eu"].Visible != 2 ||
 		counts.ByTag["billing"].Unread != 1 || counts.BySeverity["high"].Visible != 1 || counts.BySeverity["normal"].Visible != 2 {
 		t.Fatalf("counts %+v", counts)
 	}
-	items := th.ListOf(t, u, "")
+	items := r.th.ListOf(t, u, "")
 	if len(items) != 3 || items[0].NotificationID != c || items[2].NotificationID != a || items[2].Severity != "high" ||
 		strings.Join(items[2].Tags, ",") != "billing,eu" || items[0].Severity != "normal" || items[0].Tags == nil ||
 		items[0].SeenAt != nil || items[0].ActivityAt == "" || items[0].Group != nil {
 		t.Fatalf("items %+v", items)
 	}
+}
 
-	if n := th.Act(t, u, b, "seen", ""); n.SeenAt == nil || n.ReadAt != nil {
+// seenAndArchived: seen (twice: the same), archived (seen with it), each
+// a live update; a tag with only an archived item stays listed.
+func (r *lifecycleRun) seenAndArchived(t *testing.T, a, b string) {
+	u := r.u
+	if n := r.th.Act(t, u, b, "seen", ""); n.SeenAt == nil || n.ReadAt != nil {
 		t.Fatalf("seen: %+v", n)
 	}
-	next(inbox.NotificationUpdatedType)
-	if n := th.Act(t, u, b, "seen", ""); n.SeenAt == nil {
+	r.next(t, inbox.NotificationUpdatedType)
+	if n := r.th.Act(t, u, b, "seen", ""); n.SeenAt == nil {
 		t.Fatalf("seen again: %+v", n)
 	}
-	if n := th.Act(t, u, a, "archive", ""); n.ArchivedAt == nil || n.SeenAt == nil {
+	if n := r.th.Act(t, u, a, "archive", ""); n.ArchivedAt == nil || n.SeenAt == nil {
 		t.Fatalf("archive: %+v", n)
 	}
-	d := next(inbox.NotificationUpdatedType)
+	d := r.next(t, inbox.NotificationUpdatedType)
 	var upd struct{ Notifications []inbox.Notification }
 	if json.Unmarshal([]byte(`{"notifications":`+string(d["notifications"])+`}`), &upd) != nil ||
 		len(upd.Notifications) != 1 || upd.Notifications[0].ArchivedAt == nil {
 		t.Fatalf("notification.updated for the archive: %s", d["notifications"])
 	}
-	counts = checkCountsMatchLists(t, th, u)
+	counts := checkCountsMatchLists(t, r.th, u)
 	if counts.Visible != 2 || counts.Archived != 1 || counts.Unseen != 1 || counts.ByTag["billing"].Visible != 0 {
 		t.Fatalf("after seen and archive: %+v", counts)
 	}
 	if _, present := counts.ByTag["billing"]; !present {
 		t.Fatal("a tag with an archived item must stay listed")
 	}
-	th.Act(t, u, a, "unarchive", "")
-	next(inbox.NotificationUpdatedType)
+}
+
+// snoozedAndWoken: unarchived, snoozed, woken (unseen again, at the top).
+func (r *lifecycleRun) snoozedAndWoken(t *testing.T, a, c string) {
+	u := r.u
+	r.th.Act(t, u, a, "unarchive", "")
+	r.next(t, inbox.NotificationUpdatedType)
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if n := th.Act(t, u, c, "snooze", `{"until":"`+until+`"}`); n.SnoozedUntil == nil || n.SeenAt == nil {
+	if n := r.th.Act(t, u, c, "snooze", `{"until":"`+until+`"}`); n.SnoozedUntil == nil || n.SeenAt == nil {
 		t.Fatalf("snooze: %+v", n)
 	}
-	next(inbox.NotificationUpdatedType)
-	counts = checkCountsMatchLists(t, th, u)
+	r.next(t, inbox.NotificationUpdatedType)
+	counts := checkCountsMatchLists(t, r.th, u)
 	if counts.Snoozed != 1 || counts.Visible != 2 {
 		t.Fatalf("after snooze: %+v", counts)
 	}
-	if n := th.Act(t, u, c, "unsnooze", ""); n.SnoozedUntil != nil || n.SeenAt != nil {
+	if n := r.th.Act(t, u, c, "unsnooze", ""); n.SnoozedUntil != nil || n.SeenAt != nil {
 		t.Fatalf("unsnooze: %+v (it comes back unseen)", n)
 	}
-	next(inbox.NotificationUpdatedType)
-	if items := th.ListOf(t, u, ""); items[0].NotificationID != c {
+	r.next(t, inbox.NotificationUpdatedType)
+	if items := r.th.ListOf(t, u, ""); items[0].NotificationID != c {
 		t.Fatalf("a woken item is at the top: %+v", items[0])
 	}
-	code, env := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, "")
+}
+
+// deleted: a delete is a live event, deleting again is 200, acting on a
+// deleted item is 404.
+func (r *lifecycleRun) deleted(t *testing.T, b string) {
+	u := r.u
+	code, env := r.th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, "")
 	if code != 200 || fmt.Sprint(env.Result) != fmt.Sprintf("map[deleted:true notificationId:%s]", b) {
 		t.Fatalf("delete: %d %+v", code, env)
 	}
-	if d := next(inbox.NotificationDeletedType); string(d["reason"]) != `"deleted"` || !strings.Contains(string(d["notificationIds"]), b) {
+	if d := r.next(t, inbox.NotificationDeletedType); string(d["reason"]) != `"deleted"` || !strings.Contains(string(d["notificationIds"]), b) {
 		t.Fatalf("notification.deleted %v", d)
 	}
-	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, ""); code != 200 {
+	if code, _ := r.th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+b, u, ""); code != 200 {
 		t.Fatalf("deleting again: %d, want 200", code)
 	}
-	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+b+"/seen", u, ""); code != 404 {
+	if code, _ := r.th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+b+"/seen", u, ""); code != 404 {
 		t.Fatalf("seen of a deleted item: %d, want 404", code)
 	}
-	counts = checkCountsMatchLists(t, th, u)
+	counts := checkCountsMatchLists(t, r.th, u)
 	if counts.Visible != 2 || counts.ByTag["eu"].Visible != 1 {
 		t.Fatalf("after delete: %+v", counts)
 	}
+}
+
+// bulk: read over a filter up to an item, then archive by ids.
+func (r *lifecycleRun) bulk(t *testing.T, a, c string) {
+	u := r.u
 	// Bulk: read over a filter up to an item, then archive by ids.
-	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
+	code, env := r.th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		`{"action":"read","filter":{"state":"unread","tags":["eu"]}}`)
 	var br inbox.BulkResult
 	testhub.Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 1 || br.At == "" {
 		t.Fatalf("bulk read: %d %+v", code, env)
 	}
-	next(inbox.NotificationReadType)
-	code, env = th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
+	r.next(t, inbox.NotificationReadType)
+	code, env = r.th.UserDo(t, http.MethodPost, "/api/v1/notifications/bulk", u,
 		fmt.Sprintf(`{"action":"archive","notificationIds":[%q,%q,"9:1-0"]}`, a, c))
 	testhub.Remarshal(t, env.Result, &br)
 	if code != 200 || br.Changed != 2 {
 		t.Fatalf("bulk archive: %d %+v", code, env)
 	}
-	next(inbox.NotificationUpdatedType)
-	counts = checkCountsMatchLists(t, th, u)
+	r.next(t, inbox.NotificationUpdatedType)
+	counts := checkCountsMatchLists(t, r.th, u)
 	if counts.Visible != 0 || counts.Archived != 2 || counts.Unread != 0 {
 		t.Fatalf("after bulk: %+v", counts)
 	}
