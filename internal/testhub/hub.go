@@ -107,25 +107,7 @@ type Extras struct {
 // StartFull is StartWith with extras.
 func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config), extras Extras) *Hub {
 	t.Helper()
-	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Configs{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
-		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig()}
-	cfg.RedisURL = "redis://" + addr
-	cfg.ShutdownSpread = 0    // each test's teardown ends its streams at once
-	cfg.Ingest.Partitions = 0 // consumed only where a test asks (ingest_test.go)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	httpCfg := api.DefaultConfig()
-	// Tests open streams far faster than people: the rate limit test sets its own.
-	httpCfg.StreamOpens, httpCfg.Heartbeats = api.Budget{PerSec: 1000, Burst: 1000}, api.Budget{PerSec: 1000, Burst: 1000}
-	httpCfg.UserRequests, httpCfg.IPRequests = api.Budget{PerSec: 100000, Burst: 100000}, api.Budget{PerSec: 100000, Burst: 100000}
-	if mutateHTTP != nil {
-		mutateHTTP(&httpCfg)
-	}
+	cfg, httpCfg := configs(t, addr, mutate, mutateHTTP)
 	opt, err := hub.RedisOptions(cfg.RedisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -165,26 +147,60 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
-	srv := httptest.NewUnstartedServer(apiSrv)
-	conns := &connTracker{m: map[net.Conn]bool{}}
-	srv.Config.ConnState = conns.track
+	th := &Hub{Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Redis: rdb, API: apiSrv,
+		Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience)}
+	th.serve(t)
+	th.WaitHealthy(t)
+	return th
+}
+
+// configs are a test hub's configurations on the Redis at addr: the
+// defaults with nothing set, adjusted for tests, then by mutate and
+// mutateHTTP.
+func configs(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*api.Config)) (Configs, api.Config) {
+	push, err := channels.LoadConfig(env.Map(nil), delivery.DefaultConfig(), hub.DefaultConfig()) // nothing set: no channel on
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Configs{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
+		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig()}
+	cfg.RedisURL = "redis://" + addr
+	cfg.ShutdownSpread = 0    // each test's teardown ends its streams at once
+	cfg.Ingest.Partitions = 0 // consumed only where a test asks (WithIngest)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	httpCfg := api.DefaultConfig()
+	// Tests open streams far faster than people: the rate limit test sets its own.
+	httpCfg.StreamOpens, httpCfg.Heartbeats = api.Budget{PerSec: 1000, Burst: 1000}, api.Budget{PerSec: 1000, Burst: 1000}
+	httpCfg.UserRequests, httpCfg.IPRequests = api.Budget{PerSec: 100000, Burst: 100000}, api.Budget{PerSec: 100000, Burst: 100000}
+	if mutateHTTP != nil {
+		mutateHTTP(&httpCfg)
+	}
+	return cfg, httpCfg
+}
+
+// serve starts th's HTTP server (its connections tracked), and stops it
+// with the hub and Redis client when the test ends.
+func (th *Hub) serve(t testing.TB) {
+	srv := httptest.NewUnstartedServer(th.API)
+	th.Conns = &connTracker{m: map[net.Conn]bool{}}
+	srv.Config.ConnState = th.Conns.track
 	srv.Start()
+	th.srv, th.URL = srv, srv.URL
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := h.EndStreams(ctx); err != nil {
+		if err := th.Hub.EndStreams(ctx); err != nil {
 			t.Errorf("hub.EndStreams: %v", err)
 		}
 		srv.Close()
-		apiSrv.Close()
-		if err := h.Close(ctx); err != nil {
+		th.API.Close()
+		if err := th.Hub.Close(ctx); err != nil {
 			t.Errorf("hub.Close: %v", err)
 		}
-		rdb.Close()
+		th.Redis.Close()
 	})
-	th := &Hub{URL: srv.URL, Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience), Redis: rdb, srv: srv, API: apiSrv, Conns: conns}
-	th.WaitHealthy(t)
-	return th
 }
 
 // connTracker keeps the server's open connections, hijacked streams included
