@@ -42,6 +42,15 @@ func TestDevices_Routes(t *testing.T) {
 	ps := testpush.Start(t)
 	a := testhub.StartPushHub(t, rs.Addr(), ps, nil)
 	b := testhub.StartPushHub(t, rs.Addr(), ps, nil)
+	refusesBadBodies(t, a)
+	of := listsPhonesAndBrowsers(t, a, b, ps)
+	keepsConsent(t, a, of["fcm"].ID, of["webpush"].ID, ps)
+	replacesAndBounds(t, a, of["fcm"].ID)
+	tokenMovesAndDeletes(t, a, b)
+}
+
+// refusesBadBodies: a registration that is not one is a 400.
+func refusesBadBodies(t *testing.T, a *testhub.Hub) {
 	for _, body := range []string{
 		`{"platform":"sms","token":"x"}`, `{"platform":"webpush","token":"x"}`, `{"platform":"fcm","token":""}`,
 		`{"platform":"fcm","token":"has space"}`, `{"platform":"fcm","token":"` + strings.Repeat("a", 4097) + `"}`,
@@ -65,6 +74,11 @@ func TestDevices_Routes(t *testing.T) {
 			t.Errorf("%.80s: %d %+v, want 400", body, code, env)
 		}
 	}
+}
+
+// listsPhonesAndBrowsers: two phones and a browser, listed by either
+// instance, never with a token; it returns them by platform.
+func listsPhonesAndBrowsers(t *testing.T, a, b *testhub.Hub, ps *testpush.Service) map[string]push.Device {
 	a.Register(t, 7, `{"platform":"fcm","token":"`+testhub.FCMToken(1)+`","label":"Pixel 9"}`)
 	a.Register(t, 7, `{"platform":"apns","token":"`+testhub.APNSToken(1)+`","environment":"sandbox","label":"iPhone"}`)
 	a.Subscribe(t, 7, ps.Subscription("/push/laptop"))
@@ -81,9 +95,12 @@ func TestDevices_Routes(t *testing.T) {
 	if raw := fmt.Sprint(b.DevicesOf(t, 7)); strings.Contains(raw, testhub.FCMToken(1)) || listed != 200 {
 		t.Fatal("a device's token is listed")
 	}
+	return of
+}
 
-	// Consent: off by PATCH, kept by a registration that does not say, set by one that does.
-	fcm1 := ds[0].ID
+// keepsConsent: off by PATCH (only one's own), kept by a registration that
+// does not say, set by one that does; a browser's outlives the SDK's refresh.
+func keepsConsent(t *testing.T, a *testhub.Hub, fcm1, browser string, ps *testpush.Service) {
 	if code, env := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+fcm1, 8, `{"enabled":false}`); code != 404 {
 		t.Fatalf("another user's device: %d %+v, want 404", code, env)
 	}
@@ -107,7 +124,6 @@ func TestDevices_Routes(t *testing.T) {
 	if _, on := byPlatform(a.DevicesOf(t, 7)); !on[fcm1] {
 		t.Fatal("enabled:true did not turn the device on")
 	}
-	browser := of["webpush"].ID
 	if code, _ := a.UserDo(t, http.MethodPatch, "/api/v1/push/devices/"+browser, 7, `{"enabled":false}`); code != 200 {
 		t.Fatalf("PATCH a browser: %d", code)
 	}
@@ -115,7 +131,11 @@ func TestDevices_Routes(t *testing.T) {
 	if _, on := byPlatform(a.DevicesOf(t, 7)); on[browser] {
 		t.Fatal("the browser's refreshed subscription turned it back on")
 	}
+}
 
+// replacesAndBounds: a refreshed token replaces the old one; ten a
+// platform, the eleventh replacing the one registered longest ago.
+func replacesAndBounds(t *testing.T, a *testhub.Hub, fcm1 string) {
 	// A refreshed token replaces the old one.
 	a.Register(t, 7, `{"platform":"fcm","token":"`+testhub.FCMToken(2)+`","replaces":"`+testhub.FCMToken(1)+`"}`)
 	if ds := a.DevicesOf(t, 7); ds[0].ID == fcm1 || len(ds) != 3 {
@@ -132,7 +152,11 @@ func TestDevices_Routes(t *testing.T) {
 	if v := testhub.MetricValue(t, a, `push_devices{platform="fcm"}`); v != "10" {
 		t.Fatalf("push_devices{platform=fcm} = %s, want 10", v)
 	}
+}
 
+// tokenMovesAndDeletes: a token moves to the user who registers it; DELETE
+// reaches only one's own, and the hash goes with the last device.
+func tokenMovesAndDeletes(t *testing.T, a, b *testhub.Hub) {
 	// A token moves to the user who registers it.
 	a.Register(t, 8, `{"platform":"apns","token":"`+testhub.APNSToken(1)+`"}`)
 	if n, _ := byPlatform(b.DevicesOf(t, 7)); n["apns"] != 0 {
