@@ -36,6 +36,32 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 		`{"roomId":2,"eventType":"comment.created","data":{},"severity":"high"}`,
 		`{"roomId":-1,"eventType":"comment.created","data":{}}`,
 	}
+	huge := fillPartitions(t, rdb, refused)
+	testhub.WaitIngested(t, rdb, 2)
+	publishedOnceInOrder(t, th)
+	all := deadAsTheRouteAnswers(t, th, len(refused)+2, huge)
+	deadPages(t, th, all, len(refused)/2+2)
+	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
+		t.Errorf("ingest_entries_total{dead} = %s", got)
+	}
+	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
+		t.Errorf("ingest_entries_total{published} = %s, want 30", got)
+	}
+	_, env := th.Do(t, http.MethodGet, "/health", nil, "")
+	var health struct {
+		IngestLag *int64
+		Ingest    string
+	}
+	testhub.Remarshal(t, env.Result, &health)
+	if health.IngestLag == nil || health.Ingest != "ok" {
+		t.Errorf("/health says ingest %q, lag %v", health.Ingest, health.IngestLag)
+	}
+}
+
+// fillPartitions adds 30 good entries to rooms 2, 3 and 4 (half with a
+// recipient), the refused ones between them, an entry without an event
+// field and a huge one; it returns the huge one's body.
+func fillPartitions(t *testing.T, rdb rueidis.Client, refused []string) string {
 	// Room 2 and room 4 share partition 0; room 3 is in partition 1. Each
 	// good entry carries its place; the refused ones lie between them.
 	for i := range 30 {
@@ -52,8 +78,12 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 	testhub.XAdd(t, rdb, 1, "not-event", "{}")
 	huge := `{"roomId":3,"eventType":"comment.created","data":{"x":"` + strings.Repeat("y", 300<<10) + `"}}`
 	testhub.XAdd(t, rdb, 1, "event", huge)
-	testhub.WaitIngested(t, rdb, 2)
+	return huge
+}
 
+// publishedOnceInOrder: the good entries are published once each, in
+// order, with their recipients.
+func publishedOnceInOrder(t *testing.T, th *testhub.Hub) {
 	// Published once each, in order.
 	for _, room := range []int{2, 3, 4} {
 		got := th.HistoryNs(t, int64(room))
@@ -68,11 +98,16 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 			t.Errorf("user %d has %d unread, want %d", 900+room, c, len(want)/2)
 		}
 	}
+}
 
+// deadAsTheRouteAnswers: each of the n dead entries is answered as the
+// route answers its body (the huge one with its size, the one without an
+// event field with its fields); it returns the whole listing.
+func deadAsTheRouteAnswers(t *testing.T, th *testhub.Hub, n int, huge string) testhub.DeadPage {
 	// Each dead entry answered as the route answers its body.
 	_, all := th.IngestDead(t, "")
-	if len(all.Entries) != len(refused)+2 || all.NextAfter != nil {
-		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, len(refused)+2)
+	if len(all.Entries) != n || all.NextAfter != nil {
+		t.Fatalf("dead: %d entries (next %v), want %d", len(all.Entries), all.NextAfter, n)
 	}
 	for _, d := range all.Entries {
 		if strings.Contains(d.Message, "its text is not kept") { // the huge one: never read, its size said
@@ -95,7 +130,13 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 			t.Errorf("dead entry without its id or time: %+v", d)
 		}
 	}
+	return all
+}
 
+// deadPages: paging one at a time lists each once, in partition then entry
+// order; a partition lists its own (inPartition1 of them); bad queries are
+// 400s.
+func deadPages(t *testing.T, th *testhub.Hub, all testhub.DeadPage, inPartition1 int) {
 	// Paging one at a time lists each once, in partition then entry order.
 	var paged []ingest.DeadEntry
 	query := "limit=1"
@@ -119,29 +160,13 @@ func TestIngest_PublishesInOrderAndKeepsWhatTheRouteWouldRefuse(t *testing.T) {
 			t.Errorf("partition=1 lists %+v", d)
 		}
 	}
-	if len(one.Entries) != len(refused)/2+2 {
-		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), len(refused)/2+2)
+	if len(one.Entries) != inPartition1 {
+		t.Errorf("partition=1 lists %d entries, want %d", len(one.Entries), inPartition1)
 	}
 	for _, q := range []string{"partition=2", "partition=x", "after=nope", "after=5:1-0", "limit=0"} {
 		if code, _ := th.IngestDead(t, q); code != 400 {
 			t.Errorf("dead?%s: %d, want 400", q, code)
 		}
-	}
-
-	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="dead"}`); got != fmt.Sprint(len(refused)+2) {
-		t.Errorf("ingest_entries_total{dead} = %s", got)
-	}
-	if got := testhub.MetricValue(t, th, `ingest_entries_total{result="published"}`); got != "30" {
-		t.Errorf("ingest_entries_total{published} = %s, want 30", got)
-	}
-	_, env := th.Do(t, http.MethodGet, "/health", nil, "")
-	var health struct {
-		IngestLag *int64
-		Ingest    string
-	}
-	testhub.Remarshal(t, env.Result, &health)
-	if health.IngestLag == nil || health.Ingest != "ok" {
-		t.Errorf("/health says ingest %q, lag %v", health.Ingest, health.IngestLag)
 	}
 }
 
