@@ -68,10 +68,37 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 	recA, recB := testhub.RecordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample())), testhub.RecordSpans(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	a := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recA.Provider})
 	b := testhub.StartFull(t, rs.Addr(), cfg, nil, testhub.Extras{Tracing: recB.Provider})
+	res := publishFromTheCaller(t, a, b)
+	tid, _ := trace.TraceIDFromHex(testhub.CallerTrace)
+	in := inTrace(tid)
+	script, writes := aContinuesTheTrace(t, recA, in, res)
+	// b: one fan-out span for its two streams, under the publish script.
+	fan := testhub.WaitSpans(t, 1, "fanout", in, recB)
+	if len(fan) != 1 || attr(fan[0], "roomhub.streams") != "2" || attr(fan[0], "roomhub.stream_id") != res.StreamID {
+		t.Fatalf("b's fan-out spans: %d, first %v", len(fan), fan[0].Attributes())
+	}
+	childOf(t, fan[0], script.SpanContext())
+	handOffAttemptsInTheTrace(t, a, g, in, writes, recA, recB)
+
+	// The write-behind flush of user 5's read.
+	a.MarkRead(t, 5, fmt.Sprintf("7:%s", res.StreamID))
+	if st, err := a.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 1 {
+		t.Fatalf("flush: %+v %v", st, err)
+	}
+	flush := testhub.WaitSpans(t, 1, "write-behind flush", nil, recA)[0]
+	if attr(flush, "roomhub.flushed") != "1" {
+		t.Fatalf("flush span attributes %v", flush.Attributes())
+	}
+	dashboardAsksForRecordedSpans(t, recA, recB)
+}
+
+// publishFromTheCaller publishes to room 7 (recipient 5) through a with the
+// caller's traceparent, once b follows the room with two streams, and waits
+// for both streams to get it.
+func publishFromTheCaller(t *testing.T, a, b *testhub.Hub) hub.PublishResult {
 	s1, s2 := b.OpenStream(t, 7, 3, ""), b.OpenStream(t, 7, 4, "")
 	s1.PresenceUpdate(t, testhub.Wait) // b's listener follows room 7
 	s2.PresenceUpdate(t, testhub.Wait)
-
 	code, env := a.Do(t, http.MethodPost, "/api/v1/notifications/publish", map[string]string{
 		"X-Internal-Key": a.Cfg.InternalAPIKey, "Content-Type": "application/json",
 		"traceparent": "00-" + testhub.CallerTrace + "-b7ad6b7169203331-01",
@@ -86,35 +113,37 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 			t.Fatalf("stream got %+v, want %s", f, res.StreamID)
 		}
 	}
-	tid, _ := trace.TraceIDFromHex(testhub.CallerTrace)
-	caller, _ := trace.SpanIDFromHex("b7ad6b7169203331")
-	in := inTrace(tid)
+	return res
+}
 
+// aContinuesTheTrace: a's request span is the caller's child, its publish
+// script and inbox writes the request's; it returns those two.
+func aContinuesTheTrace(t *testing.T, recA *testhub.Recorded, in func(sdktrace.ReadOnlySpan) bool, res hub.PublishResult) (script, writes sdktrace.ReadOnlySpan) {
+	caller, _ := trace.SpanIDFromHex("b7ad6b7169203331")
 	req := testhub.WaitSpans(t, 1, "POST /api/v1/notifications/publish", in, recA)[0]
 	if req.Parent().SpanID() != caller || req.SpanKind() != trace.SpanKindServer || attr(req, "http.response.status_code") != "200" {
 		t.Fatalf("request span: parent %s, kind %s, status %q", req.Parent().SpanID(), req.SpanKind(), attr(req, "http.response.status_code"))
 	}
-	script := testhub.WaitSpans(t, 1, "lua publish_event", in, recA)[0]
+	script = testhub.WaitSpans(t, 1, "lua publish_event", in, recA)[0]
 	childOf(t, script, req.SpanContext())
 	if attr(script, "roomhub.stream_id") != res.StreamID || attr(script, "roomhub.room_id") != "7" {
 		t.Fatalf("script span attributes %v", script.Attributes())
 	}
-	writes := testhub.WaitSpans(t, 1, "lua inbox_add", in, recA)[0]
+	writes = testhub.WaitSpans(t, 1, "lua inbox_add", in, recA)[0]
 	childOf(t, writes, req.SpanContext())
 	if attr(writes, "roomhub.inbox_writes") != "1" {
 		t.Fatalf("inbox span attributes %v", writes.Attributes())
 	}
+	return script, writes
+}
 
-	// b: one fan-out span for its two streams, under the publish script.
-	fan := testhub.WaitSpans(t, 1, "fanout", in, recB)
-	if len(fan) != 1 || attr(fan[0], "roomhub.streams") != "2" || attr(fan[0], "roomhub.stream_id") != res.StreamID {
-		t.Fatalf("b's fan-out spans: %d, first %v", len(fan), fan[0].Attributes())
-	}
-	childOf(t, fan[0], script.SpanContext())
-
+// handOffAttemptsInTheTrace: two attempts (503, then 200), each a span
+// under the inbox writes, whichever instance made it; the delivery record
+// keeps the writes' traceparent, and the gateway gets each attempt's.
+func handOffAttemptsInTheTrace(t *testing.T, a *testhub.Hub, g *testhub.Gateway, in func(sdktrace.ReadOnlySpan) bool, writes sdktrace.ReadOnlySpan, recs ...*testhub.Recorded) {
 	// Two attempts (503, then 200), each a span under the inbox writes,
 	// whichever instance made it.
-	attempts := testhub.WaitSpans(t, 2, "delivery push", func(s sdktrace.ReadOnlySpan) bool { return in(s) && attr(s, "roomhub.outcome") != "" }, recA, recB)
+	attempts := testhub.WaitSpans(t, 2, "delivery push", func(s sdktrace.ReadOnlySpan) bool { return in(s) && attr(s, "roomhub.outcome") != "" }, recs...)
 	byAttempt := map[string]sdktrace.ReadOnlySpan{}
 	for _, s := range attempts {
 		childOf(t, s, writes.SpanContext())
@@ -136,19 +165,11 @@ func TestTracing_OneEventFromTheCallerToEachInstance(t *testing.T) {
 			t.Fatalf("gateway call %d: traceparent %q, want %q", i+1, c.TraceParent, want)
 		}
 	}
+}
 
-	// The write-behind flush of user 5's read.
-	nid := fmt.Sprintf("7:%s", res.StreamID)
-	a.MarkRead(t, 5, nid)
-	if st, err := a.Inbox.FlushReads(context.Background()); err != nil || st.Flushed != 1 {
-		t.Fatalf("flush: %+v %v", st, err)
-	}
-	flush := testhub.WaitSpans(t, 1, "write-behind flush", nil, recA)[0]
-	if attr(flush, "roomhub.flushed") != "1" {
-		t.Fatalf("flush span attributes %v", flush.Attributes())
-	}
-
-	// The dashboard's trace links ask for spans the hub records.
+// dashboardAsksForRecordedSpans: the dashboard's trace links ask for spans
+// the hub records.
+func dashboardAsksForRecordedSpans(t *testing.T, recA, recB *testhub.Recorded) {
 	names := map[string]bool{}
 	for _, s := range append(recA.Ended(), recB.Ended()...) {
 		names[s.Name()] = true
