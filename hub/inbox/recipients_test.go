@@ -235,51 +235,42 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	t.Parallel()
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 300 })
 	const n = 2000
-	tok := th.Token(t, 11)
-	user := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
-	publish := func(i int) error {
-		body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"k":1},"recipientIds":[11]}`, 80+i%3)
-		code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/publish",
-			map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
-		if err == nil && code != 200 {
-			err = fmt.Errorf("publish: %d %s", code, env.Code)
-		}
-		return err
+	u := racer{th: th, user: map[string]string{"Authorization": "Bearer " + th.Token(t, 11), "Content-Type": "application/json"}}
+	errs, reads, readAlls := u.race(n)
+	if len(errs) > 0 {
+		t.Fatalf("%d requests failed, the first: %v", len(errs), errs[0])
 	}
-	// read marks one listed entry read: 200, or 404 when trimming took it
-	// meanwhile (INBOX_MAX_ENTRIES). It reports whether the read took.
-	read := func(i int) (bool, error) {
-		code, env, err := th.TryDo(http.MethodGet, "/api/v1/notifications?limit=100", user, "")
-		if err != nil || code != 200 {
-			return false, fmt.Errorf("list: %d %v", code, err)
-		}
-		var p inbox.InboxPage
-		if b, _ := json.Marshal(env.Result); json.Unmarshal(b, &p) != nil || len(p.Notifications) == 0 {
-			return false, nil
-		}
-		id := p.Notifications[i%len(p.Notifications)].NotificationID
-		code, _, err = th.TryDo(http.MethodPatch, "/api/v1/notifications/"+id+"/read", user, "")
-		switch {
-		case err != nil:
-			return false, err
-		case code == 404:
-			return false, nil
-		case code != 200:
-			return false, fmt.Errorf("read %s: %d", id, code)
-		}
-		return true, nil
+	if reads < n/10 || readAlls != n/50 {
+		t.Fatalf("%d reads and %d read-alls took: the race proved little", reads, readAlls)
 	}
-	readAll := func() error {
-		code, env, err := th.TryDo(http.MethodPost, "/api/v1/notifications/read-all", user, "")
-		if err == nil && code != 200 {
-			err = fmt.Errorf("read-all: %d %s", code, env.Code)
+	list := th.InboxOf(t, 11)
+	unread := 0
+	for _, e := range list {
+		if e.ReadAt == nil {
+			unread++
 		}
-		return err
 	}
+	if len(list) > 300 {
+		t.Fatalf("inbox holds %d entries, INBOX_MAX_ENTRIES is 300", len(list))
+	}
+	if got := th.UnreadOf(t, 11); got != int64(unread) {
+		t.Fatalf("unread count %d, but %d of %d entries are unread", got, unread, len(list))
+	}
+}
+
+// racer sends user 11's and the backend's requests from goroutines other
+// than the test's.
+type racer struct {
+	th   *testhub.Hub
+	user map[string]string // user 11's headers
+}
+
+// race sends n requests from 16 goroutines: every other one a publish to
+// user 11, one in 50 a read-all, the rest a read of a listed entry. It
+// returns what failed, how many reads took and how many read-alls answered.
+func (r racer) race(n int) (errs []error, reads, readAlls int) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var errs []error
-	reads, readAlls := 0, 0
 	work := make(chan int)
 	for w := 0; w < 16; w++ {
 		wg.Add(1)
@@ -290,11 +281,11 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 				took := false
 				switch {
 				case i%2 == 0:
-					err = publish(i)
+					err = r.publish(i)
 				case i%50 == 1:
-					err = readAll()
+					err = r.readAll()
 				default:
-					took, err = read(i)
+					took, err = r.read(i)
 				}
 				mu.Lock()
 				if err != nil {
@@ -315,25 +306,51 @@ func TestInbox_ConcurrentPublishesAndReadsKeepTheCountTrue(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("%d requests failed, the first: %v", len(errs), errs[0])
+	return errs, reads, readAlls
+}
+
+// publish publishes event i to user 11 in one of three rooms.
+func (r racer) publish(i int) error {
+	body := fmt.Sprintf(`{"roomId":%d,"eventType":"comment.created","data":{"k":1},"recipientIds":[11]}`, 80+i%3)
+	code, env, err := r.th.TryDo(http.MethodPost, "/api/v1/notifications/publish",
+		map[string]string{"X-Internal-Key": r.th.Cfg.InternalAPIKey, "Content-Type": "application/json"}, body)
+	if err == nil && code != 200 {
+		err = fmt.Errorf("publish: %d %s", code, env.Code)
 	}
-	if reads < n/10 || readAlls != n/50 {
-		t.Fatalf("%d reads and %d read-alls took: the race proved little", reads, readAlls)
+	return err
+}
+
+// read marks one listed entry read: 200, or 404 when trimming took it
+// meanwhile (INBOX_MAX_ENTRIES). It reports whether the read took.
+func (r racer) read(i int) (bool, error) {
+	code, env, err := r.th.TryDo(http.MethodGet, "/api/v1/notifications?limit=100", r.user, "")
+	if err != nil || code != 200 {
+		return false, fmt.Errorf("list: %d %v", code, err)
 	}
-	list := th.InboxOf(t, 11)
-	unread := 0
-	for _, e := range list {
-		if e.ReadAt == nil {
-			unread++
-		}
+	var p inbox.InboxPage
+	if b, _ := json.Marshal(env.Result); json.Unmarshal(b, &p) != nil || len(p.Notifications) == 0 {
+		return false, nil
 	}
-	if len(list) > 300 {
-		t.Fatalf("inbox holds %d entries, INBOX_MAX_ENTRIES is 300", len(list))
+	id := p.Notifications[i%len(p.Notifications)].NotificationID
+	code, _, err = r.th.TryDo(http.MethodPatch, "/api/v1/notifications/"+id+"/read", r.user, "")
+	switch {
+	case err != nil:
+		return false, err
+	case code == 404:
+		return false, nil
+	case code != 200:
+		return false, fmt.Errorf("read %s: %d", id, code)
 	}
-	if got := th.UnreadOf(t, 11); got != int64(unread) {
-		t.Fatalf("unread count %d, but %d of %d entries are unread", got, unread, len(list))
+	return true, nil
+}
+
+// readAll marks all of user 11's inbox read.
+func (r racer) readAll() error {
+	code, env, err := r.th.TryDo(http.MethodPost, "/api/v1/notifications/read-all", r.user, "")
+	if err == nil && code != 200 {
+		err = fmt.Errorf("read-all: %d %s", code, env.Code)
 	}
+	return err
 }
 
 func TestInbox_RetentionDropsOldEntries(t *testing.T) {
