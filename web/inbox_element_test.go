@@ -108,7 +108,7 @@ func (e elementRun) openReadAndClose(t *testing.T, ids []string) {
 // panel fits a 360 px phone and a right-to-left page.
 func (e elementRun) past99(t *testing.T) {
 	// Past 99: the display says 99+, the bell's name the exact count.
-	for b := range 3 { // batches of 50: one room's events go one at a time, each well within the client's 10 s on a loaded machine
+	for b := range 3 { // batches of 50: one room's events go one at a time, each well within the client's 30 s on a loaded machine
 		var events []string
 		for i := range 50 {
 			events = append(events, fmt.Sprintf(`{"roomId":43,"eventType":"like.toggled","data":{"n":%d},"recipientIds":[%d]}`, 50*b+i, e.user))

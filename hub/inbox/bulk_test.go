@@ -147,7 +147,7 @@ func TestBulk_ThousandsOfTagCountsAreWrittenInChunks(t *testing.T) {
 		}
 		events[i] = fmt.Sprintf(`{"roomId":70,"eventType":"comment.created","data":{},"recipientIds":[%d],"tags":[%s]}`, user, strings.Join(tags, ","))
 	}
-	for i := 0; i < items; i += 50 { // 50 a request: each well within the client's 10 s on a loaded machine
+	for i := 0; i < items; i += 50 { // 50 a request: each well within the client's 30 s on a loaded machine
 		if code, res := th.Batch(t, events[i:i+50]...); code != 200 || len(res) != 50 || !res[49].IsSuccess {
 			t.Fatalf("batch: %d %+v", code, res)
 		}

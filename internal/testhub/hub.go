@@ -303,8 +303,10 @@ func (th *Hub) Token(t testing.TB, user int64) string {
 	return tok
 }
 
-// HTTPClient is what the helpers send requests with.
-var HTTPClient = &http.Client{Timeout: 10 * time.Second}
+// HTTPClient is what the helpers send requests with. Its bound is far
+// above what an idle machine needs: make test runs two packages' tests at
+// once beside the other test binaries' builds, on two cores.
+var HTTPClient = &http.Client{Timeout: 30 * time.Second}
 
 // Do sends a request and returns the status and decoded envelope.
 func (th *Hub) Do(t testing.TB, method, path string, hdr map[string]string, body string) (int, api.Envelope) {

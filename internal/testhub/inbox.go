@@ -155,7 +155,7 @@ func (th *Hub) FillInbox(t *testing.T, user int64, n int) []string {
 	var ids []string
 	for done := 0; done < n; {
 		var events []string
-		for ; done < n && len(events) < api.MaxBatch/10; done++ { // 50 a request (one room: one at a time), each well within the client's 10 s on a loaded machine
+		for ; done < n && len(events) < api.MaxBatch/10; done++ { // 50 a request (one room: one at a time), each well within the client's 30 s on a loaded machine
 			events = append(events, fmt.Sprintf(`{"roomId":900,"eventType":"comment.created","data":{"n":%d},"recipientIds":[%d]}`, done, user))
 		}
 		code, res := th.Batch(t, events...)
