@@ -23,19 +23,22 @@ type openAPIDoc struct {
 	Components struct {
 		Parameters map[string]openAPIParam `yaml:"parameters"`
 	} `yaml:"components"`
-	Paths map[string]map[string]struct {
-		Security    *[]map[string][]string `yaml:"security"`
-		Parameters  []openAPIParam         `yaml:"parameters"`
-		RequestBody *struct {
-			Content map[string]struct {
-				Example any `yaml:"example"`
-			} `yaml:"content"`
-		} `yaml:"requestBody"`
-		Responses map[string]struct {
-			Ref     string         `yaml:"$ref"`
-			Content map[string]any `yaml:"content"`
-		} `yaml:"responses"`
-	} `yaml:"paths"`
+	Paths map[string]map[string]openAPIOp `yaml:"paths"`
+}
+
+// openAPIOp is one documented operation.
+type openAPIOp struct {
+	Security    *[]map[string][]string `yaml:"security"`
+	Parameters  []openAPIParam         `yaml:"parameters"`
+	RequestBody *struct {
+		Content map[string]struct {
+			Example any `yaml:"example"`
+		} `yaml:"content"`
+	} `yaml:"requestBody"`
+	Responses map[string]struct {
+		Ref     string         `yaml:"$ref"`
+		Content map[string]any `yaml:"content"`
+	} `yaml:"responses"`
 }
 
 type openAPIParam struct {
@@ -76,6 +79,22 @@ func echoPath(p string) string {
 func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
 	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
 	doc := loadOpenAPI(t, th)
+	routes := everyRouteDocumented(t, th, doc)
+	walked := 0
+	tok := th.Token(t, 1)
+	for p, ops := range doc.Paths {
+		for method, op := range ops {
+			walked += answersAsDocumented(t, th, doc, strings.ToUpper(method), p, op, tok)
+		}
+	}
+	if walked < len(routes)+10 {
+		t.Fatalf("walked %d calls for %d routes", walked, len(routes))
+	}
+}
+
+// everyRouteDocumented: every route of the server is documented, and every
+// documented operation exists. It returns the routes.
+func everyRouteDocumented(t *testing.T, th *testhub.Hub, doc openAPIDoc) []string {
 	documented := map[string]bool{}
 	for p, ops := range doc.Paths {
 		for m := range ops {
@@ -99,71 +118,77 @@ func TestOpenAPI_DescribesEveryRouteAndEachAnswersAsDocumented(t *testing.T) {
 	for r := range documented {
 		t.Errorf("api/openapi.yaml documents %s, which the server lacks", r)
 	}
+	return routes
+}
 
-	tok := th.Token(t, 1)
-	walked := 0
-	for p, ops := range doc.Paths {
-		for method, op := range ops {
-			security := doc.Security
-			if op.Security != nil {
-				security = *op.Security
-			}
-			url := th.URL + p
-			q := []string{}
-			for _, prm := range op.Parameters {
-				if prm.Ref != "" {
-					prm = doc.Components.Parameters[strings.TrimPrefix(prm.Ref, "#/components/parameters/")]
+// answersAsDocumented calls operation method p with its examples, with the
+// credentials it asks for (tok for a bearer) and, when it asks for some,
+// without: each answer's status is documented and a JSON answer is the
+// envelope. It returns how many calls it made.
+func answersAsDocumented(t *testing.T, th *testhub.Hub, doc openAPIDoc, method, p string, op openAPIOp, tok string) int {
+	security := doc.Security
+	if op.Security != nil {
+		security = *op.Security
+	}
+	url, body := doc.example(th.URL+p, op)
+	calls := 0
+	for _, authed := range []bool{true, false} {
+		if !authed && len(security) == 0 {
+			continue
+		}
+		req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if authed {
+			for _, s := range security {
+				if _, ok := s["internalKey"]; ok {
+					req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
 				}
-				ex := "1"
-				if prm.Example != nil {
-					ex = strings.TrimSpace(toString(prm.Example))
+				if _, ok := s["bearer"]; ok {
+					req.Header.Set("Authorization", "Bearer "+tok)
 				}
-				switch {
-				case prm.In == "path":
-					url = strings.ReplaceAll(url, "{"+prm.Name+"}", ex)
-				case prm.In == "query" && prm.Required:
-					q = append(q, prm.Name+"="+ex)
-				}
-			}
-			if len(q) > 0 {
-				url += "?" + strings.Join(q, "&")
-			}
-			var body []byte
-			if op.RequestBody != nil {
-				if c, ok := op.RequestBody.Content["application/json"]; ok && c.Example != nil {
-					body, _ = json.Marshal(c.Example)
-				}
-			}
-			for _, authed := range []bool{true, false} {
-				if !authed && len(security) == 0 {
-					continue
-				}
-				req, _ := http.NewRequest(strings.ToUpper(method), url, bytes.NewReader(body))
-				if body != nil {
-					req.Header.Set("Content-Type", "application/json")
-				}
-				if authed {
-					for _, s := range security {
-						if _, ok := s["internalKey"]; ok {
-							req.Header.Set("X-Internal-Key", th.Cfg.InternalAPIKey)
-						}
-						if _, ok := s["bearer"]; ok {
-							req.Header.Set("Authorization", "Bearer "+tok)
-						}
-					}
-				}
-				name := strings.ToUpper(method) + " " + p
-				if !authed {
-					name += " (no credentials)"
-				}
-				checkAnswer(t, name, req, func(status string) bool { _, ok := op.Responses[status]; return ok })
-				walked++
 			}
 		}
+		name := method + " " + p
+		if !authed {
+			name += " (no credentials)"
+		}
+		checkAnswer(t, name, req, func(status string) bool { _, ok := op.Responses[status]; return ok })
+		calls++
 	}
-	if walked < len(routes)+10 {
-		t.Fatalf("walked %d calls for %d routes", walked, len(routes))
+	return calls
+}
+
+// example is op's URL on url, its path and required query parameters
+// filled with their examples ("1" when none), and its body's example.
+func (doc openAPIDoc) example(url string, op openAPIOp) (string, []byte) {
+	q := []string{}
+	for _, prm := range op.Parameters {
+		if prm.Ref != "" {
+			prm = doc.Components.Parameters[strings.TrimPrefix(prm.Ref, "#/components/parameters/")]
+		}
+		ex := "1"
+		if prm.Example != nil {
+			ex = strings.TrimSpace(toString(prm.Example))
+		}
+		switch {
+		case prm.In == "path":
+			url = strings.ReplaceAll(url, "{"+prm.Name+"}", ex)
+		case prm.In == "query" && prm.Required:
+			q = append(q, prm.Name+"="+ex)
+		}
 	}
+	if len(q) > 0 {
+		url += "?" + strings.Join(q, "&")
+	}
+	var body []byte
+	if op.RequestBody != nil {
+		if c, ok := op.RequestBody.Content["application/json"]; ok && c.Example != nil {
+			body, _ = json.Marshal(c.Example)
+		}
+	}
+	return url, body
 }
 
 // checkAnswer sends req and checks its status is documented and a JSON
