@@ -269,74 +269,94 @@ func TestBrowser_TabsTakeOverAfterAHubRestartAndAFreeze(t *testing.T) {
 	a := testhub.Start(t, rs.Addr(), cfg)
 	b := testhub.Start(t, rs.Addr(), cfg)
 	proxy := testbin.StartProxy(t, a.URL)
-	const user = 6
-	tabRooms := [][]int64{{61}, {61, 62}, {62}}
-	d := testbrowser.Start(t, "tabs.mjs", proxy.URL, a.Token(t, user), "61", "61,62", "62")
-	sent := map[int64][]string{}
-	n := 0
-	publish := func(th *testhub.Hub, count int) {
-		for range count {
-			room := int64(61 + n%2)
-			k := fmt.Sprintf("k%d", n)
-			th.Publish(t, room, "comment.created", map[string]any{"k": k})
-			sent[room] = append(sent[room], k)
-			if n%3 == 0 {
-				r := th.Notify(t, 98, "comment.created", user)
-				sent[0] = append(sent[0], fmt.Sprintf("98:%s", r.StreamID))
-			}
-			n++
-		}
-	}
-	want := func(tab int) int {
-		c := len(sent[0])
-		for _, r := range tabRooms[tab] {
-			c += len(sent[r])
-		}
-		return c
-	}
-	leaderOf := func(st tabsState) int {
-		for i, tb := range st.Tabs {
-			if tb != nil && tb.Leader {
-				return i
-			}
-		}
-		return -1
-	}
-	publish(a, 10)
-	tabsDo(t, d, "WAIT 1 %d", want(1))
+	r := &takeoverRun{user: 6, tabRooms: [][]int64{{61}, {61, 62}, {62}}, sent: map[int64][]string{}}
+	r.d = testbrowser.Start(t, "tabs.mjs", proxy.URL, a.Token(t, r.user), "61", "61,62", "62")
+	r.publish(t, a, 10)
+	tabsDo(t, r.d, "WAIT 1 %d", r.want(1))
 
 	// The restart: the proxy sends everything to b, a's connections drop.
 	proxy.SetBackends(b.URL)
 	a.DropConnections()
-	publish(b, 10)
-	st := tabsDo(t, d, "WAIT 1 %d", want(1))
+	r.publish(t, b, 10)
+	st := tabsDo(t, r.d, "WAIT 1 %d", r.want(1))
 	testhub.Eventually(t, 10*time.Second, "the stream on the new instance", func() bool { return b.ActiveStreams(t) == 1 })
 
 	leader := leaderOf(st)
 	if leader < 0 {
 		t.Fatalf("no leader: %+v", st)
 	}
-	tabsDo(t, d, "CLOSE %d", leader)
-	publish(b, 10)
+	tabsDo(t, r.d, "CLOSE %d", leader)
+	r.publish(t, b, 10)
 	alive := []int{}
-	for i := range tabRooms {
+	for i := range r.tabRooms {
 		if i != leader {
 			alive = append(alive, i)
-			st = tabsDo(t, d, "WAIT %d %d", i, want(i))
-			checkTab(t, i, tabRooms[i], st.Tabs[i].Got, sent)
+			st = tabsDo(t, r.d, "WAIT %d %d", i, r.want(i))
+			checkTab(t, i, r.tabRooms[i], st.Tabs[i].Got, r.sent)
 		}
 	}
+	r.freeze(t, b, leaderOf(st), alive)
+}
 
-	// A freeze: the leader lets go, another leads, nothing is lost for it.
-	leader = leaderOf(st)
+// takeoverRun is what the steps of the takeover test share: the tabs'
+// driver, each tab's rooms, and what was sent to each room (0: the user's
+// notifications), in order.
+type takeoverRun struct {
+	d        *testbrowser.Driver
+	user     int64
+	tabRooms [][]int64
+	sent     map[int64][]string
+	n        int // events published so far
+}
+
+// publish publishes count events through th to rooms 61 and 62 in turn,
+// and every third a notification to the user.
+func (r *takeoverRun) publish(t *testing.T, th *testhub.Hub, count int) {
+	for range count {
+		room := int64(61 + r.n%2)
+		k := fmt.Sprintf("k%d", r.n)
+		th.Publish(t, room, "comment.created", map[string]any{"k": k})
+		r.sent[room] = append(r.sent[room], k)
+		if r.n%3 == 0 {
+			res := th.Notify(t, 98, "comment.created", r.user)
+			r.sent[0] = append(r.sent[0], fmt.Sprintf("98:%s", res.StreamID))
+		}
+		r.n++
+	}
+}
+
+// want is how many events tab should hold: its rooms' and the bell's.
+func (r *takeoverRun) want(tab int) int {
+	c := len(r.sent[0])
+	for _, room := range r.tabRooms[tab] {
+		c += len(r.sent[room])
+	}
+	return c
+}
+
+// leaderOf is the tab that leads, or -1.
+func leaderOf(st tabsState) int {
+	for i, tb := range st.Tabs {
+		if tb != nil && tb.Leader {
+			return i
+		}
+	}
+	return -1
+}
+
+// freeze: the leader (on b) freezes; another of the alive tabs takes the
+// lock from it and loses nothing; back, the old leader follows and lets its
+// stream go.
+func (r *takeoverRun) freeze(t *testing.T, b *testhub.Hub, leader int, alive []int) {
+	d := r.d
 	other := alive[0]
 	if other == leader {
 		other = alive[1]
 	}
 	frozeAt := tabsDo(t, d, "FREEZE %d", leader).ClosedAt
-	publish(b, 6)
-	st = tabsDo(t, d, "WAIT %d %d", other, want(other))
-	checkTab(t, other, tabRooms[other], st.Tabs[other].Got, sent)
+	r.publish(t, b, 6)
+	st := tabsDo(t, d, "WAIT %d %d", other, r.want(other))
+	checkTab(t, other, r.tabRooms[other], st.Tabs[other].Got, r.sent)
 	if !st.Tabs[other].Leader {
 		t.Fatalf("tab %d did not take over from the frozen tab %d", other, leader)
 	}
