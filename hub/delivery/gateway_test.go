@@ -75,38 +75,7 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer target.Close()
-	tries := map[int64]int{}
-	g := testhub.StartGateway(t, func(c testhub.GatewayCall) testhub.GatewayAnswer {
-		tries[c.Body.UserID]++
-		n := tries[c.Body.UserID]
-		switch c.Body.UserID {
-		case 1: // a 5xx, then fine
-			if n == 1 {
-				return testhub.GatewayAnswer{Status: 500}
-			}
-		case 2:
-			return testhub.GatewayAnswer{Status: 400, Body: `{"errorCode":"UNREGISTERED"}`}
-		case 3: // Retry-After is honoured
-			if n == 1 {
-				return testhub.GatewayAnswer{Status: 429, Header: map[string]string{"Retry-After": "1"}}
-			}
-		case 4:
-			return testhub.GatewayAnswer{Status: 307, Header: map[string]string{"Location": target.URL}}
-		case 5:
-			if n == 1 {
-				return testhub.GatewayAnswer{Hang: true}
-			}
-		case 6:
-			return testhub.GatewayAnswer{Status: 503, Body: `{"errorCode":"INVALID_ARGUMENT"}`}
-		case 7:
-			return testhub.GatewayAnswer{Status: 418}
-		case 8:
-			if n == 1 {
-				return testhub.GatewayAnswer{Status: 400, Body: `{"errorCode":"QUOTA_EXCEEDED"}`}
-			}
-		}
-		return testhub.GatewayAnswer{Status: 202}
-	})
+	g := testhub.StartGateway(t, answersByUser(target.URL))
 	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g, `{"comment.created":{"push":{}}}`, func(c *testhub.Configs) {
 		// The 2 s timeout of testhub.DeliveryConfig: shorter, a busy machine made
 		// the gateway's quick answers time out too.
@@ -128,6 +97,57 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 			t.Errorf("user %d: %+v, want %d attempts, last code %s", u, r, w.attempts, w.code)
 		}
 	}
+	retryAfterHonoured(t, g, nid)
+	if redirected != 0 {
+		t.Errorf("the redirect was followed %d times", redirected)
+	}
+	if v := testhub.MetricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
+		t.Errorf("dead deliveries counted %s, want 4", v)
+	}
+}
+
+// answersByUser is the gateway's answer to each user's hand-offs: a 5xx
+// then fine (1), a permanent error (2), 429 with Retry-After: 1 then fine
+// (3), a redirect to target (4), a hang then fine (5), a 503 whose code is
+// permanent (6), a 418 (7), a retryable 400 then fine (8).
+func answersByUser(target string) func(c testhub.GatewayCall) testhub.GatewayAnswer {
+	tries := map[int64]int{}
+	return func(c testhub.GatewayCall) testhub.GatewayAnswer {
+		tries[c.Body.UserID]++
+		n := tries[c.Body.UserID]
+		switch c.Body.UserID {
+		case 1: // a 5xx, then fine
+			if n == 1 {
+				return testhub.GatewayAnswer{Status: 500}
+			}
+		case 2:
+			return testhub.GatewayAnswer{Status: 400, Body: `{"errorCode":"UNREGISTERED"}`}
+		case 3: // Retry-After is honoured
+			if n == 1 {
+				return testhub.GatewayAnswer{Status: 429, Header: map[string]string{"Retry-After": "1"}}
+			}
+		case 4:
+			return testhub.GatewayAnswer{Status: 307, Header: map[string]string{"Location": target}}
+		case 5:
+			if n == 1 {
+				return testhub.GatewayAnswer{Hang: true}
+			}
+		case 6:
+			return testhub.GatewayAnswer{Status: 503, Body: `{"errorCode":"INVALID_ARGUMENT"}`}
+		case 7:
+			return testhub.GatewayAnswer{Status: 418}
+		case 8:
+			if n == 1 {
+				return testhub.GatewayAnswer{Status: 400, Body: `{"errorCode":"QUOTA_EXCEEDED"}`}
+			}
+		}
+		return testhub.GatewayAnswer{Status: 202}
+	}
+}
+
+// retryAfterHonoured: every hand-off carries its record's Idempotency-Key,
+// and user 3's retry came a second after the 429 or later.
+func retryAfterHonoured(t *testing.T, g *testhub.Gateway, nid string) {
 	var first, second time.Time
 	for _, c := range g.Calls() {
 		if c.IdemKey != fmt.Sprintf("%s/%d/push", nid, c.Body.UserID) {
@@ -143,12 +163,6 @@ func TestDelivery_GatewayAnswersAreClassified(t *testing.T) {
 	}
 	if second.Sub(first) < time.Second {
 		t.Errorf("Retry-After: 1 was not honoured: the retry came %v after", second.Sub(first))
-	}
-	if redirected != 0 {
-		t.Errorf("the redirect was followed %d times", redirected)
-	}
-	if v := testhub.MetricValue(t, th, `deliveries_total{channel="push",state="dead",reason=""}`); v != "4" {
-		t.Errorf("dead deliveries counted %s, want 4", v)
 	}
 }
 
