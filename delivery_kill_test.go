@@ -106,68 +106,73 @@ func TestBinary_DeliverySurvivesSIGKILLAtEachStep(t *testing.T) {
 			<-r.Context().Done()
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rs := testredis.Start(t)
-			g := startKillGateway(t, tc.first)
-			sinkA, arrived := g.URL, (<-chan struct{})(g.arrived)
-			if tc.first == nil {
-				sinkA, arrived = blackhole(t)
+		t.Run(tc.name, func(t *testing.T) { killMidHandOff(t, bin, tc.first) })
+	}
+}
+
+// killMidHandOff: instance A hands off with the gateway answering first
+// (nil: A's sink is a black hole) and is killed while it holds the
+// hand-off; B sends it under the same Idempotency-Key.
+func killMidHandOff(t *testing.T, bin string, first func(w http.ResponseWriter, r *http.Request)) {
+	rs := testredis.Start(t)
+	g := startKillGateway(t, first)
+	sinkA, arrived := g.URL, (<-chan struct{})(g.arrived)
+	if first == nil {
+		sinkA, arrived = blackhole(t)
+	}
+	env := func(sink string) []string {
+		return []string{"REDIS_URL=" + rs.URL(), "LOCK_TTL_SECS=2", "DELIVERY_CHANNELS=push",
+			`DELIVERY_RULES={"comment.created":{"push":{}}}`, "DELIVERY_SINK_URL=" + sink}
+	}
+	a, procA, logsA := testbin.Start(t, bin, env(sinkA)...)
+	testbin.WaitHealth(t, a, 200, 15*time.Second)
+	id := testbin.Publish(t, nil, a, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[9]}`)
+	nid := "7:" + id
+	select {
+	case <-arrived:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("instance A never handed off; its log:\n%s", logsA)
+	}
+	b, _, logsB := testbin.Start(t, bin, env(g.URL)...)
+	testbin.WaitHealth(t, b, 200, 15*time.Second)
+	if err := procA.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-procA.Exited()
+	killed := time.Now()
+	var rec deliveryRec
+	// The promise is LOCK_TTL_SECS + 5 s (7 s here); the wait allows
+	// four times that, so a busy machine does not fail it, and the
+	// time taken is logged.
+	deadline := killed.Add(4 * (2*time.Second + 5*time.Second))
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("not sent within 4 × (LOCK_TTL_SECS + 5 s) of the kill: %+v; B's log:\n%s", rec, logsB)
+		}
+		if recs := deliveriesAt(b, nid); len(recs) == 1 {
+			rec = recs[0]
+			if rec.State == "sent" {
+				break
 			}
-			env := func(sink string) []string {
-				return []string{"REDIS_URL=" + rs.URL(), "LOCK_TTL_SECS=2", "DELIVERY_CHANNELS=push",
-					`DELIVERY_RULES={"comment.created":{"push":{}}}`, "DELIVERY_SINK_URL=" + sink}
-			}
-			a, procA, logsA := testbin.Start(t, bin, env(sinkA)...)
-			testbin.WaitHealth(t, a, 200, 15*time.Second)
-			id := testbin.Publish(t, nil, a, `{"roomId":7,"eventType":"comment.created","data":{},"recipientIds":[9]}`)
-			nid := "7:" + id
-			select {
-			case <-arrived:
-			case <-time.After(15 * time.Second):
-				t.Fatalf("instance A never handed off; its log:\n%s", logsA)
-			}
-			b, _, logsB := testbin.Start(t, bin, env(g.URL)...)
-			testbin.WaitHealth(t, b, 200, 15*time.Second)
-			if err := procA.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			<-procA.Exited()
-			killed := time.Now()
-			var rec deliveryRec
-			// The promise is LOCK_TTL_SECS + 5 s (7 s here); the wait allows
-			// four times that, so a busy machine does not fail it, and the
-			// time taken is logged.
-			deadline := killed.Add(4 * (2*time.Second + 5*time.Second))
-			for {
-				if time.Now().After(deadline) {
-					t.Fatalf("not sent within 4 × (LOCK_TTL_SECS + 5 s) of the kill: %+v; B's log:\n%s", rec, logsB)
-				}
-				if recs := deliveriesAt(b, nid); len(recs) == 1 {
-					rec = recs[0]
-					if rec.State == "sent" {
-						break
-					}
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			want := nid + "/9/push"
-			for _, k := range g.keys {
-				if k != want {
-					t.Fatalf("the gateway got Idempotency-Key %q, want every call under %q", k, want)
-				}
-			}
-			t.Logf("sent by B %v after the kill", time.Since(killed).Round(100*time.Millisecond))
-			calls := 2 // one by A, cut off, and one by B
-			if tc.first == nil {
-				calls = 1 // A's went into the black hole
-			}
-			if len(g.keys) != calls || rec.Attempts != 2 {
-				t.Fatalf("the gateway got %d calls, the record says %d attempts; want %d calls and 2 attempts",
-					len(g.keys), rec.Attempts, calls)
-			}
-		})
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want := nid + "/9/push"
+	for _, k := range g.keys {
+		if k != want {
+			t.Fatalf("the gateway got Idempotency-Key %q, want every call under %q", k, want)
+		}
+	}
+	t.Logf("sent by B %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+	calls := 2 // one by A, cut off, and one by B
+	if first == nil {
+		calls = 1 // A's went into the black hole
+	}
+	if len(g.keys) != calls || rec.Attempts != 2 {
+		t.Fatalf("the gateway got %d calls, the record says %d attempts; want %d calls and 2 attempts",
+			len(g.keys), rec.Attempts, calls)
 	}
 }
 

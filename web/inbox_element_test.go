@@ -232,85 +232,123 @@ func TestBrowser_InboxElementIsAccessibleAndWorksByKeyboard(t *testing.T) {
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=8", testhub.ArtifactsDir(t))
 	badge := `roomhub-inbox [part="badge"]`
 	d.Send(t, "TEXT "+badge+" | 3")
-	axe := func(when string) {
-		t.Helper()
-		if v := d.Send(t, "AXE")["value"].([]any); len(v) > 0 {
-			t.Fatalf("axe-core, %s: %v", when, v)
-		}
+	k := keyboardRun{th: th, d: d, user: user, badge: badge}
+	k.readByKeyboard(t)
+	k.everyAction(t)
+	k.darkAndClosed(t)
+}
+
+// keyboardRun is what the steps of the keyboard test share: the hub, the
+// page's driver, the user and the badge's selector.
+type keyboardRun struct {
+	th    *testhub.Hub
+	d     *testbrowser.Driver
+	user  int64
+	badge string
+}
+
+// axe runs axe-core on the page, which must find nothing.
+func (k keyboardRun) axe(t *testing.T, when string) {
+	t.Helper()
+	if v := k.d.Send(t, "AXE")["value"].([]any); len(v) > 0 {
+		t.Fatalf("axe-core, %s: %v", when, v)
 	}
-	axe("light, closed")
-	focus := func(want string) { t.Helper(); d.Send(t, "FOCUSED | "+want) }
-	d.Send(t, "KEY Tab")
-	focus("bell")
-	d.Send(t, "KEY Enter") // opens; the focus goes to the selected tab
-	d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
-	focus("All3")
-	axe("light, open")
-	d.Send(t, "KEY ArrowRight") // the Unread tab
-	focus("Unread3")
-	items := func(n int) { t.Helper(); d.Send(t, fmt.Sprintf(`COUNT roomhub-inbox [part="item"] | %d`, n)) } // the tab's list came
-	items(3)
-	d.Send(t, "KEY Tab") // the newest item
-	focus("Comment 2Hello")
-	d.Send(t, "KEY Enter") // opens it: read, no url to follow
-	d.Send(t, "TEXT "+badge+" | 2")
+}
+
+// focus waits for the focus to be on what is named want.
+func (k keyboardRun) focus(t *testing.T, want string) { t.Helper(); k.d.Send(t, "FOCUSED | "+want) }
+
+// items waits for the tab's list to hold n items.
+func (k keyboardRun) items(t *testing.T, n int) {
+	t.Helper()
+	k.d.Send(t, fmt.Sprintf(`COUNT roomhub-inbox [part="item"] | %d`, n))
+}
+
+// keys presses each key and waits for the focus to be where the next one
+// says.
+func (k keyboardRun) keys(t *testing.T, steps ...string) {
+	t.Helper()
+	for i := 0; i < len(steps); i += 2 {
+		k.d.Send(t, "KEY "+steps[i])
+		k.focus(t, steps[i+1])
+	}
+}
+
+// readByKeyboard: the bell, its tabs and an item's read, by keyboard, with
+// axe-core in light, the panel closed and open.
+func (k keyboardRun) readByKeyboard(t *testing.T) {
+	k.axe(t, "light, closed")
+	k.d.Send(t, "KEY Tab")
+	k.focus(t, "bell")
+	k.d.Send(t, "KEY Enter") // opens; the focus goes to the selected tab
+	k.d.Send(t, `COUNT roomhub-inbox [part="item"] | 3`)
+	k.focus(t, "All3")
+	k.axe(t, "light, open")
+	k.d.Send(t, "KEY ArrowRight") // the Unread tab
+	k.focus(t, "Unread3")
+	k.items(t, 3)
+	k.d.Send(t, "KEY Tab") // the newest item
+	k.focus(t, "Comment 2Hello")
+	k.d.Send(t, "KEY Enter") // opens it: read, no url to follow
+	k.d.Send(t, "TEXT "+k.badge+" | 2")
 	// The read item left the Unread list, which was drawn again: the focus
 	// is on the item that took its place, and goes on from there.
-	focus("Comment 1Hello")
-	d.Send(t, "KEY Tab")
-	focus("Mark as read")
-	d.Send(t, "KEY Enter")
-	d.Send(t, "TEXT "+badge+" | 1")
-	focus("Comment 0Hello") // the last unread item took its place
+	k.focus(t, "Comment 1Hello")
+	k.d.Send(t, "KEY Tab")
+	k.focus(t, "Mark as read")
+	k.d.Send(t, "KEY Enter")
+	k.d.Send(t, "TEXT "+k.badge+" | 1")
+	k.focus(t, "Comment 0Hello") // the last unread item took its place
+}
 
+// everyAction: archive, back to the inbox, snooze, delete, the
+// preferences and mark all read, by keyboard alone.
+func (k keyboardRun) everyAction(t *testing.T) {
 	// Every other action, by keyboard alone. keys presses each key and
 	// waits for the focus to be where the next one says.
-	keys := func(steps ...string) {
-		t.Helper()
-		for i := 0; i < len(steps); i += 2 {
-			d.Send(t, "KEY "+steps[i])
-			focus(steps[i+1])
-		}
-	}
 	// Archive: the Unread list is left empty, the focus on its tab.
-	keys("Tab", "Mark as read", "Tab", "Archive", "Enter", "Unread0")
-	d.Send(t, "HIDDEN "+badge)
+	k.keys(t, "Tab", "Mark as read", "Tab", "Archive", "Enter", "Unread0")
+	k.d.Send(t, "HIDDEN "+k.badge)
 	// Back to the inbox, from the Archived tab.
-	keys("ArrowRight", "Archived1")
-	items(1)
-	keys("Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Move to inbox", "Enter", "Archived0")
-	d.Send(t, "TEXT "+badge+" | 1")
+	k.keys(t, "ArrowRight", "Archived1")
+	k.items(t, 1)
+	k.keys(t, "Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Move to inbox", "Enter", "Archived0")
+	k.d.Send(t, "TEXT "+k.badge+" | 1")
 	// Snooze, from a preset the choices open on.
-	keys("ArrowLeft", "Unread1")
-	items(1)
-	keys("Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Archive", "Tab", "Snooze", "Enter", "In an hour", "Enter", "Unread0")
-	d.Send(t, "HIDDEN "+badge)
+	k.keys(t, "ArrowLeft", "Unread1")
+	k.items(t, 1)
+	k.keys(t, "Tab", "Comment 0Hello", "Tab", "Mark as read", "Tab", "Archive", "Tab", "Snooze", "Enter", "In an hour", "Enter", "Unread0")
+	k.d.Send(t, "HIDDEN "+k.badge)
 	// Delete, in the All tab: the focus goes on to the next item.
-	keys("ArrowLeft", "All2")
-	items(2)
-	keys("Tab", "Comment 2Hello", "Tab", "Archive", "Tab", "Snooze", "Tab", "Delete", "Enter", "Comment 1Hello")
+	k.keys(t, "ArrowLeft", "All2")
+	k.items(t, 2)
+	k.keys(t, "Tab", "Comment 2Hello", "Tab", "Archive", "Tab", "Snooze", "Tab", "Delete", "Enter", "Comment 1Hello")
 	// The preferences: a type muted in the app, saved; the focus comes back to the gear.
-	keys("Shift+Tab", "All1", "Shift+Tab", "Preferences", "Enter", "Comment created: In app", "Space", "Comment created: In app", "Tab", "Save", "Enter", "Preferences")
+	k.keys(t, "Shift+Tab", "All1", "Shift+Tab", "Preferences", "Enter", "Comment created: In app", "Space", "Comment created: In app", "Tab", "Save", "Enter", "Preferences")
 	testhub.Eventually(t, 15*time.Second, "comment.created muted from the keyboard", func() bool {
-		_, env := th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", user, "")
+		_, env := k.th.UserDo(t, http.MethodGet, "/api/v1/notifications/settings", k.user, "")
 		return strings.Contains(fmt.Sprint(env.Result), "comment.created")
 	})
 	// Mark all read, once something is unread again.
-	th.Notify(t, 42, "like.toggled", user)
-	d.Send(t, "TEXT "+badge+" | 1")
-	keys("Shift+Tab", "Mark all as read", "Enter", "All2") // done, it hides: the focus goes to the tab
-	d.Send(t, "HIDDEN "+badge)
+	k.th.Notify(t, 42, "like.toggled", k.user)
+	k.d.Send(t, "TEXT "+k.badge+" | 1")
+	k.keys(t, "Shift+Tab", "Mark all as read", "Enter", "All2") // done, it hides: the focus goes to the tab
+	k.d.Send(t, "HIDDEN "+k.badge)
+}
 
-	d.Send(t, "SCHEME dark")
-	axe("dark, open")
-	d.Send(t, "KEY Escape")
-	d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
-	focus("bell")
-	axe("dark, closed")
-	if c := th.CountsOf(t, user); c.Unread != 0 || c.Unseen != 0 || c.Snoozed != 1 || c.Visible != 2 || c.Archived != 0 {
+// darkAndClosed: axe-core in dark, open and closed; Escape gives the focus
+// back to the bell; the counts are what the walk did.
+func (k keyboardRun) darkAndClosed(t *testing.T) {
+	k.d.Send(t, "SCHEME dark")
+	k.axe(t, "dark, open")
+	k.d.Send(t, "KEY Escape")
+	k.d.Send(t, `HIDDEN roomhub-inbox [part="panel"]`)
+	k.focus(t, "bell")
+	k.axe(t, "dark, closed")
+	if c := k.th.CountsOf(t, k.user); c.Unread != 0 || c.Unseen != 0 || c.Snoozed != 1 || c.Visible != 2 || c.Archived != 0 {
 		t.Fatalf("counts after the keyboard walk: %+v", c)
 	}
-	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
+	if errs := k.d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
 	}
 }
