@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"roomhub/internal/testredis"
+
+	"github.com/redis/rueidis"
 )
 
 // entry is one history entry a cursor test writes: its id and seq.
@@ -33,7 +35,26 @@ func seqRun(from, to int64) []entry {
 func TestCursor_GapRulesAndPages(t *testing.T) {
 	rdb := testredis.Client(t, testredis.Start(t).Addr())
 	h := New(DefaultConfig(), rdb, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics(nil))
-	ctx := context.Background()
+	for i, tc := range cursorCases(t) {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, h, rdb, int64(100+i)) })
+	}
+}
+
+// cursorCase is one row of the cursor's table.
+type cursorCase struct {
+	name      string
+	history   []entry
+	data      int // bytes of each event's data beyond {}
+	pos       Position
+	resumed   bool
+	max, size int      // next's bounds; 0: 500 events, 1 MiB
+	pages     []string // each next: "gap(requested,oldest) ids… [more]"
+	end       Position // where the cursor stands after the last page
+}
+
+// cursorCases are the rows: every gap rule, trimmed history, an empty room,
+// a lost id, a new epoch, a duplicate, page boundaries and the byte bound.
+func cursorCases(t *testing.T) []cursorCase {
 	pos := func(id string, seq int64) Position {
 		sid, err := ParseStreamID(id)
 		if err != nil {
@@ -41,16 +62,7 @@ func TestCursor_GapRulesAndPages(t *testing.T) {
 		}
 		return Position{ID: sid, Seq: seq}
 	}
-	cases := []struct {
-		name      string
-		history   []entry
-		data      int // bytes of each event's data beyond {}
-		pos       Position
-		resumed   bool
-		max, size int      // next's bounds; 0: 500 events, 1 MiB
-		pages     []string // each next: "gap(requested,oldest) ids… [more]"
-		end       Position // where the cursor stands after the last page
-	}{
+	return []cursorCase{
 		{name: "empty room from the start", pages: []string{""}},
 		{name: "empty room, a client's id", pos: pos("5-0", 0), resumed: true,
 			pages: []string{"gap(5-0,null)"}, end: pos("5-0", 0)},
@@ -84,35 +96,36 @@ func TestCursor_GapRulesAndPages(t *testing.T) {
 		{name: "the byte bound ends a page early", history: seqRun(1, 5), data: 100, size: 250,
 			pages: []string{"1-0 2-0 3-0 more", "4-0 5-0"}, end: pos("5-0", 5)},
 	}
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			topic := int64(100 + i)
-			for _, e := range tc.history {
-				data := `{"x":"` + strings.Repeat("a", tc.data) + `"}`
-				testredis.Do(t, rdb, "XADD", TopicHistoryKey(topic), e.id, "type", "comment.created", "data", data,
-					"publisher_id", "", "timestamp", "2026-11-23T00:00:00.000Z", "seq", strconv.FormatInt(e.seq, 10))
-			}
-			maxEvents, maxBytes := 500, 1<<20
-			if tc.max > 0 {
-				maxEvents = tc.max
-			}
-			if tc.size > 0 {
-				maxBytes = tc.size
-			}
-			c := h.newCursor(topic, tc.pos, tc.resumed, 0)
-			for n, want := range tc.pages {
-				p, err := c.next(ctx, maxEvents, maxBytes)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := describePage(p); got != want {
-					t.Fatalf("page %d: got %q, want %q", n, got, want)
-				}
-			}
-			if c.pos != tc.end {
-				t.Fatalf("the cursor stands at %v, want %v", c.pos, tc.end)
-			}
-		})
+}
+
+// run writes the row's history into topic entry by entry, then reads it
+// with a cursor page by page.
+func (tc cursorCase) run(t *testing.T, h *Hub, rdb rueidis.Client, topic int64) {
+	ctx := context.Background()
+	for _, e := range tc.history {
+		data := `{"x":"` + strings.Repeat("a", tc.data) + `"}`
+		testredis.Do(t, rdb, "XADD", TopicHistoryKey(topic), e.id, "type", "comment.created", "data", data,
+			"publisher_id", "", "timestamp", "2026-11-23T00:00:00.000Z", "seq", strconv.FormatInt(e.seq, 10))
+	}
+	maxEvents, maxBytes := 500, 1<<20
+	if tc.max > 0 {
+		maxEvents = tc.max
+	}
+	if tc.size > 0 {
+		maxBytes = tc.size
+	}
+	c := h.newCursor(topic, tc.pos, tc.resumed, 0)
+	for n, want := range tc.pages {
+		p, err := c.next(ctx, maxEvents, maxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := describePage(p); got != want {
+			t.Fatalf("page %d: got %q, want %q", n, got, want)
+		}
+	}
+	if c.pos != tc.end {
+		t.Fatalf("the cursor stands at %v, want %v", c.pos, tc.end)
 	}
 }
 
