@@ -54,21 +54,42 @@ func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T
 	b, _, logsB := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
 	testbin.WaitHealth(t, a, 200, 20*time.Second)
 	testbin.WaitHealth(t, b, 200, 20*time.Second)
-	users := []int{21, 22, 23}
-	do := func(base, method, path string, user int, body string) (int, json.RawMessage) {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, base, user))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var env struct{ Result json.RawMessage }
-		_ = json.NewDecoder(resp.Body).Decode(&env)
-		return resp.StatusCode, env.Result
+	accepted := publishAcrossVersions(t, a, b)
+	if len(accepted) != 20 {
+		t.Fatalf("%d distinct events accepted for 20 keys: a retry across versions published twice", len(accepted))
 	}
+	if err := cmdA.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-cmdA.Exited()
+	for _, u := range []int{21, 22, 23} {
+		if problem := eachOnceAndCounted(t, b, u, accepted); problem != "" {
+			t.Fatalf("%s\nold:\n%s\nnew:\n%s", problem, logsA, logsB)
+		}
+	}
+}
+
+// upgradeDo sends a request as user to the instance at base and returns
+// the status and the envelope's result.
+func upgradeDo(t *testing.T, base, method, path string, user int, body string) (int, json.RawMessage) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testbin.DevToken(t, base, user))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env struct{ Result json.RawMessage }
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	return resp.StatusCode, env.Result
+}
+
+// publishAcrossVersions publishes 20 events to users 21, 22 and 23, each
+// through one instance and its retry (same key) through the other, with
+// reads on both between; it returns the notificationIds accepted.
+func publishAcrossVersions(t *testing.T, a, b string) map[string]bool {
 	accepted := map[string]bool{}
 	for i := 0; i < 40; i++ {
 		body := fmt.Sprintf(`{"roomId":401,"eventType":"comment.created","data":{"n":%d},"recipientIds":[21,22,23],"idempotencyKey":"up-%d"}`, i/2, i/2)
@@ -80,53 +101,51 @@ func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T
 		accepted["401:"+id] = true
 		switch i % 8 {
 		case 3:
-			if code, _ := do(a, http.MethodPost, "/api/v1/notifications/read-all", 21, ""); code != 200 {
+			if code, _ := upgradeDo(t, a, http.MethodPost, "/api/v1/notifications/read-all", 21, ""); code != 200 {
 				t.Fatalf("read-all on the old instance: %d", code)
 			}
 		case 5:
-			if code, _ := do(b, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 22, ""); code != 200 {
+			if code, _ := upgradeDo(t, b, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 22, ""); code != 200 {
 				t.Fatalf("read on the new instance: %d", code)
 			}
 		case 7:
-			if code, _ := do(a, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 23, ""); code != 200 {
+			if code, _ := upgradeDo(t, a, http.MethodPatch, "/api/v1/notifications/401:"+id+"/read", 23, ""); code != 200 {
 				t.Fatalf("read on the old instance: %d", code)
 			}
 		}
 	}
-	if len(accepted) != 20 {
-		t.Fatalf("%d distinct events accepted for 20 keys: a retry across versions published twice", len(accepted))
+	return accepted
+}
+
+// eachOnceAndCounted is what is wrong with u's inbox on the instance at b
+// ("" when nothing): every accepted event listed once, the counts those of
+// the list.
+func eachOnceAndCounted(t *testing.T, b string, u int, accepted map[string]bool) string {
+	var counts struct{ Visible, Unread, Unseen int }
+	if code, raw := upgradeDo(t, b, http.MethodGet, "/api/v1/notifications/counts", u, ""); code != 200 || json.Unmarshal(raw, &counts) != nil {
+		t.Fatalf("user %d counts: %d %s", u, code, raw)
 	}
-	if err := cmdA.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	<-cmdA.Exited()
-	for _, u := range users {
-		var counts struct{ Visible, Unread, Unseen int }
-		if code, raw := do(b, http.MethodGet, "/api/v1/notifications/counts", u, ""); code != 200 || json.Unmarshal(raw, &counts) != nil {
-			t.Fatalf("user %d counts: %d %s", u, code, raw)
-		}
-		var page struct {
-			Notifications []struct {
-				NotificationID string
-				ReadAt         *string
-			}
-		}
-		if code, raw := do(b, http.MethodGet, "/api/v1/notifications?limit=100", u, ""); code != 200 || json.Unmarshal(raw, &page) != nil {
-			t.Fatalf("user %d list: %d %s", u, code, raw)
-		}
-		seen, unread := map[string]bool{}, 0
-		for _, n := range page.Notifications {
-			if seen[n.NotificationID] || !accepted[n.NotificationID] {
-				t.Fatalf("user %d: %s listed twice, or never accepted", u, n.NotificationID)
-			}
-			seen[n.NotificationID] = true
-			if n.ReadAt == nil {
-				unread++
-			}
-		}
-		if len(seen) != len(accepted) || counts.Visible != len(seen) || counts.Unread != unread {
-			t.Fatalf("user %d: %d of %d events listed, %d unread; counts %+v\nold:\n%s\nnew:\n%s",
-				u, len(seen), len(accepted), unread, counts, logsA, logsB)
+	var page struct {
+		Notifications []struct {
+			NotificationID string
+			ReadAt         *string
 		}
 	}
+	if code, raw := upgradeDo(t, b, http.MethodGet, "/api/v1/notifications?limit=100", u, ""); code != 200 || json.Unmarshal(raw, &page) != nil {
+		t.Fatalf("user %d list: %d %s", u, code, raw)
+	}
+	seen, unread := map[string]bool{}, 0
+	for _, n := range page.Notifications {
+		if seen[n.NotificationID] || !accepted[n.NotificationID] {
+			t.Fatalf("user %d: %s listed twice, or never accepted", u, n.NotificationID)
+		}
+		seen[n.NotificationID] = true
+		if n.ReadAt == nil {
+			unread++
+		}
+	}
+	if len(seen) != len(accepted) || counts.Visible != len(seen) || counts.Unread != unread {
+		return fmt.Sprintf("user %d: %d of %d events listed, %d unread; counts %+v", u, len(seen), len(accepted), unread, counts)
+	}
+	return ""
 }
