@@ -263,69 +263,99 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 		// Refilling too slowly to matter, however slow the machine.
 		c.UserRequests, c.IPRequests, c.TrustedProxy = api.Budget{PerSec: 0.001, Burst: 3}, api.Budget{PerSec: 0.001, Burst: 2}, "X-Forwarded-For"
 	})
-	tok := th.Token(t, 90)
-	send := func(path string, hdr map[string]string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, th.URL+path, nil)
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := testhub.HTTPClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
+	l := limited{th: th, tok: th.Token(t, 90)}
+	l.perUser(t)
+	l.perAddress(t)
+	l.internalKeys(t)
+}
+
+// limited is the hub of the rate limit test and user 90's token.
+type limited struct {
+	th  *testhub.Hub
+	tok string
+}
+
+// send sends GET path with hdr.
+func (l limited) send(t *testing.T, path string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, l.th.URL+path, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
-	call := func(path, token, forwarded string) *http.Response {
-		t.Helper()
-		hdr := map[string]string{}
-		if token != "" {
-			hdr["Authorization"] = "Bearer " + token
-		}
-		if forwarded != "" {
-			hdr["X-Forwarded-For"] = forwarded
-		}
-		return send(path, hdr)
+	resp, err := testhub.HTTPClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	resp.Body.Close()
+	return resp
+}
+
+// call sends GET path with token (unless "") and X-Forwarded-For (unless "").
+func (l limited) call(t *testing.T, path, token, forwarded string) *http.Response {
+	t.Helper()
+	hdr := map[string]string{}
+	if token != "" {
+		hdr["Authorization"] = "Bearer " + token
+	}
+	if forwarded != "" {
+		hdr["X-Forwarded-For"] = forwarded
+	}
+	return l.send(t, path, hdr)
+}
+
+// perUser: one budget per user, spread over the routes; another user has
+// their own.
+func (l limited) perUser(t *testing.T) {
 	paths := []string{"/api/v1/notifications/counts", "/api/v1/notifications", "/api/v1/rooms/5/events?since=0"}
 	for i, p := range paths { // the burst, spread over routes: one budget per user
-		if resp := call(p, tok, ""); resp.StatusCode != 200 {
+		if resp := l.call(t, p, l.tok, ""); resp.StatusCode != 200 {
 			t.Fatalf("request %d (%s): %d", i, p, resp.StatusCode)
 		}
 	}
-	resp := call("/api/v1/notifications/unread", tok, "")
+	resp := l.call(t, "/api/v1/notifications/unread", l.tok, "")
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("past the user's budget: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if resp := call("/api/v1/notifications/unread", th.Token(t, 91), ""); resp.StatusCode != 200 {
+	if resp := l.call(t, "/api/v1/notifications/unread", l.th.Token(t, 91), ""); resp.StatusCode != 200 {
 		t.Fatalf("another user: %d", resp.StatusCode)
 	}
+}
+
+// perAddress: requests that fail authentication have a budget per client
+// address, as the trusted proxy says; a valid token from a spent address
+// is never refused by it.
+func (l limited) perAddress(t *testing.T) {
 	// Unauthenticated, per client address as the trusted proxy says.
 	for i := 0; i < 2; i++ {
-		if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 401 {
+		if resp := l.call(t, "/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 401 {
 			t.Fatalf("bad token %d: %d", i, resp.StatusCode)
 		}
 	}
-	if resp := call("/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 429 {
+	if resp := l.call(t, "/api/v1/notifications/unread", "bad", "203.0.113.7"); resp.StatusCode != 429 {
 		t.Fatalf("a client that keeps failing: %d, want 429", resp.StatusCode)
 	}
-	if resp := call("/api/v1/notifications/unread", "bad", "198.51.100.1, 203.0.113.8"); resp.StatusCode != 401 {
+	if resp := l.call(t, "/api/v1/notifications/unread", "bad", "198.51.100.1, 203.0.113.8"); resp.StatusCode != 401 {
 		t.Fatalf("another client behind the proxy: %d, want 401", resp.StatusCode)
 	}
 	// A valid token from the address that keeps failing (behind a proxy,
 	// every browser may have it) is never refused by the address's budget.
 	for _, p := range []string{"/api/v1/notifications/unread", "/api/v1/rooms/5/stream"} {
-		if resp := call(p, th.Token(t, 92), "203.0.113.7"); resp.StatusCode != 200 {
+		if resp := l.call(t, p, l.th.Token(t, 92), "203.0.113.7"); resp.StatusCode != 200 {
 			t.Fatalf("a valid token from a spent address, %s: %d, want 200", p, resp.StatusCode)
 		}
 	}
+}
+
+// internalKeys: wrong internal keys, per client address too, on a budget
+// of their own (203.0.113.7 spent its user-route one in perAddress): past
+// it a wrong key is 429; the right key from that address still passes.
+func (l limited) internalKeys(t *testing.T) {
 	// Wrong internal keys, per client address too, on a budget of their own
 	// (203.0.113.7 spent its user-route one above): past it a wrong key is
 	// 429; the right key from that address still passes.
 	internal := func(key, forwarded string) *http.Response {
 		t.Helper()
-		return send("/api/v1/internal/deliveries/dead", map[string]string{"X-Internal-Key": key, "X-Forwarded-For": forwarded})
+		return l.send(t, "/api/v1/internal/deliveries/dead", map[string]string{"X-Internal-Key": key, "X-Forwarded-For": forwarded})
 	}
 	for i := 0; i < 2; i++ {
 		if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {
@@ -335,10 +365,10 @@ func TestHardening_EveryUserRouteIsRateLimited(t *testing.T) {
 	if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("an address that keeps guessing internal keys: %d, Retry-After %q, want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	if resp := internal(th.Cfg.InternalAPIKey, "203.0.113.7"); resp.StatusCode != 200 {
+	if resp := internal(l.th.Cfg.InternalAPIKey, "203.0.113.7"); resp.StatusCode != 200 {
 		t.Fatalf("the right key from a spent address: %d, want 200", resp.StatusCode)
 	}
-	if resp := internal(th.Cfg.InternalAPIKey, "198.51.100.2"); resp.StatusCode != 200 {
+	if resp := internal(l.th.Cfg.InternalAPIKey, "198.51.100.2"); resp.StatusCode != 200 {
 		t.Fatalf("the backend from its own address: %d, want 200", resp.StatusCode)
 	}
 }
