@@ -11,7 +11,14 @@ import (
 // a success ends it all; an origin with nothing to remember is forgotten.
 func TestGate_BoundsAndPausesAnOrigin(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	g := NewGate(8, 2, func() time.Time { return now })
+	originsBoundedAndPaused(t, &now)
+	instanceSlots(t, now)
+}
+
+// originsBoundedAndPaused: an origin's slots, its pauses and their end, on
+// a gate whose clock is *clock (the test moves it).
+func originsBoundedAndPaused(t *testing.T, clock *time.Time) {
+	g := NewGate(8, 2, func() time.Time { return *clock })
 	passes := map[string][]Pass{}
 	enter := func(o string) time.Time {
 		t.Helper()
@@ -32,7 +39,7 @@ func TestGate_BoundsAndPausesAnOrigin(t *testing.T) {
 			t.Fatal("two slots of a")
 		}
 	}
-	if w := enter("a"); !w.Equal(now.Add(busyWait)) {
+	if w := enter("a"); !w.Equal(clock.Add(busyWait)) {
 		t.Fatalf("a third push to a: wait %v, want a second", w)
 	}
 	if enter("b") != (time.Time{}) {
@@ -48,32 +55,34 @@ func TestGate_BoundsAndPausesAnOrigin(t *testing.T) {
 		enter("a")
 		leave("a", true)
 	}
-	if w := enter("a"); !w.Equal(now.Add(pauseFor)) {
+	if w := enter("a"); !w.Equal(clock.Add(pauseFor)) {
 		t.Fatalf("after %d failures: wait %v, want paused for %v", breakAfter, w, pauseFor)
 	}
 	if enter("b") != (time.Time{}) {
 		t.Fatal("b paused with a")
 	}
 	leave("b", true)
-	now = now.Add(pauseFor)
+	*clock = clock.Add(pauseFor)
 	enter("a")
 	leave("a", true)
-	if w := enter("a"); !w.Equal(now.Add(2 * pauseFor)) {
-		t.Fatalf("failing again after a pause: wait %v, want %v", w.Sub(now), 2*pauseFor)
+	if w := enter("a"); !w.Equal(clock.Add(2 * pauseFor)) {
+		t.Fatalf("failing again after a pause: wait %v, want %v", w.Sub(*clock), 2*pauseFor)
 	}
-	now = now.Add(2 * pauseFor)
+	*clock = clock.Add(2 * pauseFor)
 	enter("a")
 	leave("a", false)
 	enter("a")
 	leave("a", true)
 	if w := enter("a"); w != (time.Time{}) {
-		t.Fatalf("one failure after a success: wait %v", w.Sub(now))
+		t.Fatalf("one failure after a success: wait %v", w.Sub(*clock))
 	}
 	leave("a", false)
+}
 
-	// The instance's slots: past them a push waits a second (not an
-	// attempt, and never blocked here), unless it is a hand-off's share.
-	g = NewGate(1, 2, func() time.Time { return now })
+// instanceSlots: past the instance's slots a push waits a second (not an
+// attempt, and never blocked here), unless it is a hand-off's share.
+func instanceSlots(t *testing.T, now time.Time) {
+	g := NewGate(1, 2, func() time.Time { return now })
 	x, _ := g.Enter("x", false)
 	if _, w := g.Enter("y", false); !w.Equal(now.Add(busyWait)) {
 		t.Fatalf("a push past the instance's slots: wait %v, want a second", w)
