@@ -63,13 +63,7 @@ func (c Config) TLS() bool { return c.TLSCertFile != "" }
 func (c Config) DevRoutes() bool { return !c.Production() && c.JWTSecret == DevJWTSecret }
 
 // DefaultConfig is the configuration with nothing set.
-func DefaultConfig() Config {
-	c, err := LoadConfig(func(string) (string, bool) { return "", false })
-	if err != nil {
-		panic(err) // the defaults are valid by construction
-	}
-	return c
-}
+func DefaultConfig() Config { return env.Defaults(LoadConfig) }
 
 // LoadConfig reads the HTTP side's variables through lookup (os.LookupEnv in
 // main) and validates them. The first bad value is returned as a

@@ -90,13 +90,7 @@ func (c Config) Embedded() bool { return c.RedisURL == "" }
 func (c Config) Production() bool { return c.Env == "production" }
 
 // DefaultConfig is the configuration with nothing set.
-func DefaultConfig() Config {
-	c, err := LoadConfig(func(string) (string, bool) { return "", false })
-	if err != nil {
-		panic(err) // the defaults are valid by construction
-	}
-	return c
-}
+func DefaultConfig() Config { return env.Defaults(LoadConfig) }
 
 // ConfigError names the variable that stopped start-up.
 type ConfigError = env.Error

@@ -39,7 +39,7 @@ const DevPushRule = `{"afterSecs":0,"onlyIfOffline":true,"unless":"seen"}`
 // DefaultConfig is the configuration with nothing set, outside the dev mode:
 // no channel on.
 func DefaultConfig() Config {
-	c, err := load(func(string) (string, bool) { return "", false }, hub.DefaultConfig(), false)
+	c, err := load(env.Nothing, hub.DefaultConfig(), false)
 	if err != nil {
 		panic(err) // the defaults are valid by construction
 	}

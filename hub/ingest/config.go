@@ -13,13 +13,7 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration with nothing set.
-func DefaultConfig() Config {
-	c, err := LoadConfig(func(string) (string, bool) { return "", false })
-	if err != nil {
-		panic(err) // the defaults are valid by construction
-	}
-	return c
-}
+func DefaultConfig() Config { return env.Defaults(LoadConfig) }
 
 // LoadConfig reads ingest's variables through lookup (os.LookupEnv in
 // main). The first bad value is a *hub.ConfigError naming its variable.

@@ -19,7 +19,4 @@ func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 }
 
 // DefaultConfig is the setting with nothing set.
-func DefaultConfig() Config {
-	c, _ := LoadConfig(func(string) (string, bool) { return "", false }) // the default is valid
-	return c
-}
+func DefaultConfig() Config { return env.Defaults(LoadConfig) }

@@ -1,7 +1,8 @@
 // Package env reads roomhub's configuration variables: typed, with defaults
 // and bounds, each bad value reported as an *Error that names its variable.
-// The core (hub.LoadConfig) and the HTTP side (api.LoadConfig) read theirs
-// with it.
+// The core (hub.LoadConfig), the HTTP side (api.LoadConfig) and each
+// feature package (publish, inbox, delivery, ingest, webpush, fcm, apns)
+// read theirs with it.
 package env
 
 import (
@@ -161,4 +162,17 @@ func (l *Loader) Level(name string) slog.Level {
 // tests and tools that configure without the environment.
 func Map(kv map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+// Nothing is a lookup that finds no variable set.
+func Nothing(string) (string, bool) { return "", false }
+
+// Defaults is what load reads with nothing set: a package's DefaultConfig.
+// Defaults that do not load are a bug, so it panics.
+func Defaults[C any](load func(lookup func(string) (string, bool)) (C, error)) C {
+	c, err := load(Nothing)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

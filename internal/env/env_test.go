@@ -23,3 +23,21 @@ func TestLoader(t *testing.T) {
 		t.Fatalf("err = %v, want S named", l.Err())
 	}
 }
+
+// Defaults loads with nothing set, and panics on defaults that do not load.
+func TestDefaults(t *testing.T) {
+	load := func(lookup func(string) (string, bool)) (int, error) {
+		l := New(lookup)
+		n := l.Int("N", 7, 1, 10)
+		return n, l.Err()
+	}
+	if n := Defaults(load); n != 7 {
+		t.Fatalf("Defaults = %d, want 7", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("defaults that do not load did not panic")
+		}
+	}()
+	Defaults(func(func(string) (string, bool)) (int, error) { return 0, &Error{Var: "N", Reason: "bad"} })
+}
