@@ -23,66 +23,64 @@ type PublishRequest struct {
 	Options
 }
 
-// Publish publishes req's event to its room through the core, then puts it
-// into each recipient's inbox. The publish script keeps the recipients in
-// the room's outbox together with the event, so inbox writes that a dying
-// instance left undone are finished by a retry (same idempotency key) or by
-// the outbox sweep.
-func (ib *Inbox) Publish(ctx context.Context, req PublishRequest) (hub.PublishResult, error) {
-	ctx = hub.WithSpan(ctx, req.Span)
-	p, recipients, opts, err := ib.prepare(req)
-	if err != nil || len(recipients) == 0 {
-		if err != nil {
-			return hub.PublishResult{}, err
-		}
-		return ib.core.PublishChecked(ctx, p)
-	}
-	// Before the event exists: an outbox entry is always findable.
-	if err := ib.touchOutboxRoom(ctx, p.Room); err != nil {
-		return hub.PublishResult{}, err
-	}
-	res, err := ib.core.PublishChecked(ctx, p)
-	if err != nil || (res.Duplicate && !res.Pending) {
-		return res, err
-	}
-	// A new event, or a retry of one whose inbox writes were left undone.
-	n, err := ib.noticeOf(ctx, p, res, opts)
-	if err != nil {
-		return hub.PublishResult{}, err
-	}
-	if err := ib.deliverNotice(ctx, n, recipients); err != nil {
-		return hub.PublishResult{}, err
-	}
-	return res, nil
+// Draft is a publish the inbox has checked, on its way: the core's request
+// (its idempotency body and outbox note the recipients, its extra the
+// options) and what the recipients' items need.
+type Draft struct {
+	Core       hub.PublishRequest
+	recipients []int64
+	opts       Options
 }
 
-// prepare checks req and returns the core's request with the inbox's part
-// of it: the idempotency body, the outbox note (the recipients) and the
-// options kept with the event; and the recipients, distinct, and options.
-func (ib *Inbox) prepare(req PublishRequest) (p hub.PublishRequest, recipients []int64, opts Options, err error) {
-	if recipients, err = distinctRecipients(req.RecipientIDs); err != nil {
-		return p, nil, opts, err
+// Notifies reports whether the draft has recipients; without, the publish
+// is the core's alone.
+func (d Draft) Notifies() bool { return len(d.recipients) > 0 }
+
+// Prepare checks req (recipients, options, deliveries, then the core's
+// rules) and drafts it.
+func (ib *Inbox) Prepare(req PublishRequest) (Draft, error) {
+	var d Draft
+	var err error
+	if d.recipients, err = distinctRecipients(req.RecipientIDs); err != nil {
+		return Draft{}, err
 	}
-	if opts, err = req.Options.check(ib.cfg.Retention); err != nil {
-		return p, nil, opts, err
+	if d.opts, err = req.Options.check(ib.cfg.Retention); err != nil {
+		return Draft{}, err
 	}
-	if opts.set() && len(recipients) == 0 {
-		return p, nil, opts, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
+	if d.opts.set() && len(d.recipients) == 0 {
+		return Draft{}, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
 	}
-	if _, err := ib.plan(req.EventType, opts); err != nil {
-		return p, nil, opts, err
+	if _, err := ib.plan(req.EventType, d.opts); err != nil {
+		return Draft{}, err
 	}
-	if p, err = ib.core.CheckPublish(req.PublishRequest); err != nil {
-		return p, nil, opts, err
+	if d.Core, err = ib.core.CheckPublish(req.PublishRequest); err != nil {
+		return Draft{}, err
 	}
 	// "[1 2]", "[]" (PlainBody): the form idempotency keys were first stored with, then the options.
-	p.Body = fmt.Sprint(recipients) + opts.body()
-	p.Note = joinIDs(recipients)
-	if opts.set() {
-		b, _ := json.Marshal(opts)
-		p.Extra = string(b) // for the outbox sweep
+	d.Core.Body = fmt.Sprint(d.recipients) + d.opts.body()
+	d.Core.Note = joinIDs(d.recipients)
+	if d.opts.set() {
+		b, _ := json.Marshal(d.opts)
+		d.Core.Extra = string(b) // for the outbox sweep
 	}
-	return p, recipients, opts, nil
+	return d, nil
+}
+
+// OpenOutbox lists d's room among those the outbox sweep visits. Call it
+// before the event exists, so that its outbox entry is always findable.
+func (ib *Inbox) OpenOutbox(ctx context.Context, d Draft) error {
+	return ib.touchOutboxRoom(ctx, d.Core.Room)
+}
+
+// Deliver puts d's event, published (answered res: new, or a retry of one
+// whose inbox writes were left undone), into each recipient's inbox with
+// its deliveries beyond the tab.
+func (ib *Inbox) Deliver(ctx context.Context, d Draft, res hub.PublishResult) error {
+	n, err := ib.noticeOf(ctx, d.Core, res, d.opts)
+	if err != nil {
+		return err
+	}
+	return ib.deliverNotice(ctx, n, d.recipients)
 }
 
 // noticeOf is the published event p (answered res) on its way into

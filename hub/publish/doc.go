@@ -5,7 +5,8 @@
 // checked (Decode), the checked requests are sorted by room (order.go),
 // rooms that notify no one go in one pipeline of the core's scripts
 // (publishPlain), the others side by side, an event at a time per
-// room (inbox.Publish: the room's event, then its recipients' items and
+// room (notify: the inbox drafts it, the core publishes the room's event
+// with the outbox note, the inbox delivers its recipients' items and
 // deliveries); and each body ends as an Outcome: published (or a duplicate
 // of an earlier publish), refused for what it says (a Refusal: the code and
 // message of DESIGN's table; RefusalOf is the one rule), or failed for want

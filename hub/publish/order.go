@@ -18,11 +18,11 @@ var ErrSkipped = fmt.Errorf("%w: an earlier event of its room could not be publi
 const roomsAtOnce = 16
 
 // publishAll publishes reqs, each answered in its place exactly as
-// inbox.Publish would answer it alone. Events to one room go out in their
+// notify would answer it alone. Events to one room go out in their
 // order in reqs. Rooms whose events notify no one (Plain) share one
 // pipeline of the core's scripts (publishPlain); the others go
-// side by side, an event at a time per room (inbox.Publish: the room's
-// event, its recipients' items and their deliveries). With inOrder, an
+// side by side, an event at a time per room (notify: the room's event, its
+// recipients' items and their deliveries). With inOrder, an
 // event that fails for want of Redis (not for what it says) leaves its
 // room's later events unpublished (ErrSkipped), so that a retry keeps the
 // room's order.
@@ -51,7 +51,7 @@ func (p *Pipeline) publishAll(ctx context.Context, reqs []inbox.PublishRequest, 
 					errs[i] = ErrSkipped
 					continue
 				}
-				results[i], errs[i] = p.inbox.Publish(ctx, reqs[i])
+				results[i], errs[i] = p.notify(ctx, reqs[i])
 				failed = inOrder && Outcome{Err: errs[i]}.Failed()
 			}
 			return nil
@@ -93,7 +93,7 @@ func split(reqs []inbox.PublishRequest) (plain []inbox.PublishRequest, plainAt [
 
 // publishPlain publishes plain requests (see inbox.PublishRequest.Plain)
 // in one pipeline of the core's scripts, each answered in its place exactly
-// as inbox.Publish would answer it alone.
+// as notify would answer it alone.
 func (p *Pipeline) publishPlain(ctx context.Context, reqs []inbox.PublishRequest) ([]hub.PublishResult, []error) {
 	results, errs := make([]hub.PublishResult, len(reqs)), make([]error, len(reqs))
 	ready := make([]hub.PublishRequest, 0, len(reqs))
@@ -112,4 +112,31 @@ func (p *Pipeline) publishPlain(ctx context.Context, reqs []inbox.PublishRequest
 		results[i], errs[i] = res[j], perrs[j]
 	}
 	return results, errs
+}
+
+// notify publishes req's event to its room through the core, then puts it
+// into each recipient's inbox. The publish script keeps the recipients in
+// the room's outbox together with the event, so inbox writes that a dying
+// instance left undone are finished by a retry (same idempotency key) or by
+// the outbox sweep.
+func (p *Pipeline) notify(ctx context.Context, req inbox.PublishRequest) (hub.PublishResult, error) {
+	ctx = hub.WithSpan(ctx, req.Span)
+	d, err := p.inbox.Prepare(req)
+	if err != nil {
+		return hub.PublishResult{}, err
+	}
+	if !d.Notifies() {
+		return p.core.PublishChecked(ctx, d.Core)
+	}
+	if err := p.inbox.OpenOutbox(ctx, d); err != nil {
+		return hub.PublishResult{}, err
+	}
+	res, err := p.core.PublishChecked(ctx, d.Core)
+	if err != nil || (res.Duplicate && !res.Pending) {
+		return res, err
+	}
+	if err := p.inbox.Deliver(ctx, d, res); err != nil {
+		return hub.PublishResult{}, err
+	}
+	return res, nil
 }
