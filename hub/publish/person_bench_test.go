@@ -1,0 +1,86 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/redis/rueidis"
+
+	"roomhub/hub"
+	"roomhub/hub/inbox"
+	"roomhub/internal/testredis"
+)
+
+// BenchmarkPersonCost is what one person costs Redis: a publish with
+// recipients to people who have nothing yet (their first notification),
+// then another to the same people (a later one), each measured as
+// used_memory's growth (INFO memory) per person, and per key kind as
+// MEMORY USAGE of the first 100 people's keys, by the key's name up to its
+// hash tag. Run:
+//
+//	go test -run '^$' -bench PersonCost -benchtime 1x ./hub/publish/
+func BenchmarkPersonCost(b *testing.B) {
+	const people = 10000
+	for range b.N {
+		rdb := testredis.Client(b, testredis.Start(b).Addr())
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
+		p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
+		for round, name := range []string{"first", "later"} {
+			before := usedMemory(b, rdb)
+			for from := 1; from <= people; from += inbox.MaxRecipients {
+				req := inbox.PublishRequest{PublishRequest: hub.PublishRequest{Room: 1, EventType: "comment.created",
+					Data: []byte(`{"title":"A comment","text":"hello"}`)}}
+				for u := from; u < from+inbox.MaxRecipients && u <= people; u++ {
+					req.RecipientIDs = append(req.RecipientIDs, int64(u))
+				}
+				if _, err := p.notify(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((usedMemory(b, rdb)-before)/people, name+"-B/person")
+			if round == 0 {
+				for kind, n := range keyKinds(b, rdb, 100) {
+					b.ReportMetric(n, "first-B/"+kind)
+				}
+			}
+		}
+	}
+}
+
+// usedMemory is Redis' used_memory, after a moment's lazy frees.
+func usedMemory(b *testing.B, rdb rueidis.Client) float64 {
+	return testredis.Stat(b, rdb, "memory", "used_memory")
+}
+
+// keyKinds is MEMORY USAGE of users 1..n's keys, averaged per user, by the
+// key's name up to its hash tag ("inbox:order:").
+func keyKinds(b *testing.B, rdb rueidis.Client, n int) map[string]float64 {
+	keys, err := rdb.Do(context.Background(), rdb.B().Keys().Pattern("*").Build()).AsStrSlice()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sort.Strings(keys)
+	out := map[string]float64{}
+	for _, k := range keys {
+		kind, tag, ok := strings.Cut(k, "{")
+		if !ok {
+			continue
+		}
+		var u int
+		if _, err := fmt.Sscanf(tag, "%d}", &u); err != nil || u < 1 || u > n || strings.HasPrefix(kind, "room") {
+			continue
+		}
+		bytes, err := rdb.Do(context.Background(), rdb.B().MemoryUsage().Key(k).Samples(0).Build()).AsInt64()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[strings.TrimSuffix(kind, ":")] += float64(bytes) / float64(n)
+	}
+	return out
+}
