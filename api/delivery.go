@@ -74,9 +74,10 @@ func (s *Server) redrive(c echo.Context) error {
 	case req.All == nil && !filtered:
 		return errBadRequest(`name what to re-drive: channel, userId, notificationIds, or {"all":true}`)
 	}
+	d := s.inbox.Delivery()
 	var f delivery.DeadFilter
 	if req.Channel != nil {
-		if !s.inbox.Delivery().On(*req.Channel) {
+		if !d.On(*req.Channel) {
 			return errBadRequest("channel " + strconv.Quote(*req.Channel) + " is not one of DELIVERY_CHANNELS")
 		}
 		f.Channel = *req.Channel
@@ -100,7 +101,6 @@ func (s *Server) redrive(c echo.Context) error {
 			f.NotificationIDs[canonical] = true
 		}
 	}
-	d := s.inbox.Delivery()
 	if d == nil {
 		return ok(c, map[string]any{"requeued": 0, "more": false})
 	}

@@ -31,10 +31,12 @@ type Delivery struct {
 	// them (package inbox's ItemKeys: the inbox builds on delivery, so the
 	// caller hands them over).
 	itemKeys func(user int64) []string
-	client   *http.Client
-	set      *metrics.Set
-	due      atomic.Int64 // the backlog, for the deliveries_due gauge
-	oldest   atomic.Int64 // how long the oldest due delivery has waited, ms
+	// keysTTLArg is keysTTL in ms, as the scripts take it.
+	keysTTLArg string
+	client     *http.Client
+	set        *metrics.Set
+	due        atomic.Int64 // the backlog, for the deliveries_due gauge
+	oldest     atomic.Int64 // how long the oldest due delivery has waited, ms
 
 	// budget bounds the bytes of the items this instance's hand-offs hold
 	// at once (claimed and not yet ended): DELIVERY_INFLIGHT_MB, whatever
@@ -91,6 +93,7 @@ func New(core *hub.Hub, cfg Config, log *slog.Logger, itemKeys func(user int64) 
 		Concurrency:  64,
 		ItemMaxBytes: 65536,
 	}
+	d.keysTTLArg = itoa(d.keysTTL().Milliseconds())
 	for _, ch := range unselected(rules, cfg.Channels) {
 		log.Warn("delivery: a channel is on but no rule in DELIVERY_RULES selects it: nothing goes out on it unless a publish's delivery field names it (the key \"*\" is every event type's rule)",
 			"channel", ch)
@@ -139,9 +142,6 @@ func (d *Delivery) On(ch string) bool { return d != nil && d.cfg.On(ch) }
 func (d *Delivery) keysTTL() time.Duration {
 	return d.coreCfg.RecordTTL + (MaxAfterSecs+MaxDigestSecs)*time.Second + 24*time.Hour
 }
-
-// KeysTTLArg is keysTTL in ms, as the scripts take it.
-func (d *Delivery) KeysTTLArg() string { return itoa(d.keysTTL().Milliseconds()) }
 
 // CountScheduled counts the deliveries p scheduled for n recipients.
 func (d *Delivery) CountScheduled(p Plan, n int) {

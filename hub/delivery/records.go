@@ -376,7 +376,7 @@ func (d *Delivery) Redrive(ctx context.Context, f DeadFilter) (int, bool, error)
 		if _, err := d.indexNext(ctx, u, itoa(time.Now().Add(d.lease()).UnixMilli())); err != nil {
 			return requeued, true, err
 		}
-		args := []string{d.KeysTTLArg()}
+		args := []string{d.keysTTLArg}
 		members := make([]string, len(rs))
 		for i, r := range rs {
 			args = append(args, r.rid)

@@ -214,7 +214,7 @@ func (d *Delivery) Plan(eventType string, o Options) (Plan, error) {
 		}
 		rules = *o.Delivery
 	}
-	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs, keysTTL: d.KeysTTLArg()}
+	p := Plan{DedupeKey: o.DedupeKey, DedupeWindow: o.DedupeWindowSecs, keysTTL: d.keysTTLArg}
 	if p.DedupeWindow == 0 {
 		p.DedupeWindow = DefaultDedupeWindow
 	}

@@ -371,7 +371,7 @@ func (c claimed) bytes() int64 {
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
 	keys := append(d.itemKeys(user), append(userKeys(user), ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
 	args := []string{strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		SentPrefix(user), DedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.KeysTTLArg(), d.core.DeadInstances()}
+		SentPrefix(user), DedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.keysTTLArg, d.core.DeadInstances()}
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err
@@ -452,7 +452,7 @@ func (d *Delivery) end(ctx context.Context, user int64, token string, h handoff,
 	}
 	ctx, cancel := hub.Detach(ctx)
 	defer cancel()
-	args := append([]string{token, outcome, itoa(again), code, SentPrefix(user), DedupePrefix(user), d.KeysTTLArg()}, h.ids...)
+	args := append([]string{token, outcome, itoa(again), code, SentPrefix(user), DedupePrefix(user), d.keysTTLArg}, h.ids...)
 	arr, err := hub.Run(d.rdb, ctx, endScript, userKeys(user), args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return "", 0, err

@@ -208,7 +208,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			return err
 		}
 	}
-	execs := ib.addExecs(n, recipients, plan, keysPer, hub.TraceParent(span.SpanContext()))
+	execs := ib.addExecs(n, recipients, plan, hub.TraceParent(span.SpanContext()))
 	dues := make([]int64, 0, len(recipients))
 	scheduled := 0 // recipients whose deliveries this run wrote
 	for i, r := range hub.RunChunked(ib.rdb, ctx, inboxAddScript, execs, ib.fanoutPipeline()) {
@@ -251,9 +251,9 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 
 // addExecs are the inbox_add.lua calls that put n into recipients' inboxes:
 // addBatch recipients a call on one Redis, one on a cluster (their keys
-// share no slot); keysPer keys each, the delivery keys too when plan has
-// deliveries, and traceparent ("" for none) for their records.
-func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keysPer int, traceparent string) []rueidis.LuaExec {
+// share no slot); each recipient's inbox keys, the delivery keys too when
+// plan has deliveries, and traceparent ("" for none) for their records.
+func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, traceparent string) []rueidis.LuaExec {
 	batch := addBatch
 	if ib.rdb.Sharded() {
 		batch = 1
@@ -273,11 +273,11 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, keys
 	var execs []rueidis.LuaExec
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]
-		e := rueidis.LuaExec{Keys: make([]string, 0, keysPer*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e := rueidis.LuaExec{Keys: make([]string, 0, keysPerUser*len(users)), Args: make([]string, 0, len(common)+len(users))}
 		e.Args = append(e.Args, common...)
 		for _, u := range users {
 			e.Keys = append(e.Keys, inboxKeys(u)...)
-			if keysPer > keysPerUser {
+			if !plan.Empty() {
 				e.Keys = append(e.Keys, delivery.ScheduleKeys(u)...)
 			}
 			e.Args = append(e.Args, hub.UserChannel(u))
