@@ -104,7 +104,7 @@ func (tc cursorCase) run(t *testing.T, h *Hub, rdb rueidis.Client, topic int64) 
 	ctx := context.Background()
 	for _, e := range tc.history {
 		data := `{"x":"` + strings.Repeat("a", tc.data) + `"}`
-		testredis.Do(t, rdb, "XADD", TopicHistoryKey(topic), e.id, "type", "comment.created", "data", data,
+		testredis.Do(t, rdb, "XADD", EventsKey(topic), e.id, "type", "comment.created", "data", data,
 			"publisher_id", "", "timestamp", "2026-11-23T00:00:00.000Z", "seq", strconv.FormatInt(e.seq, 10))
 	}
 	maxEvents, maxBytes := 500, 1<<20

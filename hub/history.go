@@ -9,12 +9,55 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// History is one stream per topic (TopicHistoryKey): every event with its id
-// and seq. This file reads it; cursor.go moves through it.
+// History is every event of a topic with its id and seq: a room's stream
+// (EventsKey), or a user's log, which the inbox keeps and reads (UserLogs).
+// This file reads it; cursor.go moves through it.
+
+// UserLogs reads users' logs: the history of their notification events.
+type UserLogs interface {
+	// ReadLog returns up to count events of user's log from start: "-"
+	// the oldest, an id (that event or the first after it), "(" and an id
+	// (the first after it), or "+" the newest alone; oldest first. looked
+	// is how many entries the read covered: fewer than count means the
+	// log holds no more.
+	ReadLog(ctx context.Context, user int64, start string, count int64) (evs []LogEvent, looked int, err error)
+}
+
+// LogEvent is one event of a user's log.
+type LogEvent struct {
+	ID   StreamID
+	Seq  int64
+	Type string
+	Data []byte
+}
+
+// UseUserLogs makes users' streams read their logs from l. Call it before
+// the core starts.
+func (h *Hub) UseUserLogs(l UserLogs) { h.logs = l }
+
+// readLog reads a user topic's log through UseUserLogs' reader.
+func (h *Hub) readLog(ctx context.Context, topic int64, start string, count int64) ([]*Event, int, error) {
+	if h.logs == nil {
+		return nil, 0, nil
+	}
+	evs, looked, err := h.logs.ReadLog(ctx, -topic, start, count)
+	out := make([]*Event, len(evs))
+	for i, e := range evs {
+		out[i] = newEvent(topic, e.ID, e.Seq, e.Type, e.Data, "", "")
+	}
+	return out, looked, err
+}
 
 // tail returns the topic's newest event, nil when history is empty.
 func (h *Hub) tail(ctx context.Context, topic int64) (*Event, error) {
-	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrevrange().Key(TopicHistoryKey(topic)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
+	if topic < 0 {
+		evs, _, err := h.readLog(ctx, topic, "+", 1)
+		if err != nil || len(evs) == 0 {
+			return nil, err
+		}
+		return evs[0], nil
+	}
+	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrevrange().Key(EventsKey(topic)).End("+").Start("-").Count(1).Build(), rueidis.RedisResult.AsXRange)
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
@@ -44,7 +87,10 @@ func (h *Hub) xrange(ctx context.Context, topic int64, start string, count int64
 // xrangeRaw is xrange that also tells how many entries Redis returned,
 // malformed ones included.
 func (h *Hub) xrangeRaw(ctx context.Context, topic int64, start string, count int64) (page []*Event, raw int, err error) {
-	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrange().Key(TopicHistoryKey(topic)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
+	if topic < 0 {
+		return h.readLog(ctx, topic, start, count)
+	}
+	entries, err := Call(h.rdb, ctx, h.rdb.B().Xrange().Key(EventsKey(topic)).Start(start).End("+").Count(count).Build(), rueidis.RedisResult.AsXRange)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -47,6 +47,7 @@ type Hub struct {
 	presence   presence
 	inst       instances                        // this instance's presence lease (instances.go)
 	mutes      Mutes                            // nil: nothing muted
+	logs       UserLogs                         // nil: users have no log
 	controls   map[string]func(json.RawMessage) // OnControl's handlers, by key
 	access     *access                          // who may use a room
 	subscribed atomic.Bool                      // the listener's subscriptions are confirmed

@@ -86,28 +86,13 @@ func OutboxKey(room int64) string { return "outbox:" + RoomTag(room) }
 const OutboxRoomsKey = "outbox:rooms"
 
 // A topic is what a stream follows: a room (topic > 0, the room id) or a
-// user's notification log (topic < 0, the user id negated). Both are a history
-// stream with a seq counter and a live channel, so rooms, repair and catch-up
-// serve them alike.
+// user's notification log (topic < 0, the user id negated). Both have a
+// history of events with ids and seqs and a live channel, so rooms, repair
+// and catch-up serve them alike: a room's history is its stream
+// (EventsKey), a user's log is the inbox's (UserLogs).
 
 // UserTopic is the topic of a user's notification log.
 func UserTopic(user int64) int64 { return -user }
-
-// TopicHistoryKey is a topic's history stream: a room's events or "user:log:{7}".
-func TopicHistoryKey(topic int64) string {
-	if topic < 0 {
-		return "user:log:" + UserTag(-topic)
-	}
-	return EventsKey(topic)
-}
-
-// TopicSeqKey is a topic's sequence counter: a room's or "user:seq:{7}".
-func TopicSeqKey(topic int64) string {
-	if topic < 0 {
-		return "user:seq:" + UserTag(-topic)
-	}
-	return RoomSeqKey(topic)
-}
 
 // TopicChannel is a topic's live channel: a room's or "user:{7}".
 func TopicChannel(topic int64) string {

@@ -5,7 +5,7 @@
 -- fan-out's path: it reads nothing it can know (a new item's state), and it
 -- leaves what is due by time (retention age, expiry, wakes) to the next
 -- script that reads the inbox and to the timer worker.
--- KEYS: 15 per recipient, as inbox_item.lua and inbox_lib.lua list them, one
+-- KEYS: 16 per recipient, as inbox_item.lua and inbox_lib.lua list them, one
 -- recipient after the other (on a cluster, a batch is one recipient: their
 -- keys share a slot); with deliveries (ARGV[18]) two more each, as
 -- delivery_schedule.lua lists them.
@@ -89,6 +89,9 @@ end
 
 local function add_item()
   local items = ensure(true)
+  -- keys this add may make: the inbox's own when it was empty, those of
+  -- tags, severity, expiry and groups; they take their expiry now (keep)
+  if items == 0 or with_meta or gkey ~= '' then C.kept = nil end
   if gkey ~= '' then
     if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup', '' end
     local gid, g = open_group()
@@ -112,7 +115,7 @@ local function add_item()
   if removed.retention and removed.retention[#removed.retention] == id then return 'old', '' end
   local group = 'null'
   if gkey ~= '' then group = group_json(group_of(id)) end
-  log('notification.created', head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
+  log('notification.created', 'c\t' .. id, head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
     ',"unread":' .. UNREAD .. ',"counts":' .. counts_json() .. '}')
   return 'new', id
 end
@@ -123,9 +126,11 @@ local function add()
   return add_item()
 end
 
+KEEP_ALWAYS = false -- see inbox_lib.lua
+
 -- Deliveries beyond the tab (delivery_schedule.lua, joined in front).
 local plan = schedule_plan(18)
-if plan then STRIDE = 17 end
+if plan then STRIDE = 18 end
 local ev = {id = id, typ = typ, ms = ms, critical = sev == 'critical' and 1 or 0, own = own, now = NOW}
 
 local out, dues = {}, {}
@@ -135,7 +140,7 @@ for i = 0, #KEYS / STRIDE - 1 do
   flush_counts() -- a recount on a duplicate
   out[#out + 1] = kind
   if plan then
-    dues[#dues + 1] = schedule(KEYS[i * STRIDE + 16], KEYS[i * STRIDE + 17], ev, kind, target)
+    dues[#dues + 1] = schedule(KEYS[i * STRIDE + 17], KEYS[i * STRIDE + 18], ev, kind, target)
   end
 end
 for _, d in ipairs(dues) do out[#out + 1] = d end

@@ -6,17 +6,19 @@
 -- the way, except once after data written by an older hub (see ensure).
 -- KEYS[1..8]  the user's items (inbox_item.lua, joined in front of this)
 -- KEYS[9]  unread_count:{u}   string, the number of visible unread items
--- KEYS[10] user:log:{u}       stream, the user stream's history
--- KEYS[11] user:seq:{u}       the log's sequence number
+-- KEYS[10] inbox:log:{u}     hash  seq -> an entry of the user's log (inbox_log.lua)
+-- KEYS[11] user:seq:{u}       an older hub's log seq, where this log's numbering goes on (read once)
 -- KEYS[12] read_status:{u}    hash  id -> readAt (write-behind buffer)
 -- KEYS[13] settings:muted:{u} set of muted event types
 -- KEYS[14] inbox:counts:{u}   hash  the counts (see bump), "v" the version, "kept" (see keep),
---                                  "top" the highest score given (see top_score)
+--                                  "top" the highest score given (see top_score), "q" and
+--                                  "lm" the log's last seq and ms (inbox_log.lua)
 -- KEYS[15] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
 --                                  deleted, expired, or joined into a group
+-- KEYS[16] user:log:{u}       an older hub's log stream, dropped when this log starts
 -- ARGV[1]  retention in ms (items whose activity is older drop out)
 -- ARGV[2]  largest number of items kept
--- ARGV[3]  log MAXLEN (approximate): the user stream resumes this far back
+-- ARGV[3]  how many entries the user's log keeps: the user stream resumes this far back
 -- ARGV[4]  the user's channel, user:{u}
 -- ARGV[5]  "1" to SPUBLISH (cluster), else PUBLISH
 -- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
@@ -25,7 +27,7 @@
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
 -- their keys follow each other, STRIDE each, and use(i, channel) makes the
 -- i-th user's (from 0) the current ones.
-local K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED
+local K_UNREAD, K_LOG, K_OLDSEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED, K_OLDLOG
 local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
 
@@ -38,27 +40,34 @@ local KEEP_PERIOD = math.min(86400000, math.floor(RETENTION / 2))
 -- What the current user's script changed, for its log events (see finish).
 local dirty, removed, updated, read_ids
 local UNREAD -- the unread count finish left
+local kept_now -- keep (inbox_log.lua) ran for the current user: a log it makes later takes the expiry too
 -- The current user's counts, read once (load_counts) and changed in memory;
 -- flush_counts writes what changed. C_reset: rewrite them all (a recount).
 local C, C_dirty, C_reset
 local C_unread -- the unread count unread_count holds as far as this script knows (see flush_counts)
 local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
--- STRIDE is how many keys each user has in KEYS: 15, more when a script
--- takes some of its own after them (inbox_add.lua with deliveries: 17).
-local STRIDE = 15
+-- KEEP_ALWAYS: every change renews the keys' expiry (keep, inbox_log.lua),
+-- so that a key it made has one too; the fan-out (inbox_add.lua) renews
+-- once a period instead, and when it may make a key.
+local KEEP_ALWAYS = true
+
+-- STRIDE is how many keys each user has in KEYS: 16, more when a script
+-- takes some of its own after them (inbox_add.lua with deliveries: 18).
+local STRIDE = 16
 
 local function use(i, channel)
   local b = i * STRIDE
   use_items(b)
-  K_UNREAD, K_LOG, K_SEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED =
-    KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14], KEYS[b + 15]
+  K_UNREAD, K_LOG, K_OLDSEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED, K_OLDLOG =
+    KEYS[b + 9], KEYS[b + 10], KEYS[b + 11], KEYS[b + 12], KEYS[b + 13], KEYS[b + 14], KEYS[b + 15], KEYS[b + 16]
   CHANNEL = channel
   dirty = false
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
   C = nil
+  kept_now = false
 end
 use(0, ARGV[4])
 
@@ -183,25 +192,32 @@ local function ensure(light)
   if C.v and n == items and (C.unread or 0) == tonumber(redis.call('GET', K_UNREAD) or '0') then
     return items
   end
-  C, C_dirty, C_reset = {v = (C.v or 0) + 1}, {}, true
+  -- the log's place (inbox_log.lua) is no count: it goes on
+  C, C_dirty, C_reset = {v = (C.v or 0) + 1, q = C.q, lm = C.lm}, {}, true
   for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, -1)) do contrib(id, 1) end
   return items
+end
+
+-- plain_counts_json is the counts as GET /notifications/counts answers
+-- them when nothing counts by tag or severity but normal: version, visible,
+-- unread, unseen, archived, snoozed.
+local function plain_counts_json(v, vis, unr, uns, arc, snz)
+  -- string.format: formatting numbers costs more than the rest
+  vis, unr, uns, arc, snz = math.max(vis, 0), math.max(unr, 0), math.max(uns, 0), math.max(arc, 0), math.max(snz, 0)
+  if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
+    return string.format('{"version":%d,"visible":%d,"unread":%d,"unseen":%d,"archived":%d,"snoozed":%d,' ..
+      '"byTag":{},"bySeverity":{"normal":{"visible":%d,"unread":%d,"unseen":%d}}}',
+      v, vis, unr, uns, arc, snz, vis, unr, uns)
+  end
+  return string.format('{"version":%d,"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":%d,' ..
+    '"byTag":{},"bySeverity":{}}', v, snz)
 end
 
 -- counts_json is the counts as GET /notifications/counts answers them.
 local function counts_json()
   load_counts()
   if not C_grouped then -- the common case: no tags, no severity but normal
-    -- string.format: formatting numbers costs more than the rest
-    local vis, unr, uns, arc = math.max(C.visible or 0, 0), math.max(C.unread or 0, 0),
-      math.max(C.unseen or 0, 0), math.max(C.archived or 0, 0)
-    if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
-      return string.format('{"version":%d,"visible":%d,"unread":%d,"unseen":%d,"archived":%d,"snoozed":%d,' ..
-        '"byTag":{},"bySeverity":{"normal":{"visible":%d,"unread":%d,"unseen":%d}}}',
-        C.v or 0, vis, unr, uns, arc, math.max(C.snoozed or 0, 0), vis, unr, uns)
-    end
-    return string.format('{"version":%d,"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":%d,' ..
-      '"byTag":{},"bySeverity":{}}', C.v or 0, math.max(C.snoozed or 0, 0))
+    return plain_counts_json(C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0, C.archived or 0, C.snoozed or 0)
   end
   local c, groups = {}, {t = {}, s = {}}
   for k, v in pairs(C) do
@@ -354,84 +370,5 @@ local function settle()
   for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, SETTLE_CHUNK)) do
     local id = string.sub(m, 3)
     if string.sub(m, 1, 1) == 'x' then remove(id, 'expired') else wake(id) end
-  end
-end
-
--- log appends one event to the user's log and publishes it live, with the
--- log's id and seq, exactly as a room event travels.
-local function log(typ, data)
-  local seq = redis.call('INCR', K_SEQ)
-  local id = redis.call('XADD', K_LOG, 'MAXLEN', '~', ARGV[3], '*', 'type', typ, 'data', data, 'seq', seq)
-  local msg = string.format('{"id":"%s","seq":%d,"eventType":"%s","data":%s}', id, seq, typ, data)
-  if ARGV[5] == '1' then
-    redis.call('SPUBLISH', CHANNEL, msg)
-  else
-    redis.call('PUBLISH', CHANNEL, msg)
-  end
-  return id
-end
-
-local function quoted_ids(ids)
-  local q = {}
-  for i, id in ipairs(ids) do q[i] = '"' .. id .. '"' end
-  return '[' .. table.concat(q, ',') .. ']'
-end
-
--- keep renews the keys' expiry (the retention) once per KEEP_PERIOD, not
--- on every write; the counts remember when (field kept).
-local function keep()
-  local period = math.floor(NOW / KEEP_PERIOD)
-  if C.kept == period then return end
-  local secs = math.floor(RETENTION / 1000)
-  -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
-  for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG, K_SEQ,
-      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS}) do
-    redis.call('EXPIRE', k, secs)
-  end
-  C.kept = period
-  C_dirty.kept = true
-end
-
--- finish records that the inbox changed (a new version, unread_count, the
--- keys' expiry) and sends this script's log events, each with the counts.
--- action names the change of updated items (seen, archive, …); filter, when
--- more than 100 changed, is sent instead of the items.
-local REASONS = {'retention', 'expired', 'deleted'}
-local function finish(action, filter)
-  if not dirty then
-    flush_counts() -- a recount, if nothing else
-    return
-  end
-  load_counts()
-  bump('v', 1)
-  UNREAD = count('unread')
-  keep()
-  flush_counts()
-  local counts
-  if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
-  for _, reason in ipairs(REASONS) do
-    local ids = removed[reason]
-    if ids then
-      log('notification.deleted', '{"notificationIds":' .. quoted_ids(ids) .. ',"reason":"' .. reason ..
-        '","counts":' .. counts .. '}')
-    end
-  end
-  if #read_ids > 0 then
-    log('notification.read', '{"notificationIds":' .. quoted_ids(read_ids) .. ',"readAt":"' .. NOW_ISO ..
-      '","unread":' .. count('unread') .. ',"counts":' .. counts .. '}')
-  end
-  if #updated > 0 then
-    local body
-    if #updated > 100 then
-      body = '"filter":' .. (filter or 'null') .. ',"action":"' .. (action or 'update') .. '"'
-    else
-      local items = {}
-      for _, id in ipairs(updated) do
-        local item = item_json(id)
-        if item then items[#items + 1] = item end
-      end
-      body = '"notifications":[' .. table.concat(items, ',') .. ']'
-    end
-    log('notification.updated', '{' .. body .. ',"counts":' .. counts .. '}')
   end
 end

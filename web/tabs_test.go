@@ -196,9 +196,22 @@ func (r *tabsRun) aTabTakesARoom(t *testing.T, leader int) {
 	for i := range 3 {
 		th.Publish(t, 46, "comment.created", map[string]any{"k": fmt.Sprintf("r46-%d", i)})
 	}
-	st := tabsDo(t, d, "WAIT %d %d", other, before46+3)
-	if got := st.Tabs[other].Got[before46:]; got[0].K != "r46-0" || got[2].K != "r46-2" {
-		t.Fatalf("room 46 after setRooms: %+v", got)
+	// A probe published just before may still arrive among them.
+	for want := before46 + 3; ; {
+		st := tabsDo(t, d, "WAIT %d %d", other, want)
+		var got []string
+		for _, e := range st.Tabs[other].Got[before46:] {
+			if e.K != "probe" {
+				got = append(got, e.K)
+			}
+		}
+		if len(got) >= 3 {
+			if len(got) > 3 || got[0] != "r46-0" || got[2] != "r46-2" {
+				t.Fatalf("room 46 after setRooms: %v", got)
+			}
+			break
+		}
+		want += 3 - len(got)
 	}
 	if n := th.ActiveStreams(t); n != 1 {
 		t.Fatalf("setRooms in a tab opened a connection: %d streams", n)

@@ -35,8 +35,8 @@ type Inbox struct {
 
 // New returns the inbox of cfg on core. It registers with core what it runs in the
 // background (the write-behind flusher, the outbox sweep, the final flush at
-// Close) and the user's muted types for core's streams; call it before
-// core.Start.
+// Close), the user's muted types and their logs for core's streams; call it
+// before core.Start.
 func New(core *hub.Hub, cfg Config, log *slog.Logger) *Inbox {
 	ib := &Inbox{core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), log: log, metrics: newCounters(core.Metrics().Set)}
 	ib.mutes.m = map[int64]*muteSet{}
@@ -47,6 +47,7 @@ func New(core *hub.Hub, cfg Config, log *slog.Logger) *Inbox {
 		log.Warn("READ_SINK_URL is unset: reads are flushed to the log, not to a backend")
 	}
 	core.UseMutes(ib)
+	core.UseUserLogs(ib)
 	core.OnControl(mutedControl, ib.onMutedControl)
 	core.OnStart(ib.start)
 	core.OnClose(ib.finalFlush)

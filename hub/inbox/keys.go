@@ -57,6 +57,15 @@ const TimerShards = 16
 // earliest due time in ms: "inbox_timers:{it3}".
 func TimersKey(shard int) string { return "inbox_timers:{it" + strconv.Itoa(shard) + "}" }
 
+// LogKey is a user's log, seq → an entry (lua/inbox_log.lua): the history
+// of their user stream: "inbox:log:{7}".
+func LogKey(user int64) string { return "inbox:log:" + hub.UserTag(user) }
+
+// oldLogKey and oldSeqKey are where an older hub kept a user's log (a
+// stream) and its seq: the log goes on from that seq, and drops them.
+func oldLogKey(user int64) string { return "user:log:" + hub.UserTag(user) }
+func oldSeqKey(user int64) string { return "user:seq:" + hub.UserTag(user) }
+
 // UnreadCountKey is a user's unread counter: "unread_count:{7}".
 func UnreadCountKey(user int64) string { return "unread_count:" + hub.UserTag(user) }
 
@@ -87,14 +96,13 @@ func ItemKeys(user int64) []string {
 }
 
 // keysPerUser is how many keys inboxKeys gives.
-const keysPerUser = 15
+const keysPerUser = 16
 
 // inboxKeys are the keys every inbox script takes: ItemKeys, then those
 // lua/inbox_lib.lua lists.
 func inboxKeys(user int64) []string {
-	log := hub.UserTopic(user)
-	return append(ItemKeys(user), UnreadCountKey(user), hub.TopicHistoryKey(log), hub.TopicSeqKey(log),
-		ReadStatusKey(user), MutedKey(user), CountsKey(user), DeletedKey(user))
+	return append(ItemKeys(user), UnreadCountKey(user), LogKey(user), oldSeqKey(user),
+		ReadStatusKey(user), MutedKey(user), CountsKey(user), DeletedKey(user), oldLogKey(user))
 }
 
 // inboxArgs are the arguments every inbox script takes first, then extra.

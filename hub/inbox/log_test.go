@@ -1,0 +1,135 @@
+package inbox_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"roomhub/hub"
+	"roomhub/hub/inbox"
+	"roomhub/internal/testhub"
+	"roomhub/internal/testredis"
+)
+
+// Every key a person's notifications and actions make expires with the
+// retention, the log's included, but the write-behind queue (the flusher
+// empties it) and the mutes (settings): also one made again the same day,
+// after the inbox was emptied.
+func TestLog_EveryKeyOfAPersonExpires(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	id := "95:" + th.Notify(t, 95, "comment.created", 30).StreamID
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+id, 30, ""); code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	id = "95:" + th.Notify(t, 95, "comment.created", 30).StreamID
+	allExpire(t, th, 30, inbox.ItemsKey(30), inbox.OrderKey(30), inbox.CountsKey(30), inbox.UnreadCountKey(30),
+		inbox.LogKey(30), inbox.DeletedKey(30))
+	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 30, ""); code != 200 {
+		t.Fatalf("read: %d", code)
+	}
+	allExpire(t, th, 30, inbox.ReadKey(30))
+}
+
+// allExpire checks that every key of user has an expiry, but the
+// write-behind queue, and that the keys named are among them.
+func allExpire(t *testing.T, th *testhub.Hub, user int64, named ...string) {
+	t.Helper()
+	keys, err := th.Redis.Do(context.Background(), th.Redis.B().Keys().Pattern("*"+hub.UserTag(user)+"*").Build()).AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		named = slices.DeleteFunc(named, func(n string) bool { return n == k })
+		if k == inbox.ReadStatusKey(user) {
+			continue
+		}
+		if ttl, _ := testredis.Do(t, th.Redis, "TTL", k).AsInt64(); ttl <= 0 {
+			t.Errorf("%s has no expiry (TTL %d)", k, ttl)
+		}
+	}
+	if len(named) > 0 {
+		t.Fatalf("keys %v were not made: the test looks at none of them (%v)", named, keys)
+	}
+}
+
+// A resume reads each entry of the log once, in seq order: an item gone
+// since is notification.counts (the counts of its time, with its id), so
+// that no seq is missing and no gap is announced; what removed it follows.
+func TestLog_AGoneItemReplaysAsItsCounts(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	s := th.SettledUserStream(t, 31)
+	th.Notify(t, 96, "comment.created", 31)
+	first := s.Next(t, testhub.Wait).ID
+	s.Close()
+	gone := "96:" + th.Notify(t, 96, "comment.created", 31).StreamID
+	kept := "96:" + th.Notify(t, 96, "comment.created", 31).StreamID
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+gone, 31, ""); code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	r := th.UserStream(t, 31, first)
+	r.Next(t, testhub.Wait) // the count
+	r.NextCounts(t)
+	f := r.Next(t, testhub.Wait)
+	counts := testhub.DecodeFrame[struct{ Version, Visible, Unread int64 }](t, f, inbox.NotificationCountsType)
+	if f.ID == "" || counts.Version == 0 || counts.Visible != 2 || counts.Unread != 2 {
+		t.Fatalf("the gone item replayed as %+v (%s), want notification.counts of its time with an id", f, f.Data)
+	}
+	if c := testhub.DecodeFrame[testhub.CreatedData](t, r.Next(t, testhub.Wait), inbox.NotificationCreatedType); c.NotificationID != kept || c.Unread != 3 {
+		t.Fatalf("then %+v, want %s with unread 3", c, kept)
+	}
+	f = r.Next(t, testhub.Wait)
+	if d := testhub.DecodeFrame[struct{ NotificationIDs []string }](t, f, inbox.NotificationDeletedType); len(d.NotificationIDs) != 1 || d.NotificationIDs[0] != gone {
+		t.Fatalf("then %+v, want its deletion", f)
+	}
+}
+
+// A user whose log an older hub kept in a stream (user:log:{u}, its seq in
+// user:seq:{u}) goes on from that seq, so that a stream following them sees
+// no new epoch; the old keys go. A resume from an id of the old log is a
+// gap: this log does not hold it.
+func TestLog_GoesOnFromAnOlderHubsSeq(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	old := testredis.Do(t, th.Redis, "XADD", "user:log:{32}", "*", "type", "notification.created", "data", "{}", "seq", "41")
+	oldID, _ := old.ToString()
+	testredis.Do(t, th.Redis, "SET", "user:seq:{32}", "41")
+	s := th.SettledUserStream(t, 32)
+	th.Notify(t, 97, "comment.created", 32)
+	f := s.Next(t, testhub.Wait)
+	if id, err := hub.ParseStreamID(f.ID); err != nil || id.Seq != 42 {
+		t.Fatalf("the first event of the new log: %+v, want seq 42 in its id", f)
+	}
+	for _, k := range []string{"user:log:{32}", "user:seq:{32}"} {
+		if n, _ := testredis.Do(t, th.Redis, "EXISTS", k).AsInt64(); n != 0 {
+			t.Fatalf("%s is still there", k)
+		}
+	}
+	r := th.UserStream(t, 32, oldID)
+	r.Next(t, testhub.Wait)
+	r.NextCounts(t)
+	if f := r.Next(t, testhub.Wait); f.Event != hub.GapEventType {
+		t.Fatalf("a resume from the old log's id: %+v, want system.gap", f)
+	}
+}
+
+// The log keeps INBOX_MAX_ENTRIES entries, exactly: one entry goes for each
+// one that comes.
+func TestLog_KeepsMaxEntries(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 5 })
+	for range 12 {
+		th.Notify(t, 98, "comment.created", 33)
+	}
+	// 12 created, 7 deleted by the retention of 5 items
+	if n, _ := testredis.Do(t, th.Redis, "HLEN", inbox.LogKey(33)).AsInt64(); n != 5 {
+		t.Fatalf("the log holds %d entries, want 5", n)
+	}
+	fields, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.LogKey(33)).AsStrSlice()
+	if !strings.Contains(","+strings.Join(fields, ",")+",", ",19,") {
+		t.Fatalf("the log holds %v, want the newest (19) among them", fields)
+	}
+}

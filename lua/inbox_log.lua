@@ -1,0 +1,129 @@
+-- The user's log: every change of a user's inbox is one entry, numbered
+-- (seq) and sent live on the user's channel; a user stream resumes from it
+-- (inbox_log_read.lua). Joined behind inbox_lib.lua, whose keys and counts
+-- it uses. An entry costs what names it, not what the event carried: a hash
+-- field seq -> "<ms>\t<counts>\t<what>", where counts is the counts of its
+-- time (counts_snapshot) and what is one of
+--   c\t<id>                  notification.created (the item, as it is when read)
+--   r\t<readAt>\t<ids>       notification.read
+--   d\t<reason>\t<ids>       notification.deleted
+--   u\t<ids>                 notification.updated, the items as they are when read
+--   f\t<action>\t<filter>    notification.updated of more than 100 items
+-- ids are comma separated. The event's id is "<ms>-<seq>": time-ordered as
+-- a stream id is, and its seq inside.
+
+-- LOG_MAX is how many entries the log keeps (ARGV[3]).
+local LOG_MAX = tonumber(ARGV[3])
+
+-- counts_snapshot is the counts in an entry: "v,visible,unread,unseen,
+-- archived,snoozed", or their JSON while something counts by tag or
+-- severity.
+local function counts_snapshot()
+  load_counts()
+  if C_grouped then return counts_json() end
+  return string.format('%d,%d,%d,%d,%d,%d', C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0,
+    C.archived or 0, C.snoozed or 0)
+end
+
+-- last_seq is the log's last seq, kept with the counts (q). A user whose
+-- log an older hub kept (a stream, user:log:{u}) goes on from that one's
+-- seq, and the stream is dropped: a stream resuming across the two is told
+-- of a gap (its id is not in this log).
+local function last_seq()
+  load_counts()
+  if C.q then return C.q end
+  local old = tonumber(redis.call('GET', K_OLDSEQ) or '0')
+  if old > 0 then redis.call('UNLINK', K_OLDSEQ, K_OLDLOG) end
+  return old
+end
+
+-- log appends one entry (what, see above) to the user's log and publishes
+-- its event (typ, data) live, with the entry's id and seq, exactly as a
+-- room event travels. The oldest entry beyond LOG_MAX goes.
+local function log(typ, what, data)
+  local seq = last_seq() + 1
+  local ms = math.max(NOW, C.lm or 0) -- ids keep rising when the clock steps back
+  C.q, C.lm, C_dirty.q, C_dirty.lm = seq, ms, true, true
+  redis.call('HSET', K_LOG, seq, ms .. '\t' .. counts_snapshot() .. '\t' .. what)
+  if seq > LOG_MAX then redis.call('HDEL', K_LOG, seq - LOG_MAX) end
+  if kept_now then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
+  local id = ms .. '-' .. seq
+  local msg = string.format('{"id":"%s","seq":%d,"eventType":"%s","data":%s}', id, seq, typ, data)
+  if ARGV[5] == '1' then
+    redis.call('SPUBLISH', CHANNEL, msg)
+  else
+    redis.call('PUBLISH', CHANNEL, msg)
+  end
+  return id
+end
+
+local function quoted_ids(ids)
+  local q = {}
+  for i, id in ipairs(ids) do q[i] = '"' .. id .. '"' end
+  return '[' .. table.concat(q, ',') .. ']'
+end
+
+-- keep renews the keys' expiry (the retention): on every change
+-- (KEEP_ALWAYS), else once per KEEP_PERIOD; the counts remember when (field
+-- kept). It runs after the script's writes, so that a key they made takes
+-- its expiry.
+local function keep()
+  local period = math.floor(NOW / KEEP_PERIOD)
+  if C.kept == period and not KEEP_ALWAYS then return end
+  local secs = math.floor(RETENTION / 1000)
+  -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
+  for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG,
+      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS}) do
+    redis.call('EXPIRE', k, secs)
+  end
+  if C.kept ~= period then C.kept, C_dirty.kept = period, true end
+  kept_now = true
+end
+
+-- finish records that the inbox changed (a new version, unread_count, the
+-- keys' expiry) and sends this script's log events, each with the counts.
+-- action names the change of updated items (seen, archive, …); filter, when
+-- more than 100 changed, is sent instead of the items.
+local REASONS = {'retention', 'expired', 'deleted'}
+local function finish(action, filter)
+  if not dirty then
+    flush_counts() -- a recount, if nothing else
+    return
+  end
+  load_counts()
+  bump('v', 1)
+  UNREAD = count('unread')
+  flush_counts()
+  local counts
+  if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
+  for _, reason in ipairs(REASONS) do
+    local ids = removed[reason]
+    if ids then
+      log('notification.deleted', 'd\t' .. reason .. '\t' .. table.concat(ids, ','),
+        '{"notificationIds":' .. quoted_ids(ids) .. ',"reason":"' .. reason .. '","counts":' .. counts .. '}')
+    end
+  end
+  if #read_ids > 0 then
+    log('notification.read', 'r\t' .. NOW_ISO .. '\t' .. table.concat(read_ids, ','),
+      '{"notificationIds":' .. quoted_ids(read_ids) .. ',"readAt":"' .. NOW_ISO ..
+      '","unread":' .. count('unread') .. ',"counts":' .. counts .. '}')
+  end
+  if #updated > 0 then
+    local body, what
+    if #updated > 100 then
+      body = '"filter":' .. (filter or 'null') .. ',"action":"' .. (action or 'update') .. '"'
+      what = 'f\t' .. (action or 'update') .. '\t' .. (filter or 'null')
+    else
+      local items = {}
+      for _, id in ipairs(updated) do
+        local item = item_json(id)
+        if item then items[#items + 1] = item end
+      end
+      body = '"notifications":[' .. table.concat(items, ',') .. ']'
+      what = 'u\t' .. table.concat(updated, ',')
+    end
+    log('notification.updated', what, '{' .. body .. ',"counts":' .. counts .. '}')
+  end
+  keep()
+  flush_counts()
+end
