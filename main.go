@@ -225,7 +225,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	if m.tracing != nil {
 		h.UseTracing(m.tracing.Provider)
 	}
-	d, err := delivery.New(h, m.pushCfg.Delivery, m.log, inbox.ItemKeys)
+	d, err := delivery.New(h, m.pushCfg.Delivery, m.log, inbox.Items())
 	if err != nil {
 		return nil, err
 	}

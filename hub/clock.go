@@ -31,7 +31,10 @@ func (h *Hub) runClock(ctx context.Context) {
 	// must not hold presence back, nor the reverse.
 	var refreshing, rechecking atomic.Bool
 	var all []*Stream
-	var nextPresence time.Time // now: the lease is taken at once
+	// The lease is taken at once: what this instance may write waits on its
+	// reading of the registry (FleetVersion).
+	nextPresence := time.Now().Add(h.RefreshEvery())
+	h.goFlagged(&refreshing, func(ctx context.Context) { h.refreshPresence(ctx, nil) })
 	for {
 		select {
 		case <-ctx.Done():

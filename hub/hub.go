@@ -79,7 +79,7 @@ func New(cfg Config, rdb rueidis.Client, log *slog.Logger, m *Metrics) *Hub {
 	h.streams.byConn = map[uint64]*Stream{}
 	h.presence.running = map[int64]bool{}
 	h.presence.dirty = map[int64]bool{}
-	h.inst.id = newID()[:16]
+	h.inst.id = newInstanceID()
 	h.controls = map[string]func(json.RawMessage){}
 	h.access = newAccess(cfg)
 	m.Set.NewGauge("sse_active_connections", func() float64 { c, _ := h.counts(); return float64(c) })

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,27 @@ type instances struct {
 	mu    sync.Mutex
 	taken bool   // a lease was taken (Close ends it)
 	dead  string // ids of the instances whose lease ended, comma separated
+	fleet int    // the lowest InstanceVersion among the live instances; 0 until read
+}
+
+// InstanceVersion is what this hub's instance id says of it ("v1-…"):
+// raised when a version writes Redis data an older hub cannot read. A hub
+// writes such data only once every live instance is at least that version
+// (FleetVersion), so that a rolling deploy's old instances keep reading
+// what the new ones write. An id without it is an older hub's (0).
+const InstanceVersion = 1
+
+// newInstanceID names this instance in the registry: its version, then 13
+// random hex digits.
+func newInstanceID() string { return "v" + strconv.Itoa(InstanceVersion) + "-" + newID()[:13] }
+
+// FleetVersion is the lowest InstanceVersion among the hub instances whose
+// lease lives, at this instance's last reading of the registry (every
+// presence refresh): 0 until the first, or while an older hub lives.
+func (h *Hub) FleetVersion() int {
+	h.inst.mu.Lock()
+	defer h.inst.mu.Unlock()
+	return h.inst.fleet
 }
 
 // newConn draws the random part of a new stream's connection id.
@@ -116,12 +138,19 @@ func (h *Hub) renewInstance(ctx context.Context, lease time.Duration) (bool, err
 	if err != nil {
 		return false, err
 	}
-	if len(reply) < 1 {
+	if len(reply) < 2 {
 		return false, ErrRedisReply
+	}
+	fleet, err := strconv.Atoi(reply[1])
+	if err != nil {
+		return false, fmt.Errorf("%w: fleet version %q", ErrRedisReply, reply[1])
 	}
 	h.inst.mu.Lock()
 	h.inst.taken = h.inst.taken || lease != readOnly
-	h.inst.dead = strings.Join(reply[1:], ",")
+	h.inst.dead = strings.Join(reply[2:], ",")
+	if fleet >= 0 { // none lives: this one's lease is ending, or it only read
+		h.inst.fleet = fleet
+	}
 	h.inst.mu.Unlock()
 	return reply[0] == "1", nil
 }

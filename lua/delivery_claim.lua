@@ -23,10 +23,12 @@
 -- ARGV[10] the dead hub instances' ids, comma separated: a stream in
 --          user:online ("<instance>.<connection>", +inf) counts unless its
 --          instance is dead (then it is removed)
+-- ARGV[11] where the events' bodies are (inbox_item.lua's BODIES)
 -- Returns {next due (ms) or "", {channel, state, reason, …}, hand-off, …}:
 -- each hand-off {channel, attempt, head record id (hk), record ids (comma
 -- separated), their traceparents (comma separated, "" for none), item JSON, …}.
 local K_DREC, K_DDUE, K_DONE, K_SETCH, K_ONLINE = KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+BODIES = ARGV[11]
 local limit, lease, token, quiet_end = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local caps = cjson.decode(ARGV[5])
 local sent_prefix, dedupe_prefix, keep_ms, keys_ttl = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]

@@ -7,31 +7,37 @@
 -- script that reads the inbox and to the timer worker.
 -- KEYS: 16 per recipient, as inbox_item.lua and inbox_lib.lua list them, one
 -- recipient after the other (on a cluster, a batch is one recipient: their
--- keys share a slot); with deliveries (ARGV[18]) two more each, as
+-- keys share a slot); with deliveries (ARGV[20]) two more each, as
 -- delivery_schedule.lua lists them.
--- ARGV[1..6]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
--- ARGV[7]  notificationId
--- ARGV[8]  event type
--- ARGV[9]  the item's own JSON: {"notificationId",…,"timestamp"}
--- ARGV[10] the event's time in ms (its stream id's ms)
--- ARGV[11] severity
--- ARGV[12] tags, comma separated
--- ARGV[13] expiresAt (RFC 3339) or ""
--- ARGV[14] expiresAt in ms, or ""
--- ARGV[15] groupKey, or "": the event joins the recipient's open group of
+-- ARGV[1..7]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
+-- ARGV[8]  "1": the event's body is kept once (inbox:body:<id>, ARGV[7]) and
+--          the items refer to it; "": each item holds it, as older hubs read
+-- ARGV[9]  notificationId
+-- ARGV[10] event type
+-- ARGV[11] the item's own JSON: {"notificationId",…,"timestamp"}
+-- ARGV[12] the event's time in ms (its stream id's ms)
+-- ARGV[13] severity
+-- ARGV[14] tags, comma separated
+-- ARGV[15] expiresAt (RFC 3339) or ""
+-- ARGV[16] expiresAt in ms, or ""
+-- ARGV[17] groupKey, or "": the event joins the recipient's open group of
 --          the key (the newest item with it that is unread, visible and
 --          younger than the window, counted from the group's first event),
 --          else starts one
--- ARGV[16] the group window in ms
--- ARGV[17] publisher id, or "" (a group's actors)
--- ARGV[18..22] the deliveries beyond the tab to schedule (delivery_schedule.lua)
--- ARGV[23..] each recipient's channel, user:{u}, in the order of KEYS
+-- ARGV[18] the group window in ms
+-- ARGV[19] publisher id, or "" (a group's actors)
+-- ARGV[20..24] the deliveries beyond the tab to schedule (delivery_schedule.lua)
+-- ARGV[25..] each recipient's channel, user:{u}, in the order of KEYS
 -- Returns one of "muted", "dup", "old" (older than the retention), "new" or
 -- "joined" per recipient; with deliveries, then per recipient the earliest
 -- due time (ms) of this notification's deliveries, or "" when none is due.
-local id, typ, own, ms = ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])
-local sev, tag_list, exp, exp_ms = ARGV[11], ARGV[12], ARGV[13], ARGV[14]
-local gkey, window, publisher = ARGV[15], tonumber(ARGV[16]), ARGV[17]
+local id, typ, own, ms = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12])
+local sev, tag_list, exp, exp_ms = ARGV[13], ARGV[14], ARGV[15], ARGV[16]
+local gkey, window, publisher = ARGV[17], tonumber(ARGV[18]), ARGV[19]
+-- value is what an item of this event holds in inbox:{u} (inbox_item.lua):
+-- nothing but a reference when the body is kept once
+local value, joined = own, nil
+if ARGV[8] == '1' then value, joined = '', '\t' .. id end
 local tags = {}
 for tag in string.gmatch(tag_list, '[^,]+') do tags[#tags + 1] = tag end
 local with_meta = sev ~= 'normal' or #tags > 0 or exp ~= ''
@@ -49,7 +55,7 @@ local head = string.sub(own, 1, -2) .. ',"readAt":null,"seenAt":null,"archivedAt
 -- duplicate).
 local function join(gid, g)
   contrib(gid, -1)
-  redis.call('HSET', K_ITEMS, gid, '{"notificationId":"' .. gid .. '"' .. string.sub(own, #id + 21))
+  redis.call('HSET', K_ITEMS, gid, joined or ('{"notificationId":"' .. gid .. '"' .. string.sub(own, #id + 21)))
   if with_meta then
     redis.call('HSET', K_META, gid, sev .. '\t' .. tag_list .. '\t' .. exp)
   else
@@ -96,12 +102,12 @@ local function add_item()
     if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup', '' end
     local gid, g = open_group()
     if gid then return join(gid, g), gid end
-    redis.call('HSET', K_ITEMS, id, own)
+    redis.call('HSET', K_ITEMS, id, value)
     local actors = {}
     if publisher ~= '' then actors = {publisher} end
     put_group(id, {first_ms = ms, count = 1, actors = actors, first = id, key = gkey})
     redis.call('HSET', K_GROUPS, 'k:' .. gkey, id)
-  elseif redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, own) == 0 then
+  elseif redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, value) == 0 then
     return 'dup', ''
   end
   local score = top_score(ms)
@@ -128,14 +134,19 @@ end
 
 KEEP_ALWAYS = false -- see inbox_lib.lua
 
+-- The body, kept once for every item that shows it: as long as the
+-- retention and a day from its last add, longer than any item of it lives
+-- unless it is woken (wake renews it).
+if value == '' then redis.call('SET', BODIES .. id, own, 'EX', math.floor(RETENTION / 1000) + 86400) end
+
 -- Deliveries beyond the tab (delivery_schedule.lua, joined in front).
-local plan = schedule_plan(18)
+local plan = schedule_plan(20)
 if plan then STRIDE = 18 end
 local ev = {id = id, typ = typ, ms = ms, critical = sev == 'critical' and 1 or 0, own = own, now = NOW}
 
 local out, dues = {}, {}
 for i = 0, #KEYS / STRIDE - 1 do
-  use(i, ARGV[23 + i])
+  use(i, ARGV[25 + i])
   local kind, target = add()
   flush_counts() -- a recount on a duplicate
   out[#out + 1] = kind

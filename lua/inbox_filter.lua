@@ -36,7 +36,7 @@ local function matches(id, f)
     end
   end
   if f.typ ~= '' or f.room ~= '' then
-    local raw = redis.call('HGET', K_ITEMS, id) or ''
+    local raw = body_of(id, redis.call('HGET', K_ITEMS, id)) or ''
     local room, typ = string.match(raw, '^{"notificationId":"[^"]*","roomId":(%d+),"eventType":"([^"]*)"')
     if (f.typ ~= '' and typ ~= f.typ) or (f.room ~= '' and room ~= f.room) then return false end
   end

@@ -4,7 +4,9 @@
 -- JSON for its hand-off). Every inbox script stands on it too (inbox_lib.lua).
 -- It reads and writes no key but these, takes no ARGV, and its caller
 -- passes the keys in this order (package inbox's ItemKeys), from KEYS[b+1]:
--- KEYS[b+1] inbox:{u}          hash  id -> the item's own JSON (no state)
+-- KEYS[b+1] inbox:{u}          hash  id -> the item: "" (its body is the event's,
+--                                    BODIES .. id), "\t<id>" (a group's: the body of
+--                                    the event it shows), or the body itself (JSON)
 -- KEYS[b+2] inbox:order:{u}    zset  id, scored by activity (ms*1024, unique)
 -- KEYS[b+3] inbox:read:{u}     hash  id -> readAt
 -- KEYS[b+4] inbox:meta:{u}     hash  id -> "severity\ttag,tag\texpiresAt"
@@ -16,7 +18,12 @@
 --                                    "b" -> where a bulk action left off (inbox_act.lua)
 -- use_items(b) makes the user whose keys start after KEYS[b] the current one;
 -- the first user's (b = 0) are current from the start.
+-- An event's body (its JSON as an item lists it, without the state) is kept
+-- once for all its recipients, in the string key BODIES .. notificationId
+-- (inbox:body:<id>), which lives as long as an item may show it; the
+-- caller sets BODIES (its own ARGV). On a cluster the items hold it.
 local K_ITEMS, K_ORDER, K_READ, K_META, K_SEEN, K_ARCHIVED, K_DUE, K_GROUPS
+local BODIES = ''
 
 local function use_items(b)
   K_ITEMS, K_ORDER, K_READ, K_META, K_SEEN, K_ARCHIVED, K_DUE, K_GROUPS =
@@ -87,9 +94,35 @@ local function group_json(g)
     '],"first":"' .. g.first .. '"}'
 end
 
+-- body_key is the key of the body item id shows given its value in
+-- inbox:{u}, nil when the item holds it (or is none).
+local function body_key(id, value)
+  if not value or string.byte(value, 1) == 123 then return nil end
+  if value == '' then return BODIES .. id end
+  return BODIES .. string.sub(value, 2)
+end
+
+-- body_of is item id's body (its own JSON, without the state) given its
+-- value in inbox:{u}: the value itself, or the body of the event it names
+-- under id's notificationId; nil when id is no item.
+local function body_of(id, value)
+  if not value then return nil end
+  local key = body_key(id, value)
+  if not key then return value end -- "{": held by the item
+  local ref = string.sub(key, #BODIES + 1)
+  local body = redis.call('GET', key)
+  if not body then -- lost (Redis evicted it): the item still lists
+    local room = string.match(id, '^(%d+):')
+    return '{"notificationId":"' .. id .. '","roomId":' .. room ..
+      ',"eventType":"","data":null,"publisherId":null,"timestamp":null}'
+  end
+  if ref == id then return body end
+  return '{"notificationId":"' .. id .. '"' .. string.sub(body, #ref + 21)
+end
+
 -- item_json is item id as lists show it: its own JSON and its state.
 local function item_json(id)
-  local raw = redis.call('HGET', K_ITEMS, id)
+  local raw = body_of(id, redis.call('HGET', K_ITEMS, id))
   if not raw then return nil end
   local sev, tags, exp = meta(id)
   local quoted = {}

@@ -22,7 +22,8 @@
 -- ARGV[4]  the user's channel, user:{u}
 -- ARGV[5]  "1" to SPUBLISH (cluster), else PUBLISH
 -- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
--- ARGV[7..] the script's own
+-- ARGV[7]  where the events' bodies are kept, a key prefix (inbox_item.lua's BODIES)
+-- ARGV[8..] the script's own
 
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
 -- their keys follow each other, STRIDE each, and use(i, channel) makes the
@@ -30,6 +31,7 @@
 local K_UNREAD, K_LOG, K_OLDSEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED, K_OLDLOG
 local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
+BODIES = ARGV[7]
 
 local t = redis.call('TIME')
 local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -325,8 +327,11 @@ local function remove(id, reason)
   dirty = true
 end
 
--- wake brings snoozed item id back: unseen, at the top, its read state kept.
+-- wake brings snoozed item id back: unseen, at the top, its read state
+-- kept, its body renewed.
 local function wake(id)
+  local body = body_key(id, redis.call('HGET', K_ITEMS, id))
+  if body then redis.call('EXPIRE', body, math.floor(RETENTION / 1000) + 86400) end -- as long as the item may live
   contrib(id, -1)
   redis.call('ZREM', K_DUE, 's:' .. id)
   redis.call('HDEL', K_SEEN, id)

@@ -1,9 +1,9 @@
 -- Read a user's log (inbox_log.lua) as the events it sent: what a user
 -- stream resumes from. It changes nothing.
--- KEYS and ARGV[1..6]: see inbox_lib.lua.
--- ARGV[7] where to start: "-" the oldest entry, "<ms>-<seq>" that id or the
+-- KEYS and ARGV[1..7]: see inbox_lib.lua.
+-- ARGV[8] where to start: "-" the oldest entry, "<ms>-<seq>" that id or the
 --         first after it, "(<ms>-<seq>" the first after it, "+" the newest
--- ARGV[8] how many entries at most
+-- ARGV[9] how many entries at most
 -- Returns {entries looked at, then id, seq, type, data of each, oldest
 -- first}. A created item is shown as it is now (what changed it since
 -- follows in the log), with the counts of its time; one gone since is
@@ -95,7 +95,7 @@ end
 
 local from = first_kept()
 if not from then return {0} end
-local start, want = ARGV[7], tonumber(ARGV[8])
+local start, want = ARGV[8], tonumber(ARGV[9])
 if start == '+' then
   from, want = q, 1
 elseif start ~= '-' then

@@ -8,8 +8,9 @@
 --          read the registry, as the sweep does)
 -- ARGV[3]  instances whose lease ended longer ago than this (ms) are forgotten
 -- Returns {1 when this instance's lease had lapsed or was never taken else
--- 0 (always 0 when only reading), then the ids of the instances whose lease
--- has ended}.
+-- 0 (always 0 when only reading), the lowest version among the instances
+-- whose lease lives (an id "v<N>-…" is version N's, another one 0's; -1
+-- when none lives), then the ids of the instances whose lease has ended}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lapsed = 0
@@ -21,7 +22,12 @@ if ARGV[2] ~= '' then
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[3])))
 end
-local out = {tostring(lapsed)}
+local lowest = -1
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
+  local v = tonumber(string.match(id, '^v(%d+)%-') or '0')
+  if lowest < 0 or v < lowest then lowest = v end
+end
+local out = {tostring(lapsed), tostring(lowest)}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   out[#out + 1] = id
 end

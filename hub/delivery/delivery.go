@@ -27,10 +27,9 @@ type Delivery struct {
 	rules   map[string]Rules // event type → channel → rule
 	caps    map[string]Cap
 	capsArg string // caps as lua/delivery_claim.lua takes them
-	// itemKeys are a user's inbox items' keys as lua/inbox_item.lua takes
-	// them (package inbox's ItemKeys: the inbox builds on delivery, so the
-	// caller hands them over).
-	itemKeys func(user int64) []string
+	// items reads a user's inbox items (package inbox's Items: the inbox
+	// builds on delivery, so the caller hands them over).
+	items Items
 	// keysTTLArg is keysTTL in ms, as the scripts take it.
 	keysTTLArg string
 	client     *http.Client
@@ -69,11 +68,18 @@ var (
 	zsetPageScript = hub.NewScript(lua.ZsetPage)
 )
 
+// Items is what lua/inbox_item.lua, which the claim includes, takes to read
+// a user's inbox items.
+type Items struct {
+	Keys   func(user int64) []string // the user's item keys, in its order
+	Bodies string                    // where the events' bodies are (its BODIES)
+}
+
 // New returns the deliveries of cfg on core. A bad DELIVERY_RULES or
 // DELIVERY_CAPS is a *hub.ConfigError naming it. With channels on it
-// registers its worker with core; call it before core.Start. itemKeys are
-// package inbox's ItemKeys (see the package comment).
-func New(core *hub.Hub, cfg Config, log *slog.Logger, itemKeys func(user int64) []string) (*Delivery, error) {
+// registers its worker with core; call it before core.Start. items is
+// package inbox's Items (see the package comment).
+func New(core *hub.Hub, cfg Config, log *slog.Logger, items Items) (*Delivery, error) {
 	rules, caps, err := cfg.parse(core.Config())
 	if err != nil {
 		return nil, err
@@ -84,7 +90,7 @@ func New(core *hub.Hub, cfg Config, log *slog.Logger, itemKeys func(user int64) 
 	}
 	capsArg, _ := json.Marshal(arg)
 	d := &Delivery{
-		core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), log: log, rules: rules, caps: caps, capsArg: string(capsArg), itemKeys: itemKeys,
+		core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), log: log, rules: rules, caps: caps, capsArg: string(capsArg), items: items,
 		client:       gatewayClient(cfg.Timeout),
 		budget:       semaphore.NewWeighted(cfg.InflightBytes),
 		set:          core.Metrics().Set,

@@ -183,7 +183,7 @@ func TestRules_AnyTypeAndChannelsNoRuleSelects(t *testing.T) {
 	var logs strings.Builder
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	core := hub.DefaultConfig()
-	d, err := New(hub.New(core, nil, log, hub.NewMetrics(core.EventTypes)), cfg, log, nil)
+	d, err := New(hub.New(core, nil, log, hub.NewMetrics(core.EventTypes)), cfg, log, Items{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -369,9 +369,10 @@ func (c claimed) bytes() int64 {
 
 // claim runs lua/delivery_claim.lua for user, taking at most items.
 func (d *Delivery) claim(ctx context.Context, user int64, token, quietEnd string, items int) (claimed, error) {
-	keys := append(d.itemKeys(user), append(userKeys(user), ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
+	keys := append(d.items.Keys(user), append(userKeys(user), ChannelSettingsKey(user), hub.UserOnlineKey(user))...)
 	args := []string{strconv.Itoa(items), itoa(d.lease().Milliseconds()), token, quietEnd, d.capsArg,
-		SentPrefix(user), DedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.keysTTLArg, d.core.DeadInstances()}
+		SentPrefix(user), DedupePrefix(user), itoa(d.coreCfg.RecordTTL.Milliseconds()), d.keysTTLArg, d.core.DeadInstances(),
+		d.items.Bodies}
 	arr, err := hub.Run(d.rdb, ctx, claimScript, keys, args, rueidis.RedisResult.ToArray)
 	if err != nil {
 		return claimed{}, err

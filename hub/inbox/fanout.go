@@ -267,7 +267,7 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 	if n.opts.ExpiresAt != nil {
 		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
 	}
-	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+	common := ib.scriptArgs("", hub.NowTimestamp(), ib.shareBodies(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
 	common = append(common, plan.ScheduleArgs(traceparent)...)
 	var execs []rueidis.LuaExec
@@ -285,6 +285,17 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 		execs = append(execs, e)
 	}
 	return execs
+}
+
+// shareBodies is inbox_add.lua's ARGV[8]: "1" to keep an event's body once
+// for all its recipients (BodyPrefix), once every live instance reads it so
+// (hub.FleetVersion), and not on a cluster (a user's scripts reach their own
+// slot alone: the items hold it there).
+func (ib *Inbox) shareBodies() string {
+	if ib.rdb.Sharded() || ib.core.FleetVersion() < 1 {
+		return ""
+	}
+	return "1"
 }
 
 // fanoutPipeline bounds the inbox_add.lua calls of one pipeline. On one

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"roomhub/hub"
+	"roomhub/hub/delivery"
 )
 
 // Redis key names of the inbox, all in one place (the core's are in
@@ -87,6 +88,15 @@ const ReadPendingShards = 16
 // counter bumped by every read: "read_pending:{rp3}".
 func ReadPendingKey(shard int) string { return "read_pending:{rp" + strconv.Itoa(shard) + "}" }
 
+// BodyPrefix is where an event's body is kept once for all its recipients:
+// BodyPrefix + notificationId, "inbox:body:42:1733577000000-0" (a string).
+// On a cluster the items hold it (a user's scripts reach their slot alone).
+const BodyPrefix = "inbox:body:"
+
+// Items is what delivery's claim takes to read a user's items in its own
+// atomic step (lua/inbox_item.lua).
+func Items() delivery.Items { return delivery.Items{Keys: ItemKeys, Bodies: BodyPrefix} }
+
 // ItemKeys are the keys of a user's items in the order lua/inbox_item.lua
 // takes them: what another script (delivery's claim) passes to read the
 // items in its own atomic step.
@@ -110,7 +120,7 @@ func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
 	return ib.scriptArgs(hub.UserChannel(user), now, extra...)
 }
 
-// scriptArgs are the arguments every inbox script takes first (ARGV[1..6]
+// scriptArgs are the arguments every inbox script takes first (ARGV[1..7]
 // of lua/inbox_lib.lua), then extra: channel is the user's, or "" when the
 // script names each recipient's channel itself (inbox_add.lua).
 func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
@@ -119,5 +129,5 @@ func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
 		sharded = "1"
 	}
 	return append([]string{itoa(ib.cfg.Retention.Milliseconds()), itoa(int64(ib.cfg.MaxEntries)),
-		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now}, extra...)
+		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now, BodyPrefix}, extra...)
 }

@@ -121,7 +121,7 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	if extras.Tracing != nil {
 		h.UseTracing(extras.Tracing)
 	}
-	d, err := delivery.New(h, cfg.Delivery, log, inbox.ItemKeys)
+	d, err := delivery.New(h, cfg.Delivery, log, inbox.Items())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +151,10 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 		Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience)}
 	th.serve(t)
 	th.WaitHealthy(t)
+	// The instance's first reading of the registry (at its clock's first
+	// tick): from then on it writes what only hubs of its version read
+	// (hub.FleetVersion), which is what tests look at.
+	Eventually(t, Wait, "the instance has read the registry", func() bool { return h.FleetVersion() >= hub.InstanceVersion })
 	return th
 }
 
