@@ -15,9 +15,14 @@ import (
 	"roomhub/internal/testredis"
 )
 
-// beforeLifecycle is the last commit before the inbox lifecycle: the binary
-// a rolling deploy upgrades from.
-const beforeLifecycle = "3ceaf66"
+// beforeLifecycle is the last commit before the inbox lifecycle, and
+// beforeSmallInboxes the last before an event's body was kept once and a
+// new inbox small (its user log a stream): binaries a rolling deploy
+// upgrades from.
+const (
+	beforeLifecycle    = "3ceaf66"
+	beforeSmallInboxes = "1dec698"
+)
 
 // buildAt builds roomhub as it was at commit rev (from this repository's
 // history) and returns the binary's path.
@@ -48,10 +53,23 @@ func buildAt(t *testing.T, rev string) string {
 // event once, and the new counts equal the lists.
 func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T) {
 	t.Parallel()
-	old, bin := buildAt(t, beforeLifecycle), testbin.Build(t)
+	rollingUpgrade(t, beforeLifecycle)
+}
+
+// The same from the hub before small inboxes: while it lives the new one
+// writes what it reads (items holding their bodies, large inboxes); once it
+// is gone, what the new one writes next (bodies kept once) joins what the
+// old one wrote.
+func TestBinary_RollingUpgradeToSmallInboxesLosesAndDoubleCountsNothing(t *testing.T) {
+	t.Parallel()
+	rollingUpgrade(t, beforeSmallInboxes)
+}
+
+func rollingUpgrade(t *testing.T, from string) {
+	old, bin := buildAt(t, from), testbin.Build(t)
 	rs := testredis.Start(t)
 	a, cmdA, logsA := testbin.Start(t, old, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
-	b, _, logsB := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0")
+	b, _, logsB := testbin.Start(t, bin, "REDIS_URL="+rs.URL(), "MAX_CONNECTIONS_PER_USER=0", "PRESENCE_USER_TTL_SECS=3")
 	testbin.WaitHealth(t, a, 200, 20*time.Second)
 	testbin.WaitHealth(t, b, 200, 20*time.Second)
 	accepted := publishAcrossVersions(t, a, b)
@@ -62,6 +80,24 @@ func TestBinary_RollingUpgradeOfTheInboxLosesAndDoubleCountsNothing(t *testing.T
 		t.Fatal(err)
 	}
 	<-cmdA.Exited()
+	// The new instance alone: once it has seen the old one gone, what it
+	// writes is its own version's, beside what the old one wrote.
+	rdb := testredis.Client(t, rs.Addr())
+	testbin.Eventually(t, 20*time.Second, "the new instance's next writes are its own version's", func() bool {
+		id, err := testbin.TryPublish(nil, b, `{"roomId":401,"eventType":"comment.created","data":{},"recipientIds":[24]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := rdb.Do(t.Context(), rdb.B().Exists().Key("inbox:body:401:"+id).Build()).AsInt64()
+		return n == 1
+	})
+	for i := range 3 {
+		id, err := testbin.TryPublish(nil, b, fmt.Sprintf(`{"roomId":401,"eventType":"comment.created","data":{"after":%d},"recipientIds":[21,22,23]}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted["401:"+id] = true
+	}
 	for _, u := range []int{21, 22, 23} {
 		if problem := eachOnceAndCounted(t, b, u, accepted); problem != "" {
 			t.Fatalf("%s\nold:\n%s\nnew:\n%s", problem, logsA, logsB)

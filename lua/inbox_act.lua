@@ -3,26 +3,26 @@
 -- filter up to an item). What changed goes to the user's log as one event
 -- per kind (notification.read, .updated, .deleted), with the counts; reads
 -- also go to the write-behind buffer. Repeating an action changes nothing.
--- KEYS and ARGV[1..7]: see inbox_lib.lua.
--- ARGV[8]  read, seen, archive, unarchive, snooze, unsnooze or delete
--- ARGV[9]  "one", "ids" or "filter"
--- ARGV[10]  one: the notificationId; ids: comma list
--- ARGV[11..15] filter (see filter_at)
--- ARGV[16] filter: upTo (inclusive), a notificationId, or ""
--- ARGV[17] filter: the score used when upTo is no longer listed
--- ARGV[18] snooze: until, in ms
--- ARGV[19] filter: its JSON, for notification.updated when over 100 changed
--- ARGV[20] filter: the call's signature (action, filter, upTo): a call with
+-- KEYS and ARGV[1..8]: see inbox_lib.lua.
+-- ARGV[9]  read, seen, archive, unarchive, snooze, unsnooze or delete
+-- ARGV[10]  "one", "ids" or "filter"
+-- ARGV[11]  one: the notificationId; ids: comma list
+-- ARGV[12..16] filter (see filter_at)
+-- ARGV[17] filter: upTo (inclusive), a notificationId, or ""
+-- ARGV[18] filter: the score used when upTo is no longer listed
+-- ARGV[19] snooze: until, in ms
+-- ARGV[20] filter: its JSON, for notification.updated when over 100 changed
+-- ARGV[21] filter: the call's signature (action, filter, upTo): a call with
 --          the signature of the last one that left items over goes on
 --          where it left off (inbox:groups "b"), so repeats change no item
 --          twice and never look at the same items again
--- ARGV[21] filter: the most items this script looks at
--- ARGV[22] filter: how long, in ms, where a call left off is kept
+-- ARGV[22] filter: the most items this script looks at
+-- ARGV[23] filter: how long, in ms, where a call left off is kept
 -- Returns one: {"missing"}, {"deleted"} or {"ok", item JSON or "", changed
 -- 0/1}; ids: {changed, counts JSON}; filter: {changed, counts JSON, 1 when
 -- items are left over (the caller repeats the call) else 0, items looked at}.
 settle()
-local action, target = ARGV[8], ARGV[9]
+local action, target = ARGV[9], ARGV[10]
 
 local function mark_seen(id)
   redis.call('HSETNX', K_SEEN, id, NOW_ISO)
@@ -40,7 +40,7 @@ local function apply(id)
     wake(id)
     return true
   end
-  local until_ms = tonumber(ARGV[18])
+  local until_ms = tonumber(ARGV[19])
   if (action == 'read' and read) or (action == 'seen' and seen) or (action == 'archive' and archived) or
       (action == 'unarchive' and not archived) or
       (action == 'snooze' and tonumber(redis.call('ZSCORE', K_DUE, 's:' .. id) or '-1') == until_ms) then
@@ -72,7 +72,7 @@ local function apply(id)
 end
 
 if target == 'one' then
-  local id = ARGV[10]
+  local id = ARGV[11]
   if redis.call('HEXISTS', K_ITEMS, id) == 0 then
     finish()
     if redis.call('ZSCORE', K_DELETED, id) then return {'deleted'} end
@@ -85,22 +85,22 @@ end
 
 local ids = {}
 if target == 'ids' then
-  for id in string.gmatch(ARGV[10], '[^,]+') do
+  for id in string.gmatch(ARGV[11], '[^,]+') do
     if redis.call('HEXISTS', K_ITEMS, id) == 1 then ids[#ids + 1] = id end
   end
   local changed = 0
   for _, id in ipairs(ids) do
     if apply(id) then changed = changed + 1 end
   end
-  finish(action, ARGV[19])
+  finish(action, ARGV[20])
   return {changed, counts_json()}
 end
 
 -- A filter: the items from upTo (or the top) down, at most LOOK of them.
 -- Earlier calls with this signature covered the scores (lo, hi]: this one
 -- looks first above hi (items that arrived since), then below lo.
-local sig, look, keep_ms = ARGV[20], tonumber(ARGV[21]), tonumber(ARGV[22])
-local f, start = filter_at(11), bound_of(ARGV[16], ARGV[17], false)
+local sig, look, keep_ms = ARGV[21], tonumber(ARGV[22]), tonumber(ARGV[23])
+local f, start = filter_at(12), bound_of(ARGV[17], ARGV[18], false)
 local hi, lo
 local saved = redis.call('HGET', K_GROUPS, 'b')
 if saved then
@@ -131,5 +131,5 @@ local changed = 0
 for _, id in ipairs(ids) do
   if apply(id) then changed = changed + 1 end
 end
-finish(action, ARGV[19])
+finish(action, ARGV[20])
 return {changed, counts_json(), (done or not hi) and 0 or 1, looked}

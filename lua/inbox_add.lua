@@ -9,9 +9,7 @@
 -- recipient after the other (on a cluster, a batch is one recipient: their
 -- keys share a slot); with deliveries (ARGV[20]) two more each, as
 -- delivery_schedule.lua lists them.
--- ARGV[1..7]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
--- ARGV[8]  "1": the event's body is kept once (inbox:body:<id>, ARGV[7]) and
---          the items refer to it; "": each item holds it, as older hubs read
+-- ARGV[1..8]: see inbox_lib.lua (ARGV[4] unused: the channels follow).
 -- ARGV[9]  notificationId
 -- ARGV[10] event type
 -- ARGV[11] the item's own JSON: {"notificationId",…,"timestamp"}
@@ -37,7 +35,7 @@ local gkey, window, publisher = ARGV[17], tonumber(ARGV[18]), ARGV[19]
 -- value is what an item of this event holds in inbox:{u} (inbox_item.lua):
 -- nothing but a reference when the body is kept once
 local value, joined = own, nil
-if ARGV[8] == '1' then value, joined = '', '\t' .. id end
+if ARGV[8] == '2' then value, joined = '', '\t' .. id end
 local tags = {}
 for tag in string.gmatch(tag_list, '[^,]+') do tags[#tags + 1] = tag end
 local with_meta = sev ~= 'normal' or #tags > 0 or exp ~= ''
@@ -55,7 +53,7 @@ local head = string.sub(own, 1, -2) .. ',"readAt":null,"seenAt":null,"archivedAt
 -- duplicate).
 local function join(gid, g)
   contrib(gid, -1)
-  redis.call('HSET', K_ITEMS, gid, joined or ('{"notificationId":"' .. gid .. '"' .. string.sub(own, #id + 21)))
+  order_set(gid, top_score(ms), joined or ('{"notificationId":"' .. gid .. '"' .. string.sub(own, #id + 21)))
   if with_meta then
     redis.call('HSET', K_META, gid, sev .. '\t' .. tag_list .. '\t' .. exp)
   else
@@ -64,7 +62,6 @@ local function join(gid, g)
   redis.call('ZREM', K_DUE, 'x:' .. gid)
   if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. gid) end
   redis.call('HDEL', K_SEEN, gid)
-  redis.call('ZADD', K_ORDER, top_score(ms), gid)
   g.count = g.count + 1
   if publisher ~= '' then
     local actors = {publisher}
@@ -98,6 +95,8 @@ local function add_item()
   -- keys this add may make: the inbox's own when it was empty, those of
   -- tags, severity, expiry and groups; they take their expiry now (keep)
   if items == 0 or with_meta or gkey ~= '' then C.kept = nil end
+  -- a small inbox counts by neither tag nor severity, and stays small
+  if sev ~= 'normal' or #tags > 0 or items >= SMALL_ITEMS then grow() end
   if gkey ~= '' then
     if redis.call('ZSCORE', K_DELETED, id) or redis.call('HEXISTS', K_ITEMS, id) == 1 then return 'dup', '' end
     local gid, g = open_group()
@@ -112,7 +111,7 @@ local function add_item()
   end
   local score = top_score(ms)
   if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
-  redis.call('ZADD', K_ORDER, score, id)
+  order_set(id, score, SMALL and value or nil)
   if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. id) end
   add_counts(sev, tags, NEW_ITEM, 1)
   dirty = true

@@ -54,7 +54,7 @@ local function scan(f, bound, limit, look)
   while true do
     local n = math.min(200, look - looked)
     if n <= 0 then return out, true, last end
-    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, n)
+    local ids = order_range(bound, '-inf', n)
     for i = 1, #ids, 2 do
       if matches(ids[i], f) then
         -- A full page resumes below its own last item (what the
@@ -77,7 +77,7 @@ local function walk(f, max, min, look, out)
   local looked, first, last = 0, nil, nil
   while looked < look do
     local n = math.min(200, look - looked)
-    local ids = redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'WITHSCORES', 'LIMIT', 0, n)
+    local ids = order_range(max, min, n)
     for i = 1, #ids, 2 do
       if matches(ids[i], f) then out[#out + 1] = ids[i] end
       first, last = first or ids[i + 1], ids[i + 1]
@@ -86,7 +86,7 @@ local function walk(f, max, min, look, out)
     looked = looked + #ids / 2
     if #ids < 2 * n then return looked, true, first, last end
   end
-  return looked, #redis.call('ZREVRANGEBYSCORE', K_ORDER, max, min, 'LIMIT', 0, 1) == 0, first, last
+  return looked, #order_range(max, min, 1) == 0, first, last
 end
 
 -- bound_of is the ZREVRANGEBYSCORE max just below (exclusive) or at
@@ -94,7 +94,7 @@ end
 -- own time (fallback, a score).
 local function bound_of(id, fallback, exclusive)
   if id == '' then return '+inf' end
-  local s = redis.call('ZSCORE', K_ORDER, id) or fallback
+  local s = order_score(id) or fallback
   if exclusive then return '(' .. s end
   return s
 end

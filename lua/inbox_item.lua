@@ -4,9 +4,10 @@
 -- JSON for its hand-off). Every inbox script stands on it too (inbox_lib.lua).
 -- It reads and writes no key but these, takes no ARGV, and its caller
 -- passes the keys in this order (package inbox's ItemKeys), from KEYS[b+1]:
--- KEYS[b+1] inbox:{u}          hash  id -> the item: "" (its body is the event's,
---                                    BODIES .. id), "\t<id>" (a group's: the body of
---                                    the event it shows), or the body itself (JSON)
+-- KEYS[b+1] inbox:{u}          hash  id -> the item: its score when the inbox is small
+--                                    (inbox_lib.lua's SMALL), then nothing (its body is
+--                                    the event's, BODIES .. id), "\t<id>" (a group's: the
+--                                    body of the event it shows), or the body itself (JSON)
 -- KEYS[b+2] inbox:order:{u}    zset  id, scored by activity (ms*1024, unique)
 -- KEYS[b+3] inbox:read:{u}     hash  id -> readAt
 -- KEYS[b+4] inbox:meta:{u}     hash  id -> "severity\ttag,tag\texpiresAt"
@@ -97,9 +98,21 @@ end
 -- body_key is the key of the body item id shows given its value in
 -- inbox:{u}, nil when the item holds it (or is none).
 local function body_key(id, value)
-  if not value or string.byte(value, 1) == 123 then return nil end
+  if not value then return nil end
+  value = string.match(value, '^%d*(.*)$')
+  if string.byte(value, 1) == 123 then return nil end
   if value == '' then return BODIES .. id end
   return BODIES .. string.sub(value, 2)
+end
+
+-- order_score is item id's score (its activity, ms*1024, unique) given its
+-- value in inbox:{u} (nil: read it), a string; nil when id is no item.
+local function order_score(id, value)
+  value = value or redis.call('HGET', K_ITEMS, id)
+  if not value then return nil end
+  local score = string.match(value, '^(%d+)')
+  if score then return score end
+  return redis.call('ZSCORE', K_ORDER, id) or nil
 end
 
 -- body_of is item id's body (its own JSON, without the state) given its
@@ -108,7 +121,7 @@ end
 local function body_of(id, value)
   if not value then return nil end
   local key = body_key(id, value)
-  if not key then return value end -- "{": held by the item
+  if not key then return string.match(value, '^%d*(.*)$') end -- "{": held by the item
   local ref = string.sub(key, #BODIES + 1)
   local body = redis.call('GET', key)
   if not body then -- lost (Redis evicted it): the item still lists
@@ -122,7 +135,8 @@ end
 
 -- item_json is item id as lists show it: its own JSON and its state.
 local function item_json(id)
-  local raw = body_of(id, redis.call('HGET', K_ITEMS, id))
+  local value = redis.call('HGET', K_ITEMS, id)
+  local raw = body_of(id, value)
   if not raw then return nil end
   local sev, tags, exp = meta(id)
   local quoted = {}
@@ -132,7 +146,7 @@ local function item_json(id)
   if due then snoozed = quote(iso(tonumber(due))) end
   local expires = 'null'
   if exp ~= '' then expires = quote(exp) end
-  local act = math.floor(tonumber(redis.call('ZSCORE', K_ORDER, id) or '0') / 1024)
+  local act = math.floor(tonumber(order_score(id, value) or '0') / 1024)
   local g = group_of(id)
   local group = 'null'
   if g then group = group_json(g) end

@@ -23,7 +23,10 @@
 -- ARGV[5]  "1" to SPUBLISH (cluster), else PUBLISH
 -- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
 -- ARGV[7]  where the events' bodies are kept, a key prefix (inbox_item.lua's BODIES)
--- ARGV[8..] the script's own
+-- ARGV[8]  what this script may write that older hubs cannot read: "" nothing,
+--          "1" a new inbox small (see SMALL), "2" that and an event's body
+--          kept once (inbox_add.lua)
+-- ARGV[9..] the script's own
 
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
 -- their keys follow each other, STRIDE each, and use(i, channel) makes the
@@ -49,6 +52,19 @@ local C, C_dirty, C_reset
 local C_unread -- the unread count unread_count holds as far as this script knows (see flush_counts)
 local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
+-- SMALL: the current user's inbox is small, so it is three keys: inbox:{u}
+-- (the items, each with its score: inbox_item.lua), inbox:counts:{u} (the
+-- counts, "s" that it is small, and the log's entries as "~<seq>",
+-- inbox_log.lua) and unread_count; no inbox:order, no inbox:log. An inbox
+-- is made small when this version may (ARGV[8]) and grows out of it
+-- (inbox_order.lua's grow) past SMALL_ITEMS items or SMALL_LOG entries, or
+-- with a count by tag or severity; else, as older hubs keep one, its order
+-- is inbox:order and its log inbox:log. Set by load_counts.
+local SMALL
+local PLAIN = {'s', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'top', 'kept', 'q', 'lm'}
+local MAY_SMALL = ARGV[8] ~= ''
+local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
+
 -- KEEP_ALWAYS: every change renews the keys' expiry (keep, inbox_log.lua),
 -- so that a key it made has one too; the fan-out (inbox_add.lua) renews
 -- once a period instead, and when it may make a key.
@@ -68,18 +84,89 @@ local function use(i, channel)
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
-  C = nil
+  C, ORDER = nil, nil
   kept_now = false
 end
 use(0, ARGV[4])
 
+-- call_chunked calls cmd on key with args, at most 1,000 of them a call
+-- (an even number: field, value pairs stay whole): unpack fails past a few
+-- thousand values, and an inbox may count thousands of tags.
+local function call_chunked(cmd, key, args)
+  for i = 1, #args, 1000 do
+    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
+  end
+end
+
+-- is_item: whether a field of inbox:{u} is an item (a notificationId starts
+-- with its room id).
+local function is_item(field)
+  local b = string.byte(field, 1)
+  return b and b >= 48 and b <= 57
+end
+
+-- order_all is a small inbox's items, newest first: {{id, score}, …}.
+local function order_all()
+  if ORDER then return ORDER end
+  ORDER = {}
+  local all = redis.call('HGETALL', K_ITEMS)
+  for i = 1, #all, 2 do
+    local score = is_item(all[i]) and string.match(all[i + 1], '^(%d+)')
+    if score then ORDER[#ORDER + 1] = {all[i], tonumber(score)} end
+  end
+  table.sort(ORDER, function(a, b) return a[2] > b[2] end)
+  return ORDER
+end
+
+-- take_order moves a small inbox's order to inbox:order and its log's
+-- entries to inbox:log: what makes it large (see grow). Bounded: a small
+-- inbox is small.
+local function take_order()
+  local z = {}
+  for _, item in ipairs(order_all()) do
+    z[#z + 1] = string.format('%.0f', item[2])
+    z[#z + 1] = item[1]
+    redis.call('HSET', K_ITEMS, item[1], string.match(redis.call('HGET', K_ITEMS, item[1]), '^%d*(.*)$'))
+  end
+  call_chunked('ZADD', K_ORDER, z)
+  local all, moved, gone = redis.call('HGETALL', K_COUNTS), {}, {'s'}
+  for i = 1, #all, 2 do
+    if string.byte(all[i], 1) == 126 then -- "~<seq>"
+      moved[#moved + 1] = string.sub(all[i], 2)
+      moved[#moved + 1] = all[i + 1]
+      gone[#gone + 1] = all[i]
+    end
+  end
+  call_chunked('HSET', K_LOG, moved)
+  call_chunked('HDEL', K_COUNTS, gone)
+  ORDER = nil
+end
+
 local function load_counts()
   if C then return end
   C, C_dirty, C_reset, C_grouped = {}, {}, false, false
-  local all = redis.call('HGETALL', K_COUNTS)
-  for i = 1, #all, 2 do
-    C[all[i]] = tonumber(all[i + 1]) or 0
-    if string.byte(all[i], 2) == 58 then C_grouped = true end
+  local small = redis.call('HMGET', K_COUNTS, unpack(PLAIN))
+  SMALL = small[1] ~= false
+  if SMALL then
+    for i = 2, #PLAIN do
+      if small[i] then C[PLAIN[i]] = tonumber(small[i]) end
+    end
+    -- an older hub, which knows no small inbox, added to it: its order is
+    -- the sorted set it made, where this one's items join it
+    if redis.call('EXISTS', K_ORDER) == 1 then
+      take_order()
+      SMALL, C.kept = false, nil -- keep gives the new keys their expiry
+    end
+  else
+    local all = redis.call('HGETALL', K_COUNTS)
+    for i = 1, #all, 2 do
+      C[all[i]] = tonumber(all[i + 1]) or 0
+      if string.byte(all[i], 2) == 58 then C_grouped = true end
+    end
+    -- a new inbox: neither counts nor an order (an older hub's) are there
+    if MAY_SMALL and #all == 0 and redis.call('EXISTS', K_ORDER) == 0 then
+      SMALL, C.s, C_dirty.s = true, 1, true
+    end
   end
   C_unread = C.unread or 0
 end
@@ -135,15 +222,6 @@ local function count(field)
   return v
 end
 
--- call_chunked calls cmd on key with args, at most 1,000 of them a call
--- (an even number: field, value pairs stay whole): unpack fails past a few
--- thousand values, and an inbox may count thousands of tags.
-local function call_chunked(cmd, key, args)
-  for i = 1, #args, 1000 do
-    redis.call(cmd, key, unpack(args, i, math.min(i + 999, #args)))
-  end
-end
-
 -- flush_counts writes the counts that changed (all of them after a
 -- recount), dropping those at 0, and unread_count with them: set after a
 -- recount, else moved by the change (INCRBY), so that a change an older hub
@@ -151,7 +229,8 @@ end
 local function flush_counts()
   if not C then return end
   if C_reset then
-    redis.call('DEL', K_COUNTS)
+    -- a small inbox's counts hold its log too
+    if SMALL then redis.call('HDEL', K_COUNTS, unpack(PLAIN)) else redis.call('DEL', K_COUNTS) end
     local args = {}
     for k, v in pairs(C) do
       if v > 0 then args[#args + 1] = k; args[#args + 1] = v else C[k] = nil end
@@ -178,26 +257,6 @@ local function flush_counts()
     end
   end
   C_dirty, C_reset = {}, false
-end
-
--- ensure recounts once when the counts do not describe the items: a user
--- whose inbox an older hub wrote (no counts yet), or one that an older hub
--- changed during a rolling deploy (it keeps unread_count and the items, not
--- the counts). It returns the number of items. The fan-out (light) trusts
--- counts that exist and takes the number from them: the scripts that read
--- the inbox check, and a difference survives its changes (flush_counts).
-local function ensure(light)
-  load_counts()
-  if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
-  local items = redis.call('ZCARD', K_ORDER)
-  local n = (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0)
-  if C.v and n == items and (C.unread or 0) == tonumber(redis.call('GET', K_UNREAD) or '0') then
-    return items
-  end
-  -- the log's place (inbox_log.lua) is no count: it goes on
-  C, C_dirty, C_reset = {v = (C.v or 0) + 1, q = C.q, lm = C.lm}, {}, true
-  for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, -1)) do contrib(id, 1) end
-  return items
 end
 
 -- plain_counts_json is the counts as GET /notifications/counts answers
@@ -262,118 +321,4 @@ end
 local function put_group(id, g)
   redis.call('HSET', K_GROUPS, 'g:' .. id, g.first_ms .. '\t' .. g.count .. '\t' .. table.concat(g.actors, ',') ..
     '\t' .. g.first .. '\t' .. g.key)
-end
-
--- top_score is the score of an item whose activity is at ms: ms*1024, or
--- just above the top when the top is there already (events of one
--- millisecond keep their arrival order). Scores are unique: paging bounds
--- by them. An event older than the top (one the outbox sweep finished late)
--- takes the next free score at its time.
-local function top_score(ms)
-  local score = ms * 1024
-  load_counts()
-  local last = C.top
-  if not last then
-    local r = redis.call('ZREVRANGE', K_ORDER, 0, 0, 'WITHSCORES')
-    last = tonumber(r[2] or '0')
-  end
-  if last >= score then
-    if last < score + 1024 then
-      score = last + 1
-    else
-      while #redis.call('ZRANGEBYSCORE', K_ORDER, score, score, 'LIMIT', 0, 1) > 0 do score = score + 1 end
-    end
-  end
-  -- The highest score given, kept with the counts: at least the top (an
-  -- item removed from the top leaves it higher, which only moves the next
-  -- item up by one).
-  C.top = math.max(last, score)
-  C_dirty.top = true
-  return score
-end
-
--- tombstone remembers that id must not come back (a retried publish is a
--- duplicate), for the retention and at most 4 × MAX_ITEMS ids.
-local function tombstone(id)
-  redis.call('ZADD', K_DELETED, NOW, id)
-  redis.call('ZREMRANGEBYSCORE', K_DELETED, '-inf', '(' .. (NOW - RETENTION))
-  redis.call('ZREMRANGEBYRANK', K_DELETED, 0, -(4 * MAX_ITEMS + 1))
-end
-
--- remove takes item id out of the inbox for reason (retention, expired,
--- deleted). A read not yet flushed stays in the write-behind buffer. It
--- deletes only what the item has: retention removes one on most adds of a
--- full inbox.
-local function remove(id, reason)
-  local sev, tags, exp = meta(id)
-  local archived, snoozed, read, seen = flags(id)
-  add_counts(sev, tags, what_counts(archived, snoozed, read, seen), -1)
-  redis.call('HDEL', K_ITEMS, id)
-  redis.call('ZREM', K_ORDER, id)
-  if sev ~= 'normal' or #tags > 0 or exp ~= '' then redis.call('HDEL', K_META, id) end
-  if seen then redis.call('HDEL', K_SEEN, id) end
-  if archived then redis.call('HDEL', K_ARCHIVED, id) end
-  if read then redis.call('HDEL', K_READ, id) end
-  if snoozed then redis.call('ZREM', K_DUE, 's:' .. id) end
-  if exp ~= '' then redis.call('ZREM', K_DUE, 'x:' .. id) end
-  local g = group_of(id)
-  if g then
-    redis.call('HDEL', K_GROUPS, 'g:' .. id)
-    if redis.call('HGET', K_GROUPS, 'k:' .. g.key) == id then redis.call('HDEL', K_GROUPS, 'k:' .. g.key) end
-  end
-  if reason ~= 'retention' then tombstone(id) end
-  removed[reason] = removed[reason] or {}
-  table.insert(removed[reason], id)
-  dirty = true
-end
-
--- wake brings snoozed item id back: unseen, at the top, its read state
--- kept, its body renewed.
-local function wake(id)
-  local body = body_key(id, redis.call('HGET', K_ITEMS, id))
-  if body then redis.call('EXPIRE', body, math.floor(RETENTION / 1000) + 86400) end -- as long as the item may live
-  contrib(id, -1)
-  redis.call('ZREM', K_DUE, 's:' .. id)
-  redis.call('HDEL', K_SEEN, id)
-  redis.call('ZADD', K_ORDER, top_score(NOW), id)
-  contrib(id, 1)
-  updated[#updated + 1] = id
-  dirty = true
-end
-
--- trim drops items beyond the newest MAX_ITEMS and, unless by_count_only,
--- those past the retention age; items is how many there are. It looks at
--- the oldest first: most calls find nothing to do.
-local function trim(items, by_count_only)
-  local oldest = (NOW - RETENTION) * 1024
-  local first = {}
-  if not by_count_only then first = redis.call('ZRANGE', K_ORDER, 0, 0, 'WITHSCORES') end
-  if first[2] and tonumber(first[2]) < oldest then
-    for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_ORDER, '-inf', '(' .. oldest)) do
-      remove(id, 'retention')
-      items = items - 1
-    end
-  end
-  if items > MAX_ITEMS then
-    for _, id in ipairs(redis.call('ZRANGE', K_ORDER, 0, items - MAX_ITEMS - 1)) do
-      remove(id, 'retention')
-    end
-  end
-end
-
--- SETTLE_CHUNK bounds the due items one script wakes or removes (DESIGN's
--- Cost rule: no script holds Redis long); the timers job settles the rest
--- in further scripts at once.
-local SETTLE_CHUNK = 200
-
--- settle brings the inbox up to now: counts checked, old items trimmed,
--- expired items removed, snoozed items whose time came woken (at most
--- SETTLE_CHUNK of them). Every script starts with it, so lists and counts
--- show what is due only while more than a chunk fell due at once.
-local function settle()
-  trim(ensure())
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_DUE, '-inf', NOW, 'LIMIT', 0, SETTLE_CHUNK)) do
-    local id = string.sub(m, 3)
-    if string.sub(m, 1, 1) == 'x' then remove(id, 'expired') else wake(id) end
-  end
 end

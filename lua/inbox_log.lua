@@ -1,8 +1,9 @@
 -- The user's log: every change of a user's inbox is one entry, numbered
 -- (seq) and sent live on the user's channel; a user stream resumes from it
--- (inbox_log_read.lua). Joined behind inbox_lib.lua, whose keys and counts
+-- (inbox_log_read.lua). Joined behind inbox_order.lua, whose keys and counts
 -- it uses. An entry costs what names it, not what the event carried: a hash
--- field seq -> "<ms>\t<counts>\t<what>", where counts is the counts of its
+-- field seq -> "<ms>\t<counts>\t<what>" in inbox:log:{u} (a small inbox's,
+-- up to 60 bytes, "~<seq>" in inbox:counts:{u}), where counts is the counts of its
 -- time (counts_snapshot) and what is one of
 --   c\t<id>                  notification.created (the item, as it is when read)
 --   r\t<readAt>\t<ids>       notification.read
@@ -44,9 +45,18 @@ local function log(typ, what, data)
   local seq = last_seq() + 1
   local ms = math.max(NOW, C.lm or 0) -- ids keep rising when the clock steps back
   C.q, C.lm, C_dirty.q, C_dirty.lm = seq, ms, true, true
-  redis.call('HSET', K_LOG, seq, ms .. '\t' .. counts_snapshot() .. '\t' .. what)
-  if seq > LOG_MAX then redis.call('HDEL', K_LOG, seq - LOG_MAX) end
-  if kept_now then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
+  if SMALL and math.min(seq, LOG_MAX) > SMALL_LOG then grow() end
+  local entry = ms .. '\t' .. counts_snapshot() .. '\t' .. what
+  if SMALL and #entry <= 60 then
+    redis.call('HSET', K_COUNTS, '~' .. seq, entry)
+  else
+    redis.call('HSET', K_LOG, seq, entry)
+    if kept_now then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
+  end
+  if seq > LOG_MAX then
+    if SMALL then redis.call('HDEL', K_COUNTS, '~' .. (seq - LOG_MAX)) end
+    redis.call('HDEL', K_LOG, seq - LOG_MAX)
+  end
   local id = ms .. '-' .. seq
   local msg = string.format('{"id":"%s","seq":%d,"eventType":"%s","data":%s}', id, seq, typ, data)
   if ARGV[5] == '1' then

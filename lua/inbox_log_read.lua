@@ -1,21 +1,25 @@
 -- Read a user's log (inbox_log.lua) as the events it sent: what a user
 -- stream resumes from. It changes nothing.
--- KEYS and ARGV[1..7]: see inbox_lib.lua.
--- ARGV[8] where to start: "-" the oldest entry, "<ms>-<seq>" that id or the
+-- KEYS and ARGV[1..8]: see inbox_lib.lua.
+-- ARGV[9] where to start: "-" the oldest entry, "<ms>-<seq>" that id or the
 --         first after it, "(<ms>-<seq>" the first after it, "+" the newest
--- ARGV[9] how many entries at most
+-- ARGV[10] how many entries at most
 -- Returns {entries looked at, then id, seq, type, data of each, oldest
 -- first}. A created item is shown as it is now (what changed it since
 -- follows in the log), with the counts of its time; one gone since is
 -- notification.counts, the counts of its time, so that every seq is there.
-local q = tonumber(redis.call('HGET', K_COUNTS, 'q') or '0')
+load_counts()
+local q = C.q or 0
 if q == 0 then return {0} end
 
 -- entry returns entry seq's ms (a number), counts snapshot and the rest, or nil.
 local function entry(seq)
-  local e = redis.call('HGET', K_LOG, seq)
+  local e
+  if SMALL then e = redis.call('HGET', K_COUNTS, '~' .. seq) end
+  e = e or redis.call('HGET', K_LOG, seq)
   if not e then return nil end
   local ms, snap, what = string.match(e, '^(%d+)\t([^\t]*)\t(.*)$')
+  if not ms then return nil end
   return tonumber(ms), snap, what
 end
 
@@ -95,7 +99,7 @@ end
 
 local from = first_kept()
 if not from then return {0} end
-local start, want = ARGV[8], tonumber(ARGV[9])
+local start, want = ARGV[9], tonumber(ARGV[10])
 if start == '+' then
   from, want = q, 1
 elseif start ~= '-' then

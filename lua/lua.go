@@ -82,6 +82,9 @@ var inboxItem string
 //go:embed inbox_lib.lua
 var inboxLib string
 
+//go:embed inbox_order.lua
+var inboxOrder string
+
 //go:embed inbox_log.lua
 var inboxLog string
 
@@ -105,21 +108,22 @@ var inboxLogRead string
 
 // The inbox scripts, each joined behind the inbox's libraries: its items
 // as readers see them (inbox_item.lua), then the shared head (inbox_lib.lua:
-// counts, retention, timers), the user's log (inbox_log.lua), and the
-// filters for those that list or act in bulk (inbox_filter.lua).
+// keys and counts), the items' order, retention and timers
+// (inbox_order.lua), the user's log (inbox_log.lua), and the filters for
+// those that list or act in bulk (inbox_filter.lua).
 var (
 	// InboxAdd adds one notification to a user's inbox, exactly once, with
 	// its deliveries beyond the tab (delivery's delivery_schedule.lua).
-	InboxAdd = inboxItem + inboxLib + inboxLog + deliverySchedule + inboxAdd
+	InboxAdd = inboxItem + inboxLib + inboxOrder + inboxLog + deliverySchedule + inboxAdd
 	// InboxAct changes the state of one item, of listed ones, or of every
 	// one that passes a filter: read, seen, archive, snooze, delete, ….
-	InboxAct = inboxItem + inboxLib + inboxLog + inboxFilter + inboxAct
+	InboxAct = inboxItem + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxAct
 	// InboxView returns the unread count, the counts or one page of the
 	// inbox, or only settles it (the timer worker).
-	InboxView = inboxItem + inboxLib + inboxLog + inboxFilter + inboxView
+	InboxView = inboxItem + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxView
 	// InboxLogRead reads a user's log as the events it sent: what a user
 	// stream resumes from.
-	InboxLogRead = inboxItem + inboxLib + inboxLog + inboxLogRead
+	InboxLogRead = inboxItem + inboxLib + inboxOrder + inboxLog + inboxLogRead
 )
 
 // OutboxTouch lists a room in outbox:rooms with Redis' time.

@@ -267,7 +267,7 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 	if n.opts.ExpiresAt != nil {
 		expMs = strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)
 	}
-	common := ib.scriptArgs("", hub.NowTimestamp(), ib.shareBodies(), NotificationID(n.room, n.id), n.typ, n.item(),
+	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
 	common = append(common, plan.ScheduleArgs(traceparent)...)
 	var execs []rueidis.LuaExec
@@ -287,15 +287,19 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 	return execs
 }
 
-// shareBodies is inbox_add.lua's ARGV[8]: "1" to keep an event's body once
-// for all its recipients (BodyPrefix), once every live instance reads it so
-// (hub.FleetVersion), and not on a cluster (a user's scripts reach their own
-// slot alone: the items hold it there).
-func (ib *Inbox) shareBodies() string {
-	if ib.rdb.Sharded() || ib.core.FleetVersion() < 1 {
+// layout is the inbox scripts' ARGV[8]: what they may write that older hubs
+// cannot read, once every live instance reads it (hub.FleetVersion): a new
+// inbox small ("1"), and an event's body kept once for all its recipients
+// ("2", not on a cluster: a user's scripts reach their own slot alone, so
+// the items hold it there).
+func (ib *Inbox) layout() string {
+	switch {
+	case ib.core.FleetVersion() < 1:
 		return ""
+	case ib.rdb.Sharded():
+		return "1"
 	}
-	return "1"
+	return "2"
 }
 
 // fanoutPipeline bounds the inbox_add.lua calls of one pipeline. On one

@@ -120,7 +120,7 @@ func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
 	return ib.scriptArgs(hub.UserChannel(user), now, extra...)
 }
 
-// scriptArgs are the arguments every inbox script takes first (ARGV[1..7]
+// scriptArgs are the arguments every inbox script takes first (ARGV[1..8]
 // of lua/inbox_lib.lua), then extra: channel is the user's, or "" when the
 // script names each recipient's channel itself (inbox_add.lua).
 func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
@@ -129,5 +129,5 @@ func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
 		sharded = "1"
 	}
 	return append([]string{itoa(ib.cfg.Retention.Milliseconds()), itoa(int64(ib.cfg.MaxEntries)),
-		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now, BodyPrefix}, extra...)
+		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now, BodyPrefix, ib.layout()}, extra...)
 }

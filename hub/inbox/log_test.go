@@ -25,12 +25,14 @@ func TestLog_EveryKeyOfAPersonExpires(t *testing.T) {
 		t.Fatalf("delete: %d", code)
 	}
 	id = "95:" + th.Notify(t, 95, "comment.created", 30).StreamID
-	allExpire(t, th, 30, inbox.ItemsKey(30), inbox.OrderKey(30), inbox.CountsKey(30), inbox.UnreadCountKey(30),
-		inbox.LogKey(30), inbox.DeletedKey(30))
+	allExpire(t, th, 30, inbox.ItemsKey(30), inbox.CountsKey(30), inbox.UnreadCountKey(30), inbox.DeletedKey(30))
 	if code, _ := th.UserDo(t, http.MethodPatch, "/api/v1/notifications/"+id+"/read", 30, ""); code != 200 {
 		t.Fatalf("read: %d", code)
 	}
 	allExpire(t, th, 30, inbox.ReadKey(30))
+	// A large inbox's keys too (a tag makes it large).
+	th.NotifyExtra(t, 95, "comment.created", `"tags":["a"]`, 30)
+	allExpire(t, th, 30, inbox.OrderKey(30), inbox.LogKey(30))
 }
 
 // allExpire checks that every key of user has an expiry, but the
@@ -117,19 +119,77 @@ func TestLog_GoesOnFromAnOlderHubsSeq(t *testing.T) {
 }
 
 // The log keeps INBOX_MAX_ENTRIES entries, exactly: one entry goes for each
-// one that comes.
+// one that comes, in a small inbox (its entries among its counts) as in a
+// large one.
 func TestLog_KeepsMaxEntries(t *testing.T) {
 	rs := testredis.Start(t)
 	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.MaxEntries = 5 })
-	for range 12 {
-		th.Notify(t, 98, "comment.created", 33)
+	for _, extra := range []string{"", `"tags":["a"]`} {
+		user := int64(33)
+		if extra != "" {
+			user = 34
+		}
+		for range 12 {
+			th.NotifyExtra(t, 98, "comment.created", extra, user)
+		}
+		// 12 created, 7 deleted by the retention of 5 items
+		if got := logEntries(t, th, user); len(got) != 5 || !slices.Contains(got, "19") {
+			t.Fatalf("user %d's log holds %v, want 5 entries, the newest (19) among them", user, got)
+		}
 	}
-	// 12 created, 7 deleted by the retention of 5 items
-	if n, _ := testredis.Do(t, th.Redis, "HLEN", inbox.LogKey(33)).AsInt64(); n != 5 {
-		t.Fatalf("the log holds %d entries, want 5", n)
+}
+
+// logEntries are the seqs user's log holds, in a small inbox's counts or
+// in inbox:log.
+func logEntries(t *testing.T, th *testhub.Hub, user int64) []string {
+	seqs, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.LogKey(user)).AsStrSlice()
+	counts, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.CountsKey(user)).AsStrSlice()
+	for _, f := range counts {
+		if seq, ok := strings.CutPrefix(f, "~"); ok {
+			seqs = append(seqs, seq)
+		}
 	}
-	fields, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.LogKey(33)).AsStrSlice()
-	if !strings.Contains(","+strings.Join(fields, ",")+",", ",19,") {
-		t.Fatalf("the log holds %v, want the newest (19) among them", fields)
+	return seqs
+}
+
+// A small inbox (its order in its items, its log among its counts) grows
+// large past 48 items: its order, counts and log go on, and a stream
+// resumes across the change.
+func TestLog_ASmallInboxGrowsLargeWithNothingLost(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	var ids, events []string
+	s := th.SettledUserStream(t, 35)
+	for i := range 60 {
+		ids = append(ids, "94:"+th.Notify(t, 94, "comment.created", 35).StreamID)
+		events = append(events, s.Next(t, testhub.Wait).ID)
+		if i == 0 {
+			if n, _ := testredis.Do(t, th.Redis, "EXISTS", inbox.OrderKey(35), inbox.LogKey(35)).AsInt64(); n != 0 {
+				t.Fatal("a first notification made an order or a log key: the inbox is not small")
+			}
+		}
+	}
+	s.Close()
+	if n, _ := testredis.Do(t, th.Redis, "EXISTS", inbox.OrderKey(35)).AsInt64(); n != 1 {
+		t.Fatal("60 items and no inbox:order: the inbox did not grow")
+	}
+	if f, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.CountsKey(35)).AsStrSlice(); slices.ContainsFunc(f, func(k string) bool { return k == "s" || strings.HasPrefix(k, "~") }) {
+		t.Fatalf("a large inbox's counts still hold %v", f)
+	}
+	l := th.ListOf(t, 35, "limit=100")
+	if len(l) != 60 || l[0].NotificationID != ids[59] || l[59].NotificationID != ids[0] {
+		t.Fatalf("the list after growing: %d items, first %s, last %s", len(l), l[0].NotificationID, l[len(l)-1].NotificationID)
+	}
+	if c := th.CountsOf(t, 35); c.Visible != 60 || c.Unread != 60 {
+		t.Fatalf("counts after growing: %+v", c)
+	}
+	r := th.UserStream(t, 35, events[9])
+	r.Next(t, testhub.Wait)
+	r.NextCounts(t)
+	for i := 10; i < 60; i++ {
+		f := r.Next(t, testhub.Wait)
+		if c := testhub.DecodeFrame[testhub.CreatedData](t, f, inbox.NotificationCreatedType); c.NotificationID != ids[i] || f.ID != events[i] || c.Unread != int64(i+1) {
+			t.Fatalf("replayed %d: %+v (%s), want %s as %s", i, c, f.ID, ids[i], events[i])
+		}
 	}
 }

@@ -362,13 +362,8 @@ func TestInbox_RetentionDropsOldEntries(t *testing.T) {
 	if l, n := th.InboxOf(t, 12), th.UnreadOf(t, 12); len(l) != 3 || n != 3 {
 		t.Fatalf("after 5 into an inbox of 3: %d entries, unread %d", len(l), n)
 	}
-	// Age: move every entry's score 31 days back, as if time had passed.
-	rdb := testredis.Client(t, rs.Addr())
-	old := float64(time.Now().Add(-31*24*time.Hour).UnixMilli()) * 1024
-	members, _ := testredis.Do(t, rdb, "ZRANGE", inbox.OrderKey(12), "0", "-1").AsStrSlice()
-	for _, m := range members {
-		testredis.Do(t, rdb, "ZADD", inbox.OrderKey(12), fmt.Sprint(old), m)
-	}
+	// Age: move every entry 31 days back, as if time had passed.
+	testhub.AgeInbox(t, testredis.Client(t, rs.Addr()), 12, 31*24*time.Hour)
 	if l, n := th.InboxOf(t, 12), th.UnreadOf(t, 12); len(l) != 0 || n != 0 {
 		t.Fatalf("after 31 days: %d entries, unread %d", len(l), n)
 	}

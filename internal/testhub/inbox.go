@@ -1,6 +1,7 @@
 package testhub
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,10 +12,14 @@ import (
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // InboxOf reads a user's whole inbox through the API, newest first.
@@ -341,4 +346,26 @@ func (s *ReadSink) Accepted(t testing.TB) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// AgeInbox moves every item of user's inbox to the time ago, as if that much
+// time had passed since their last activity: in the inbox's order, kept in
+// inbox:order or, while the inbox is small, in the items (lua/inbox_order.lua).
+func AgeInbox(t testing.TB, rdb rueidis.Client, user int64, ago time.Duration) {
+	t.Helper()
+	score := strconv.FormatInt(time.Now().Add(-ago).UnixMilli()*1024, 10)
+	items, err := rdb.Do(context.Background(), rdb.B().Hgetall().Key(inbox.ItemsKey(user)).Build()).AsStrMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, value := range items {
+		if rest := strings.TrimLeft(value, "0123456789"); rest != value {
+			err = rdb.Do(context.Background(), rdb.B().Hset().Key(inbox.ItemsKey(user)).FieldValue().FieldValue(id, score+rest).Build()).Error()
+		} else {
+			err = rdb.Do(context.Background(), rdb.B().Zadd().Key(inbox.OrderKey(user)).ScoreMember().ScoreMember(float64(time.Now().Add(-ago).UnixMilli()*1024), id).Build()).Error()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
