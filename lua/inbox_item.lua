@@ -5,6 +5,7 @@
 -- It reads and writes no key but these, takes no ARGV, and its caller
 -- passes the keys in this order (package inbox's ItemKeys), from KEYS[b+1]:
 -- KEYS[b+1] inbox:{u}          hash  id -> the item: its score when the inbox is small
+--                                    (the difference from id_score)
 --                                    (inbox_lib.lua's SMALL), then nothing (its body is
 --                                    the event's, BODIES .. id), "\t<id>" (a group's: the
 --                                    body of the event it shows), or the body itself (JSON)
@@ -99,10 +100,16 @@ end
 -- inbox:{u}, nil when the item holds it (or is none).
 local function body_key(id, value)
   if not value then return nil end
-  value = string.match(value, '^%d*(.*)$')
+  value = string.match(value, '^%-?%d*(.*)$')
   if string.byte(value, 1) == 123 then return nil end
   if value == '' then return BODIES .. id end
   return BODIES .. string.sub(value, 2)
+end
+
+-- id_score is the score of notificationId id's own time: its ms*1024. A
+-- small inbox's item keeps its score as the difference from it, mostly 0.
+local function id_score(id)
+  return tonumber(string.match(id, ':(%d+)')) * 1024
 end
 
 -- order_score is item id's score (its activity, ms*1024, unique) given its
@@ -110,8 +117,8 @@ end
 local function order_score(id, value)
   value = value or redis.call('HGET', K_ITEMS, id)
   if not value then return nil end
-  local score = string.match(value, '^(%d+)')
-  if score then return score end
+  local off = string.match(value, '^(%-?%d+)')
+  if off then return string.format('%.0f', id_score(id) + tonumber(off)) end
   return redis.call('ZSCORE', K_ORDER, id) or nil
 end
 
@@ -121,7 +128,7 @@ end
 local function body_of(id, value)
   if not value then return nil end
   local key = body_key(id, value)
-  if not key then return string.match(value, '^%d*(.*)$') end -- "{": held by the item
+  if not key then return string.match(value, '^%-?%d*(.*)$') end -- "{": held by the item
   local ref = string.sub(key, #BODIES + 1)
   local body = redis.call('GET', key)
   if not body then -- lost (Redis evicted it): the item still lists

@@ -54,14 +54,19 @@ local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
 -- SMALL: the current user's inbox is small, so it is three keys: inbox:{u}
 -- (the items, each with its score: inbox_item.lua), inbox:counts:{u} (the
--- counts, "s" that it is small, and the log's entries as "~<seq>",
+-- counts by short names, "k" among them saying it is small, and the log's entries as "~<seq>",
 -- inbox_log.lua) and unread_count; no inbox:order, no inbox:log. An inbox
 -- is made small when this version may (ARGV[8]) and grows out of it
 -- (inbox_order.lua's grow) past SMALL_ITEMS items or SMALL_LOG entries, or
 -- with a count by tag or severity; else, as older hubs keep one, its order
 -- is inbox:order and its log inbox:log. Set by load_counts.
 local SMALL
-local PLAIN = {'s', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'top', 'kept', 'q', 'lm'}
+-- A small inbox's counts go by short names (SHORT: count -> its field);
+-- "top" and "lm" it does not keep (its items and log are at hand).
+local SMALL_NAMES = {'kept', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'q'}
+local SMALL_FIELDS = {'k', 'v', 'i', 'u', 'n', 'a', 'z', 'q'}
+local SHORT = {}
+for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
 
@@ -111,8 +116,8 @@ local function order_all()
   ORDER = {}
   local all = redis.call('HGETALL', K_ITEMS)
   for i = 1, #all, 2 do
-    local score = is_item(all[i]) and string.match(all[i + 1], '^(%d+)')
-    if score then ORDER[#ORDER + 1] = {all[i], tonumber(score)} end
+    local off = is_item(all[i]) and string.match(all[i + 1], '^(%-?%d+)')
+    if off then ORDER[#ORDER + 1] = {all[i], id_score(all[i]) + tonumber(off)} end
   end
   table.sort(ORDER, function(a, b) return a[2] > b[2] end)
   return ORDER
@@ -126,10 +131,10 @@ local function take_order()
   for _, item in ipairs(order_all()) do
     z[#z + 1] = string.format('%.0f', item[2])
     z[#z + 1] = item[1]
-    redis.call('HSET', K_ITEMS, item[1], string.match(redis.call('HGET', K_ITEMS, item[1]), '^%d*(.*)$'))
+    redis.call('HSET', K_ITEMS, item[1], string.match(redis.call('HGET', K_ITEMS, item[1]), '^%-?%d*(.*)$'))
   end
   call_chunked('ZADD', K_ORDER, z)
-  local all, moved, gone = redis.call('HGETALL', K_COUNTS), {}, {'s'}
+  local all, moved, gone = redis.call('HGETALL', K_COUNTS), {}, {}
   for i = 1, #all, 2 do
     if string.byte(all[i], 1) == 126 then -- "~<seq>"
       moved[#moved + 1] = string.sub(all[i], 2)
@@ -145,17 +150,18 @@ end
 local function load_counts()
   if C then return end
   C, C_dirty, C_reset, C_grouped = {}, {}, false, false
-  local small = redis.call('HMGET', K_COUNTS, unpack(PLAIN))
-  SMALL = small[1] ~= false
+  local small = redis.call('HMGET', K_COUNTS, unpack(SMALL_FIELDS))
+  SMALL = small[1] ~= false -- "k": a small inbox's counts are kept (keep) from the first change
   if SMALL then
-    for i = 2, #PLAIN do
-      if small[i] then C[PLAIN[i]] = tonumber(small[i]) end
+    for i, name in ipairs(SMALL_NAMES) do
+      if small[i] then C[name] = tonumber(small[i]) end
     end
     -- an older hub, which knows no small inbox, added to it: its order is
     -- the sorted set it made, where this one's items join it
     if redis.call('EXISTS', K_ORDER) == 1 then
       take_order()
-      SMALL, C.kept = false, nil -- keep gives the new keys their expiry
+      SMALL, C_reset = false, true -- the counts by their names
+      C.kept = nil -- keep gives the new keys their expiry
     end
   else
     local all = redis.call('HGETALL', K_COUNTS)
@@ -165,7 +171,7 @@ local function load_counts()
     end
     -- a new inbox: neither counts nor an order (an older hub's) are there
     if MAY_SMALL and #all == 0 and redis.call('EXISTS', K_ORDER) == 0 then
-      SMALL, C.s, C_dirty.s = true, 1, true
+      SMALL = true
     end
   end
   C_unread = C.unread or 0
@@ -222,6 +228,12 @@ local function count(field)
   return v
 end
 
+-- field is the field count k is kept in, nil when not kept (a small inbox's top).
+local function field(k)
+  if SMALL then return SHORT[k] end
+  return k
+end
+
 -- flush_counts writes the counts that changed (all of them after a
 -- recount), dropping those at 0, and unread_count with them: set after a
 -- recount, else moved by the change (INCRBY), so that a change an older hub
@@ -230,10 +242,15 @@ local function flush_counts()
   if not C then return end
   if C_reset then
     -- a small inbox's counts hold its log too
-    if SMALL then redis.call('HDEL', K_COUNTS, unpack(PLAIN)) else redis.call('DEL', K_COUNTS) end
+    if SMALL then redis.call('HDEL', K_COUNTS, unpack(SMALL_FIELDS)) else redis.call('DEL', K_COUNTS) end
     local args = {}
     for k, v in pairs(C) do
-      if v > 0 then args[#args + 1] = k; args[#args + 1] = v else C[k] = nil end
+      local f = field(k)
+      if v <= 0 then
+        C[k] = nil
+      elseif f then
+        args[#args + 1] = f; args[#args + 1] = v
+      end
     end
     call_chunked('HSET', K_COUNTS, args)
     C_unread = count('unread')
@@ -241,11 +258,12 @@ local function flush_counts()
   elseif next(C_dirty) then
     local set, del = {}, {}
     for k in pairs(C_dirty) do
-      local v = C[k]
-      if v and v > 0 then
-        set[#set + 1] = k; set[#set + 1] = v
-      else
-        del[#del + 1] = k; C[k] = nil
+      local v, f = C[k], field(k)
+      if not v or v <= 0 then
+        C[k] = nil
+        if f then del[#del + 1] = f end
+      elseif f then
+        set[#set + 1] = f; set[#set + 1] = v
       end
     end
     call_chunked('HSET', K_COUNTS, set)

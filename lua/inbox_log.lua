@@ -16,14 +16,15 @@
 -- LOG_MAX is how many entries the log keeps (ARGV[3]).
 local LOG_MAX = tonumber(ARGV[3])
 
--- counts_snapshot is the counts in an entry: "v,visible,unread,unseen,
--- archived,snoozed", or their JSON while something counts by tag or
--- severity.
+-- counts_snapshot is the counts in an entry: "v,visible,unread,unseen"
+-- and ",archived,snoozed" unless both are 0, or their JSON while something
+-- counts by tag or severity.
 local function counts_snapshot()
   load_counts()
   if C_grouped then return counts_json() end
-  return string.format('%d,%d,%d,%d,%d,%d', C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0,
-    C.archived or 0, C.snoozed or 0)
+  local s = string.format('%d,%d,%d,%d', C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0)
+  if (C.archived or 0) == 0 and (C.snoozed or 0) == 0 then return s end
+  return s .. string.format(',%d,%d', C.archived or 0, C.snoozed or 0)
 end
 
 -- last_seq is the log's last seq, kept with the counts (q). A user whose
@@ -38,15 +39,35 @@ local function last_seq()
   return old
 end
 
+-- log_entry reads entry seq: its ms (a number), counts snapshot and what,
+-- or nil. A created entry's ms may be kept as "+<ms>" after its item's own.
+local function log_entry(seq)
+  local e
+  if SMALL then e = redis.call('HGET', K_COUNTS, '~' .. seq) end
+  e = e or redis.call('HGET', K_LOG, seq)
+  if not e then return nil end
+  local after, ms, snap, what = string.match(e, '^(%+?)(%d+)\t([^\t]*)\t(.*)$')
+  if not ms then return nil end
+  ms = tonumber(ms)
+  if after == '+' then ms = ms + id_score(string.sub(what, 3)) / 1024 end
+  return ms, snap, what
+end
+
 -- log appends one entry (what, see above) to the user's log and publishes
 -- its event (typ, data) live, with the entry's id and seq, exactly as a
 -- room event travels. The oldest entry beyond LOG_MAX goes.
 local function log(typ, what, data)
   local seq = last_seq() + 1
+  if not C.lm and SMALL and seq > 1 then C.lm = log_entry(seq - 1) end -- a small inbox keeps no lm
   local ms = math.max(NOW, C.lm or 0) -- ids keep rising when the clock steps back
   C.q, C.lm, C_dirty.q, C_dirty.lm = seq, ms, true, true
   if SMALL and math.min(seq, LOG_MAX) > SMALL_LOG then grow() end
-  local entry = ms .. '\t' .. counts_snapshot() .. '\t' .. what
+  local stamp = ms
+  if string.byte(what, 1) == 99 then -- "c": after the item's own time, mostly by a few ms
+    local after = ms - id_score(string.sub(what, 3)) / 1024
+    if after >= 0 then stamp = '+' .. after end
+  end
+  local entry = stamp .. '\t' .. counts_snapshot() .. '\t' .. what
   if SMALL and #entry <= 60 then
     redis.call('HSET', K_COUNTS, '~' .. seq, entry)
   else

@@ -12,16 +12,7 @@ load_counts()
 local q = C.q or 0
 if q == 0 then return {0} end
 
--- entry returns entry seq's ms (a number), counts snapshot and the rest, or nil.
-local function entry(seq)
-  local e
-  if SMALL then e = redis.call('HGET', K_COUNTS, '~' .. seq) end
-  e = e or redis.call('HGET', K_LOG, seq)
-  if not e then return nil end
-  local ms, snap, what = string.match(e, '^(%d+)\t([^\t]*)\t(.*)$')
-  if not ms then return nil end
-  return tonumber(ms), snap, what
-end
+local entry = log_entry
 
 -- first_kept is the oldest seq the log holds, nil when none: entries go
 -- from the bottom (LOG_MAX may have been raised), so those kept are a run
@@ -56,8 +47,9 @@ end
 
 local function counts_of(snap)
   if string.byte(snap, 1) == 123 then return snap end -- "{": the JSON itself
-  local v, vis, unr, uns, arc, snz = string.match(snap, '^(%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+),(%-?%d+)$')
-  return plain_counts_json(tonumber(v), tonumber(vis), tonumber(unr), tonumber(uns), tonumber(arc), tonumber(snz))
+  local n = {}
+  for x in string.gmatch(snap, '[^,]+') do n[#n + 1] = tonumber(x) end
+  return plain_counts_json(n[1], n[2], n[3], n[4], n[5] or 0, n[6] or 0)
 end
 
 local function split(list)

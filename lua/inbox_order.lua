@@ -54,8 +54,8 @@ end
 local function order_set(id, score, rest)
   load_counts()
   if SMALL then
-    if rest == nil then rest = string.match(redis.call('HGET', K_ITEMS, id) or '', '^%d*(.*)$') end
-    redis.call('HSET', K_ITEMS, id, string.format('%.0f', score) .. rest)
+    if rest == nil then rest = string.match(redis.call('HGET', K_ITEMS, id) or '', '^%-?%d*(.*)$') end
+    redis.call('HSET', K_ITEMS, id, string.format('%.0f', score - id_score(id)) .. rest)
     ORDER = nil
     return
   end
@@ -73,7 +73,7 @@ local function grow()
   load_counts()
   if not SMALL then return end
   take_order()
-  SMALL, C.s, C_dirty.s = false, nil, nil
+  SMALL, C_reset = false, true -- the counts by their names
   C.kept = nil -- keep gives its new keys their expiry
 end
 
@@ -87,12 +87,16 @@ local function ensure(light)
   load_counts()
   if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
   local items = order_count()
+  if items == 0 and not C.v then -- nothing yet: nothing to write, the counts' first version
+    C.v = 1
+    return 0
+  end
   local n = (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0)
   if C.v and n == items and (C.unread or 0) == tonumber(redis.call('GET', K_UNREAD) or '0') then
     return items
   end
-  -- the log's place (inbox_log.lua) and a small inbox's mark are no counts
-  C, C_dirty, C_reset = {v = (C.v or 0) + 1, q = C.q, lm = C.lm, s = C.s}, {}, true
+  -- the log's place (inbox_log.lua) and the keys' renewal are no counts
+  C, C_dirty, C_reset = {v = (C.v or 0) + 1, q = C.q, lm = C.lm, kept = C.kept}, {}, true
   local all = order_range('+inf', '-inf', -1)
   for i = 1, #all, 2 do contrib(all[i], 1) end
   return items

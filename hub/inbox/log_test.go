@@ -16,10 +16,17 @@ import (
 // Every key a person's notifications and actions make expires with the
 // retention, the log's included, but the write-behind queue (the flusher
 // empties it) and the mutes (settings): also one made again the same day,
-// after the inbox was emptied.
+// after the inbox was emptied. Looking at an empty inbox makes none.
 func TestLog_EveryKeyOfAPersonExpires(t *testing.T) {
 	rs := testredis.Start(t)
 	th := testhub.Start(t, rs.Addr(), nil)
+	// Looking at an empty inbox makes nothing.
+	if c := th.CountsOf(t, 30); c.Version != 1 || th.UnreadOf(t, 30) != 0 || len(th.InboxOf(t, 30)) != 0 {
+		t.Fatalf("an empty inbox: %+v", c)
+	}
+	if keys, _ := testredis.Do(t, th.Redis, "KEYS", "*{30}*").AsStrSlice(); len(keys) > 0 {
+		t.Fatalf("looking at an empty inbox made %v", keys)
+	}
 	id := "95:" + th.Notify(t, 95, "comment.created", 30).StreamID
 	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/notifications/"+id, 30, ""); code != 200 {
 		t.Fatalf("delete: %d", code)

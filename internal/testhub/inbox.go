@@ -353,14 +353,17 @@ func (s *ReadSink) Accepted(t testing.TB) []string {
 // inbox:order or, while the inbox is small, in the items (lua/inbox_order.lua).
 func AgeInbox(t testing.TB, rdb rueidis.Client, user int64, ago time.Duration) {
 	t.Helper()
-	score := strconv.FormatInt(time.Now().Add(-ago).UnixMilli()*1024, 10)
+	score := time.Now().Add(-ago).UnixMilli() * 1024
 	items, err := rdb.Do(context.Background(), rdb.B().Hgetall().Key(inbox.ItemsKey(user)).Build()).AsStrMap()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for id, value := range items {
-		if rest := strings.TrimLeft(value, "0123456789"); rest != value {
-			err = rdb.Do(context.Background(), rdb.B().Hset().Key(inbox.ItemsKey(user)).FieldValue().FieldValue(id, score+rest).Build()).Error()
+		if rest := strings.TrimLeft(value, "-0123456789"); rest != value {
+			// a small inbox's item keeps its score as the difference from its id's time
+			_, sid, _, _ := inbox.ParseNotificationID(id)
+			off := strconv.FormatInt(score-int64(sid.Ms)*1024, 10)
+			err = rdb.Do(context.Background(), rdb.B().Hset().Key(inbox.ItemsKey(user)).FieldValue().FieldValue(id, off+rest).Build()).Error()
 		} else {
 			err = rdb.Do(context.Background(), rdb.B().Zadd().Key(inbox.OrderKey(user)).ScoreMember().ScoreMember(float64(time.Now().Add(-ago).UnixMilli()*1024), id).Build()).Error()
 		}
