@@ -106,12 +106,18 @@ local function add_item()
     if publisher ~= '' then actors = {publisher} end
     put_group(id, {first_ms = ms, count = 1, actors = actors, first = id, key = gkey})
     redis.call('HSET', K_GROUPS, 'k:' .. gkey, id)
-  elseif redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, value) == 0 then
+  elseif redis.call('ZSCORE', K_DELETED, id) then
     return 'dup', ''
   end
+  local top, top_dirty = C.top, C_dirty.top
   local score = top_score(ms)
+  if gkey == '' and not order_new(id, score, value) then
+    C.top, C_dirty.top = top, top_dirty -- a retry: nothing changes
+    return 'dup', ''
+  elseif gkey ~= '' then
+    order_set(id, score, SMALL and value or nil)
+  end
   if with_meta then redis.call('HSET', K_META, id, sev .. '\t' .. tag_list .. '\t' .. exp) end
-  order_set(id, score, SMALL and value or nil)
   if exp_ms ~= '' then redis.call('ZADD', K_DUE, exp_ms, 'x:' .. id) end
   add_counts(sev, tags, NEW_ITEM, 1)
   dirty = true
@@ -131,7 +137,7 @@ local function add()
   return add_item()
 end
 
-KEEP_ALWAYS = false -- see inbox_lib.lua
+FANOUT = true -- see inbox_lib.lua
 
 -- The body, kept once for every item that shows it: as long as the
 -- retention and a day from its last add, longer than any item of it lives

@@ -62,18 +62,19 @@ local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 -- is inbox:order and its log inbox:log. Set by load_counts.
 local SMALL
 -- A small inbox's counts go by short names (SHORT: count -> its field);
--- "top" and "lm" it does not keep (its items and log are at hand).
-local SMALL_NAMES = {'kept', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'q'}
-local SMALL_FIELDS = {'k', 'v', 'i', 'u', 'n', 'a', 'z', 'q'}
+-- "lm" it does not keep (its log is at hand).
+local SMALL_NAMES = {'kept', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'q', 'top'}
+local SMALL_FIELDS = {'k', 'v', 'i', 'u', 'n', 'a', 'z', 'q', 't'}
 local SHORT = {}
 for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
 
--- KEEP_ALWAYS: every change renews the keys' expiry (keep, inbox_log.lua),
--- so that a key it made has one too; the fan-out (inbox_add.lua) renews
--- once a period instead, and when it may make a key.
-local KEEP_ALWAYS = true
+-- FANOUT: this is the fan-out's script (inbox_add.lua), which only adds:
+-- it renews the keys' expiry once a period (keep, inbox_log.lua), and when
+-- it may make a key, where every other change renews it; and it leaves an
+-- older hub's order in a small inbox to the next other script.
+local FANOUT = false
 
 -- STRIDE is how many keys each user has in KEYS: 16, more when a script
 -- takes some of its own after them (inbox_add.lua with deliveries: 18).
@@ -157,8 +158,8 @@ local function load_counts()
       if small[i] then C[name] = tonumber(small[i]) end
     end
     -- an older hub, which knows no small inbox, added to it: its order is
-    -- the sorted set it made, where this one's items join it
-    if redis.call('EXISTS', K_ORDER) == 1 then
+    -- the sorted set it made, where this one's items join it (see FANOUT)
+    if not FANOUT and redis.call('EXISTS', K_ORDER) == 1 then
       take_order()
       SMALL, C_reset = false, true -- the counts by their names
       C.kept = nil -- keep gives the new keys their expiry

@@ -95,12 +95,12 @@ local function quoted_ids(ids)
 end
 
 -- keep renews the keys' expiry (the retention): on every change
--- (KEEP_ALWAYS), else once per KEEP_PERIOD; the counts remember when (field
+-- (but the fan-out's, FANOUT: once per KEEP_PERIOD); the counts remember when (field
 -- kept). It runs after the script's writes, so that a key they made takes
 -- its expiry.
 local function keep()
   local period = math.floor(NOW / KEEP_PERIOD)
-  if C.kept == period and not KEEP_ALWAYS then return end
+  if C.kept == period and FANOUT then return end
   local secs = math.floor(RETENTION / 1000)
   -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
   for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG,

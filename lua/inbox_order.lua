@@ -63,6 +63,20 @@ local function order_set(id, score, rest)
   redis.call('ZADD', K_ORDER, score, id)
 end
 
+-- order_new adds item id at score, its value holding rest besides, unless
+-- it is there: whether it was not.
+local function order_new(id, score, rest)
+  load_counts()
+  if SMALL then
+    if redis.call('HSETNX', K_ITEMS, id, string.format('%.0f', score - id_score(id)) .. rest) == 0 then return false end
+    ORDER = nil
+    return true
+  end
+  if redis.call('HSETNX', K_ITEMS, id, rest) == 0 then return false end
+  redis.call('ZADD', K_ORDER, score, id)
+  return true
+end
+
 -- order_rem takes item id out of the order (its value goes with the item).
 local function order_rem(id)
   if SMALL then ORDER = nil else redis.call('ZREM', K_ORDER, id) end
