@@ -8,10 +8,20 @@
 // per-user keys from inbox:{7} to settings:muted:{7}, the timers' index
 // (inbox_timers:*) and the read index (read_pending:*); it sweeps the core's
 // outbox (outbox:rooms).
-// It writes into a user's notification log (a topic of the core, so user and
-// page streams carry it) from inside its Lua scripts. The core knows nothing
-// of inboxes: it keeps a publish's recipients in the room's outbox as an
+// It keeps each user's notification log (a topic of the core, so user and
+// page streams carry it), writes it from inside its Lua scripts and reads
+// it back for the core (ReadLog, hub.UserLogs). The core knows nothing of
+// inboxes: it keeps a publish's recipients in the room's outbox as an
 // opaque note, and asks Mutes which event types a user's streams leave out.
+//
+// # What a person costs
+//
+// A new inbox is small, three keys (inbox:{7}, inbox:counts:{7},
+// unread_count:{7}) holding its items, order, counts and log, and grows
+// large (inbox:order, inbox:log) past 48 items; an event's body is kept
+// once for all its recipients (BodyPrefix). Both, which older hubs cannot
+// read, are written only once every live instance reads them
+// (hub.FleetVersion). The Lua says how: lua/inbox_lib.lua's SMALL.
 //
 // # Inbox and delivery: one direction
 //

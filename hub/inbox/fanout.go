@@ -287,21 +287,6 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 	return execs
 }
 
-// layout is the inbox scripts' ARGV[8]: what they may write that older hubs
-// cannot read, once every live instance reads it (hub.FleetVersion): a new
-// inbox small ("1"), and an event's body kept once for all its recipients
-// ("2", not on a cluster: a user's scripts reach their own slot alone, so
-// the items hold it there).
-func (ib *Inbox) layout() string {
-	switch {
-	case ib.core.FleetVersion() < 1:
-		return ""
-	case ib.rdb.Sharded():
-		return "1"
-	}
-	return "2"
-}
-
 // fanoutPipeline bounds the inbox_add.lua calls of one pipeline. On one
 // Redis a fan-out to 10,000 recipients is 500 calls of 20 recipients, each
 // sent when the one before has answered (hub.RunChunked), under its own

@@ -131,3 +131,18 @@ func (ib *Inbox) scriptArgs(channel, now string, extra ...string) []string {
 	return append([]string{itoa(ib.cfg.Retention.Milliseconds()), itoa(int64(ib.cfg.MaxEntries)),
 		itoa(int64(ib.cfg.MaxEntries)), channel, sharded, now, BodyPrefix, ib.layout()}, extra...)
 }
+
+// layout is the inbox scripts' ARGV[8]: what they may write that older hubs
+// cannot read, once every live instance reads it (hub.FleetVersion): a new
+// inbox small ("1"), and an event's body kept once for all its recipients
+// ("2", not on a cluster: a user's scripts reach their own slot alone, so
+// the items hold it there).
+func (ib *Inbox) layout() string {
+	switch {
+	case ib.core.FleetVersion() < 1:
+		return ""
+	case ib.rdb.Sharded():
+		return "1"
+	}
+	return "2"
+}

@@ -92,3 +92,79 @@ func keyKinds(b *testing.B, rdb rueidis.Client, n int) map[string]float64 {
 	}
 	return out
 }
+
+// BenchmarkPersonFloor is what the keys a person's first notification needs
+// cost Redis at the least, each with its expiry and nearly nothing in it:
+// the two DESIGN names (inbox:{u} with one item, unread_count:{u}), then
+// with a third key of one small field (the counts and log of a small inbox
+// must live somewhere). Run:
+//
+//	go test -run '^$' -bench PersonFloor -benchtime 1x ./hub/publish/
+func BenchmarkPersonFloor(b *testing.B) {
+	const people = 10000
+	ctx := context.Background()
+	for range b.N {
+		rdb := testredis.Client(b, testredis.Start(b).Addr())
+		for _, keys := range []int{2, 3} {
+			if err := rdb.Do(ctx, rdb.B().Flushall().Build()).Error(); err != nil {
+				b.Fatal(err)
+			}
+			before := usedMemory(b, rdb)
+			for u := int64(1); u <= people; u++ {
+				cmds := rueidis.Commands{
+					rdb.B().Hset().Key(inbox.ItemsKey(u)).FieldValue().FieldValue("1:1796650258414-0", "0").Build(),
+					rdb.B().Expire().Key(inbox.ItemsKey(u)).Seconds(86400).Build(),
+					rdb.B().Set().Key(inbox.UnreadCountKey(u)).Value("1").Ex(86400 * time.Second).Build(),
+				}
+				if keys == 3 {
+					cmds = append(cmds, rdb.B().Hset().Key(inbox.CountsKey(u)).FieldValue().FieldValue("v", "1").Build(),
+						rdb.B().Expire().Key(inbox.CountsKey(u)).Seconds(86400).Build())
+				}
+				for _, r := range rdb.DoMulti(ctx, cmds...) {
+					if err := r.Error(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric((usedMemory(b, rdb)-before)/people, fmt.Sprintf("%dkeys-B/person", keys))
+		}
+	}
+}
+
+// BenchmarkPersonCostLarge is what each notification costs a person whose
+// inbox is large (past 48 items: inbox:order, inbox:log): 1,000 people get
+// 100 notifications, and used_memory's growth over the last 50 is
+// averaged per notification. Run:
+//
+//	go test -run '^$' -bench PersonCostLarge -benchtime 1x ./hub/publish/
+func BenchmarkPersonCostLarge(b *testing.B) {
+	const people, rounds = 1000, 100
+	for range b.N {
+		rdb := testredis.Client(b, testredis.Start(b).Addr())
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
+		p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
+		h.Start()
+		for h.FleetVersion() < hub.InstanceVersion {
+			time.Sleep(time.Millisecond)
+		}
+		var before float64
+		for round := range rounds {
+			if round == rounds/2 {
+				before = usedMemory(b, rdb)
+			}
+			req := inbox.PublishRequest{PublishRequest: hub.PublishRequest{Room: 1, EventType: "comment.created",
+				Data: []byte(`{"title":"A comment","text":"hello"}`)}}
+			for u := 1; u <= people; u++ {
+				req.RecipientIDs = append(req.RecipientIDs, int64(u))
+			}
+			if _, err := p.notify(context.Background(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric((usedMemory(b, rdb)-before)/people/(rounds/2), "B/person/notification")
+		if err := h.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
