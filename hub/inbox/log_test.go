@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,5 +199,36 @@ func TestLog_ASmallInboxGrowsLargeWithNothingLost(t *testing.T) {
 		if c := testhub.DecodeFrame[testhub.CreatedData](t, f, inbox.NotificationCreatedType); c.NotificationID != ids[i] || f.ID != events[i] || c.Unread != int64(i+1) {
 			t.Fatalf("replayed %d: %+v (%s), want %s as %s", i, c, f.ID, ids[i], events[i])
 		}
+	}
+}
+
+// An older hub, which knows no small inbox, adds to one as it adds to any
+// (an item holding its body, inbox:order, unread_count): the next script
+// that reads the inbox takes the small inbox's items into that order, so
+// the list and the counts hold all of them, each once.
+func TestLog_AnOlderHubsAddToASmallInboxIsTakenIn(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	first := "93:" + th.Notify(t, 93, "comment.created", 36).StreamID
+	second := "93:" + th.Notify(t, 93, "comment.created", 36).StreamID
+	res := th.Publish(t, 93, "comment.created", map[string]any{"k": 1}) // its room event; the older hub's inbox write follows
+	old := "93:" + res.StreamID
+	sid, _ := hub.ParseStreamID(res.StreamID)
+	testredis.Do(t, th.Redis, "HSETNX", inbox.ItemsKey(36), old, `{"notificationId":"`+old+`","roomId":93,"eventType":"comment.created","data":{"k":1},"publisherId":null,"timestamp":"2026-12-07T00:00:00.000Z"}`)
+	testredis.Do(t, th.Redis, "ZADD", inbox.OrderKey(36), strconv.FormatUint(sid.Ms*1024, 10), old)
+	testredis.Do(t, th.Redis, "INCR", inbox.UnreadCountKey(36))
+	l := th.ListOf(t, 36, "")
+	if len(l) != 3 || l[0].NotificationID != old || l[1].NotificationID != second || l[2].NotificationID != first {
+		t.Fatalf("the list after an older hub's add: %+v", l)
+	}
+	if c := th.CountsOf(t, 36); c.Visible != 3 || c.Unread != 3 {
+		t.Fatalf("counts after an older hub's add: %+v", c)
+	}
+	if f, _ := testredis.Do(t, th.Redis, "HKEYS", inbox.CountsKey(36)).AsStrSlice(); slices.Contains(f, "k") {
+		t.Fatalf("the inbox is still small: %v", f)
+	}
+	last := "93:" + th.Notify(t, 93, "comment.created", 36).StreamID
+	if l := th.ListOf(t, 36, ""); len(l) != 4 || l[0].NotificationID != last {
+		t.Fatalf("then a new notification: %+v", l)
 	}
 }
