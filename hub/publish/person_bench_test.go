@@ -29,13 +29,7 @@ func BenchmarkPersonCost(b *testing.B) {
 	const people = 10000
 	for range b.N {
 		rdb := testredis.Client(b, testredis.Start(b).Addr())
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
-		p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
-		h.Start() // its first reading of the registry lets it write as this version does
-		for h.FleetVersion() < hub.InstanceVersion {
-			time.Sleep(time.Millisecond)
-		}
+		h, p := startPipeline(rdb)
 		for round, name := range []string{"first", "later"} {
 			before := usedMemory(b, rdb)
 			for from := 1; from <= people; from += inbox.MaxRecipients {
@@ -59,6 +53,19 @@ func BenchmarkPersonCost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// startPipeline starts a hub on rdb with its inbox and publish path, once
+// its first reading of the registry lets it write as this version does.
+func startPipeline(rdb rueidis.Client) (*hub.Hub, *Pipeline) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
+	p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
+	h.Start()
+	for h.FleetVersion() < hub.InstanceVersion {
+		time.Sleep(time.Millisecond)
+	}
+	return h, p
 }
 
 // usedMemory is Redis' used_memory, after a moment's lazy frees.
@@ -141,13 +148,7 @@ func BenchmarkPersonCostLarge(b *testing.B) {
 	const people, rounds = 1000, 100
 	for range b.N {
 		rdb := testredis.Client(b, testredis.Start(b).Addr())
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
-		p := New(h, inbox.New(h, inbox.DefaultConfig(), log), DefaultConfig())
-		h.Start()
-		for h.FleetVersion() < hub.InstanceVersion {
-			time.Sleep(time.Millisecond)
-		}
+		h, p := startPipeline(rdb)
 		var before float64
 		for round := range rounds {
 			if round == rounds/2 {
