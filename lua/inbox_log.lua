@@ -69,7 +69,8 @@ local function log(typ, what, data)
   end
   local entry = stamp .. '\t' .. counts_snapshot() .. '\t' .. what
   if SMALL and #entry <= 60 then
-    redis.call('HSET', K_COUNTS, '~' .. seq, entry)
+    redis.call('HSET', K_COUNTS, '~' .. seq, entry, 'q', seq) -- the seq with it: one write
+    C_dirty.q = nil
   else
     redis.call('HSET', K_LOG, seq, entry)
     if kept_now then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
