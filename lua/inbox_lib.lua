@@ -69,6 +69,7 @@ local SHORT = {}
 for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
+local FRESH -- the current user's inbox had neither counts nor items: this script makes it
 
 -- FANOUT: this is the fan-out's script (inbox_add.lua), which only adds:
 -- it renews the keys' expiry once a period (keep, inbox_log.lua), and when
@@ -90,7 +91,7 @@ local function use(i, channel)
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
-  C, ORDER = nil, nil
+  C, ORDER, FRESH = nil, nil, false
   kept_now = false
 end
 use(0, ARGV[4])

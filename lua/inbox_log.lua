@@ -103,11 +103,14 @@ local function keep()
   local period = math.floor(NOW / KEEP_PERIOD)
   if C.kept == period and FANOUT then return end
   local secs = math.floor(RETENTION / 1000)
-  -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED)
-  for _, k in ipairs({K_ITEMS, K_ORDER, K_READ, K_UNREAD, K_LOG,
-      K_META, K_SEEN, K_ARCHIVED, K_DUE, K_COUNTS, K_DELETED, K_GROUPS}) do
-    redis.call('EXPIRE', k, secs)
+  -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED);
+  -- of a new inbox, those this script may have made (a call each saved)
+  local keys = {K_ITEMS, K_COUNTS, K_UNREAD, K_LOG, K_META, K_DUE, K_DELETED, K_GROUPS}
+  if not FRESH then
+    keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = K_READ, K_SEEN, K_ARCHIVED
+    if not SMALL then keys[#keys + 1] = K_ORDER end
   end
+  for _, k in ipairs(keys) do redis.call('EXPIRE', k, secs) end
   if C.kept ~= period then C.kept, C_dirty.kept = period, true end
   kept_now = true
 end

@@ -102,7 +102,7 @@ local function ensure(light)
   if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
   local items = order_count()
   if items == 0 and not C.v then -- nothing yet: nothing to write, the counts' first version
-    C.v = 1
+    C.v, FRESH = 1, true
     return 0
   end
   local n = (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0)
