@@ -57,6 +57,7 @@ end
 -- its event (typ, data) live, with the entry's id and seq, exactly as a
 -- room event travels. The oldest entry beyond LOG_MAX goes.
 local function log(typ, what, data)
+  local first = not (C and C.q) -- this log's first entry: its key is new
   local seq = last_seq() + 1
   if not C.lm and SMALL and seq > 1 then C.lm = log_entry(seq - 1) end -- a small inbox keeps no lm
   local ms = math.max(NOW, C.lm or 0) -- ids keep rising when the clock steps back
@@ -73,7 +74,9 @@ local function log(typ, what, data)
     C_dirty.q = nil
   else
     redis.call('HSET', K_LOG, seq, entry)
-    if kept_now then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
+    -- a key made after keep ran takes its expiry now (a small inbox's
+    -- entry too long for its counts may make it)
+    if kept_now or first or SMALL then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
   end
   if seq > LOG_MAX then
     if SMALL then redis.call('HDEL', K_COUNTS, '~' .. (seq - LOG_MAX)) end

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -230,5 +231,26 @@ func TestLog_AnOlderHubsAddToASmallInboxIsTakenIn(t *testing.T) {
 	last := "93:" + th.Notify(t, 93, "comment.created", 36).StreamID
 	if l := th.ListOf(t, 36, ""); len(l) != 4 || l[0].NotificationID != last {
 		t.Fatalf("then a new notification: %+v", l)
+	}
+}
+
+// A large inbox an older hub kept (counts renewed this period, a log
+// stream) takes its first entry of this version's log in a fan-out, which
+// renews no key this period: the log's key expires all the same.
+func TestLog_AnOlderHubsInboxTakesALogThatExpires(t *testing.T) {
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), nil)
+	old := "92:" + th.Publish(t, 92, "comment.created", map[string]any{"k": 1}).StreamID
+	period := strconv.FormatInt(time.Now().UnixMilli()/86400000, 10)
+	testredis.Do(t, th.Redis, "HSET", inbox.ItemsKey(37), old, `{"notificationId":"`+old+`","roomId":92,"eventType":"comment.created","data":{"k":1},"publisherId":null,"timestamp":"2026-12-07T00:00:00.000Z"}`)
+	testredis.Do(t, th.Redis, "ZADD", inbox.OrderKey(37), strconv.FormatInt(time.Now().UnixMilli()*1024, 10), old)
+	testredis.Do(t, th.Redis, "HSET", inbox.CountsKey(37), "v", "1", "visible", "1", "unread", "1", "unseen", "1", "kept", period)
+	testredis.Do(t, th.Redis, "SET", inbox.UnreadCountKey(37), "1")
+	th.Notify(t, 92, "comment.created", 37)
+	if ttl, _ := testredis.Do(t, th.Redis, "TTL", inbox.LogKey(37)).AsInt64(); ttl <= 0 {
+		t.Fatalf("the log an older hub's inbox took has no expiry (TTL %d)", ttl)
+	}
+	if l := th.ListOf(t, 37, ""); len(l) != 2 || l[1].NotificationID != old {
+		t.Fatalf("the older hub's item and the new one: %+v", l)
 	}
 }
