@@ -36,8 +36,7 @@ local gkey, window, publisher = ARGV[17], tonumber(ARGV[18]), ARGV[19]
 -- nothing but a reference when the body is kept once
 local value, joined = own, nil
 if ARGV[8] == '2' then value, joined = '', '\t' .. id end
-local tags = {}
-for tag in string.gmatch(tag_list, '[^,]+') do tags[#tags + 1] = tag end
+local tags = split(tag_list)
 local with_meta = sev ~= 'normal' or #tags > 0 or exp ~= ''
 local quoted = {}
 for i, tag in ipairs(tags) do quoted[i] = '"' .. tag .. '"' end
@@ -142,7 +141,7 @@ FANOUT = true -- see inbox_lib.lua
 -- The body, kept once for every item that shows it: as long as the
 -- retention and a day from its last add, longer than any item of it lives
 -- unless it is woken (wake renews it).
-if value == '' then redis.call('SET', BODIES .. id, own, 'EX', math.floor(RETENTION / 1000) + 86400) end
+if value == '' then redis.call('SET', BODIES .. id, own, 'EX', BODY_SECS) end
 
 -- Deliveries beyond the tab (delivery_schedule.lua, joined in front).
 local plan = schedule_plan(20)

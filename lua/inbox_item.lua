@@ -61,14 +61,19 @@ local function quote(s)
   return 'null'
 end
 
+-- split is the comma separated list s as a table ("" for none).
+local function split(s)
+  local out = {}
+  for x in string.gmatch(s, '[^,]+') do out[#out + 1] = x end
+  return out
+end
+
 -- meta returns an item's severity, tags (a list) and expiresAt ("" when none).
 local function meta(id)
   local m = redis.call('HGET', K_META, id)
   if not m then return 'normal', {}, '' end
   local sev, tags, exp = string.match(m, '^([^\t]*)\t([^\t]*)\t(.*)$')
-  local list = {}
-  for tag in string.gmatch(tags, '[^,]+') do list[#list + 1] = tag end
-  return sev, list, exp
+  return sev, split(tags), exp
 end
 
 -- flags returns what an item's state is: archived, snoozed, read, seen.
@@ -84,9 +89,7 @@ local function group_of(id)
   local rec = redis.call('HGET', K_GROUPS, 'g:' .. id)
   if not rec then return nil end
   local first_ms, n, actors, first, key = string.match(rec, '^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$')
-  local list = {}
-  for a in string.gmatch(actors, '[^,]+') do list[#list + 1] = a end
-  return {first_ms = tonumber(first_ms), count = tonumber(n), actors = list, first = first, key = key}
+  return {first_ms = tonumber(first_ms), count = tonumber(n), actors = split(actors), first = first, key = key}
 end
 
 local function group_json(g)

@@ -34,6 +34,10 @@
 local K_UNREAD, K_LOG, K_OLDSEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED, K_OLDLOG
 local CHANNEL
 local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
+-- RETENTION_SECS is the keys' expiry; BODY_SECS a body's, which outlives
+-- every item that shows it by a day (inbox_item.lua's BODIES)
+local RETENTION_SECS = math.floor(RETENTION / 1000)
+local BODY_SECS = RETENTION_SECS + 86400
 BODIES = ARGV[7]
 
 local t = redis.call('TIME')
@@ -112,30 +116,35 @@ local function is_item(field)
   return b and b >= 48 and b <= 57
 end
 
--- order_all is a small inbox's items, newest first: {{id, score}, …}.
+-- order_all is a small inbox's items, newest first: {{id, score, the rest
+-- of its value}, …}.
 local function order_all()
   if ORDER then return ORDER end
   ORDER = {}
   local all = redis.call('HGETALL', K_ITEMS)
   for i = 1, #all, 2 do
-    local off = is_item(all[i]) and string.match(all[i + 1], '^(%-?%d+)')
-    if off then ORDER[#ORDER + 1] = {all[i], id_score(all[i]) + tonumber(off)} end
+    local off, rest
+    if is_item(all[i]) then off, rest = string.match(all[i + 1], '^(%-?%d+)(.*)$') end
+    if off then ORDER[#ORDER + 1] = {all[i], id_score(all[i]) + tonumber(off), rest} end
   end
   table.sort(ORDER, function(a, b) return a[2] > b[2] end)
   return ORDER
 end
 
--- take_order moves a small inbox's order to inbox:order and its log's
--- entries to inbox:log: what makes it large (see grow). Bounded: a small
+-- make_large makes the current (small) inbox large: its order goes to
+-- inbox:order, its log's entries to inbox:log, its counts by their names
+-- (a rewrite), and keep gives the new keys their expiry. Bounded: a small
 -- inbox is small.
-local function take_order()
-  local z = {}
+local function make_large()
+  local z, values = {}, {}
   for _, item in ipairs(order_all()) do
     z[#z + 1] = string.format('%.0f', item[2])
     z[#z + 1] = item[1]
-    redis.call('HSET', K_ITEMS, item[1], string.match(redis.call('HGET', K_ITEMS, item[1]), '^%-?%d*(.*)$'))
+    values[#values + 1] = item[1]
+    values[#values + 1] = item[3]
   end
   call_chunked('ZADD', K_ORDER, z)
+  call_chunked('HSET', K_ITEMS, values)
   local all, moved, gone = redis.call('HGETALL', K_COUNTS), {}, {}
   for i = 1, #all, 2 do
     if string.byte(all[i], 1) == 126 then -- "~<seq>"
@@ -146,7 +155,7 @@ local function take_order()
   end
   call_chunked('HSET', K_LOG, moved)
   call_chunked('HDEL', K_COUNTS, gone)
-  ORDER = nil
+  SMALL, ORDER, C_reset, C.kept = false, nil, true, nil
 end
 
 local function load_counts()
@@ -160,11 +169,7 @@ local function load_counts()
     end
     -- an older hub, which knows no small inbox, added to it: its order is
     -- the sorted set it made, where this one's items join it (see FANOUT)
-    if not FANOUT and redis.call('EXISTS', K_ORDER) == 1 then
-      take_order()
-      SMALL, C_reset = false, true -- the counts by their names
-      C.kept = nil -- keep gives the new keys their expiry
-    end
+    if not FANOUT and redis.call('EXISTS', K_ORDER) == 1 then make_large() end
   else
     local all = redis.call('HGETALL', K_COUNTS)
     for i = 1, #all, 2 do

@@ -76,7 +76,7 @@ local function log(typ, what, data)
     redis.call('HSET', K_LOG, seq, entry)
     -- a key made after keep ran takes its expiry now (a small inbox's
     -- entry too long for its counts may make it)
-    if kept_now or first or SMALL then redis.call('EXPIRE', K_LOG, math.floor(RETENTION / 1000)) end
+    if kept_now or first or SMALL then redis.call('EXPIRE', K_LOG, RETENTION_SECS) end
   end
   if seq > LOG_MAX then
     if SMALL then redis.call('HDEL', K_COUNTS, '~' .. (seq - LOG_MAX)) end
@@ -105,7 +105,6 @@ end
 local function keep()
   local period = math.floor(NOW / KEEP_PERIOD)
   if C.kept == period and FANOUT then return end
-  local secs = math.floor(RETENTION / 1000)
   -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED);
   -- of a new inbox, those this script may have made (a call each saved)
   local keys = {K_ITEMS, K_COUNTS, K_UNREAD, K_LOG, K_META, K_DUE, K_DELETED, K_GROUPS}
@@ -113,7 +112,7 @@ local function keep()
     keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = K_READ, K_SEEN, K_ARCHIVED
     if not SMALL then keys[#keys + 1] = K_ORDER end
   end
-  for _, k in ipairs(keys) do redis.call('EXPIRE', k, secs) end
+  for _, k in ipairs(keys) do redis.call('EXPIRE', k, RETENTION_SECS) end
   if C.kept ~= period then C.kept, C_dirty.kept = period, true end
   kept_now = true
 end

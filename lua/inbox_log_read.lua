@@ -12,17 +12,15 @@ load_counts()
 local q = C.q or 0
 if q == 0 then return {0} end
 
-local entry = log_entry
-
 -- first_kept is the oldest seq the log holds, nil when none: entries go
 -- from the bottom (LOG_MAX may have been raised), so those kept are a run
 -- up to q.
 local function first_kept()
   local lo, hi = math.max(1, q - LOG_MAX + 1), q
-  if not entry(hi) then return nil end
+  if not log_entry(hi) then return nil end
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    if entry(mid) then hi = mid else lo = mid + 1 end
+    if log_entry(mid) then hi = mid else lo = mid + 1 end
   end
   return lo
 end
@@ -30,8 +28,12 @@ end
 -- at_or_after is the first seq from lo whose id is at least ms-seq (after
 -- it when exclusive), q + 1 when none: ids rise with seq.
 local function at_or_after(lo, ms, seq, exclusive)
+  if seq >= lo and seq <= q and log_entry(seq) == ms then -- the id is the log's: mostly so
+    if exclusive then return seq + 1 end
+    return seq
+  end
   local function before(k) -- entry k comes before the place sought
-    local kms = entry(k)
+    local kms = log_entry(k)
     if not kms then return true end
     if kms ~= ms then return kms < ms end
     if exclusive then return k <= seq end
@@ -47,15 +49,9 @@ end
 
 local function counts_of(snap)
   if string.byte(snap, 1) == 123 then return snap end -- "{": the JSON itself
-  local n = {}
-  for x in string.gmatch(snap, '[^,]+') do n[#n + 1] = tonumber(x) end
-  return plain_counts_json(n[1], n[2], n[3], n[4], n[5] or 0, n[6] or 0)
-end
-
-local function split(list)
-  local out = {}
-  for x in string.gmatch(list, '[^,]+') do out[#out + 1] = x end
-  return out
+  local n = split(snap)
+  return plain_counts_json(tonumber(n[1]), tonumber(n[2]), tonumber(n[3]), tonumber(n[4]),
+    tonumber(n[5] or '0'), tonumber(n[6] or '0'))
 end
 
 local function items_of(ids)
@@ -103,7 +99,7 @@ end
 local to = math.min(q, from + want - 1)
 local out = {math.max(0, to - from + 1)}
 for seq = from, to do
-  local ms, snap, what = entry(seq)
+  local ms, snap, what = log_entry(seq)
   if ms then
     local typ, data = event_of(snap, what)
     out[#out + 1] = ms .. '-' .. seq

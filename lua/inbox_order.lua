@@ -82,13 +82,10 @@ local function order_rem(id)
   if SMALL then ORDER = nil else redis.call('ZREM', K_ORDER, id) end
 end
 
--- grow makes a small inbox large (take_order), for good.
+-- grow makes a small inbox large, for good (make_large).
 local function grow()
   load_counts()
-  if not SMALL then return end
-  take_order()
-  SMALL, C_reset = false, true -- the counts by their names
-  C.kept = nil -- keep gives its new keys their expiry
+  if SMALL then make_large() end
 end
 
 -- ensure recounts once when the counts do not describe the items: a user
@@ -183,7 +180,7 @@ end
 -- kept, its body renewed.
 local function wake(id)
   local body = body_key(id, redis.call('HGET', K_ITEMS, id))
-  if body then redis.call('EXPIRE', body, math.floor(RETENTION / 1000) + 86400) end -- as long as the item may live
+  if body then redis.call('EXPIRE', body, BODY_SECS) end -- as long as the item may live
   contrib(id, -1)
   redis.call('ZREM', K_DUE, 's:' .. id)
   redis.call('HDEL', K_SEEN, id)
