@@ -89,8 +89,52 @@ local function open_group()
   return gid, g
 end
 
+-- add_plain is add_item's for the fan-out's common case, the same writes
+-- in fewer steps: a plain notification (no severity but normal, no tags,
+-- expiry or group) into a small inbox that is new or has items and a log,
+-- which this add neither grows nor trims, and whose top is below the
+-- event's time or within its millisecond. It returns nil, having written
+-- nothing that add_item would not, when the case is another.
+local plain = gkey == '' and not with_meta
+local function add_plain(items)
+  -- a new inbox: this add makes its keys, which take their expiry
+  local fresh = FRESH
+  if not (SMALL and (fresh or (C.q and C.top and C.kept == PERIOD and items > 0)) and
+      items < SMALL_ITEMS and items < MAX_ITEMS) then
+    return nil
+  end
+  local q, top0 = C.q, C.top
+  local top = top0 or 0
+  local seq = last_seq() + 1
+  local v, vis, unr, uns = C.v, C.visible or 0, C.unread or 0, C.unseen or 0
+  local score = ms * 1024
+  if seq > LOG_MAX or seq > SMALL_LOG or top >= score + 1024 or vis < 0 or unr < 0 or uns < 0 then return nil end
+  if top >= score then score = top + 1 end
+  local at = log_ms(seq)
+  C.v, C.visible, C.unread, C.unseen, C.q, C.top = v + 1, vis + 1, unr + 1, uns + 1, seq, score
+  local entry = log_stamp(at, id) .. '\t' .. counts_snapshot() .. '\tc\t' .. id
+  if #entry > 60 then -- too long for the counts (log)
+    C.v, C.visible, C.unread, C.unseen, C.q, C.top = v, vis, unr, uns, q, top0
+    return nil
+  end
+  if redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, num(score - id_score(id)) .. value) == 0 then
+    return 'dup'
+  end
+  redis.call('HSET', K_COUNTS, 'v', v + 1, 'i', vis + 1, 'u', unr + 1, 'n', uns + 1, 't', score, 'q', seq,
+    '~' .. num(seq), entry, 'k', PERIOD)
+  redis.call('INCRBY', K_UNREAD, 1)
+  if fresh then
+    for _, k in ipairs({K_ITEMS, K_COUNTS, K_UNREAD}) do redis.call('EXPIRE', k, RETENTION_SECS) end
+  end
+  log_send(at, seq, 'notification.created', head .. 'null,"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
+    ',"unread":' .. num(unr + 1) .. ',"counts":' .. counts_json() .. '}')
+  return 'new'
+end
+
 local function add_item()
   local items = ensure(true)
+  local kind = plain and add_plain(items)
+  if kind then return kind, kind == 'new' and id or '' end
   -- keys this add may make: the inbox's own when it was empty, those of
   -- tags, severity, expiry and groups; they take their expiry now (keep)
   if items == 0 or with_meta or gkey ~= '' then C.kept = nil end
@@ -121,12 +165,17 @@ local function add_item()
   add_counts(sev, tags, NEW_ITEM, 1)
   dirty = true
   trim(items + 1, true)
-  finish()
-  if removed.retention and removed.retention[#removed.retention] == id then return 'old', '' end
-  local group = 'null'
-  if gkey ~= '' then group = group_json(group_of(id)) end
-  log('notification.created', 'c\t' .. id, head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
-    ',"unread":' .. UNREAD .. ',"counts":' .. counts_json() .. '}')
+  -- older than every item of a full inbox: it went at once
+  if removed.retention and removed.retention[#removed.retention] == id then
+    finish()
+    return 'old', ''
+  end
+  finish(nil, nil, function()
+    local group = 'null'
+    if gkey ~= '' then group = group_json(group_of(id)) end
+    log('notification.created', 'c\t' .. id, head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
+      ',"unread":' .. num(UNREAD) .. ',"counts":' .. counts_json() .. '}')
+  end)
   return 'new', id
 end
 
@@ -137,6 +186,13 @@ local function add()
 end
 
 FANOUT = true -- see inbox_lib.lua
+fresh_keys = function()
+  local keys = {}
+  if with_meta then keys[#keys + 1] = K_META end
+  if exp_ms ~= '' then keys[#keys + 1] = K_DUE end
+  if gkey ~= '' then keys[#keys + 1] = K_GROUPS end
+  return keys
+end
 
 -- The body, kept once for every item that shows it: as long as the
 -- retention and a day from its last add, longer than any item of it lives

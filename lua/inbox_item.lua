@@ -56,6 +56,20 @@ local function iso(ms)
   return out
 end
 
+-- num is integer n as a string, each number formatted once a script: a
+-- fan-out writes the same few numbers for each recipient, and formatting
+-- costs more than the rest of the strings (string.format and .. format
+-- numbers by sprintf).
+local nums = {}
+local function num(n)
+  local s = nums[n]
+  if not s then
+    s = string.format('%d', n)
+    nums[n] = s
+  end
+  return s
+end
+
 local function quote(s)
   if s then return '"' .. s .. '"' end
   return 'null'

@@ -53,6 +53,9 @@ local kept_now -- keep (inbox_log.lua) ran for the current user: a log it makes 
 -- The current user's counts, read once (load_counts) and changed in memory;
 -- flush_counts writes what changed. C_reset: rewrite them all (a recount).
 local C, C_dirty, C_reset
+-- C_extra: fields written with the counts on their next flush (a small
+-- inbox's log entries, inbox_log.lua): field, value, …
+local C_extra
 local C_unread -- the unread count unread_count holds as far as this script knows (see flush_counts)
 local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 
@@ -74,6 +77,7 @@ for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
 local FRESH -- the current user's inbox had neither counts nor items: this script makes it
+local EMPTY -- load_counts found neither counts nor an order: the inbox has no items (ensure)
 
 -- FANOUT: this is the fan-out's script (inbox_add.lua), which only adds:
 -- it renews the keys' expiry once a period (keep, inbox_log.lua), and when
@@ -95,7 +99,7 @@ local function use(i, channel)
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
-  C, ORDER, FRESH = nil, nil, false
+  C, ORDER, FRESH, EMPTY = nil, nil, false, false
   kept_now = false
 end
 use(0, ARGV[4])
@@ -136,7 +140,7 @@ end
 -- (a rewrite), and keep gives the new keys their expiry. Bounded: a small
 -- inbox is small.
 local function make_large()
-  local z, values = {}, {}
+  local z, values, moved, gone = {}, {}, {}, {}
   for _, item in ipairs(order_all()) do
     z[#z + 1] = string.format('%.0f', item[2])
     z[#z + 1] = item[1]
@@ -145,7 +149,10 @@ local function make_large()
   end
   call_chunked('ZADD', K_ORDER, z)
   call_chunked('HSET', K_ITEMS, values)
-  local all, moved, gone = redis.call('HGETALL', K_COUNTS), {}, {}
+  -- the log's entries: those written, and those this script has not yet
+  local all = redis.call('HGETALL', K_COUNTS)
+  for _, x in ipairs(C_extra) do all[#all + 1] = x end
+  C_extra = {}
   for i = 1, #all, 2 do
     if string.byte(all[i], 1) == 126 then -- "~<seq>"
       moved[#moved + 1] = string.sub(all[i], 2)
@@ -160,7 +167,7 @@ end
 
 local function load_counts()
   if C then return end
-  C, C_dirty, C_reset, C_grouped = {}, {}, false, false
+  C, C_dirty, C_reset, C_grouped, C_extra = {}, {}, false, false, {}
   local small = redis.call('HMGET', K_COUNTS, unpack(SMALL_FIELDS))
   SMALL = small[1] ~= false -- "k": a small inbox's counts are kept (keep) from the first change
   if SMALL then
@@ -171,14 +178,17 @@ local function load_counts()
     -- the sorted set it made, where this one's items join it (see FANOUT)
     if not FANOUT and redis.call('EXISTS', K_ORDER) == 1 then make_large() end
   else
-    local all = redis.call('HGETALL', K_COUNTS)
+    -- without a version there are no counts: v is in the first write of
+    -- any change, by every version
+    local all = {}
+    if small[2] then all = redis.call('HGETALL', K_COUNTS) end
     for i = 1, #all, 2 do
       C[all[i]] = tonumber(all[i + 1]) or 0
       if string.byte(all[i], 2) == 58 then C_grouped = true end
     end
     -- a new inbox: neither counts nor an order (an older hub's) are there
-    if MAY_SMALL and #all == 0 and redis.call('EXISTS', K_ORDER) == 0 then
-      SMALL = true
+    if #all == 0 and redis.call('EXISTS', K_ORDER) == 0 then
+      EMPTY, SMALL = true, MAY_SMALL
     end
   end
   C_unread = C.unread or 0
@@ -259,11 +269,13 @@ local function flush_counts()
         args[#args + 1] = f; args[#args + 1] = v
       end
     end
+    for _, x in ipairs(C_extra) do args[#args + 1] = x end
     call_chunked('HSET', K_COUNTS, args)
     C_unread = count('unread')
     redis.call('SET', K_UNREAD, C_unread)
-  elseif next(C_dirty) then
+  elseif next(C_dirty) or #C_extra > 0 then
     local set, del = {}, {}
+    for _, x in ipairs(C_extra) do set[#set + 1] = x end
     for k in pairs(C_dirty) do
       local v, f = C[k], field(k)
       if not v or v <= 0 then
@@ -281,22 +293,22 @@ local function flush_counts()
       C_unread = unread
     end
   end
-  C_dirty, C_reset = {}, false
+  C_dirty, C_reset, C_extra = {}, false, {}
 end
 
 -- plain_counts_json is the counts as GET /notifications/counts answers
 -- them when nothing counts by tag or severity but normal: version, visible,
 -- unread, unseen, archived, snoozed.
 local function plain_counts_json(v, vis, unr, uns, arc, snz)
-  -- string.format: formatting numbers costs more than the rest
   vis, unr, uns, arc, snz = math.max(vis, 0), math.max(unr, 0), math.max(uns, 0), math.max(arc, 0), math.max(snz, 0)
   if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
-    return string.format('{"version":%d,"visible":%d,"unread":%d,"unseen":%d,"archived":%d,"snoozed":%d,' ..
-      '"byTag":{},"bySeverity":{"normal":{"visible":%d,"unread":%d,"unseen":%d}}}',
-      v, vis, unr, uns, arc, snz, vis, unr, uns)
+    vis, unr, uns = num(vis), num(unr), num(uns)
+    return '{"version":' .. num(v) .. ',"visible":' .. vis .. ',"unread":' .. unr .. ',"unseen":' .. uns ..
+      ',"archived":' .. num(arc) .. ',"snoozed":' .. num(snz) .. ',"byTag":{},"bySeverity":{"normal":{"visible":' ..
+      vis .. ',"unread":' .. unr .. ',"unseen":' .. uns .. '}}}'
   end
-  return string.format('{"version":%d,"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":%d,' ..
-    '"byTag":{},"bySeverity":{}}', v, snz)
+  return '{"version":' .. num(v) .. ',"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":' .. num(snz) ..
+    ',"byTag":{},"bySeverity":{}}'
 end
 
 -- counts_json is the counts as GET /notifications/counts answers them.

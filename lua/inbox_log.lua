@@ -22,9 +22,9 @@ local LOG_MAX = tonumber(ARGV[3])
 local function counts_snapshot()
   load_counts()
   if C_grouped then return counts_json() end
-  local s = string.format('%d,%d,%d,%d', C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0)
+  local s = num(C.v or 0) .. ',' .. num(C.visible or 0) .. ',' .. num(C.unread or 0) .. ',' .. num(C.unseen or 0)
   if (C.archived or 0) == 0 and (C.snoozed or 0) == 0 then return s end
-  return s .. string.format(',%d,%d', C.archived or 0, C.snoozed or 0)
+  return s .. ',' .. num(C.archived or 0) .. ',' .. num(C.snoozed or 0)
 end
 
 -- last_seq is the log's last seq, kept with the counts (q). A user whose
@@ -53,37 +53,29 @@ local function log_entry(seq)
   return ms, snap, what
 end
 
--- log appends one entry (what, see above) to the user's log and publishes
--- its event (typ, data) live, with the entry's id and seq, exactly as a
--- room event travels. The oldest entry beyond LOG_MAX goes.
-local function log(typ, what, data)
-  local first = not (C and C.q) -- this log's first entry: its key is new
-  local seq = last_seq() + 1
-  if not C.lm and SMALL and seq > 1 then C.lm = log_entry(seq - 1) end -- a small inbox keeps no lm
-  local ms = math.max(NOW, C.lm or 0) -- ids keep rising when the clock steps back
-  C.q, C.lm, C_dirty.q, C_dirty.lm = seq, ms, true, true
-  if SMALL and math.min(seq, LOG_MAX) > SMALL_LOG then grow() end
-  local stamp = ms
-  if string.byte(what, 1) == 99 then -- "c": after the item's own time, mostly by a few ms
-    local after = ms - id_score(string.sub(what, 3)) / 1024
-    if after >= 0 then stamp = '+' .. after end
+-- log_ms is the time of entry seq: now, or the entry before it's when the
+-- clock stepped back (ids keep rising). A small inbox keeps no lm: its log
+-- is at hand.
+local function log_ms(seq)
+  if not C.lm and SMALL and seq > 1 then C.lm = log_entry(seq - 1) end
+  return math.max(NOW, C.lm or 0)
+end
+
+-- log_stamp is how an entry at ms keeps its time: a created entry (of item
+-- id) as "+<ms after the item's own>", mostly a few; else ms.
+local function log_stamp(ms, id)
+  if id then
+    local after = ms - id_score(id) / 1024
+    if after >= 0 then return '+' .. num(after) end
   end
-  local entry = stamp .. '\t' .. counts_snapshot() .. '\t' .. what
-  if SMALL and #entry <= 60 then
-    redis.call('HSET', K_COUNTS, '~' .. seq, entry, 'q', seq) -- the seq with it: one write
-    C_dirty.q = nil
-  else
-    redis.call('HSET', K_LOG, seq, entry)
-    -- a key made after keep ran takes its expiry now (a small inbox's
-    -- entry too long for its counts may make it)
-    if kept_now or first or SMALL then redis.call('EXPIRE', K_LOG, RETENTION_SECS) end
-  end
-  if seq > LOG_MAX then
-    if SMALL then redis.call('HDEL', K_COUNTS, '~' .. (seq - LOG_MAX)) end
-    redis.call('HDEL', K_LOG, seq - LOG_MAX)
-  end
-  local id = ms .. '-' .. seq
-  local msg = string.format('{"id":"%s","seq":%d,"eventType":"%s","data":%s}', id, seq, typ, data)
+  return num(ms)
+end
+
+-- log_send publishes entry seq at ms as the event (typ, data) on the user's
+-- channel, exactly as a room event travels, and returns its id.
+local function log_send(ms, seq, typ, data)
+  local id = num(ms) .. '-' .. num(seq)
+  local msg = '{"id":"' .. id .. '","seq":' .. num(seq) .. ',"eventType":"' .. typ .. '","data":' .. data .. '}'
   if ARGV[5] == '1' then
     redis.call('SPUBLISH', CHANNEL, msg)
   else
@@ -92,37 +84,92 @@ local function log(typ, what, data)
   return id
 end
 
+-- log appends one entry (what, see above) to the user's log and publishes
+-- its event (typ, data) live, with the entry's id and seq. The oldest entry
+-- beyond LOG_MAX goes.
+local function log(typ, what, data)
+  local first = not (C and C.q) -- this log's first entry: its key is new
+  local seq = last_seq() + 1
+  local ms = log_ms(seq)
+  C.q, C.lm, C_dirty.q, C_dirty.lm = seq, ms, true, true
+  if SMALL and math.min(seq, LOG_MAX) > SMALL_LOG then grow() end
+  local created
+  if string.byte(what, 1) == 99 then created = string.sub(what, 3) end -- "c\t<id>"
+  local entry = log_stamp(ms, created) .. '\t' .. counts_snapshot() .. '\t' .. what
+  if SMALL and #entry <= 60 then
+    -- written with the counts and the seq: one write (flush_counts)
+    C_extra[#C_extra + 1] = '~' .. num(seq)
+    C_extra[#C_extra + 1] = entry
+  else
+    redis.call('HSET', K_LOG, seq, entry)
+    -- a key made after keep ran takes its expiry now (a small inbox's
+    -- entry too long for its counts may make it)
+    if kept_now or first or SMALL then redis.call('EXPIRE', K_LOG, RETENTION_SECS) end
+  end
+  if seq > LOG_MAX then
+    if SMALL then
+      local gone, pending = '~' .. num(seq - LOG_MAX), false
+      for i = 1, #C_extra, 2 do -- not written yet (a log shorter than a script's entries)
+        if C_extra[i] == gone then
+          table.remove(C_extra, i); table.remove(C_extra, i)
+          pending = true
+          break
+        end
+      end
+      -- an entry too long for the counts is in inbox:log
+      if not pending and redis.call('HDEL', K_COUNTS, gone) == 0 then redis.call('HDEL', K_LOG, seq - LOG_MAX) end
+    else
+      redis.call('HDEL', K_LOG, seq - LOG_MAX)
+    end
+  end
+  return log_send(ms, seq, typ, data)
+end
+
 local function quoted_ids(ids)
   local q = {}
   for i, id in ipairs(ids) do q[i] = '"' .. id .. '"' end
   return '[' .. table.concat(q, ',') .. ']'
 end
 
--- keep renews the keys' expiry (the retention): on every change
--- (but the fan-out's, FANOUT: once per KEEP_PERIOD); the counts remember when (field
--- kept). It runs after the script's writes, so that a key they made takes
--- its expiry.
+-- keep renews the keys' expiry (the retention): on every change (but the
+-- fan-out's, FANOUT: once per KEEP_PERIOD); the counts remember when (kept).
+-- keep_due says whether it is to run, and marks the counts; keep runs after
+-- the script's writes, so that a key they made takes its expiry.
+local PERIOD = math.floor(NOW / KEEP_PERIOD)
+local function keep_due()
+  if C.kept == PERIOD and FANOUT then return false end
+  if C.kept ~= PERIOD then C.kept, C_dirty.kept = PERIOD, true end
+  return true
+end
+-- fresh_keys, when set (inbox_add.lua), lists the keys besides inbox:{u},
+-- its counts and unread_count that a fan-out into a new inbox made.
+local fresh_keys
 local function keep()
-  local period = math.floor(NOW / KEEP_PERIOD)
-  if C.kept == period and FANOUT then return end
   -- every key but the receipts queue (K_PENDING) and the mutes (K_MUTED);
   -- of a new inbox, those this script may have made (a call each saved)
-  local keys = {K_ITEMS, K_COUNTS, K_UNREAD, K_LOG, K_META, K_DUE, K_DELETED, K_GROUPS}
+  local keys
+  if FRESH and fresh_keys then
+    keys = fresh_keys()
+    keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = K_ITEMS, K_COUNTS, K_UNREAD
+  else
+    keys = {K_ITEMS, K_COUNTS, K_UNREAD, K_LOG, K_META, K_DUE, K_DELETED, K_GROUPS}
+  end
   if not FRESH then
     keys[#keys + 1], keys[#keys + 2], keys[#keys + 3] = K_READ, K_SEEN, K_ARCHIVED
     if not SMALL then keys[#keys + 1] = K_ORDER end
   end
   for _, k in ipairs(keys) do redis.call('EXPIRE', k, RETENTION_SECS) end
-  if C.kept ~= period then C.kept, C_dirty.kept = period, true end
   kept_now = true
 end
 
 -- finish records that the inbox changed (a new version, unread_count, the
 -- keys' expiry) and sends this script's log events, each with the counts.
 -- action names the change of updated items (seen, archive, …); filter, when
--- more than 100 changed, is sent instead of the items.
+-- more than 100 changed, is sent instead of the items. created, when
+-- given, logs the item the script added, last. The counts, with a small
+-- inbox's log entries, are written once, at the end.
 local REASONS = {'retention', 'expired', 'deleted'}
-local function finish(action, filter)
+local function finish(action, filter, created)
   if not dirty then
     flush_counts() -- a recount, if nothing else
     return
@@ -130,7 +177,6 @@ local function finish(action, filter)
   load_counts()
   bump('v', 1)
   UNREAD = count('unread')
-  flush_counts()
   local counts
   if next(removed) or #read_ids > 0 or #updated > 0 then counts = counts_json() end
   for _, reason in ipairs(REASONS) do
@@ -161,6 +207,8 @@ local function finish(action, filter)
     end
     log('notification.updated', what, '{' .. body .. ',"counts":' .. counts .. '}')
   end
-  keep()
+  if created then created() end
+  local renew = keep_due()
   flush_counts()
+  if renew then keep() end
 end

@@ -55,7 +55,7 @@ local function order_set(id, score, rest)
   load_counts()
   if SMALL then
     if rest == nil then rest = string.match(redis.call('HGET', K_ITEMS, id) or '', '^%-?%d*(.*)$') end
-    redis.call('HSET', K_ITEMS, id, string.format('%.0f', score - id_score(id)) .. rest)
+    redis.call('HSET', K_ITEMS, id, num(score - id_score(id)) .. rest)
     ORDER = nil
     return
   end
@@ -68,7 +68,7 @@ end
 local function order_new(id, score, rest)
   load_counts()
   if SMALL then
-    if redis.call('HSETNX', K_ITEMS, id, string.format('%.0f', score - id_score(id)) .. rest) == 0 then return false end
+    if redis.call('HSETNX', K_ITEMS, id, num(score - id_score(id)) .. rest) == 0 then return false end
     ORDER = nil
     return true
   end
@@ -97,7 +97,9 @@ end
 local function ensure(light)
   load_counts()
   if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
-  local items = order_count()
+  local items = 0
+  if not EMPTY then items = order_count() end
+  EMPTY = false -- once: this script may add
   if items == 0 and not C.v then -- nothing yet: nothing to write, the counts' first version
     C.v, FRESH = 1, true
     return 0
