@@ -122,9 +122,12 @@ local function add_plain(items)
   end
   redis.call('HSET', K_COUNTS, 'v', v + 1, 'i', vis + 1, 'u', unr + 1, 'n', uns + 1, 't', score, 'q', seq,
     '~' .. num(seq), entry, 'k', PERIOD)
-  redis.call('INCRBY', K_UNREAD, 1)
-  if fresh then
-    for _, k in ipairs({K_ITEMS, K_COUNTS, K_UNREAD}) do redis.call('EXPIRE', k, RETENTION_SECS) end
+  if fresh then -- what an older hub left in unread_count counted nothing that is here
+    redis.call('EXPIRE', K_ITEMS, RETENTION_SECS)
+    redis.call('EXPIRE', K_COUNTS, RETENTION_SECS)
+    redis.call('SET', K_UNREAD, unr + 1, 'EX', RETENTION_SECS)
+  else
+    redis.call('INCRBY', K_UNREAD, 1)
   end
   log_send(at, seq, 'notification.created', head .. 'null,"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
     ',"unread":' .. num(unr + 1) .. ',"counts":' .. counts_json() .. '}')
