@@ -42,9 +42,7 @@ local quoted = {}
 for i, tag in ipairs(tags) do quoted[i] = '"' .. tag .. '"' end
 local expires = 'null'
 if exp ~= '' then expires = quote(exp) end
-local head = string.sub(own, 1, -2) .. ',"readAt":null,"seenAt":null,"archivedAt":null,"snoozedUntil":null,' ..
-  '"severity":"' .. sev .. '","tags":[' .. table.concat(quoted, ',') .. '],"expiresAt":' .. expires ..
-  ',"group":'
+local head = item_head(own, sev, table.concat(quoted, ','), expires)
 
 -- join makes the event the newest of group item gid: the item keeps its
 -- notificationId, takes the event's own fields, moves to the top, becomes
@@ -89,55 +87,8 @@ local function open_group()
   return gid, g
 end
 
--- add_plain is add_item's for the fan-out's common case, the same writes
--- in fewer steps: a plain notification (no severity but normal, no tags,
--- expiry or group) into a small inbox that is new or has items and a log,
--- which this add neither grows nor trims, and whose top is below the
--- event's time or within its millisecond. It returns nil, having written
--- nothing that add_item would not, when the case is another.
-local plain = gkey == '' and not with_meta
-local function add_plain(items)
-  -- a new inbox: this add makes its keys, which take their expiry
-  local fresh = FRESH
-  if not (SMALL and (fresh or (C.q and C.top and C.kept == PERIOD and items > 0)) and
-      items < SMALL_ITEMS and items < MAX_ITEMS) then
-    return nil
-  end
-  local q, top0 = C.q, C.top
-  local top = top0 or 0
-  local seq = last_seq() + 1
-  local v, vis, unr, uns = C.v, C.visible or 0, C.unread or 0, C.unseen or 0
-  local score = ms * 1024
-  if seq > LOG_MAX or seq > SMALL_LOG or top >= score + 1024 or vis < 0 or unr < 0 or uns < 0 then return nil end
-  if top >= score then score = top + 1 end
-  local at = log_ms(seq)
-  C.v, C.visible, C.unread, C.unseen, C.q, C.top = v + 1, vis + 1, unr + 1, uns + 1, seq, score
-  local entry = log_stamp(at, id) .. '\t' .. counts_snapshot() .. '\tc\t' .. id
-  if #entry > 60 then -- too long for the counts (log)
-    C.v, C.visible, C.unread, C.unseen, C.q, C.top = v, vis, unr, uns, q, top0
-    return nil
-  end
-  if redis.call('ZSCORE', K_DELETED, id) or redis.call('HSETNX', K_ITEMS, id, num(score - id_score(id)) .. value) == 0 then
-    return 'dup'
-  end
-  redis.call('HSET', K_COUNTS, 'v', v + 1, 'i', vis + 1, 'u', unr + 1, 'n', uns + 1, 't', score, 'q', seq,
-    '~' .. num(seq), entry, 'k', PERIOD)
-  if fresh then -- what an older hub left in unread_count counted nothing that is here
-    redis.call('EXPIRE', K_ITEMS, RETENTION_SECS)
-    redis.call('EXPIRE', K_COUNTS, RETENTION_SECS)
-    redis.call('SET', K_UNREAD, unr + 1, 'EX', RETENTION_SECS)
-  else
-    redis.call('INCRBY', K_UNREAD, 1)
-  end
-  log_send(at, seq, 'notification.created', head .. 'null,"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
-    ',"unread":' .. num(unr + 1) .. ',"counts":' .. counts_json() .. '}')
-  return 'new'
-end
-
 local function add_item()
   local items = ensure(true)
-  local kind = plain and add_plain(items)
-  if kind then return kind, kind == 'new' and id or '' end
   -- keys this add may make: the inbox's own when it was empty, those of
   -- tags, severity, expiry and groups; they take their expiry now (keep)
   if items == 0 or with_meta or gkey ~= '' then C.kept = nil end
@@ -176,8 +127,7 @@ local function add_item()
   finish(nil, nil, function()
     local group = 'null'
     if gkey ~= '' then group = group_json(group_of(id)) end
-    log('notification.created', 'c\t' .. id, head .. group .. ',"activityAt":' .. quote(iso(math.floor(score / 1024))) ..
-      ',"unread":' .. num(UNREAD) .. ',"counts":' .. counts_json() .. '}')
+    log('notification.created', 'c\t' .. id, created_data(head, group, score, UNREAD, counts_json()))
   end)
   return 'new', id
 end

@@ -1,5 +1,5 @@
 -- Shared head of every inbox script (lua.go joins it in front of each,
--- behind inbox_item.lua). One user's keys share the hash tag {user}, so a
+-- behind inbox_item.lua and inbox_frame.lua). One user's keys share the hash tag {user}, so a
 -- script may touch them together.
 -- Every change of a user's inbox is one script, and the counts change in the
 -- script that changes what they count: they are exact, never recounted on
@@ -16,36 +16,13 @@
 -- KEYS[15] inbox:deleted:{u}  zset  ids that must not come back, scored by when (ms):
 --                                  deleted, expired, or joined into a group
 -- KEYS[16] user:log:{u}       an older hub's log stream, dropped when this log starts
--- ARGV[1]  retention in ms (items whose activity is older drop out)
--- ARGV[2]  largest number of items kept
--- ARGV[3]  how many entries the user's log keeps: the user stream resumes this far back
--- ARGV[4]  the user's channel, user:{u}
--- ARGV[5]  "1" to SPUBLISH (cluster), else PUBLISH
--- ARGV[6]  now, RFC 3339 (the hub's clock): the time of what this script does
--- ARGV[7]  where the events' bodies are kept, a key prefix (inbox_item.lua's BODIES)
--- ARGV[8]  what this script may write that older hubs cannot read: "" nothing,
---          "1" a new inbox small (see SMALL), "2" that and an event's body
---          kept once (inbox_add.lua)
--- ARGV[9..] the script's own
+-- ARGV: as inbox_frame.lua (joined in front of this) lists them.
 
 -- A script may serve several users (inbox_add.lua: a batch of recipients):
 -- their keys follow each other, STRIDE each, and use(i, channel) makes the
 -- i-th user's (from 0) the current ones.
 local K_UNREAD, K_LOG, K_OLDSEQ, K_PENDING, K_MUTED, K_COUNTS, K_DELETED, K_OLDLOG
 local CHANNEL
-local RETENTION, MAX_ITEMS, NOW_ISO = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[6]
--- RETENTION_SECS is the keys' expiry; BODY_SECS a body's, which outlives
--- every item that shows it by a day (inbox_item.lua's BODIES)
-local RETENTION_SECS = math.floor(RETENTION / 1000)
-local BODY_SECS = RETENTION_SECS + 86400
-BODIES = ARGV[7]
-
-local t = redis.call('TIME')
-local NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
--- KEEP_PERIOD is how often the keys' expiry is renewed: daily, or twice per
--- retention if that is shorter.
-local KEEP_PERIOD = math.min(86400000, math.floor(RETENTION / 2))
-
 -- What the current user's script changed, for its log events (see finish).
 local dirty, removed, updated, read_ids
 local UNREAD -- the unread count finish left
@@ -68,11 +45,7 @@ local C_grouped -- whether C holds a count by tag or severity ("t:…", "s:…")
 -- with a count by tag or severity; else, as older hubs keep one, its order
 -- is inbox:order and its log inbox:log. Set by load_counts.
 local SMALL
--- A small inbox's counts go by short names (SHORT: count -> its field);
--- "lm" it does not keep (its log is at hand).
-local SMALL_NAMES = {'kept', 'v', 'visible', 'unread', 'unseen', 'archived', 'snoozed', 'q', 'top'}
-local SMALL_FIELDS = {'k', 'v', 'i', 'u', 'n', 'a', 'z', 'q', 't'}
-local SHORT = {}
+local SHORT = {} -- a small inbox's count -> its field (inbox_frame.lua)
 for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
@@ -294,21 +267,6 @@ local function flush_counts()
     end
   end
   C_dirty, C_reset, C_extra = {}, false, {}
-end
-
--- plain_counts_json is the counts as GET /notifications/counts answers
--- them when nothing counts by tag or severity but normal: version, visible,
--- unread, unseen, archived, snoozed.
-local function plain_counts_json(v, vis, unr, uns, arc, snz)
-  vis, unr, uns, arc, snz = math.max(vis, 0), math.max(unr, 0), math.max(uns, 0), math.max(arc, 0), math.max(snz, 0)
-  if vis > 0 or unr > 0 or uns > 0 or arc > 0 then
-    vis, unr, uns = num(vis), num(unr), num(uns)
-    return '{"version":' .. num(v) .. ',"visible":' .. vis .. ',"unread":' .. unr .. ',"unseen":' .. uns ..
-      ',"archived":' .. num(arc) .. ',"snoozed":' .. num(snz) .. ',"byTag":{},"bySeverity":{"normal":{"visible":' ..
-      vis .. ',"unread":' .. unr .. ',"unseen":' .. uns .. '}}}'
-  end
-  return '{"version":' .. num(v) .. ',"visible":0,"unread":0,"unseen":0,"archived":0,"snoozed":' .. num(snz) ..
-    ',"byTag":{},"bySeverity":{}}'
 end
 
 -- counts_json is the counts as GET /notifications/counts answers them.

@@ -13,18 +13,13 @@
 -- ids are comma separated. The event's id is "<ms>-<seq>": time-ordered as
 -- a stream id is, and its seq inside.
 
--- LOG_MAX is how many entries the log keeps (ARGV[3]).
-local LOG_MAX = tonumber(ARGV[3])
-
 -- counts_snapshot is the counts in an entry: "v,visible,unread,unseen"
 -- and ",archived,snoozed" unless both are 0, or their JSON while something
 -- counts by tag or severity.
 local function counts_snapshot()
   load_counts()
   if C_grouped then return counts_json() end
-  local s = num(C.v or 0) .. ',' .. num(C.visible or 0) .. ',' .. num(C.unread or 0) .. ',' .. num(C.unseen or 0)
-  if (C.archived or 0) == 0 and (C.snoozed or 0) == 0 then return s end
-  return s .. ',' .. num(C.archived or 0) .. ',' .. num(C.snoozed or 0)
+  return counts_line(C.v or 0, C.visible or 0, C.unread or 0, C.unseen or 0, C.archived or 0, C.snoozed or 0)
 end
 
 -- last_seq is the log's last seq, kept with the counts (q). A user whose
@@ -46,11 +41,7 @@ local function log_entry(seq)
   if SMALL then e = redis.call('HGET', K_COUNTS, '~' .. seq) end
   e = e or redis.call('HGET', K_LOG, seq)
   if not e then return nil end
-  local after, ms, snap, what = string.match(e, '^(%+?)(%d+)\t([^\t]*)\t(.*)$')
-  if not ms then return nil end
-  ms = tonumber(ms)
-  if after == '+' then ms = ms + id_score(string.sub(what, 3)) / 1024 end
-  return ms, snap, what
+  return parse_entry(e)
 end
 
 -- log_ms is the time of entry seq: now, or the entry before it's when the
@@ -59,29 +50,6 @@ end
 local function log_ms(seq)
   if not C.lm and SMALL and seq > 1 then C.lm = log_entry(seq - 1) end
   return math.max(NOW, C.lm or 0)
-end
-
--- log_stamp is how an entry at ms keeps its time: a created entry (of item
--- id) as "+<ms after the item's own>", mostly a few; else ms.
-local function log_stamp(ms, id)
-  if id then
-    local after = ms - id_score(id) / 1024
-    if after >= 0 then return '+' .. num(after) end
-  end
-  return num(ms)
-end
-
--- log_send publishes entry seq at ms as the event (typ, data) on the user's
--- channel, exactly as a room event travels, and returns its id.
-local function log_send(ms, seq, typ, data)
-  local id = num(ms) .. '-' .. num(seq)
-  local msg = '{"id":"' .. id .. '","seq":' .. num(seq) .. ',"eventType":"' .. typ .. '","data":' .. data .. '}'
-  if ARGV[5] == '1' then
-    redis.call('SPUBLISH', CHANNEL, msg)
-  else
-    redis.call('PUBLISH', CHANNEL, msg)
-  end
-  return id
 end
 
 -- log appends one entry (what, see above) to the user's log and publishes
@@ -122,7 +90,7 @@ local function log(typ, what, data)
       redis.call('HDEL', K_LOG, seq - LOG_MAX)
     end
   end
-  return log_send(ms, seq, typ, data)
+  return log_send(CHANNEL, ms, seq, typ, data)
 end
 
 local function quoted_ids(ids)
@@ -135,7 +103,6 @@ end
 -- fan-out's, FANOUT: once per KEEP_PERIOD); the counts remember when (kept).
 -- keep_due says whether it is to run, and marks the counts; keep runs after
 -- the script's writes, so that a key they made takes its expiry.
-local PERIOD = math.floor(NOW / KEEP_PERIOD)
 local function keep_due()
   if C.kept == PERIOD and FANOUT then return false end
   if C.kept ~= PERIOD then C.kept, C_dirty.kept = PERIOD, true end

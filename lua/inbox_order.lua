@@ -2,9 +2,7 @@
 -- inbox_lib.lua. A large inbox keeps its order in inbox:order (a sorted
 -- set); a small one (SMALL) in its items' values, "<score>…"
 -- (inbox_item.lua), read and sorted once a script: what is small stays so
--- by SMALL_ITEMS and SMALL_LOG, which keep its hashes in Redis' compact
--- encoding (hash-max-listpack-entries, 128).
-local SMALL_ITEMS, SMALL_LOG = 48, 64
+-- by SMALL_ITEMS and SMALL_LOG (inbox_frame.lua).
 
 -- bound reads a score bound as ZRANGEBYSCORE takes it ("+inf", "(123",
 -- "123"): the score and whether it is left out.

@@ -79,6 +79,9 @@ var UserConns = instancesLib + userConns
 //go:embed inbox_item.lua
 var inboxItem string
 
+//go:embed inbox_frame.lua
+var inboxFrame string
+
 //go:embed inbox_lib.lua
 var inboxLib string
 
@@ -97,6 +100,9 @@ var deliverySchedule string
 //go:embed inbox_add.lua
 var inboxAdd string
 
+//go:embed inbox_add_plain.lua
+var inboxAddPlain string
+
 //go:embed inbox_act.lua
 var inboxAct string
 
@@ -114,16 +120,20 @@ var inboxLogRead string
 var (
 	// InboxAdd adds one notification to a user's inbox, exactly once, with
 	// its deliveries beyond the tab (delivery's delivery_schedule.lua).
-	InboxAdd = inboxItem + inboxLib + inboxOrder + inboxLog + deliverySchedule + inboxAdd
+	InboxAdd = inboxItem + inboxFrame + inboxLib + inboxOrder + inboxLog + deliverySchedule + inboxAdd
+	// InboxAddPlain adds a plain notification (no severity but normal, no
+	// tags, expiry or group) to the inboxes it takes as they are, and
+	// answers "more" for the others, which InboxAdd adds.
+	InboxAddPlain = inboxItem + inboxFrame + deliverySchedule + inboxAddPlain
 	// InboxAct changes the state of one item, of listed ones, or of every
 	// one that passes a filter: read, seen, archive, snooze, delete, ….
-	InboxAct = inboxItem + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxAct
+	InboxAct = inboxItem + inboxFrame + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxAct
 	// InboxView returns the unread count, the counts or one page of the
 	// inbox, or only settles it (the timer worker).
-	InboxView = inboxItem + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxView
+	InboxView = inboxItem + inboxFrame + inboxLib + inboxOrder + inboxLog + inboxFilter + inboxView
 	// InboxLogRead reads a user's log as the events it sent: what a user
 	// stream resumes from.
-	InboxLogRead = inboxItem + inboxLib + inboxOrder + inboxLog + inboxLogRead
+	InboxLogRead = inboxItem + inboxFrame + inboxLib + inboxOrder + inboxLog + inboxLogRead
 )
 
 // OutboxTouch lists a room in outbox:rooms with Redis' time.

@@ -370,3 +370,40 @@ func TestDelivery_DigestKeepsItsKeyWhenItsFirstItemIsCanceled(t *testing.T) {
 		t.Fatalf("the read item's delivery: %+v", r)
 	}
 }
+
+// A plain publish (the fan-out's own script, inbox_add_plain.lua)
+// schedules deliveries as the general one does: for a recipient who muted
+// the type in the app too (the push carries the event's own fields), and
+// once for one it leaves to the general script (a new inbox with an older
+// hub's seq to go on from).
+func TestDelivery_APlainPublishSchedulesAsTheGeneralOne(t *testing.T) {
+	rs := testredis.Start(t)
+	g := testhub.StartGateway(t, nil)
+	th := testhub.Start(t, rs.Addr(), testhub.DeliveryConfig(g, `{"like.toggled":{"push":{}}}`))
+	if code, _ := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, `{"mutedEventTypes":["like.toggled"]}`); code != 200 {
+		t.Fatalf("PUT settings: %d", code)
+	}
+	testredis.Do(t, th.Redis, "SET", "user:seq:{3}", "0")
+	nid := fmt.Sprintf("7:%s", th.Notify(t, 7, "like.toggled", 1, 2, 3).StreamID)
+	reached := map[int64]bool{}
+	for range 3 {
+		c := g.Next(t, testhub.Wait)
+		if reached[c.Body.UserID] || !strings.Contains(string(c.Body.Notifications[0]), `"eventType":"like.toggled"`) {
+			t.Fatalf("the gateway got %+v (reached before: %v)", c.Body, reached)
+		}
+		reached[c.Body.UserID] = true
+	}
+	for u := range int64(3) {
+		th.WaitDelivery(t, nid, u+1, "push", "sent")
+	}
+	// The item a record follows: none for the muted one, else the item.
+	for u, tg := range map[int64]string{1: `"tg":""`, 2: `"tg":"` + nid + `"`, 3: `"tg":"` + nid + `"`} {
+		if rec, _ := testredis.Do(t, th.Redis, "HGET", delivery.ScheduleKeys(u)[0], nid+"|push").ToString(); !strings.Contains(rec, tg) {
+			t.Errorf("user %d's record %s, want %s", u, rec, tg)
+		}
+	}
+	if len(th.InboxOf(t, 1)) != 0 || len(th.InboxOf(t, 2)) != 1 || len(th.InboxOf(t, 3)) != 1 {
+		t.Fatal("the inboxes: want the muted one empty, the others with the item")
+	}
+	g.Quiet(t, 500*time.Millisecond)
+}

@@ -174,8 +174,10 @@ const addBatch = 20
 
 // deliverNotice puts n into each recipient's inbox (pipelines of
 // fanoutPipeline calls; on a cluster each user's call goes to that user's
-// master), then clears its outbox entry. Each inbox write is idempotent, so
-// doing this twice is safe.
+// master), then clears its outbox entry. A plain notification goes first by
+// the fan-out's own script, which leaves the recipients it does not take to
+// the general one. Each inbox write is idempotent, so doing this twice is
+// safe.
 func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) (err error) {
 	// Not abandoned when the caller goes (see hub.Detach), and not bounded as
 	// a whole: each of its calls has Redis' time limit, and a big fan-out is
@@ -195,53 +197,38 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	if err != nil {
 		return err
 	}
-	keysPer := keysPerUser
 	if !plan.Empty() {
 		// Listed before they exist: every record is findable by its notification.
 		if err := ib.delivery.MarkNotification(ctx, n.room, n.id.String(), recipients, plan); err != nil {
 			return err
 		}
-		keysPer += len(delivery.ScheduleKeys(0))
 	}
 	if n.opts.ExpiresAt != nil {
 		if err := ib.markTimers(ctx, recipients, strconv.FormatInt(n.opts.ExpiresAt.UnixMilli(), 10)); err != nil {
 			return err
 		}
 	}
-	execs := ib.addExecs(n, recipients, plan, hub.TraceParent(span.SpanContext()))
-	dues := make([]int64, 0, len(recipients))
-	scheduled := 0 // recipients whose deliveries this run wrote
-	for i, r := range hub.RunChunked(ib.rdb, ctx, inboxAddScript, execs, ib.fanoutPipeline()) {
-		out, err := r.AsStrSlice()
-		if err != nil {
-			return hub.RedisErr(err)
-		}
-		users := len(execs[i].Keys) / keysPer
-		if len(out) != users*(1+boolInt(!plan.Empty())) {
-			return fmt.Errorf("%w: inbox add answered %d values for %d recipients", hub.ErrRedisReply, len(out), users)
-		}
-		for _, k := range out[:users] {
-			switch k {
-			case "new", "joined":
-				ib.metrics.inboxWrites.Inc()
-				scheduled++
-				written++
-			case "muted":
-				scheduled++
-			}
-		}
-		for _, due := range out[users:] {
-			ms, err := strconv.ParseInt(due, 10, 64)
-			if err != nil {
-				ms = -1
-			}
-			dues = append(dues, ms)
+	tp := hub.TraceParent(span.SpanContext())
+	var t addTally
+	rest := recipients
+	if n.opts.plain() && ib.layout() != "" {
+		// the common case first, by its own script; the rest after
+		execs, groups := ib.plainExecs(n, recipients, plan, tp)
+		if rest, err = ib.runAdds(ctx, inboxAddPlainScript, execs, groups, !plan.Empty(), &t); err != nil {
+			return err
 		}
 	}
+	if len(rest) > 0 {
+		execs, groups := ib.addExecs(n, rest, plan, tp)
+		if _, err := ib.runAdds(ctx, inboxAddScript, execs, groups, !plan.Empty(), &t); err != nil {
+			return err
+		}
+	}
+	written = t.written
 	if !plan.Empty() {
-		ib.delivery.CountScheduled(plan, scheduled)
+		ib.delivery.CountScheduled(plan, t.scheduled)
 		// After the records: the index never points at what is not there yet.
-		if err := ib.delivery.Index(ctx, recipients, dues, NotificationID(n.room, n.id)); err != nil {
+		if err := ib.delivery.Index(ctx, t.users, t.dues, NotificationID(n.room, n.id)); err != nil {
 			return err
 		}
 	}
@@ -249,15 +236,60 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 	return err
 }
 
-// addExecs are the inbox_add.lua calls that put n into recipients' inboxes:
-// addBatch recipients a call on one Redis, one on a cluster (their keys
-// share no slot); each recipient's inbox keys, the delivery keys too when
-// plan has deliveries, and traceparent ("" for none) for their records.
-func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, traceparent string) []rueidis.LuaExec {
-	batch := addBatch
-	if ib.rdb.Sharded() {
-		batch = 1
+// addTally is what the add scripts of one notification answered: each
+// recipient they took (users) with the earliest due time of its deliveries
+// (dues, -1 for none), the inbox items written, and the recipients whose
+// deliveries were scheduled.
+type addTally struct {
+	users              []int64
+	dues               []int64
+	written, scheduled int
+}
+
+// runAdds runs an add script's calls (groups[i] the recipients of
+// execs[i]), one after the other, and tallies their answers in t. It
+// returns the recipients the script left to inbox_add.lua ("more").
+func (ib *Inbox) runAdds(ctx context.Context, script hub.Script, execs []rueidis.LuaExec, groups [][]int64,
+	withPlan bool, t *addTally) (more []int64, err error) {
+	for i, r := range hub.RunChunked(ib.rdb, ctx, script, execs, ib.fanoutPipeline()) {
+		out, err := r.AsStrSlice()
+		if err != nil {
+			return nil, hub.RedisErr(err)
+		}
+		users := groups[i]
+		if len(out) != len(users)*(1+boolInt(withPlan)) {
+			return nil, fmt.Errorf("%w: inbox add answered %d values for %d recipients", hub.ErrRedisReply, len(out), len(users))
+		}
+		for j, k := range out[:len(users)] {
+			switch k {
+			case "more":
+				more = append(more, users[j])
+				continue
+			case "new", "joined":
+				ib.metrics.inboxWrites.Inc()
+				t.scheduled++
+				t.written++
+			case "muted":
+				t.scheduled++
+			}
+			if withPlan {
+				ms, err := strconv.ParseInt(out[len(users)+j], 10, 64)
+				if err != nil {
+					ms = -1
+				}
+				t.users, t.dues = append(t.users, users[j]), append(t.dues, ms)
+			}
+		}
 	}
+	return more, nil
+}
+
+// addExecs are the inbox_add.lua calls that put n into recipients' inboxes,
+// with the recipients of each: addBatch recipients a call on one Redis, one
+// on a cluster (their keys share no slot); each recipient's inbox keys, the
+// delivery keys too when plan has deliveries, and traceparent ("" for none)
+// for their records.
+func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, traceparent string) ([]rueidis.LuaExec, [][]int64) {
 	window := n.opts.GroupWindowSecs
 	if window == 0 {
 		window = DefaultGroupWindowSecs
@@ -270,21 +302,41 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10), sev, tags, exp, expMs, n.opts.GroupKey, strconv.Itoa(window*1000), n.publisher)
 	common = append(common, plan.ScheduleArgs(traceparent)...)
+	return ib.batchExecs(common, recipients, plan, inboxKeys)
+}
+
+// plainExecs are the inbox_add_plain.lua calls for n, batched as addExecs.
+func (ib *Inbox) plainExecs(n notice, recipients []int64, plan delivery.Plan, traceparent string) ([]rueidis.LuaExec, [][]int64) {
+	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+		strconv.FormatUint(n.id.Ms, 10))
+	common = append(common, plan.ScheduleArgs(traceparent)...)
+	return ib.batchExecs(common, recipients, plan, plainKeys)
+}
+
+// batchExecs are calls of an add script taking common, then each
+// recipient's channel: keys(u) and the delivery keys when plan has
+// deliveries, addBatch recipients a call (one on a cluster).
+func (ib *Inbox) batchExecs(common []string, recipients []int64, plan delivery.Plan, keys func(int64) []string) ([]rueidis.LuaExec, [][]int64) {
+	batch := addBatch
+	if ib.rdb.Sharded() {
+		batch = 1
+	}
 	var execs []rueidis.LuaExec
+	var groups [][]int64
 	for start := 0; start < len(recipients); start += batch {
 		users := recipients[start:min(start+batch, len(recipients))]
-		e := rueidis.LuaExec{Keys: make([]string, 0, keysPerUser*len(users)), Args: make([]string, 0, len(common)+len(users))}
+		e := rueidis.LuaExec{Keys: make([]string, 0, (keysPerUser+2)*len(users)), Args: make([]string, 0, len(common)+len(users))}
 		e.Args = append(e.Args, common...)
 		for _, u := range users {
-			e.Keys = append(e.Keys, inboxKeys(u)...)
+			e.Keys = append(e.Keys, keys(u)...)
 			if !plan.Empty() {
 				e.Keys = append(e.Keys, delivery.ScheduleKeys(u)...)
 			}
 			e.Args = append(e.Args, hub.UserChannel(u))
 		}
-		execs = append(execs, e)
+		execs, groups = append(execs, e), append(groups, users)
 	}
-	return execs
+	return execs, groups
 }
 
 // fanoutPipeline bounds the inbox_add.lua calls of one pipeline. On one

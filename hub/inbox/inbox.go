@@ -69,9 +69,10 @@ func (ib *Inbox) start() {
 }
 
 var (
-	inboxAddScript  = hub.NewScript(lua.InboxAdd)
-	inboxActScript  = hub.NewScript(lua.InboxAct)
-	inboxViewScript = hub.NewScript(lua.InboxView)
+	inboxAddScript      = hub.NewScript(lua.InboxAdd)
+	inboxAddPlainScript = hub.NewScript(lua.InboxAddPlain)
+	inboxActScript      = hub.NewScript(lua.InboxAct)
+	inboxViewScript     = hub.NewScript(lua.InboxView)
 )
 
 // Event types of the user stream. All but the first two carry an id from

@@ -115,6 +115,12 @@ func inboxKeys(user int64) []string {
 		ReadStatusKey(user), MutedKey(user), CountsKey(user), DeletedKey(user), oldLogKey(user))
 }
 
+// plainKeys are the keys lua/inbox_add_plain.lua takes of a user.
+func plainKeys(user int64) []string {
+	return []string{ItemsKey(user), CountsKey(user), UnreadCountKey(user), MutedKey(user), DeletedKey(user),
+		OrderKey(user), oldSeqKey(user)}
+}
+
 // inboxArgs are the arguments every inbox script takes first, then extra.
 func (ib *Inbox) inboxArgs(user int64, now string, extra ...string) []string {
 	return ib.scriptArgs(hub.UserChannel(user), now, extra...)

@@ -101,6 +101,12 @@ func (o Options) fields() (sev, tags, exp string) {
 	return sev, strings.Join(o.Tags, ","), exp
 }
 
+// plain reports whether o asks nothing of an item but the defaults: no
+// severity but normal, no tags, expiry or group (inbox_add_plain.lua).
+func (o Options) plain() bool {
+	return (o.Severity == "" || o.Severity == "normal") && len(o.Tags) == 0 && o.ExpiresAt == nil && o.GroupKey == ""
+}
+
 // body is the options as part of a publish's idempotency body; "" when none
 // is set, so that a publish without them hashes as it always did.
 func (o Options) body() string {
