@@ -43,8 +43,9 @@ local function add(b, channel)
   local at = NOW -- the log entry's time
   if fresh then
     -- neither counts (v is in the first write of any change) nor an order
-    -- (an older hub's), nor an older hub's log to go on from
-    if v or ARGV[8] == '' or redis.call('EXISTS', k_order) == 1 or redis.call('GET', k_oldseq) then return 'more' end
+    -- (an older hub's), nor an older hub's log to go on from, nor ids that
+    -- must not come back
+    if v or ARGV[8] == '' or redis.call('EXISTS', k_order, k_oldseq, k_deleted) > 0 then return 'more' end
     v, q, top = 1, 0, 0 -- the counts' first version (inbox_order.lua's ensure)
   else
     local items = vis + arc + snz
@@ -63,7 +64,8 @@ local function add(b, channel)
   v, vis, unr, uns = v + 1, vis + 1, unr + 1, uns + 1
   local entry = log_stamp(at, id) .. '\t' .. counts_line(v, vis, unr, uns, arc, snz) .. '\tc\t' .. id
   if #entry > 60 then return 'more' end -- for inbox:log
-  if redis.call('ZSCORE', k_deleted, id) or redis.call('HSETNX', k_items, id, num(score - id_score(id)) .. value) == 0 then
+  if (not fresh and redis.call('ZSCORE', k_deleted, id)) or
+      redis.call('HSETNX', k_items, id, num(score - id_score(id)) .. value) == 0 then
     return 'dup'
   end
   if fresh then

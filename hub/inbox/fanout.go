@@ -339,21 +339,23 @@ func (ib *Inbox) batchExecs(common []string, recipients []int64, plan delivery.P
 	return execs, groups
 }
 
-// fanoutPipeline bounds the inbox_add.lua calls of one pipeline. On one
-// Redis a fan-out to 10,000 recipients is 500 calls of 20 recipients, each
-// sent when the one before has answered (hub.RunChunked), under its own
-// time limit, so a big fan-out never meets the limit as a whole and another
-// client waits behind one call at most (~1.4 ms), never behind a pipeline
-// of them. Measured (docs/performance.md, Performance IV): another user's
-// GET /unread during such a fan-out has a p99 of 1.4–1.8 ms with 1 against
-// 3.4–4.5 with 4, for a fan-out 10 % longer. On a cluster a call is one
-// recipient's (their keys share a slot), and the pipeline spreads over the
-// masters: 4 there, as before.
+// fanoutPipeline bounds the add calls of one pipeline. On one Redis a
+// fan-out to 10,000 recipients is 500 calls of 20 recipients, sent two at
+// a time, each pair when the one before has answered (hub.RunChunked): half
+// the round trips in which Redis waits on the hub, while another client
+// waits behind two calls at most (~1 ms: a plain call is ~0.4 ms), never
+// behind a long pipeline of them. Each call has its own time
+// limit, so a big fan-out never meets the limit as a whole. Measured
+// (docs/performance.md, issue 55): 1,000 recipients answer in 22–28 ms
+// with two against 24–40 with one, while another user's GET
+// /notifications/unread during a 10,000-recipient fan-out has a p99 of
+// 2.8–3.8 ms against 2.3–3.1. On a cluster a call is one recipient's (their
+// keys share a slot), and the pipeline spreads over the masters: 4 there.
 func (ib *Inbox) fanoutPipeline() int {
 	if ib.rdb.Sharded() {
 		return 4
 	}
-	return 1
+	return 2
 }
 
 func boolInt(b bool) int {
