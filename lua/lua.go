@@ -213,3 +213,32 @@ var PushDeviceRegister string
 //
 //go:embed push_consent.lua
 var PushConsent string
+
+//go:embed topic_lib.lua
+var topicLib string
+
+//go:embed topic_follow.lua
+var topicFollow string
+
+//go:embed topic_unfollow.lua
+var topicUnfollow string
+
+//go:embed topic_page.lua
+var topicPage string
+
+// The scripts on a topic's followers, each behind topic_lib.lua (their
+// keys and chunks).
+var (
+	// TopicFollow adds followers to a topic, each once.
+	TopicFollow = topicLib + topicFollow
+	// TopicUnfollow removes followers from a topic.
+	TopicUnfollow = topicLib + topicUnfollow
+	// TopicPage reads a page of a topic's followers, ascending.
+	TopicPage = topicLib + topicPage
+)
+
+// TopicUser follows, unfollows or takes back a follow in people's own
+// lists of topics.
+//
+//go:embed topic_user.lua
+var TopicUser string

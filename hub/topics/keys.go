@@ -1,0 +1,30 @@
+package topics
+
+import "roomhub/hub"
+
+// Redis key names of the topics, all in one place. A topic's keys carry
+// its hash tag, {t:<topicKey>}, so that one script may touch them
+// together; a person's list carries hub.UserTag.
+
+// tag is topic's hash tag: a topic key holds no brace.
+func tag(topic string) string { return "{t:" + topic + "}" }
+
+// MetaKey is a topic's numbers: a hash, n (followers), s (the last follow's
+// seq), c (the last chunk's id).
+func MetaKey(topic string) string { return "topic:" + tag(topic) }
+
+// IndexKey orders a topic's chunks of followers: a sorted set, chunk id
+// scored by the lowest user id it holds.
+func IndexKey(topic string) string { return "topic:index:" + tag(topic) }
+
+// FollowersKey holds a topic's followers: a hash, chunk id →
+// "<userId>:<seq>,…" ascending (lua/topic_lib.lua).
+func FollowersKey(topic string) string { return "topic:followers:" + tag(topic) }
+
+// topicKeys are the keys lua/topic_lib.lua takes.
+func topicKeys(topic string) []string {
+	return []string{MetaKey(topic), IndexKey(topic), FollowersKey(topic)}
+}
+
+// UserKey is what a person follows: a hash, topicKey → followedAt (ms).
+func UserKey(user int64) string { return "topics:" + hub.UserTag(user) }
