@@ -32,6 +32,7 @@ import (
 	"roomhub/hub/publish"
 	"roomhub/hub/push/channels"
 	"roomhub/hub/push/webpush"
+	"roomhub/hub/topics"
 	"roomhub/internal/devredis"
 	"roomhub/internal/env"
 	"roomhub/internal/telemetry"
@@ -83,6 +84,7 @@ type Main struct {
 	pubCfg    publish.Config
 	cfg       hub.Config
 	inboxCfg  inbox.Config
+	topicsCfg topics.Config
 	ingestCfg ingest.Config
 	pushCfg   channels.Config // and delivery's
 	log       *slog.Logger
@@ -112,6 +114,9 @@ func NewMain() (*Main, error) {
 		return nil, err
 	}
 	m := &Main{httpCfg: httpCfg, pubCfg: pubCfg, cfg: cfg, errc: make(chan error, 1)}
+	if m.topicsCfg, err = topics.LoadConfig(os.LookupEnv); err != nil {
+		return nil, err
+	}
 	if m.inboxCfg, err = inbox.LoadConfig(os.LookupEnv); err != nil {
 		return nil, err
 	}
@@ -248,6 +253,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
+	apiSrv.UseTopics(topics.New(h, m.topicsCfg))
 	if m.httpCfg.MetricsAddr != "" {
 		m.atClose(serveApart(m.httpCfg.MetricsAddr, apiSrv.MetricsHandler(), m.log, "metrics"))
 		m.log.Info("metrics are served apart", "addr", m.httpCfg.MetricsAddr)

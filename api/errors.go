@@ -10,6 +10,7 @@ import (
 
 	"roomhub/hub"
 	"roomhub/hub/publish"
+	"roomhub/hub/topics"
 )
 
 // Envelope is the shape of every JSON answer.
@@ -88,7 +89,10 @@ func toError(err error) *Error {
 	if r, ok := publish.RefusalOf(err); ok { // a bad field, anywhere; a publish refused for what it says
 		return &Error{refusalStatus[r.Code], r.Code, r.Message, nil}
 	}
+	var full *topics.FullError
 	switch {
+	case errors.As(err, &full):
+		return &Error{http.StatusConflict, "COMMON409", full.Error(), nil}
 	case errors.Is(err, hub.ErrNotFound):
 		return errNotFound("not found")
 	case errors.Is(err, hub.ErrForbidden):

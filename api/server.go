@@ -20,6 +20,7 @@ import (
 	"roomhub/hub/publish"
 	"roomhub/hub/push"
 	"roomhub/hub/push/webpush"
+	"roomhub/hub/topics"
 )
 
 // Server is roomhub's HTTP side: an Echo instance with every route of DESIGN.md.
@@ -43,6 +44,7 @@ type Server struct {
 	ingest       *ingest.Ingest    // nil: the ingest streams are not consumed here (UseIngest)
 	push         *webpush.Service  // nil: the webpush channel is off (UsePush)
 	devices      *push.Devices     // nil: no channel the hub sends itself is on (UseDevices)
+	topics       *topics.Topics    // nil: no topics (UseTopics)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -135,6 +137,11 @@ func (s *Server) routes() {
 	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
 	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
 	v1.GET("/internal/ingest/dead", s.ingestDead, internal)
+	v1.PUT("/internal/topics/:topicKey/followers", s.follow, s.topicsOn, internal)
+	v1.DELETE("/internal/topics/:topicKey/followers", s.unfollow, s.topicsOn, internal)
+	v1.GET("/internal/topics/:topicKey/followers", s.followers, s.topicsOn, internal)
+	v1.GET("/topics", s.myTopics, s.topicsOn, user)
+	v1.DELETE("/topics/:topicKey", s.leaveTopic, s.topicsOn, user)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
@@ -278,19 +285,21 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 const smallBodyMax = 64 << 10
 
 // bodyLimits bounds each route's request body: a publish's by
-// PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, any
-// other's by 64 KiB.
+// PUBLISH_MAX_BYTES + 256 KiB, a batch's by PUBLISH_MAX_BYTES × 8, a
+// topic's followers by 256 KiB, any other's by 64 KiB.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
 	small, publishLimit := bodyLimit(smallBodyMax), bodyLimit(publish.MaxBody(s.pipeline.MaxData()))
-	batch := bodyLimit(s.pipeline.MaxData() * 8)
+	batch, followers := bodyLimit(s.pipeline.MaxData()*8), bodyLimit(topicsBodyMax)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		smallNext, publishNext, batchNext := small(next), publishLimit(next), batch(next)
+		smallNext, publishNext, batchNext, followersNext := small(next), publishLimit(next), batch(next), followers(next)
 		return func(c echo.Context) error {
 			switch c.Path() {
 			case "/api/v1/notifications/publish", "/dev/publish", "/api/v1/internal/deliveries/redrive":
 				return publishNext(c)
 			case "/api/v1/notifications/publish/batch":
 				return batchNext(c)
+			case "/api/v1/internal/topics/:topicKey/followers":
+				return followersNext(c)
 			}
 			return smallNext(c)
 		}

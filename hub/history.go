@@ -167,7 +167,8 @@ func (h *Hub) Events(ctx context.Context, room int64, since StreamID, count int)
 		p.Events = append(p.Events, v)
 	}
 	if n := len(p.Events); n > 0 {
-		p.LastID = &p.Events[n-1].ID
+		last := p.Events[n-1].ID // a copy: go1.26 may miscompile &slice[i].Field (golang/go#81612)
+		p.LastID = &last
 	}
 	return p, nil
 }

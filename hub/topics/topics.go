@@ -143,7 +143,8 @@ func (t *Topics) Followers(ctx context.Context, topic string, after int64, limit
 	followers, ids = res[0], res[1:]
 	if len(ids) > limit {
 		ids = ids[:limit]
-		next = &ids[limit-1]
+		last := ids[limit-1]
+		next = &last
 	}
 	return ids, followers, next, nil
 }
@@ -171,7 +172,8 @@ func (t *Topics) Of(ctx context.Context, user int64, after string, limit int) (p
 	page = []Followed{}
 	for _, k := range keys {
 		if len(page) == limit {
-			next = &page[limit-1].TopicKey
+			last := page[limit-1].TopicKey // a copy: go1.26 miscompiles &page[i].TopicKey here (golang/go#81612)
+			next = &last
 			break
 		}
 		ms, _ := strconv.ParseInt(all[k], 10, 64)

@@ -30,6 +30,7 @@ import (
 	"roomhub/hub/push/channels"
 	"roomhub/hub/push/fcm"
 	"roomhub/hub/push/webpush"
+	"roomhub/hub/topics"
 	"roomhub/internal/env"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testredis"
@@ -55,6 +56,7 @@ type Configs struct {
 	FCM      fcm.Config
 	APNS     apns.Config
 	Ingest   ingest.Config
+	Topics   topics.Config
 }
 
 // Hub is a hub and its HTTP server, in-process, on a real Redis.
@@ -147,6 +149,7 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
+	apiSrv.UseTopics(topics.New(h, cfg.Topics))
 	th := &Hub{Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Redis: rdb, API: apiSrv,
 		Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience)}
 	th.serve(t)

@@ -1,0 +1,141 @@
+package api
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"roomhub/hub/topics"
+)
+
+// UseTopics serves the topic routes with t (nil: they answer 404).
+func (s *Server) UseTopics(t *topics.Topics) { s.topics = t }
+
+// topicsBodyMax bounds a body of up to topics.MaxIDs user ids.
+const topicsBodyMax = 256 << 10
+
+// topicsOn answers 404 while no topics are served.
+func (s *Server) topicsOn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.topics == nil {
+			return echo.ErrNotFound
+		}
+		return next(c)
+	}
+}
+
+// topicParam is the route's topic key, checked.
+func topicParam(c echo.Context) (string, error) {
+	topic := c.Param("topicKey")
+	if err := topics.CheckKey(topic); err != nil {
+		return "", errBadRequest(err.Error())
+	}
+	return topic, nil
+}
+
+// followersBody is a topic and the body's user ids, checked.
+func followersBody(c echo.Context) (string, []int64, error) {
+	topic, err := topicParam(c)
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return "", nil, err
+	}
+	var req struct {
+		UserIDs []int64 `json:"userIds"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return "", nil, err
+	}
+	if err := topics.CheckIDs(req.UserIDs); err != nil {
+		return "", nil, errBadRequest(err.Error())
+	}
+	return topic, req.UserIDs, nil
+}
+
+// follow serves PUT /internal/topics/{topicKey}/followers {"userIds"}.
+func (s *Server) follow(c echo.Context) error {
+	topic, users, err := followersBody(c)
+	if err != nil {
+		return err
+	}
+	added, followers, err := s.topics.Follow(c.Request().Context(), topic, users, time.Now())
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int64{"added": added, "followers": followers})
+}
+
+// unfollow serves DELETE /internal/topics/{topicKey}/followers {"userIds"}.
+func (s *Server) unfollow(c echo.Context) error {
+	topic, users, err := followersBody(c)
+	if err != nil {
+		return err
+	}
+	removed, followers, err := s.topics.Unfollow(c.Request().Context(), topic, users)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int64{"removed": removed, "followers": followers})
+}
+
+// followers serves GET /internal/topics/{topicKey}/followers?after=&limit=.
+func (s *Server) followers(c echo.Context) error {
+	topic, err := topicParam(c)
+	if err != nil {
+		return err
+	}
+	limit, err := pageSize(c, "limit", topics.DefaultPage, topics.MaxPage)
+	if err != nil {
+		return err
+	}
+	var after int64
+	if v := c.QueryParam("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return errBadRequest("after must be a user id")
+		}
+	}
+	ids, n, next, err := s.topics.Followers(c.Request().Context(), topic, after, limit)
+	if err != nil {
+		return err
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	return ok(c, map[string]any{"userIds": ids, "followers": n, "nextAfter": next})
+}
+
+// myTopics serves GET /topics?after=&limit=: what the user follows.
+func (s *Server) myTopics(c echo.Context) error {
+	limit, err := pageSize(c, "limit", topics.DefaultPage, topics.MaxPage)
+	if err != nil {
+		return err
+	}
+	after := c.QueryParam("after")
+	if after != "" {
+		if err := topics.CheckKey(after); err != nil {
+			return errBadRequest("after must be a topic key")
+		}
+	}
+	page, next, err := s.topics.Of(c.Request().Context(), userOf(c).ID, after, limit)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]any{"topics": page, "nextAfter": next})
+}
+
+// leaveTopic serves DELETE /topics/{topicKey}: the user stops following it.
+func (s *Server) leaveTopic(c echo.Context) error {
+	topic, err := topicParam(c)
+	if err != nil {
+		return err
+	}
+	removed, err := s.topics.Leave(c.Request().Context(), userOf(c).ID, topic)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int64{"removed": removed})
+}

@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"roomhub/internal/testhub"
+	"roomhub/internal/testredis"
+)
+
+// The topic routes: the backend's follow, unfollow and pages of followers,
+// a person's own list and leaving, every bad input a clear 400 with
+// nothing stored, a follow past TOPICS_PER_USER_MAX a 409.
+func TestTopics_Routes(t *testing.T) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Topics.PerUserMax = 2 })
+	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	const path = "/api/v1/internal/topics/product:123/followers"
+	type counts struct{ Added, Removed, Followers int64 }
+	do := func(method, path, body string, wantCode int) counts {
+		t.Helper()
+		code, env := th.Do(t, method, path, key, body)
+		if code != wantCode {
+			t.Fatalf("%s %s %.60s: %d %+v, want %d", method, path, body, code, env, wantCode)
+		}
+		var c counts
+		if code == 200 {
+			testhub.Remarshal(t, env.Result, &c)
+		}
+		return c
+	}
+	if c := do(http.MethodPut, path, `{"userIds":[3,1,2]}`, 200); c.Added != 3 || c.Followers != 3 {
+		t.Fatalf("follow: %+v", c)
+	}
+	if c := do(http.MethodPut, path, `{"userIds":[2,4]}`, 200); c.Added != 1 || c.Followers != 4 {
+		t.Fatalf("follow again: %+v", c)
+	}
+	var page struct {
+		UserIDs   []int64
+		Followers int64
+		NextAfter *int64
+	}
+	code, env := th.Do(t, http.MethodGet, path+"?limit=3", key, "")
+	if testhub.Remarshal(t, env.Result, &page); code != 200 || fmt.Sprint(page.UserIDs) != "[1 2 3]" || page.Followers != 4 ||
+		page.NextAfter == nil || *page.NextAfter != 3 {
+		t.Fatalf("first page: %d %+v", code, page)
+	}
+	code, env = th.Do(t, http.MethodGet, path+"?after=3&limit=3", key, "")
+	page.NextAfter = nil
+	if testhub.Remarshal(t, env.Result, &page); code != 200 || fmt.Sprint(page.UserIDs) != "[4]" || page.NextAfter != nil {
+		t.Fatalf("second page: %d %+v", code, page)
+	}
+	if c := do(http.MethodDelete, path, `{"userIds":[4,5]}`, 200); c.Removed != 1 || c.Followers != 3 {
+		t.Fatalf("unfollow: %+v", c)
+	}
+
+	// Bad input: a clear 400, nothing stored.
+	ids := make([]string, 10001)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i + 1)
+	}
+	for _, bad := range []struct{ path, body string }{
+		{"/api/v1/internal/topics/product%20123/followers", `{"userIds":[9]}`},
+		{"/api/v1/internal/topics/" + strings.Repeat("a", 129) + "/followers", `{"userIds":[9]}`},
+		{path, `{"userIds":[]}`},
+		{path, `{"userIds":[9,9]}`},
+		{path, `{"userIds":[0]}`},
+		{path, `{"userIds":[-9]}`},
+		{path, `{"userIds":["9"]}`},
+		{path, `{"userIds":[9.5]}`},
+		{path, `{"userIds":[9],"extra":1}`},
+		{path, `{}`},
+		{path, ``},
+		{path, `{"userIds":[` + strings.Join(ids, ",") + `]}`},
+	} {
+		do(http.MethodPut, bad.path, bad.body, 400)
+	}
+	do(http.MethodPut, path, `{"userIds":[1`+strings.Repeat(",1", 140000)+`]}`, 413)
+	long := make([]string, 10000) // ~160 KB: more than other routes take
+	for i := range long {
+		long[i] = fmt.Sprint(100000000000000 + i)
+	}
+	if c := do(http.MethodPut, "/api/v1/internal/topics/big/followers", `{"userIds":[`+strings.Join(long, ",")+`]}`, 200); c.Added != 10000 {
+		t.Fatalf("10,000 long ids: %+v", c)
+	}
+	do(http.MethodGet, path+"?after=x", "", 400)
+	do(http.MethodGet, path+"?limit=0", "", 400)
+	if code, _ := th.Do(t, http.MethodPut, path, map[string]string{"Content-Type": "application/json"}, `{"userIds":[9]}`); code != 401 {
+		t.Fatalf("without the internal key: %d", code)
+	}
+	if c := do(http.MethodPut, path, `{"userIds":[1]}`, 200); c.Followers != 3 {
+		t.Fatalf("after the refusals: %+v", c)
+	}
+
+	// Past TOPICS_PER_USER_MAX (2): nobody added, the first such user named.
+	do(http.MethodPut, "/api/v1/internal/topics/issue:1/followers", `{"userIds":[1]}`, 200)
+	code, env = th.Do(t, http.MethodPut, "/api/v1/internal/topics/issue:2/followers", key, `{"userIds":[9,1,2]}`)
+	if code != 409 || env.Code != "COMMON409" || !strings.Contains(env.Message, "user 1 ") {
+		t.Fatalf("past the max: %d %+v", code, env)
+	}
+	code, env = th.Do(t, http.MethodGet, "/api/v1/internal/topics/issue:2/followers", key, "")
+	if testhub.Remarshal(t, env.Result, &page); code != 200 || len(page.UserIDs) != 0 || page.Followers != 0 {
+		t.Fatalf("after the refusal: %+v", page)
+	}
+
+	// The person's own list, and leaving.
+	var mine struct {
+		Topics []struct {
+			TopicKey, FollowedAt string
+		}
+		NextAfter *string
+	}
+	code, env = th.UserDo(t, http.MethodGet, "/api/v1/topics?limit=1", 1, "")
+	if testhub.Remarshal(t, env.Result, &mine); code != 200 || len(mine.Topics) != 1 || mine.Topics[0].TopicKey != "issue:1" ||
+		mine.Topics[0].FollowedAt == "" || mine.NextAfter == nil || *mine.NextAfter != "issue:1" {
+		t.Fatalf("what 1 follows: %d %+v (%v)", code, mine, env.Result)
+	}
+	code, env = th.UserDo(t, http.MethodGet, "/api/v1/topics?after=issue:1", 1, "")
+	mine.NextAfter = nil
+	if testhub.Remarshal(t, env.Result, &mine); code != 200 || len(mine.Topics) != 1 ||
+		mine.Topics[0].TopicKey != "product:123" || mine.NextAfter != nil {
+		t.Fatalf("what 1 follows, after issue:1: %d %+v", code, mine)
+	}
+	for _, want := range []string{"map[removed:1]", "map[removed:0]"} {
+		if code, env := th.UserDo(t, http.MethodDelete, "/api/v1/topics/product:123", 1, ""); code != 200 || fmt.Sprint(env.Result) != want {
+			t.Fatalf("leave: %d %+v, want %s", code, env, want)
+		}
+	}
+	if code, _ := th.UserDo(t, http.MethodDelete, "/api/v1/topics/bad%20key", 1, ""); code != 400 {
+		t.Fatalf("leave a bad key: %d", code)
+	}
+	code, env = th.Do(t, http.MethodGet, path, key, "")
+	if testhub.Remarshal(t, env.Result, &page); code != 200 || fmt.Sprint(page.UserIDs) != "[2 3]" {
+		t.Fatalf("the topic after 1 left: %+v", page)
+	}
+}
