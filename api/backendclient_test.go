@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,30 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	}
 	if _, err := hc.Presence(ctx, 46, "not-a-token"); !client.IsCode(err, "AUTH4001") {
 		t.Fatalf("presence with a bad token: %v", err)
+	}
+}
+
+// The backend's client follows, pages and unfollows a topic on a live hub;
+// a follow past TOPICS_PER_USER_MAX is a COMMON409 *client.Error naming the
+// user.
+func TestBackendClient_Topics(t *testing.T) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Topics.PerUserMax = 1 })
+	ctx := context.Background()
+	hc := client.New(th.URL, th.Cfg.InternalAPIKey)
+	if added, n, err := hc.Follow(ctx, "product:123", []int64{3, 1, 2}); err != nil || added != 3 || n != 3 {
+		t.Fatalf("follow: %d %d %v", added, n, err)
+	}
+	p, err := hc.Followers(ctx, "product:123", 0, 2)
+	if err != nil || len(p.UserIDs) != 2 || p.UserIDs[0] != 1 || p.Followers != 3 || p.Next != 2 {
+		t.Fatalf("first page: %+v %v", p, err)
+	}
+	if p, err = hc.Followers(ctx, "product:123", p.Next, 2); err != nil || len(p.UserIDs) != 1 || p.UserIDs[0] != 3 || p.Next != 0 {
+		t.Fatalf("second page: %+v %v", p, err)
+	}
+	if _, _, err := hc.Follow(ctx, "issue:1", []int64{2}); !client.IsCode(err, "COMMON409") || !strings.Contains(err.Error(), "user 2 ") {
+		t.Fatalf("past the max: %v", err)
+	}
+	if removed, n, err := hc.Unfollow(ctx, "product:123", []int64{2, 9}); err != nil || removed != 1 || n != 2 {
+		t.Fatalf("unfollow: %d %d %v", removed, n, err)
 	}
 }
