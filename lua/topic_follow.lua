@@ -5,32 +5,22 @@
 -- Returns {added, followers}.
 local s = tonumber(redis.call('HGET', K_META, 's') or '0')
 local added = 0
-local c, hi, ids, seqs, dirty
-for i = 1, #ARGV do
-  local id = tonumber(ARGV[i])
-  if not c or (hi and id >= hi) then
-    if dirty then write(c, ids, seqs) end
-    c, hi = chunk_of(id, true)
-    ids, seqs = read(c)
-    dirty = false
-  end
+walk(true, function(ids, seqs, id)
   local at, there = find(ids, id)
-  if not there then
-    s, added, dirty = s + 1, added + 1, true
-    table.insert(ids, at, id)
-    table.insert(seqs, at, tostring(s))
-    if #ids > CHUNK_MAX then -- the upper half to a chunk of its own
-      local half, upper, useqs = math.floor(#ids / 2), {}, {}
-      for j = half + 1, #ids do upper[#upper + 1], useqs[#useqs + 1] = ids[j], seqs[j] end
-      for j = #ids, half + 1, -1 do ids[j], seqs[j] = nil, nil end
-      local c2 = tostring(redis.call('HINCRBY', K_META, 'c', 1))
-      redis.call('ZADD', K_INDEX, upper[1], c2)
-      write(c2, upper, useqs)
-      hi = upper[1] -- the ids after go there
-    end
-  end
-end
-if dirty then write(c, ids, seqs) end
+  if there then return false end
+  s, added = s + 1, added + 1
+  table.insert(ids, at, id)
+  table.insert(seqs, at, tostring(s))
+  if #ids <= CHUNK_MAX then return true end
+  -- the upper half to a chunk of its own
+  local half, upper, useqs = math.floor(#ids / 2), {}, {}
+  for j = half + 1, #ids do upper[#upper + 1], useqs[#useqs + 1] = ids[j], seqs[j] end
+  for j = #ids, half + 1, -1 do ids[j], seqs[j] = nil, nil end
+  local c2 = tostring(redis.call('HINCRBY', K_META, 'c', 1))
+  redis.call('ZADD', K_INDEX, upper[1], c2)
+  write(c2, upper, useqs)
+  return true, upper[1]
+end)
 local n = tonumber(redis.call('HGET', K_META, 'n') or '0')
 if added > 0 then
   n = redis.call('HINCRBY', K_META, 'n', added)

@@ -65,3 +65,27 @@ local function find(ids, id)
   end
   return lo, ids[lo] == id
 end
+
+-- walk calls change(ids, seqs, id) for each user id of ARGV, ascending,
+-- with the followers of the chunk where it belongs (read once for the ids
+-- it holds, written once after them when changed). change returns whether
+-- it changed them and, when it moved the upper ones to a chunk of their
+-- own, the lowest id it moved. make gives an empty topic its first chunk;
+-- without it, a topic without chunks ends the walk.
+local function walk(make, change)
+  local c, hi, ids, seqs, dirty
+  for i = 1, #ARGV do
+    local id = tonumber(ARGV[i])
+    if not c or (hi and id >= hi) then
+      if dirty then write(c, ids, seqs) end
+      c, hi = chunk_of(id, make)
+      if not c then return end
+      ids, seqs = read(c)
+      dirty = false
+    end
+    local changed, moved = change(ids, seqs, id)
+    dirty = dirty or changed
+    if moved then hi = moved end
+  end
+  if dirty then write(c, ids, seqs) end
+end

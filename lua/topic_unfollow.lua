@@ -5,24 +5,14 @@
 -- ARGV: the user ids, ascending and distinct.
 -- Returns {removed, followers}.
 local removed = 0
-local c, hi, ids, seqs, dirty
-for i = 1, #ARGV do
-  local id = tonumber(ARGV[i])
-  if not c or (hi and id >= hi) then
-    if dirty then write(c, ids, seqs) end
-    c, hi = chunk_of(id, false)
-    if not c then break end -- no follower at all
-    ids, seqs = read(c)
-    dirty = false
-  end
+walk(false, function(ids, seqs, id)
   local at, there = find(ids, id)
-  if there then
-    table.remove(ids, at)
-    table.remove(seqs, at)
-    removed, dirty = removed + 1, true
-  end
-end
-if dirty then write(c, ids, seqs) end
+  if not there then return false end
+  table.remove(ids, at)
+  table.remove(seqs, at)
+  removed = removed + 1
+  return true
+end)
 local n = tonumber(redis.call('HGET', K_META, 'n') or '0')
 if removed > 0 then n = redis.call('HINCRBY', K_META, 'n', -removed) end
 return {removed, n}

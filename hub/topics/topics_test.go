@@ -143,7 +143,13 @@ func TestTopics_AFollowKeepsItsFirstSeqAndTime(t *testing.T) {
 	if err != nil || len(page) != 1 || page[0].FollowedAt != "2025-12-06T05:46:40.000Z" {
 		t.Fatalf("what 8 follows: %+v, %v", page, err)
 	}
-	if _, _, err := tp.Unfollow(ctx, "issue:42", []int64{7, 8, 9}); err != nil {
+	if _, _, err := tp.Unfollow(ctx, "issue:42", []int64{8}); err != nil {
+		t.Fatal(err)
+	}
+	if chunk := followerChunks(t, rdb, "issue:42"); chunk != "7:1,9:3" {
+		t.Fatalf("after 8 left: %q, want 7:1,9:3 (the others keep their seqs)", chunk)
+	}
+	if _, _, err := tp.Unfollow(ctx, "issue:42", []int64{7, 9}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := tp.Follow(ctx, "issue:42", []int64{7}, first); err != nil {
