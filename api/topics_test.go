@@ -10,37 +10,55 @@ import (
 	"roomhub/internal/testredis"
 )
 
-// The topic routes: the backend's follow, unfollow and pages of followers,
-// a person's own list and leaving, every bad input a clear 400 with
-// nothing stored, a follow past TOPICS_PER_USER_MAX a 409.
-func TestTopics_Routes(t *testing.T) {
-	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Topics.PerUserMax = 2 })
+// followersPath is the followers route of topic product:123.
+const followersPath = "/api/v1/internal/topics/product:123/followers"
+
+// topicCounts is what a follow or an unfollow answers.
+type topicCounts struct{ Added, Removed, Followers int64 }
+
+// followersPage is a page of a topic's followers.
+type followersPage struct {
+	UserIDs   []int64
+	Followers int64
+	NextAfter *int64
+}
+
+// topicsHub is a hub whose people follow at most max topics (0: the
+// default), the internal
+// key's headers, and a call with the internal key that must answer
+// wantCode (its counts when 200).
+func topicsHub(t *testing.T, max int) (*testhub.Hub, map[string]string, func(method, path, body string, wantCode int) topicCounts) {
+	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
+		if max > 0 {
+			c.Topics.PerUserMax = max
+		}
+	})
 	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
-	const path = "/api/v1/internal/topics/product:123/followers"
-	type counts struct{ Added, Removed, Followers int64 }
-	do := func(method, path, body string, wantCode int) counts {
+	return th, key, func(method, path, body string, wantCode int) topicCounts {
 		t.Helper()
 		code, env := th.Do(t, method, path, key, body)
 		if code != wantCode {
 			t.Fatalf("%s %s %.60s: %d %+v, want %d", method, path, body, code, env, wantCode)
 		}
-		var c counts
+		var c topicCounts
 		if code == 200 {
 			testhub.Remarshal(t, env.Result, &c)
 		}
 		return c
 	}
+}
+
+// The backend's follow, unfollow and pages of a topic's followers.
+func TestTopics_FollowerRoutes(t *testing.T) {
+	th, key, do := topicsHub(t, 0)
+	const path = followersPath
 	if c := do(http.MethodPut, path, `{"userIds":[3,1,2]}`, 200); c.Added != 3 || c.Followers != 3 {
 		t.Fatalf("follow: %+v", c)
 	}
 	if c := do(http.MethodPut, path, `{"userIds":[2,4]}`, 200); c.Added != 1 || c.Followers != 4 {
 		t.Fatalf("follow again: %+v", c)
 	}
-	var page struct {
-		UserIDs   []int64
-		Followers int64
-		NextAfter *int64
-	}
+	var page followersPage
 	code, env := th.Do(t, http.MethodGet, path+"?limit=3", key, "")
 	if testhub.Remarshal(t, env.Result, &page); code != 200 || fmt.Sprint(page.UserIDs) != "[1 2 3]" || page.Followers != 4 ||
 		page.NextAfter == nil || *page.NextAfter != 3 {
@@ -54,8 +72,13 @@ func TestTopics_Routes(t *testing.T) {
 	if c := do(http.MethodDelete, path, `{"userIds":[4,5]}`, 200); c.Removed != 1 || c.Followers != 3 {
 		t.Fatalf("unfollow: %+v", c)
 	}
+}
 
-	// Bad input: a clear 400, nothing stored.
+// Every bad input of the follower routes is a clear 400 (a body too large
+// 413, no key 401) with nothing stored; 10,000 long ids fit.
+func TestTopics_BadInputStoresNothing(t *testing.T) {
+	th, _, do := topicsHub(t, 0)
+	const path = followersPath
 	ids := make([]string, 10001)
 	for i := range ids {
 		ids[i] = fmt.Sprint(i + 1)
@@ -89,13 +112,20 @@ func TestTopics_Routes(t *testing.T) {
 	if code, _ := th.Do(t, http.MethodPut, path, map[string]string{"Content-Type": "application/json"}, `{"userIds":[9]}`); code != 401 {
 		t.Fatalf("without the internal key: %d", code)
 	}
-	if c := do(http.MethodPut, path, `{"userIds":[1]}`, 200); c.Followers != 3 {
+	if c := do(http.MethodPut, path, `{"userIds":[1]}`, 200); c.Followers != 1 {
 		t.Fatalf("after the refusals: %+v", c)
 	}
+}
 
-	// Past TOPICS_PER_USER_MAX (2): nobody added, the first such user named.
+// A follow past TOPICS_PER_USER_MAX adds nobody and names the first such
+// user; a person pages what they follow and leaves a topic.
+func TestTopics_PerUserMaxAndAPersonsOwnList(t *testing.T) {
+	th, key, do := topicsHub(t, 2)
+	const path = followersPath
+	var page followersPage
+	do(http.MethodPut, path, `{"userIds":[1,2,3]}`, 200)
 	do(http.MethodPut, "/api/v1/internal/topics/issue:1/followers", `{"userIds":[1]}`, 200)
-	code, env = th.Do(t, http.MethodPut, "/api/v1/internal/topics/issue:2/followers", key, `{"userIds":[9,1,2]}`)
+	code, env := th.Do(t, http.MethodPut, "/api/v1/internal/topics/issue:2/followers", key, `{"userIds":[9,1,2]}`)
 	if code != 409 || env.Code != "COMMON409" || !strings.Contains(env.Message, "user 1 ") {
 		t.Fatalf("past the max: %d %+v", code, env)
 	}

@@ -170,7 +170,7 @@ func configs(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func(*
 		t.Fatal(err)
 	}
 	cfg := Configs{Config: hub.DefaultConfig(), Inbox: inbox.DefaultConfig(), Delivery: push.Delivery,
-		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig()}
+		WebPush: push.WebPush, FCM: push.FCM, APNS: push.APNS, Ingest: ingest.DefaultConfig(), Topics: topics.DefaultConfig()}
 	cfg.RedisURL = "redis://" + addr
 	cfg.ShutdownSpread = 0    // each test's teardown ends its streams at once
 	cfg.Ingest.Partitions = 0 // consumed only where a test asks (WithIngest)
