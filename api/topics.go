@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/url"
 	"strconv"
 	"time"
 
@@ -25,11 +26,15 @@ func (s *Server) topicsOn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// topicParam is the route's topic key, checked.
+// topicParam is the route's topic key, unescaped (a client's
+// encodeURIComponent sends ":" as %3A) and checked.
 func topicParam(c echo.Context) (string, error) {
-	topic := c.Param("topicKey")
-	if err := topics.CheckKey(topic); err != nil {
-		return "", errBadRequest(err.Error())
+	topic, err := url.PathUnescape(c.Param("topicKey"))
+	if err == nil {
+		err = topics.CheckKey(topic)
+	}
+	if err != nil {
+		return "", errBadRequest("a topic key is 1 to 128 of A-Z a-z 0-9 _ . : -")
 	}
 	return topic, nil
 }

@@ -324,6 +324,10 @@ export declare class RoomHub {
   markAllSeen(upTo?: string): Promise<{ changed: number; more: false; at: string; counts: Counts }>;
   /** Reads the settings; an array replaces the muted types; an object replaces each field it gives. */
   settings(change?: string[] | Partial<Settings>): Promise<Settings>;
+  /** A page of what the person follows, by key; nextAfter is the next page's after. */
+  topics(page?: { after?: string; limit?: number }): Promise<{ topics: { topicKey: string; followedAt: string }[]; nextAfter: string | null }>;
+  /** Stops the person following topicKey: removed is 0 when they did not. */
+  leaveTopic(topicKey: string): Promise<{ removed: 0 | 1 }>;
   presence(roomId: number | string): Promise<{ onlineUsers: { userId: number; lastSeen: string }[]; count: number }>;
   heartbeat(roomId: number | string): Promise<{ acknowledged: boolean; nextInSecs: number }>;
   events(roomId: number | string, since?: string, count?: number): Promise<{

@@ -37,6 +37,15 @@ test('the inbox API: filters, actions, bulk, settings', async () => {
   assert.deepEqual(calls.at(-1).body, { quietHours: { start: '22:00', end: '07:00', timeZone: 'Asia/Seoul' }, mutedEventTypes: ['like.toggled'] });
   await hub.settings(['comment.created']);
   assert.deepEqual(calls.at(-1).body, { mutedEventTypes: ['comment.created'] });
+  // What the person follows, and leaving one.
+  await hub.topics({ after: 'issue:1', limit: 50 });
+  assert.equal(calls.at(-1).url.pathname, '/api/v1/topics');
+  assert.deepEqual(Object.fromEntries(calls.at(-1).url.searchParams), { after: 'issue:1', limit: '50' });
+  await hub.topics();
+  assert.equal(calls.at(-1).url.search, '');
+  await hub.leaveTopic('product:123');
+  assert.equal(calls.at(-1).method, 'DELETE');
+  assert.equal(calls.at(-1).url.pathname, '/api/v1/topics/product%3A123');
 });
 
 test('bulk and markAllRead repeat the same call while the hub says more', async () => {

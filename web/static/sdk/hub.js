@@ -177,6 +177,21 @@ export class RoomHub {
     return this.api('PUT', '/api/v1/notifications/settings', body);
   }
 
+  /**
+   * topics returns a page of what the person follows, by key:
+   * {topics: [{topicKey, followedAt}], nextAfter}; pass nextAfter as after
+   * for the next page. Who follows what is the backend's to decide.
+   */
+  topics({ after, limit } = {}) {
+    const q = new URLSearchParams();
+    if (after) q.set('after', after);
+    if (limit) q.set('limit', String(limit));
+    return this.api('GET', '/api/v1/topics' + (q.size ? `?${q}` : ''));
+  }
+
+  /** leaveTopic stops the person following topicKey: {removed: 1, or 0 when they did not}. */
+  leaveTopic(topicKey) { return this.api('DELETE', `/api/v1/topics/${encodeURIComponent(topicKey)}`); }
+
   /** presence returns {onlineUsers:[{userId,lastSeen}], count}. */
   presence(roomId) { return this.api('GET', `/api/v1/rooms/${roomId}/presence`); }
 
