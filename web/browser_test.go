@@ -175,6 +175,7 @@ func TestBrowser_DemoPage(t *testing.T) {
 	}
 
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=7&rooms=42,43", dir)
+	d.Send(t, "TEXT #online 7 in 43") // the stream is open: an event before it would be history, not live
 	th.Publish(t, 43, "comment.created", map[string]any{"text": "hello from the API"})
 	d.Send(t, "TEXT #cards hello from the API")
 	th.Notify(t, 42, "like.toggled", 7)
@@ -240,6 +241,7 @@ func TestBrowser_DemoRenewsShortLivedTokens(t *testing.T) {
 	t.Parallel()
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.KeepAlive = time.Second })
 	d := testbrowser.Start(t, "demo.mjs", th.URL+"/?user=9&rooms=46&ttlSecs=2", t.TempDir())
+	d.Send(t, "TEXT #online 9 in 46") // the stream is open: an event before it would be history, not live
 	const n = 30
 	for i := 0; i < n; i++ { // about 6 s: the token expires three times
 		th.Publish(t, 46, "comment.created", map[string]any{"text": fmt.Sprintf("event-%02d", i)})
