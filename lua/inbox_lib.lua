@@ -49,8 +49,9 @@ local SHORT = {} -- a small inbox's count -> its field (inbox_frame.lua)
 for i, name in ipairs(SMALL_NAMES) do SHORT[name] = SMALL_FIELDS[i] end
 local MAY_SMALL = ARGV[8] ~= ''
 local ORDER -- a small inbox's items, newest first ({id, score}), read once (inbox_order.lua)
-local FRESH -- the current user's inbox had neither counts nor items: this script makes it
-local EMPTY -- load_counts found neither counts nor an order: the inbox has no items (ensure)
+-- FRESH: the current user's inbox had neither counts nor items (load_counts,
+-- ensure): this script makes it
+local FRESH
 
 -- FANOUT: this is the fan-out's script (inbox_add.lua), which only adds:
 -- it renews the keys' expiry once a period (keep, inbox_log.lua), and when
@@ -72,7 +73,7 @@ local function use(i, channel)
   removed = {}   -- reason -> ids
   updated = {}   -- ids of items whose state changed (seen, archived, woken, …)
   read_ids = {}  -- ids marked read
-  C, ORDER, FRESH, EMPTY = nil, nil, false, false
+  C, ORDER, FRESH = nil, nil, false
   kept_now = false
 end
 use(0, ARGV[4])
@@ -161,7 +162,7 @@ local function load_counts()
     end
     -- a new inbox: neither counts nor an order (an older hub's) are there
     if #all == 0 and redis.call('EXISTS', K_ORDER) == 0 then
-      EMPTY, SMALL = true, MAY_SMALL
+      FRESH, SMALL = true, MAY_SMALL
     end
   end
   C_unread = C.unread or 0
@@ -218,7 +219,7 @@ local function count(field)
   return v
 end
 
--- field is the field count k is kept in, nil when not kept (a small inbox's top).
+-- field is the field count k is kept in, nil when not kept (a small inbox's lm).
 local function field(k)
   if SMALL then return SHORT[k] end
   return k

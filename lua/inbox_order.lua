@@ -95,9 +95,9 @@ end
 local function ensure(light)
   load_counts()
   if light and C.v then return (C.visible or 0) + (C.archived or 0) + (C.snoozed or 0) end
+  -- a new inbox (load_counts) has nothing to read
   local items = 0
-  if not EMPTY then items = order_count() end
-  EMPTY = false -- once: this script may add
+  if not FRESH or C.v then items = order_count() end
   if items == 0 and not C.v then -- nothing yet: nothing to write, the counts' first version
     C.v, FRESH = 1, true
     return 0

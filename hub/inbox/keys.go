@@ -105,9 +105,6 @@ func ItemKeys(user int64) []string {
 		SeenKey(user), ArchivedKey(user), DueKey(user), GroupsKey(user)}
 }
 
-// keysPerUser is how many keys inboxKeys gives.
-const keysPerUser = 16
-
 // inboxKeys are the keys every inbox script takes: ItemKeys, then those
 // lua/inbox_lib.lua lists.
 func inboxKeys(user int64) []string {
