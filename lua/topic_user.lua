@@ -7,7 +7,7 @@
 -- ARGV[3] followedAt (ms): the follow's, or the one undo takes back
 -- ARGV[4] the most topics a user follows (follow)
 -- Returns per user: follow "added", "had" or "full" (nothing written);
--- unfollow and undo 1 when it removed, else 0.
+-- unfollow and undo "1" when it removed, else "0".
 local action, topic, at = ARGV[1], ARGV[2], ARGV[3]
 local out = {}
 for i, k in ipairs(KEYS) do
@@ -21,10 +21,10 @@ for i, k in ipairs(KEYS) do
       out[i] = 'added'
     end
   elseif action == 'undo' then
-    out[i] = 0
-    if redis.call('HGET', k, topic) == at then out[i] = redis.call('HDEL', k, topic) end
+    out[i] = '0'
+    if redis.call('HGET', k, topic) == at then out[i] = tostring(redis.call('HDEL', k, topic)) end
   else
-    out[i] = redis.call('HDEL', k, topic)
+    out[i] = tostring(redis.call('HDEL', k, topic))
   end
 end
 return out

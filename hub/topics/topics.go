@@ -238,24 +238,14 @@ func (t *Topics) onUsers(ctx context.Context, users []int64, action, topic, at s
 	}
 	out := make([]string, 0, len(users))
 	for i, r := range hub.RunMany(t.rdb, ctx, userScript, execs) {
-		answers, err := r.ToArray()
+		answers, err := r.AsStrSlice()
 		if err != nil {
 			return nil, hub.RedisErr(err)
 		}
 		if len(answers) != len(execs[i].Keys) {
 			return nil, fmt.Errorf("%w: people's topics answered %d values for %d", hub.ErrRedisReply, len(answers), len(execs[i].Keys))
 		}
-		for _, a := range answers {
-			s, err := a.ToString()
-			if err != nil {
-				n, ierr := a.AsInt64()
-				if ierr != nil {
-					return nil, fmt.Errorf("%w: %v", hub.ErrRedisReply, err)
-				}
-				s = strconv.FormatInt(n, 10)
-			}
-			out = append(out, s)
-		}
+		out = append(out, answers...)
 	}
 	return out, nil
 }
