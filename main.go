@@ -245,6 +245,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	}
 	m.atClose(ch.Close)
 	d.Senders = ch.Senders
+	tp := topics.New(h, ib, m.topicsCfg, m.log)
 	h.Start()
 	m.hub = h
 	apiSrv := api.New(m.httpCfg, h, ib, pipeline, m.log, web.FS())
@@ -253,7 +254,7 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
-	apiSrv.UseTopics(topics.New(h, m.topicsCfg))
+	apiSrv.UseTopics(tp)
 	if m.httpCfg.MetricsAddr != "" {
 		m.atClose(serveApart(m.httpCfg.MetricsAddr, apiSrv.MetricsHandler(), m.log, "metrics"))
 		m.log.Info("metrics are served apart", "addr", m.httpCfg.MetricsAddr)

@@ -144,3 +144,32 @@ func (s *Server) leaveTopic(c echo.Context) error {
 	}
 	return ok(c, map[string]int64{"removed": removed})
 }
+
+// fanoutParam is the route's fan-out id, unescaped (a notification id:
+// encodeURIComponent sends ":" as %3A).
+func fanoutParam(c echo.Context) string {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// fanout serves GET /internal/fanouts/{id}: a topic publish's progress.
+func (s *Server) fanout(c echo.Context) error {
+	f, err := s.topics.Fanout(c.Request().Context(), fanoutParam(c))
+	if err != nil {
+		return err
+	}
+	return ok(c, f)
+}
+
+// cancelFanout serves DELETE /internal/fanouts/{id}: nobody not yet
+// reached gets the item.
+func (s *Server) cancelFanout(c echo.Context) error {
+	f, err := s.topics.Cancel(c.Request().Context(), fanoutParam(c))
+	if err != nil {
+		return err
+	}
+	return ok(c, f)
+}

@@ -29,6 +29,7 @@ type followersPage struct {
 // wantCode (its counts when 200).
 func topicsHub(t *testing.T, max int) (*testhub.Hub, map[string]string, func(method, path, body string, wantCode int) topicCounts) {
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) {
+		c.EventTypes = append(c.EventTypes, "product.back_in_stock")
 		if max > 0 {
 			c.Topics.PerUserMax = max
 		}

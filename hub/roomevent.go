@@ -53,9 +53,18 @@ type PublishResult struct {
 	StreamID    string `json:"streamId"`
 	DeliveredTo int64  `json:"deliveredTo"`
 	Duplicate   bool   `json:"duplicate"`
+	// Fanout is a topic publish's fan-out (nil: none).
+	Fanout *FanoutRef `json:"fanout,omitempty"`
 
 	Timestamp string `json:"-"` // a new event's timestamp ("" for a duplicate)
 	Pending   bool   `json:"-"` // a duplicate whose Note is still kept: its follow-up was left undone
+}
+
+// FanoutRef names a topic publish's fan-out: its id and the exact number of
+// its recipients.
+type FanoutRef struct {
+	ID         string `json:"id"`
+	Recipients int64  `json:"recipients"`
 }
 
 // maxIdempotencyKey bounds an idempotency key, which becomes part of a Redis key.

@@ -226,6 +226,12 @@ var topicUnfollow string
 //go:embed topic_page.lua
 var topicPage string
 
+//go:embed topic_snapshot.lua
+var topicSnapshot string
+
+//go:embed topic_walk.lua
+var topicWalk string
+
 // The scripts on a topic's followers, each behind topic_lib.lua (their
 // keys and chunks).
 var (
@@ -235,7 +241,27 @@ var (
 	TopicUnfollow = topicLib + topicUnfollow
 	// TopicPage reads a page of a topic's followers, ascending.
 	TopicPage = topicLib + topicPage
+	// TopicSnapshot takes a topic publish's snapshot: the followers, the
+	// last seq, and how many of some ids follow.
+	TopicSnapshot = topicLib + topicSnapshot
+	// TopicWalk reads a fan-out's next followers, ascending.
+	TopicWalk = topicLib + topicWalk
 )
+
+// FanoutStart records a topic publish's fan-out, once.
+//
+//go:embed fanout_start.lua
+var FanoutStart string
+
+// FanoutStep records a step of a fan-out by the holder of its lease.
+//
+//go:embed fanout_step.lua
+var FanoutStep string
+
+// FanoutCancel cancels a running fan-out.
+//
+//go:embed fanout_cancel.lua
+var FanoutCancel string
 
 // TopicUser follows, unfollows or takes back a follow in people's own
 // lists of topics.

@@ -16,10 +16,13 @@ import (
 )
 
 // PublishRequest is an event for a room and, with RecipientIDs, a
-// notification for each of those users, with the options of their items.
+// notification for each of those users, with the options of their items;
+// with Topic, for each of the topic's followers too, but ExcludeIDs.
 type PublishRequest struct {
 	hub.PublishRequest
 	RecipientIDs []int64
+	Topic        string
+	ExcludeIDs   []int64
 	Options
 }
 
@@ -29,12 +32,14 @@ type PublishRequest struct {
 type Draft struct {
 	Core       hub.PublishRequest
 	recipients []int64
+	topic      string  // "": none
+	exclude    []int64 // the topic's followers it passes over
 	opts       Options
 }
 
-// Notifies reports whether the draft has recipients; without, the publish
-// is the core's alone.
-func (d Draft) Notifies() bool { return len(d.recipients) > 0 }
+// Notifies reports whether the draft has recipients, direct or a topic's;
+// without, the publish is the core's alone.
+func (d Draft) Notifies() bool { return len(d.recipients) > 0 || d.topic != "" }
 
 // Prepare checks req (recipients, options, deliveries, then the core's
 // rules) and drafts it.
@@ -47,8 +52,12 @@ func (ib *Inbox) Prepare(req PublishRequest) (Draft, error) {
 	if d.opts, err = req.Options.check(ib.cfg.Retention); err != nil {
 		return Draft{}, err
 	}
-	if d.opts.set() && len(d.recipients) == 0 {
-		return Draft{}, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds", hub.ErrInvalid)
+	if d.exclude, err = ib.checkTopic(req.Topic, req.ExcludeIDs); err != nil {
+		return Draft{}, err
+	}
+	d.topic = req.Topic
+	if d.opts.set() && !d.Notifies() {
+		return Draft{}, fmt.Errorf("%w: severity, tags, groupKey, expiresAt, dedupeKey and delivery go with recipientIds or topic", hub.ErrInvalid)
 	}
 	if _, err := ib.plan(req.EventType, d.opts); err != nil {
 		return Draft{}, err
@@ -57,8 +66,8 @@ func (ib *Inbox) Prepare(req PublishRequest) (Draft, error) {
 		return Draft{}, err
 	}
 	// "[1 2]", "[]" (PlainBody): the form idempotency keys were first stored with, then the options.
-	d.Core.Body = fmt.Sprint(d.recipients) + d.opts.body()
-	d.Core.Note = joinIDs(d.recipients)
+	d.Core.Body = fmt.Sprint(d.recipients) + d.opts.body() + topicBody(d.topic, d.exclude)
+	d.Core.Note = topicNote(d.recipients, d.topic, d.exclude)
 	if d.opts.set() {
 		b, _ := json.Marshal(d.opts)
 		d.Core.Extra = string(b) // for the outbox sweep
@@ -74,13 +83,35 @@ func (ib *Inbox) OpenOutbox(ctx context.Context, d Draft) error {
 
 // Deliver puts d's event, published (answered res: new, or a retry of one
 // whose inbox writes were left undone), into each recipient's inbox with
-// its deliveries beyond the tab.
-func (ib *Inbox) Deliver(ctx context.Context, d Draft, res hub.PublishResult) error {
+// its deliveries beyond the tab, after starting its fan-out to a topic's
+// followers, when it names one (its reference then).
+func (ib *Inbox) Deliver(ctx context.Context, d Draft, res hub.PublishResult) (*hub.FanoutRef, error) {
 	n, err := ib.noticeOf(ctx, d.Core, res, d.opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ib.deliverNotice(ctx, n, d.recipients)
+	return ib.finish(ctx, n, d.recipients, d.topic, d.exclude)
+}
+
+// finish is a published notice's follow-up, the publisher's or the outbox
+// sweep's: the fan-out to topic's followers started (topic "": none), the
+// direct recipients' writes, then its outbox entry cleared.
+func (ib *Inbox) finish(ctx context.Context, n notice, recipients []int64, topic string, exclude []int64) (*hub.FanoutRef, error) {
+	var ref *hub.FanoutRef
+	if topic != "" {
+		if ib.fanouts == nil {
+			return nil, fmt.Errorf("%w: a topic publish where topics are not served", hub.ErrInvalid)
+		}
+		var err error
+		if ref, err = ib.startFanout(ctx, n, topic, exclude, recipients); err != nil {
+			return nil, err
+		}
+	}
+	if err := ib.deliverTo(ctx, n, recipients); err != nil {
+		return nil, err
+	}
+	_, err := hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
+	return ref, err
 }
 
 // noticeOf is the published event p (answered res) on its way into
@@ -172,13 +203,16 @@ func (n notice) item() string {
 // slot).
 const addBatch = 20
 
-// deliverNotice puts n into each recipient's inbox (pipelines of
+// deliverTo puts n into each recipient's inbox (pipelines of
 // fanoutPipeline calls; on a cluster each user's call goes to that user's
-// master), then clears its outbox entry. A plain notification goes first by
+// master). A plain notification goes first by
 // the fan-out's own script, which leaves the recipients it does not take to
 // the general one. Each inbox write is idempotent, so doing this twice is
 // safe.
-func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64) (err error) {
+func (ib *Inbox) deliverTo(ctx context.Context, n notice, recipients []int64) (err error) {
+	if len(recipients) == 0 {
+		return nil
+	}
 	// Not abandoned when the caller goes (see hub.Detach), and not bounded as
 	// a whole: each of its calls has Redis' time limit, and a big fan-out is
 	// many bounded calls.
@@ -232,8 +266,7 @@ func (ib *Inbox) deliverNotice(ctx context.Context, n notice, recipients []int64
 			return err
 		}
 	}
-	_, err = hub.Call(ib.rdb, ctx, ib.rdb.B().Hdel().Key(hub.OutboxKey(n.room)).Field(n.id.String()).Build(), hub.NoReply)
-	return err
+	return nil
 }
 
 // addTally is what the add scripts of one notification answered: each

@@ -31,6 +31,8 @@ type Inbox struct {
 	// delivery schedules deliveries beyond the tab with the inbox writes;
 	// nil schedules none.
 	delivery *delivery.Delivery
+	// fanouts runs topic publishes' fan-outs; nil refuses a topic.
+	fanouts Fanouts
 }
 
 // New returns the inbox of cfg on core. It registers with core what it runs in the

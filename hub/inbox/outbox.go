@@ -86,12 +86,12 @@ func (ib *Inbox) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, 
 	}
 	left := len(entries)
 	for sid, v := range entries {
-		msPart, csv, _ := strings.Cut(v, "\n")
+		msPart, note, _ := strings.Cut(v, "\n")
 		ms, _ := strconv.ParseInt(msPart, 10, 64)
 		if ms >= cutoff {
 			continue // its publisher may still be at work
 		}
-		if err := ib.finishOutboxEntry(ctx, room, sid, csv); err != nil {
+		if err := ib.finishOutboxEntry(ctx, room, sid, note); err != nil {
 			return left, err
 		}
 		left--
@@ -102,15 +102,10 @@ func (ib *Inbox) sweepOutboxRoom(ctx context.Context, room, cutoff int64) (int, 
 // finishOutboxEntry does an entry's inbox writes from the event in history.
 // An event already trimmed from history cannot be rebuilt: the entry is
 // dropped, with a warning.
-func (ib *Inbox) finishOutboxEntry(ctx context.Context, room int64, sid, csv string) error {
+func (ib *Inbox) finishOutboxEntry(ctx context.Context, room int64, sid, note string) error {
 	id, err := hub.ParseStreamID(sid)
-	var recipients []int64
-	for _, f := range strings.Split(csv, ",") {
-		if u, ok := hub.ParseID(f); ok {
-			recipients = append(recipients, u)
-		}
-	}
-	if err == nil && len(recipients) > 0 {
+	recipients, topic, exclude := parseNote(note)
+	if err == nil && (len(recipients) > 0 || topic != "") {
 		ev, rerr := ib.core.EventAt(ctx, room, id)
 		switch {
 		case rerr == nil:
@@ -120,11 +115,11 @@ func (ib *Inbox) finishOutboxEntry(ctx context.Context, room int64, sid, csv str
 					ib.log.Warn("an outbox entry's options are unreadable; its items get none", "room", room, "id", sid, "err", err)
 				}
 			}
-			if err := ib.deliverNotice(ctx, n, recipients); err != nil {
+			if _, err := ib.finish(ctx, n, recipients, topic, exclude); err != nil {
 				return err
 			}
 			ib.metrics.outboxRecovered.Inc()
-			ib.log.Info("finished inbox writes a publisher left undone", "room", room, "id", sid, "recipients", len(recipients))
+			ib.log.Info("finished inbox writes a publisher left undone", "room", room, "id", sid, "recipients", len(recipients), "topic", topic)
 			return nil
 		case !errors.Is(rerr, hub.ErrNotFound):
 			return rerr

@@ -10,6 +10,7 @@ import (
 	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/hub/topics"
 	"roomhub/internal/strictjson"
 )
 
@@ -61,6 +62,8 @@ type fields struct {
 	PublisherID    *int64          `json:"publisherId"`
 	IdempotencyKey *string         `json:"idempotencyKey"`
 	RecipientIDs   []int64         `json:"recipientIds"`
+	Topic          *string         `json:"topic"`
+	ExcludeIDs     []int64         `json:"excludeIds"`
 	Severity       *string         `json:"severity"`
 	Tags           []string        `json:"tags"`
 	ExpiresAt      *string         `json:"expiresAt"`
@@ -108,6 +111,13 @@ func decode(body []byte) (inbox.PublishRequest, error) {
 	if b.IdempotencyKey != nil {
 		req.IdempotencyKey = *b.IdempotencyKey
 	}
+	if b.Topic != nil {
+		if err := topics.CheckKey(*b.Topic); err != nil {
+			return inbox.PublishRequest{}, badRequest(strings.TrimPrefix(err.Error(), hub.ErrInvalid.Error()+": "))
+		}
+		req.Topic = *b.Topic
+	}
+	req.ExcludeIDs = b.ExcludeIDs
 	if b.Severity != nil {
 		if *b.Severity == "" {
 			return inbox.PublishRequest{}, badRequest("severity must be one of low, normal, high, critical")

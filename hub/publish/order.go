@@ -114,8 +114,9 @@ func (p *Pipeline) publishPlain(ctx context.Context, reqs []inbox.PublishRequest
 	return results, errs
 }
 
-// notify publishes req's event to its room through the core, then puts it
-// into each recipient's inbox. The publish script keeps the recipients in
+// notify publishes req's event to its room through the core, then starts
+// its fan-out to a topic's followers, when it names one, and puts it into
+// each direct recipient's inbox. The publish script keeps the recipients in
 // the room's outbox together with the event, so inbox writes that a dying
 // instance left undone are finished by a retry (same idempotency key) or by
 // the outbox sweep.
@@ -132,10 +133,16 @@ func (p *Pipeline) notify(ctx context.Context, req inbox.PublishRequest) (hub.Pu
 		return hub.PublishResult{}, err
 	}
 	res, err := p.core.PublishChecked(ctx, d.Core)
-	if err != nil || (res.Duplicate && !res.Pending) {
+	if err != nil {
 		return res, err
 	}
-	if err := p.inbox.Deliver(ctx, d, res); err != nil {
+	if res.Duplicate && !res.Pending { // finished: its fan-out, if any, was started
+		if res.Fanout, err = p.inbox.FanoutOf(ctx, d, res); err != nil {
+			return hub.PublishResult{}, err
+		}
+		return res, nil
+	}
+	if res.Fanout, err = p.inbox.Deliver(ctx, d, res); err != nil {
 		return hub.PublishResult{}, err
 	}
 	return res, nil

@@ -28,3 +28,22 @@ func topicKeys(topic string) []string {
 
 // UserKey is what a person follows: a hash, topicKey → followedAt (ms).
 func UserKey(user int64) string { return "topics:" + hub.UserTag(user) }
+
+// ftag is a fan-out's hash tag: its record and lease share a slot.
+func ftag(id string) string { return "{f:" + id + "}" }
+
+// FanoutKey is a topic publish's fan-out: a hash, topic, snap (the topic's
+// seq when the publish was accepted), recipients, reached, state
+// (running, done, canceled), startedAt and finishedAt (ms), pos (the
+// highest follower id passed), and while it runs the notice
+// (inbox.Notice) and skip (the ids it passes over, comma separated). A
+// finished one is kept DELIVERY_RECORD_DAYS.
+func FanoutKey(id string) string { return "fanout:" + ftag(id) }
+
+// fanoutLeaseKey is who runs a fan-out: a string, the holder, with the
+// lease's TTL (LOCK_TTL_SECS).
+func fanoutLeaseKey(id string) string { return "fanout:lease:" + ftag(id) }
+
+// RunningKey lists the fan-outs to run: a sorted set, fan-out id scored by
+// when it was listed (ms). Every instance's runner reads it.
+const RunningKey = "fanouts:running"

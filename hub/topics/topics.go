@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/lua"
 )
 
@@ -73,14 +75,28 @@ func (e *FullError) Error() string {
 	return fmt.Sprintf("user %d follows %d topics already, the most (TOPICS_PER_USER_MAX)", e.User, e.Max)
 }
 
-// Topics keeps who follows what on the core's Redis.
+// Topics keeps who follows what on the core's Redis, and runs topic
+// publishes' fan-outs into ib's inboxes.
 type Topics struct {
-	rdb *hub.Redis
-	cfg Config
+	core    *hub.Hub
+	rdb     *hub.Redis
+	cfg     Config
+	coreCfg hub.Config
+	ib      *inbox.Inbox
+	log     *slog.Logger
+	run     *runner
 }
 
-// New is the topics on core's Redis.
-func New(core *hub.Hub, cfg Config) *Topics { return &Topics{rdb: core.Redis(), cfg: cfg} }
+// New is the topics on core's Redis, fanning topic publishes out into ib's
+// inboxes (ib.UseFanouts). It registers its runner of fan-outs with core:
+// call it before core.Start.
+func New(core *hub.Hub, ib *inbox.Inbox, cfg Config, log *slog.Logger) *Topics {
+	t := &Topics{core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), ib: ib, log: log,
+		run: newRunner(core.Metrics().Set)}
+	ib.UseFanouts(t)
+	core.OnStart(func() { core.Go(t.runFanouts) })
+	return t
+}
 
 // Follow makes users follow topic: the number of them who did not before,
 // and the topic's followers after. A follower keeps the time and seq of

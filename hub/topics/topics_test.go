@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"roomhub/hub"
+	"roomhub/hub/inbox"
 	"roomhub/hub/topics"
 	"roomhub/internal/testredis"
 )
@@ -26,7 +27,8 @@ func newTopics(tb testing.TB, rdb rueidis.Client, max int) *topics.Topics {
 	if max > 0 {
 		cfg.PerUserMax = max
 	}
-	return topics.New(hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil)), cfg)
+	h := hub.New(hub.DefaultConfig(), rdb, log, hub.NewMetrics(nil))
+	return topics.New(h, inbox.New(h, inbox.DefaultConfig(), log), cfg, log)
 }
 
 // allFollowers pages through topic's followers, limit a page.

@@ -69,6 +69,7 @@ type Hub struct {
 	HTTP   api.Config
 	// Pipeline is every door's publish path.
 	Pipeline *publish.Pipeline
+	Topics   *topics.Topics
 	Tokens   *api.TokenVerifier
 	Redis    rueidis.Client
 	srv      *httptest.Server
@@ -142,6 +143,7 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	}
 	d.ItemMaxBytes = pcfg.MaxDataBytes
 	pipeline := publish.New(h, ib, pcfg)
+	tp := topics.New(h, ib, cfg.Topics, log)
 	h.Start()
 	apiSrv := api.New(httpCfg, h, ib, pipeline, log, web.FS())
 	in := ingest.New(h, cfg.Ingest, log)
@@ -149,8 +151,8 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	apiSrv.UseIngest(in)
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
-	apiSrv.UseTopics(topics.New(h, cfg.Topics))
-	th := &Hub{Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Redis: rdb, API: apiSrv,
+	apiSrv.UseTopics(tp)
+	th := &Hub{Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Topics: tp, Redis: rdb, API: apiSrv,
 		Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience)}
 	th.serve(t)
 	th.WaitHealthy(t)
