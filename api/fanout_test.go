@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/hub"
 	"roomhub/hub/topics"
 	"roomhub/internal/testhub"
 )
@@ -68,5 +69,103 @@ func TestFanout_ReachesEachRecipientOnce(t *testing.T) {
 	}
 	if n := th.UnreadOf(t, 5); n != 0 {
 		t.Fatalf("the excluded user has %d unread", n)
+	}
+}
+
+// publishTopic posts a publish body; its answer must be wantCode, and is
+// returned.
+func publishTopic(t *testing.T, th *testhub.Hub, body string, wantCode int) hub.PublishResult {
+	t.Helper()
+	code, env := th.PublishRaw(t, body)
+	var res hub.PublishResult
+	if testhub.Remarshal(t, env.Result, &res); code != wantCode {
+		t.Fatalf("publish %.80s: %d %+v, want %d", body, code, env, wantCode)
+	}
+	return res
+}
+
+// A retry with the same idempotencyKey answers the same fan-out and starts
+// nothing (each follower keeps one item), the same key with another topic
+// or other excluded is a conflict, and a topic nobody follows answers 0.
+func TestFanout_RetriesAnswerTheSameAndStartNothing(t *testing.T) {
+	th, key, do := topicsHub(t, 0)
+	followRange(t, do, "product:123", 1, 300)
+	const body = `{"roomId":7,"eventType":"product.back_in_stock","data":{"productId":123},"topic":"product:123","idempotencyKey":"p123-back"}`
+	first := publishTopic(t, th, body, 200)
+	if first.Fanout == nil || first.Fanout.Recipients != 300 || first.Duplicate {
+		t.Fatalf("first: %+v", first)
+	}
+	testhub.Eventually(t, testhub.Wait, "the fan-out is done", func() bool {
+		return fanoutOf(t, th, key, first.Fanout.ID).State == topics.StateDone
+	})
+	followRange(t, do, "product:123", 301, 310) // a retry must not reach them either
+	again := publishTopic(t, th, body, 200)
+	if !again.Duplicate || again.Fanout == nil || *again.Fanout != *first.Fanout || again.StreamID != first.StreamID {
+		t.Fatalf("retry: %+v, first %+v", again, first)
+	}
+	for _, other := range []string{
+		strings.Replace(body, `"topic":"product:123"`, `"topic":"product:124"`, 1),
+		strings.Replace(body, `"topic":"product:123"`, `"topic":"product:123","excludeIds":[1]`, 1),
+	} {
+		if code, env := th.PublishRaw(t, other); code != 409 || env.Code != "NOTIF4091" {
+			t.Fatalf("the key with another topic: %d %+v", code, env)
+		}
+	}
+	if th.UnreadOf(t, 1) != 1 || th.UnreadOf(t, 305) != 0 {
+		t.Fatalf("unread: user 1 %d, user 305 %d", th.UnreadOf(t, 1), th.UnreadOf(t, 305))
+	}
+	none := publishTopic(t, th, `{"roomId":7,"eventType":"product.back_in_stock","data":{},"topic":"nobody"}`, 200)
+	if none.Fanout == nil || none.Fanout.Recipients != 0 || fanoutOf(t, th, key, none.Fanout.ID).State != topics.StateDone {
+		t.Fatalf("a topic nobody follows: %+v", none)
+	}
+}
+
+// Every bad topic field is a clear 400 with nothing published; an unknown
+// fan-out is 404; a batch carries topic publishes like single ones.
+func TestFanout_BadInputAndBatch(t *testing.T) {
+	th, key, do := topicsHub(t, 0)
+	followRange(t, do, "issue:42", 1, 5)
+	hundredOne := make([]string, 101)
+	for i := range hundredOne {
+		hundredOne[i] = fmt.Sprint(i + 1)
+	}
+	for _, extra := range []string{
+		`"topic":""`, `"topic":"a b"`, `"topic":"{t:x}"`, `"topic":"` + strings.Repeat("a", 129) + `"`, `"topic":42`, `"topic":null,"excludeIds":[1]`,
+		`"excludeIds":[1]`, `"topic":"issue:42","excludeIds":[0]`, `"topic":"issue:42","excludeIds":[-1]`,
+		`"topic":"issue:42","excludeIds":["1"]`, `"topic":"issue:42","excludeIds":[` + strings.Join(hundredOne, ",") + `]`,
+		`"topic":"issue:42","excludeIds":1`, `"severity":"high"`,
+	} {
+		body := `{"roomId":7,"eventType":"comment.created","data":{},` + extra + `}`
+		if code, env := th.PublishRaw(t, body); code != 400 || env.Code != "COMMON400" || env.Message == "" {
+			t.Fatalf("%s: %d %+v", extra, code, env)
+		}
+	}
+	if n := len(th.HistoryNs(t, 7)); n != 0 {
+		t.Fatalf("%d events published by refused bodies", n)
+	}
+	for _, id := range []string{"nope", "7:1-0", "7:01-0", strings.Repeat("9", 300)} {
+		if code, env := th.Do(t, http.MethodGet, "/api/v1/internal/fanouts/"+id, key, ""); code != 404 || env.Code != "COMMON404" {
+			t.Fatalf("fan-out %q: %d %+v", id, code, env)
+		}
+		if code, _ := th.Do(t, http.MethodDelete, "/api/v1/internal/fanouts/"+id, key, ""); code != 404 {
+			t.Fatalf("cancel %q: %d", id, code)
+		}
+	}
+	if code, _ := th.Do(t, http.MethodGet, "/api/v1/internal/fanouts/7:1-0", nil, ""); code != 401 {
+		t.Fatalf("without the internal key: %d", code)
+	}
+	code, results := th.Batch(t, `{"roomId":7,"eventType":"comment.created","data":{},"topic":"issue:42","excludeIds":[2]}`,
+		`{"roomId":8,"eventType":"comment.created","data":{},"topic":"issue:42","recipientIds":[9]}`,
+		`{"roomId":8,"eventType":"comment.created","data":{},"topic":"a b"}`)
+	if code != 200 || len(results) != 3 || !results[0].IsSuccess || !results[1].IsSuccess || results[2].Code != "COMMON400" ||
+		results[0].Result.Fanout.Recipients != 4 || results[1].Result.Fanout.Recipients != 6 {
+		t.Fatalf("batch: %d %+v", code, results)
+	}
+	testhub.Eventually(t, testhub.Wait, "both fan-outs are done", func() bool {
+		return fanoutOf(t, th, key, results[0].Result.Fanout.ID).State == topics.StateDone &&
+			fanoutOf(t, th, key, results[1].Result.Fanout.ID).State == topics.StateDone
+	})
+	if th.UnreadOf(t, 1) != 2 || th.UnreadOf(t, 2) != 1 || th.UnreadOf(t, 9) != 1 {
+		t.Fatalf("unread: %d %d %d", th.UnreadOf(t, 1), th.UnreadOf(t, 2), th.UnreadOf(t, 9))
 	}
 }

@@ -136,9 +136,12 @@ func (ib *Inbox) noticeOf(ctx context.Context, p hub.PublishRequest, res hub.Pub
 	return notice{room: p.Room, id: id, typ: p.EventType, data: p.Data, publisher: publisher, ts: ts, opts: opts}, nil
 }
 
-// Plain reports whether req notifies no one: no recipients, no options.
-// Such a publish is the core's alone; its idempotency body is PlainBody.
-func (req PublishRequest) Plain() bool { return len(req.RecipientIDs) == 0 && !req.Options.set() }
+// Plain reports whether req notifies no one: no recipients, no topic, no
+// options. Such a publish is the core's alone; its idempotency body is
+// PlainBody.
+func (req PublishRequest) Plain() bool {
+	return len(req.RecipientIDs) == 0 && req.Topic == "" && len(req.ExcludeIDs) == 0 && !req.Options.set()
+}
 
 // PlainBody is the idempotency body of a publish that notifies no one, as
 // Publish stores it (fmt.Sprint of no recipients: the form idempotency

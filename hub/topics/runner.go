@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -49,12 +50,15 @@ type runner struct {
 	mine    map[string]bool // fan-outs this instance runs now
 	reached *metrics.Counter
 	seconds *metrics.Histogram
+	step    int // followers a step looks at: stepFollowers
+	// beforeStep, when set (tests), runs before each step of fan-out id.
+	beforeStep func(ctx context.Context, id string)
 }
 
 func newRunner(set *metrics.Set) *runner {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	r := &runner{owner: hex.EncodeToString(b), wakeC: make(chan struct{}, 1), mine: map[string]bool{},
+	r := &runner{owner: hex.EncodeToString(b), wakeC: make(chan struct{}, 1), mine: map[string]bool{}, step: stepFollowers,
 		reached: set.NewCounter("topic_fanout_recipients_total"), seconds: set.NewHistogram("topic_fanout_seconds")}
 	set.NewGauge("topic_fanouts_running", func() float64 {
 		r.mu.Lock()
@@ -212,8 +216,20 @@ func (t *Topics) loadFanout(ctx context.Context, id string) (*fanoutRun, error) 
 // recipients among them given the item, the step recorded. over: the
 // fan-out has ended here (done, canceled, or taken over).
 func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err error) {
+	if t.run.beforeStep != nil {
+		t.run.beforeStep(ctx, f.id)
+	}
+	// canceled since the last step: nobody more gets the item
+	state, err := hub.Call(t.rdb, ctx, t.rdb.B().Hget().Key(FanoutKey(f.id)).Field("state").Build(), rueidis.RedisResult.ToString)
+	if err != nil && !errors.Is(err, rueidis.Nil) {
+		return false, err
+	}
+	if state != StateRunning {
+		_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(f.id).Build(), hub.NoReply)
+		return err == nil, err
+	}
 	res, err := hub.Run(t.rdb, ctx, walkScript, topicKeys(f.topic), []string{
-		strconv.FormatInt(f.pos, 10), strconv.FormatInt(f.snap, 10), strconv.Itoa(stepFollowers),
+		strconv.FormatInt(f.pos, 10), strconv.FormatInt(f.snap, 10), strconv.Itoa(t.run.step),
 	}, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return false, err
@@ -231,7 +247,7 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 	if err := t.ib.DeliverTo(ctx, f.notice, users); err != nil {
 		return false, err
 	}
-	state, err := hub.Run(t.rdb, ctx, fanoutStepScript, []string{FanoutKey(f.id), fanoutLeaseKey(f.id)}, []string{
+	state, err = hub.Run(t.rdb, ctx, fanoutStepScript, []string{FanoutKey(f.id), fanoutLeaseKey(f.id)}, []string{
 		t.run.owner, strconv.FormatInt(t.coreCfg.LockTTL.Milliseconds(), 10),
 		strconv.FormatInt(f.pos, 10), strconv.FormatInt(last, 10), strconv.Itoa(len(users)), boolArg(!more),
 		strconv.FormatInt(time.Now().UnixMilli(), 10), t.keepMs(),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
@@ -420,12 +421,26 @@ func MetricValue(t *testing.T, th *Hub, series string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
+	return seriesValue(t, string(b), series)
+}
+
+// MetricValueOf is MetricValue for a metrics set of its own.
+func MetricValueOf(t *testing.T, set *metrics.Set, series string) string {
+	t.Helper()
+	var b strings.Builder
+	set.WritePrometheus(&b)
+	return seriesValue(t, b.String(), series)
+}
+
+// seriesValue is series' value in a Prometheus text page.
+func seriesValue(t *testing.T, page, series string) string {
+	t.Helper()
+	for _, line := range strings.Split(page, "\n") {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			return v
 		}
 	}
-	t.Fatalf("/metrics has no %s", series)
+	t.Fatalf("the metrics have no %s", series)
 	return ""
 }
 
