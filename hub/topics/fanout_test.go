@@ -194,8 +194,8 @@ func TestFanout_CancelMidway(t *testing.T) {
 	for range 3 {
 		steps <- struct{}{}
 	}
-	steps <- struct{}{}                                  // the fourth step waits for the third's record
-	f, err := r.tp.Cancel(ctx, n.ID())                   // while the fourth step is under way, or after it
+	steps <- struct{}{}                // the fourth step waits for the third's record
+	f, err := r.tp.Cancel(ctx, n.ID()) // while the fourth step is under way, or after it
 	if err != nil || f.State != topics.StateCanceled || f.FinishedAt == nil {
 		t.Fatalf("cancel: %+v, %v", f, err)
 	}
