@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"roomhub/hub"
 	"roomhub/hub/topics"
 	"roomhub/internal/testhub"
+	"roomhub/internal/testredis"
 )
 
 // followRange makes users from..to follow topic, 10,000 a call.
@@ -168,4 +170,46 @@ func TestFanout_BadInputAndBatch(t *testing.T) {
 	if th.UnreadOf(t, 1) != 2 || th.UnreadOf(t, 2) != 1 || th.UnreadOf(t, 9) != 1 {
 		t.Fatalf("unread: %d %d %d", th.UnreadOf(t, 1), th.UnreadOf(t, 2), th.UnreadOf(t, 9))
 	}
+}
+
+// A hub that dies between a topic publish's event and its fan-out's start
+// (here: refused the fan-out keys, so that it fails there): a retry on
+// another instance starts it, and without a retry the outbox sweep does,
+// each once.
+func TestFanout_InterruptedTopicPublishIsStarted(t *testing.T) {
+	rs := testredis.Start(t)
+	admin := testredis.Client(t, rs.Addr())
+	// "dying" may touch any key but fanout*: its publishes stop at the fan-out's start
+	if err := testredis.Do(t, admin, "ACL", "SETUSER", "dying", "on", ">pw", "+@all", "&*", "resetkeys",
+		"~[^f]*", "~f[^a]*", "~fa[^n]*", "~fan[^o]*", "~fano[^u]*", "~fanou[^t]*").Error(); err != nil {
+		t.Fatal(err)
+	}
+	dying := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.RedisURL = "redis://dying:pw@" + rs.Addr() })
+	other := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.Inbox.OutboxGrace = 300 * time.Millisecond })
+	key := map[string]string{"X-Internal-Key": other.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	if code, env := other.Do(t, http.MethodPut, "/api/v1/internal/topics/issue:1/followers", key, `{"userIds":[1,2,3]}`); code != 200 {
+		t.Fatalf("follow: %d %+v", code, env)
+	}
+	body := `{"roomId":72,"eventType":"comment.created","data":{},"idempotencyKey":"k1","topic":"issue:1","recipientIds":[9]}`
+	if code, _ := dying.PublishRaw(t, body); code != 500 {
+		t.Fatalf("publish through the dying hub answered %d, want 500", code)
+	}
+	retry := publishTopic(t, other, body, 200)
+	if !retry.Duplicate || retry.Fanout == nil || retry.Fanout.Recipients != 4 {
+		t.Fatalf("retry: %+v", retry)
+	}
+	// Without a retry, the sweep starts it.
+	if code, _ := dying.PublishRaw(t, `{"roomId":73,"eventType":"comment.created","data":{},"topic":"issue:1","excludeIds":[3]}`); code != 500 {
+		t.Fatal("the second publish through the dying hub did not fail")
+	}
+	testhub.Eventually(t, testhub.Wait, "both fan-outs to reach their followers", func() bool {
+		return other.UnreadOf(t, 1) == 2 && other.UnreadOf(t, 2) == 2 && other.UnreadOf(t, 3) == 1
+	})
+	if n := other.UnreadOf(t, 9); n != 1 {
+		t.Fatalf("the direct recipient has %d unread", n)
+	}
+	testhub.Eventually(t, testhub.Wait, "the outbox is empty", func() bool {
+		n, _ := testredis.Do(t, admin, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
+		return n == 0
+	})
 }
