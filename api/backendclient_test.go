@@ -108,9 +108,9 @@ func TestBackendClient_AgainstALiveHub(t *testing.T) {
 	}
 }
 
-// The backend's client follows, pages and unfollows a topic on a live hub;
-// a follow past TOPICS_PER_USER_MAX is a COMMON409 *client.Error naming the
-// user.
+// The backend's client follows, pages and unfollows a topic on a live hub
+// (a follow past TOPICS_PER_USER_MAX is a COMMON409 *client.Error naming
+// the user), publishes to it and follows its fan-out, and deletes it.
 func TestBackendClient_Topics(t *testing.T) {
 	th := testhub.Start(t, testredis.Start(t).Addr(), func(c *testhub.Configs) { c.Topics.PerUserMax = 1 })
 	ctx := context.Background()
@@ -130,5 +130,29 @@ func TestBackendClient_Topics(t *testing.T) {
 	}
 	if removed, n, err := hc.Unfollow(ctx, "product:123", []int64{2, 9}); err != nil || removed != 1 || n != 2 {
 		t.Fatalf("unfollow: %d %d %v", removed, n, err)
+	}
+
+	// A publish to the topic, its progress, a cancel of a finished one.
+	res, err := hc.Publish(ctx, client.Event{RoomID: 5, EventType: "comment.created", Data: map[string]int{"n": 1},
+		Topic: "product:123", ExcludeIDs: []int64{3}, RecipientIDs: []int64{7}})
+	if err != nil || res.Fanout == nil || res.Fanout.Recipients != 2 {
+		t.Fatalf("publish to a topic: %+v %v", res, err)
+	}
+	var f client.Fanout
+	testhub.Eventually(t, testhub.Wait, "the fan-out is done", func() bool {
+		f, err = hc.Fanout(ctx, res.Fanout.ID)
+		return err == nil && f.State == client.FanoutDone
+	})
+	if f.Reached != 2 || f.TopicKey != "product:123" || f.NotificationID != res.NotificationID(5) || f.FinishedAt.IsZero() || f.StartedAt.IsZero() {
+		t.Fatalf("done: %+v", f)
+	}
+	if f, err := hc.CancelFanout(ctx, res.Fanout.ID); err != nil || f.State != client.FanoutDone {
+		t.Fatalf("a cancel of a finished fan-out: %+v %v", f, err)
+	}
+	if _, err := hc.Fanout(ctx, "5:1-0"); !client.IsCode(err, "COMMON404") {
+		t.Fatalf("an unknown fan-out: %v", err)
+	}
+	if removed, err := hc.DeleteTopic(ctx, "product:123"); err != nil || removed != 2 {
+		t.Fatalf("delete: %d %v", removed, err)
 	}
 }

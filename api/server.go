@@ -140,6 +140,7 @@ func (s *Server) routes() {
 	v1.PUT("/internal/topics/:topicKey/followers", s.follow, s.topicsOn, internal)
 	v1.DELETE("/internal/topics/:topicKey/followers", s.unfollow, s.topicsOn, internal)
 	v1.GET("/internal/topics/:topicKey/followers", s.followers, s.topicsOn, internal)
+	v1.DELETE("/internal/topics/:topicKey", s.deleteTopic, s.topicsOn, internal)
 	v1.GET("/internal/fanouts/:id", s.fanout, s.topicsOn, internal)
 	v1.DELETE("/internal/fanouts/:id", s.cancelFanout, s.topicsOn, internal)
 	v1.GET("/topics", s.myTopics, s.topicsOn, user)

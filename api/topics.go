@@ -173,3 +173,17 @@ func (s *Server) cancelFanout(c echo.Context) error {
 	}
 	return ok(c, f)
 }
+
+// deleteTopic serves DELETE /internal/topics/{topicKey}: the topic empty at
+// once, the people's lists cleaned in the background.
+func (s *Server) deleteTopic(c echo.Context) error {
+	topic, err := topicParam(c)
+	if err != nil {
+		return err
+	}
+	removed, err := s.topics.Delete(c.Request().Context(), topic)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int64{"removed": removed})
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"roomhub/hub/topics"
 	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
@@ -165,4 +166,52 @@ func TestTopics_PerUserMaxAndAPersonsOwnList(t *testing.T) {
 	if testhub.Remarshal(t, env.Result, &page); code != 200 || fmt.Sprint(page.UserIDs) != "[2 3]" {
 		t.Fatalf("the topic after 1 left: %+v", page)
 	}
+}
+
+// Deleting a topic empties it at once, its followers' own lists are
+// cleaned in the background (their other topics kept), and a follow after
+// the delete is a new one that the cleaning leaves alone.
+func TestTopics_Delete(t *testing.T) {
+	th, key, do := topicsHub(t, 0)
+	ids := make([]string, 300)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i + 1)
+	}
+	do(http.MethodPut, followersPath, `{"userIds":[`+strings.Join(ids, ",")+`]}`, 200)
+	do(http.MethodPut, "/api/v1/internal/topics/issue:1/followers", `{"userIds":[5]}`, 200)
+	if c := do(http.MethodDelete, "/api/v1/internal/topics/product:123", "", 200); c.Removed != 300 {
+		t.Fatalf("delete: %+v", c)
+	}
+	var page followersPage
+	code, env := th.Do(t, http.MethodGet, followersPath, key, "")
+	if testhub.Remarshal(t, env.Result, &page); code != 200 || len(page.UserIDs) != 0 || page.Followers != 0 {
+		t.Fatalf("after the delete: %d %+v", code, page)
+	}
+	if c := do(http.MethodPut, followersPath, `{"userIds":[7]}`, 200); c.Added != 1 || c.Followers != 1 {
+		t.Fatalf("a follow after the delete: %+v", c)
+	}
+	mine := func(user int64) string {
+		code, env := th.UserDo(t, http.MethodGet, "/api/v1/topics", user, "")
+		if code != 200 {
+			t.Fatalf("%d's topics: %d %+v", user, code, env)
+		}
+		return fmt.Sprint(env.Result)
+	}
+	testhub.Eventually(t, testhub.Wait, "the people's lists to be cleaned", func() bool {
+		return !strings.Contains(mine(1), "product:123") && !strings.Contains(mine(300), "product:123")
+	})
+	if l := mine(5); strings.Contains(l, "product:123") || !strings.Contains(l, "issue:1") {
+		t.Fatalf("5 follows %s", l)
+	}
+	if l := mine(7); !strings.Contains(l, "product:123") {
+		t.Fatalf("7 follows %s after the cleaning", l)
+	}
+	testhub.Eventually(t, testhub.Wait, "the trash to be gone", func() bool {
+		n, _ := testredis.Do(t, th.Redis, "ZCARD", topics.TrashListKey).AsInt64()
+		return n == 0
+	})
+	if c := do(http.MethodDelete, "/api/v1/internal/topics/nobody", "", 200); c.Removed != 0 {
+		t.Fatalf("a topic nobody follows: %+v", c)
+	}
+	do(http.MethodDelete, "/api/v1/internal/topics/a%20b", "", 400)
 }

@@ -232,6 +232,9 @@ var topicSnapshot string
 //go:embed topic_walk.lua
 var topicWalk string
 
+//go:embed topic_delete.lua
+var topicDelete string
+
 // The scripts on a topic's followers, each behind topic_lib.lua (their
 // keys and chunks).
 var (
@@ -246,6 +249,8 @@ var (
 	TopicSnapshot = topicLib + topicSnapshot
 	// TopicWalk reads a fan-out's next followers, ascending.
 	TopicWalk = topicLib + topicWalk
+	// TopicDelete empties a topic, its chunks moved to a trash key.
+	TopicDelete = topicLib + topicDelete
 )
 
 // FanoutStart records a topic publish's fan-out, once.

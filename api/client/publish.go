@@ -7,7 +7,9 @@ import (
 )
 
 // Event is one publish (api/openapi.yaml's PublishRequest): a room's event
-// and, with RecipientIDs, an inbox item for each recipient.
+// and, with RecipientIDs, an inbox item for each recipient; with Topic, for
+// each of the topic's followers too (but ExcludeIDs), fanned out by the hub
+// in the background (Result.Fanout).
 type Event struct {
 	RoomID         int64    `json:"roomId"`
 	EventType      string   `json:"eventType"`
@@ -15,7 +17,9 @@ type Event struct {
 	PublisherID    int64    `json:"publisherId,omitempty"`
 	IdempotencyKey string   `json:"idempotencyKey,omitempty"`
 	RecipientIDs   []int64  `json:"recipientIds,omitempty"`
-	Severity       string   `json:"severity,omitempty"` // low, normal, high, critical
+	Topic          string   `json:"topic,omitempty"`
+	ExcludeIDs     []int64  `json:"excludeIds,omitempty"` // at most 100, only with Topic
+	Severity       string   `json:"severity,omitempty"`   // low, normal, high, critical
 	Tags           []string `json:"tags,omitempty"`
 	// ExpiresAt is when the recipients' items leave their lists (zero: never).
 	ExpiresAt        time.Time `json:"-"`
@@ -60,6 +64,15 @@ type Result struct {
 	StreamID    string `json:"streamId"`
 	Duplicate   bool   `json:"duplicate"`
 	DeliveredTo int    `json:"deliveredTo"`
+	// Fanout is a topic publish's fan-out (nil without a topic).
+	Fanout *FanoutRef `json:"fanout,omitempty"`
+}
+
+// FanoutRef names a topic publish's fan-out: its id (for Client.Fanout)
+// and its exact recipients.
+type FanoutRef struct {
+	ID         string `json:"id"`
+	Recipients int64  `json:"recipients"`
 }
 
 // NotificationID is the recipients' items' id: "<roomId>:<streamId>".

@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
+	"time"
 )
 
 // Follow makes users follow topic: how many did not before, and the
@@ -54,4 +56,67 @@ func (c *Client) Followers(ctx context.Context, topic string, after int64, limit
 
 func followersPath(topic string) string {
 	return "/api/v1/internal/topics/" + url.PathEscape(topic) + "/followers"
+}
+
+// DeleteTopic deletes topic and all its followers: how many it had
+// (DELETE /api/v1/internal/topics/{topicKey}). The topic reads as empty at
+// once; the people's own lists are cleaned in the background.
+func (c *Client) DeleteTopic(ctx context.Context, topic string) (removed int64, err error) {
+	var r struct{ Removed int64 }
+	err = c.call(ctx, "DELETE", "/api/v1/internal/topics/"+url.PathEscape(topic), nil, &r)
+	return r.Removed, err
+}
+
+// Fan-out states.
+const (
+	FanoutRunning  = "running"
+	FanoutDone     = "done"
+	FanoutCanceled = "canceled"
+)
+
+// Fanout is a topic publish's fan-out and its progress. Reached counts the
+// recipients whose turn came (one who left the topic before theirs is not
+// reached); FinishedAt is zero while it runs.
+type Fanout struct {
+	ID             string    `json:"id"`
+	TopicKey       string    `json:"topicKey"`
+	NotificationID string    `json:"notificationId"`
+	State          string    `json:"state"` // FanoutRunning, FanoutDone, FanoutCanceled
+	Recipients     int64     `json:"recipients"`
+	Reached        int64     `json:"reached"`
+	StartedAt      time.Time `json:"startedAt"`
+	FinishedAt     time.Time `json:"-"`
+}
+
+// UnmarshalJSON reads finishedAt, null while it runs.
+func (f *Fanout) UnmarshalJSON(b []byte) error {
+	type plain Fanout
+	var v struct {
+		plain
+		FinishedAt *time.Time `json:"finishedAt"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Fanout(v.plain)
+	if v.FinishedAt != nil {
+		f.FinishedAt = *v.FinishedAt
+	}
+	return nil
+}
+
+// Fanout reads fan-out id's progress (GET /api/v1/internal/fanouts/{id});
+// an unknown id is a COMMON404 *Error.
+func (c *Client) Fanout(ctx context.Context, id string) (Fanout, error) {
+	var f Fanout
+	err := c.call(ctx, "GET", "/api/v1/internal/fanouts/"+url.PathEscape(id), nil, &f)
+	return f, err
+}
+
+// CancelFanout cancels fan-out id: nobody it has not reached gets the item
+// (DELETE /api/v1/internal/fanouts/{id}). It returns the fan-out after.
+func (c *Client) CancelFanout(ctx context.Context, id string) (Fanout, error) {
+	var f Fanout
+	err := c.call(ctx, "DELETE", "/api/v1/internal/fanouts/"+url.PathEscape(id), nil, &f)
+	return f, err
 }

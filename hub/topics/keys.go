@@ -1,6 +1,10 @@
 package topics
 
-import "roomhub/hub"
+import (
+	"strconv"
+
+	"roomhub/hub"
+)
 
 // Redis key names of the topics, all in one place. A topic's keys carry
 // its hash tag, {t:<topicKey>}, so that one script may touch them
@@ -10,7 +14,7 @@ import "roomhub/hub"
 func tag(topic string) string { return "{t:" + topic + "}" }
 
 // MetaKey is a topic's numbers: a hash, n (followers), s (the last follow's
-// seq), c (the last chunk's id).
+// seq), c (the last chunk's id), dt (when it was last deleted, ms).
 func MetaKey(topic string) string { return "topic:" + tag(topic) }
 
 // IndexKey orders a topic's chunks of followers: a sorted set, chunk id
@@ -47,3 +51,13 @@ func fanoutLeaseKey(id string) string { return "fanout:lease:" + ftag(id) }
 // RunningKey lists the fan-outs to run: a sorted set, fan-out id scored by
 // when it was listed (ms). Every instance's runner reads it.
 const RunningKey = "fanouts:running"
+
+// TrashKey holds a deleted topic's chunks of followers (FollowersKey's,
+// renamed at ms) until the people's own lists are cleaned of it.
+func TrashKey(topic string, ms int64) string {
+	return "topic:trash:" + tag(topic) + ":" + strconv.FormatInt(ms, 10)
+}
+
+// TrashListKey lists the trash keys to clean: a sorted set, "<topicKey>
+// <ms>" scored by ms.
+const TrashListKey = "topics:trash"

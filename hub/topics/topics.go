@@ -2,6 +2,7 @@ package topics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -94,7 +95,10 @@ func New(core *hub.Hub, ib *inbox.Inbox, cfg Config, log *slog.Logger) *Topics {
 	t := &Topics{core: core, rdb: core.Redis(), cfg: cfg, coreCfg: core.Config(), ib: ib, log: log,
 		run: newRunner(core.Metrics().Set)}
 	ib.UseFanouts(t)
-	core.OnStart(func() { core.Go(t.runFanouts) })
+	core.OnStart(func() {
+		core.Go(t.runFanouts)
+		core.Go(t.runTrash)
+	})
 	return t
 }
 
@@ -106,8 +110,13 @@ func New(core *hub.Hub, ib *inbox.Inbox, cfg Config, log *slog.Logger) *Topics {
 // a follow cut off between them (Redis lost) lists the topic for someone
 // the topic does not reach yet, until the follow is retried.
 func (t *Topics) Follow(ctx context.Context, topic string, users []int64, now time.Time) (added, followers int64, err error) {
-	at := strconv.FormatInt(now.UnixMilli(), 10)
-	answers, err := t.onUsers(ctx, users, "follow", topic, at, strconv.Itoa(t.cfg.PerUserMax))
+	// a person's entry from before the topic's last delete is stale: replaced
+	deleted, err := hub.Call(t.rdb, ctx, t.rdb.B().Hget().Key(MetaKey(topic)).Field("dt").Build(), rueidis.RedisResult.AsInt64)
+	if err != nil && !errors.Is(err, rueidis.Nil) {
+		return 0, 0, err
+	}
+	at := strconv.FormatInt(max(now.UnixMilli(), deleted+1), 10) // after the delete, whatever the clocks say
+	answers, err := t.onUsers(ctx, users, "follow", topic, at, strconv.Itoa(t.cfg.PerUserMax), strconv.FormatInt(deleted, 10))
 	if err != nil {
 		return 0, 0, err
 	}
