@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -212,4 +213,56 @@ func TestFanout_InterruptedTopicPublishIsStarted(t *testing.T) {
 		n, _ := testredis.Do(t, admin, "EXISTS", hub.OutboxKey(72), hub.OutboxKey(73)).AsInt64()
 		return n == 0
 	})
+}
+
+// Every per-recipient rule applies to a topic's followers as to
+// recipientIds: a type muted in the inbox (no item), a type muted on a
+// channel (its delivery canceled), a group (a second publish joins it),
+// severity, a delivery to the gateway, and the live notification.created
+// with the unread count on an open stream.
+func TestFanout_EveryPerRecipientRuleApplies(t *testing.T) {
+	g := testhub.StartGateway(t, nil)
+	th := testhub.Start(t, testredis.Start(t).Addr(), testhub.DeliveryConfig(g, `{"comment.created":{"push":{}}}`))
+	key := map[string]string{"X-Internal-Key": th.Cfg.InternalAPIKey, "Content-Type": "application/json"}
+	if code, env := th.Do(t, http.MethodPut, "/api/v1/internal/topics/issue:9/followers", key, `{"userIds":[1,2,3]}`); code != 200 {
+		t.Fatalf("follow: %d %+v", code, env)
+	}
+	if code, env := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 1, `{"mutedEventTypes":["comment.created"]}`); code != 200 {
+		t.Fatalf("mute: %d %+v", code, env)
+	}
+	if code, env := th.UserDo(t, http.MethodPut, "/api/v1/notifications/settings", 2,
+		`{"mutedEventTypes":[],"channels":{"push":{"mutedEventTypes":["comment.created"]}}}`); code != 200 {
+		t.Fatalf("mute on a channel: %d %+v", code, env)
+	}
+	s := th.SettledUserStream(t, 2)
+	var nids []string
+	for i := range 2 {
+		res := publishTopic(t, th, fmt.Sprintf(`{"roomId":4,"eventType":"comment.created","data":{"i":%d},"topic":"issue:9","groupKey":"thread:9","severity":"high"}`, i), 200)
+		if res.Fanout == nil || res.Fanout.Recipients != 3 {
+			t.Fatalf("publish %d: %+v", i, res)
+		}
+		testhub.Eventually(t, testhub.Wait, "the fan-out is done", func() bool {
+			return fanoutOf(t, th, key, res.Fanout.ID).State == topics.StateDone
+		})
+		nids = append(nids, "4:"+res.StreamID)
+	}
+	if n := th.UnreadOf(t, 1); n != 0 || len(th.InboxOf(t, 1)) != 0 {
+		t.Fatalf("the muted follower has %d unread", n)
+	}
+	r := th.WaitDelivery(t, nids[0], 2, "push", "canceled")
+	if testhub.Str(r.Reason) != "muted" {
+		t.Fatalf("the delivery of a type muted on its channel: %+v", r)
+	}
+	th.WaitDelivery(t, nids[0], 3, "push", "sent")
+	for _, u := range []int64{2, 3} {
+		items := th.InboxOf(t, u)
+		if len(items) != 1 || items[0].Group == nil || items[0].Group.Count != 2 || items[0].Severity != "high" {
+			t.Fatalf("user %d's inbox: %+v", u, items)
+		}
+	}
+	f := s.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == "notification.created" })
+	var created testhub.CreatedData
+	if err := json.Unmarshal([]byte(f.Data), &created); err != nil || created.NotificationID != nids[0] || created.Unread != 1 {
+		t.Fatalf("the live event: %s (%v)", f.Data, err)
+	}
 }
