@@ -12,6 +12,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
+	"golang.org/x/sync/errgroup"
 
 	"roomhub/hub"
 	"roomhub/hub/inbox"
@@ -37,6 +38,7 @@ const (
 	listedAtOnce  = 100
 	stepFollowers = 1000
 	staleAfter    = 10 * time.Minute
+	stepLanes     = 2
 )
 
 // runner runs fan-outs on this instance: each listed fan-out is run by the
@@ -244,7 +246,7 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 			users = append(users, u)
 		}
 	}
-	if err := t.ib.DeliverTo(ctx, f.notice, users); err != nil {
+	if err := t.deliver(ctx, f.notice, users); err != nil {
 		return false, err
 	}
 	state, err = hub.Run(t.rdb, ctx, fanoutStepScript, []string{FanoutKey(f.id), fanoutLeaseKey(f.id)}, []string{
@@ -270,4 +272,17 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 		return err == nil, err
 	}
 	return true, nil // lost: another instance goes on
+}
+
+// deliver gives n to users, stepLanes parts side by side: each part's
+// calls wait on the one before (the inbox's pipeline), so that with two
+// Redis always has the next call while the hub reads an answer.
+func (t *Topics) deliver(ctx context.Context, n inbox.Notice, users []int64) error {
+	var g errgroup.Group
+	size := (len(users) + stepLanes - 1) / stepLanes
+	for lo := 0; lo < len(users); lo += size {
+		part := users[lo:min(lo+size, len(users))]
+		g.Go(func() error { return t.ib.DeliverTo(ctx, n, part) })
+	}
+	return g.Wait()
 }

@@ -47,6 +47,10 @@ type config struct {
 	ingest       string // a Redis address: events are added to ingest:{room mod ingestParts} with XADD, not posted
 	ingestParts  int
 	peer         string // "centrifugo": the server is Centrifugo (peer.go), not the hub
+	// topicFollowers > 0 measures a topic publish instead (topic.go).
+	topicFollowers int
+	topic          string
+	topicRedis     string
 }
 
 func main() {
@@ -71,6 +75,9 @@ func main() {
 	flag.StringVar(&c.ingest, "ingest", "", "host:port of the hubs' Redis: add each event with XADD to ingest:{room mod -ingest-partitions} instead of posting it; -batch XADDs per pipeline")
 	flag.IntVar(&c.ingestParts, "ingest-partitions", 16, "INGEST_PARTITIONS of the hubs (with -ingest)")
 	flag.StringVar(&c.peer, "peer", "", `"centrifugo": the server is Centrifugo, measured side by side (unidirectional SSE, its HTTP API; -jwt-secret is its HMAC key, -internal-key its API key)`)
+	flag.IntVar(&c.topicFollowers, "topic-followers", 0, "measure a topic publish instead (topic.go): this many followers added through the API, one publish to them; -streams of them hold their stream")
+	flag.StringVar(&c.topic, "topic", "product:123", "the topic of -topic-followers")
+	flag.StringVar(&c.topicRedis, "topic-redis", "127.0.0.1:6379", "host:port of the hub's Redis, for its memory (with -topic-followers)")
 	flag.Parse()
 	if c.pageRooms < 0 || c.pageRooms > c.rooms {
 		fmt.Fprintln(os.Stderr, "loadgen: -page-rooms must be between 0 and -rooms")
@@ -90,9 +97,12 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, c.connectTO+c.duration+c.drain+time.Minute)
 	defer cancel()
 	var err error
-	if c.childCount > 0 {
+	switch {
+	case c.topicFollowers > 0:
+		err = runTopic(ctx, c)
+	case c.childCount > 0:
 		err = runChild(ctx, c)
-	} else {
+	default:
 		err = runParent(ctx, c)
 	}
 	if err != nil {
