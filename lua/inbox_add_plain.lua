@@ -14,7 +14,10 @@
 -- settings:muted:{u}, inbox:deleted:{u}, inbox:order:{u}, user:seq:{u};
 -- with deliveries (ARGV[13]) two more each, as delivery_schedule.lua lists
 -- them.
--- ARGV[1..8]: see inbox_frame.lua (ARGV[4] unused: the channels follow)
+-- ARGV[1..8]: see inbox_frame.lua, but ARGV[4] (the channels follow):
+--          "1" when a live event nobody hears may go unsent (PUBSUB
+--          NUMSUB counts every listener: no pattern listens), else ""
+--          (below: heard)
 -- ARGV[9]  notificationId
 -- ARGV[10] event type
 -- ARGV[11] the item's own JSON: {"notificationId",…,"timestamp"}
@@ -28,6 +31,18 @@ local id, typ, own, ms = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12])
 local value = own -- as inbox_add.lua's: a reference when the body is kept once
 if ARGV[8] == '2' then value = '' end
 local head = item_head(own, 'normal', '', 'null')
+
+-- heard reports whether a stream listens on channel. One that subscribes
+-- later replays the log from its position once its subscription is
+-- confirmed (hub/channels.go), so what it replays holds every entry whose
+-- event went unsent; most of a big fan-out's people have no stream open,
+-- and their event is not built at all.
+local function heard(channel)
+  if ARGV[4] ~= '1' then return true end
+  local n
+  if ARGV[5] == '1' then n = redis.call('PUBSUB', 'SHARDNUMSUB', channel) else n = redis.call('PUBSUB', 'NUMSUB', channel) end
+  return n[2] > 0
+end
 
 -- add adds the notification to the inbox of the recipient whose keys follow
 -- KEYS[b] and whose channel is channel, or answers "more".
@@ -79,8 +94,10 @@ local function add(b, channel)
     redis.call('HSET', k_counts, 'v', v, 'i', vis, 'u', unr, 'n', uns, 't', score, 'q', seq, '~' .. num(seq), entry)
     redis.call('INCRBY', k_unread, 1)
   end
-  log_send(channel, at, seq, 'notification.created',
-    created_data(head, 'null', score, unr, plain_counts_json(v, vis, unr, uns, arc, snz)))
+  if heard(channel) then
+    log_send(channel, at, seq, 'notification.created',
+      created_data(head, 'null', score, unr, plain_counts_json(v, vis, unr, uns, arc, snz)))
+  end
   return 'new'
 end
 

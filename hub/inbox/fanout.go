@@ -343,7 +343,11 @@ func (ib *Inbox) addExecs(n notice, recipients []int64, plan delivery.Plan, trac
 
 // plainExecs are the inbox_add_plain.lua calls for n, batched as addExecs.
 func (ib *Inbox) plainExecs(n notice, recipients []int64, plan delivery.Plan, traceparent string) ([]rueidis.LuaExec, [][]int64) {
-	common := ib.scriptArgs("", hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
+	unheard := "1" // an event nobody hears may go unsent: NUMSUB counts every listener
+	if ib.coreCfg.PubSubMode == hub.PubSubPatterns {
+		unheard = ""
+	}
+	common := ib.scriptArgs(unheard, hub.NowTimestamp(), NotificationID(n.room, n.id), n.typ, n.item(),
 		strconv.FormatUint(n.id.Ms, 10))
 	common = append(common, plan.ScheduleArgs(traceparent)...)
 	return ib.batchExecs(common, recipients, plan, plainKeys)

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"maps"
+	"strconv"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,4 +81,43 @@ func hashOf(t *testing.T, th *testhub.Hub, key string) map[string]string {
 		}
 	}
 	return m
+}
+
+// The plain script sends notification.created only where a stream listens
+// (PUBSUB NUMSUB): of fifty recipients, the one with a stream open gets it;
+// a stream opened after the publish replays it from the log. With
+// PUBSUB_MODE=patterns, where NUMSUB does not count the hub's listener,
+// every recipient's event is sent.
+func TestPlain_SendsTheLiveEventWhereAStreamListens(t *testing.T) {
+	for _, mode := range []string{"channels", "patterns"} {
+		t.Run(mode, func(t *testing.T) {
+			rs := testredis.Start(t)
+			th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.PubSubMode = mode })
+			listening := th.SettledUserStream(t, 1)
+			users := make([]int64, 50)
+			for i := range users {
+				users[i] = int64(i + 1)
+			}
+			publishes := func() int64 {
+				info, _ := testredis.Do(t, th.Redis, "INFO", "commandstats").ToString()
+				_, rest, _ := strings.Cut(info, "cmdstat_publish:calls=") // none yet: 0
+				calls, _, _ := strings.Cut(rest, ",")
+				n, _ := strconv.ParseInt(calls, 10, 64)
+				return n
+			}
+			before := publishes()
+			id := "98:" + th.Notify(t, 98, "comment.created", users...).StreamID
+			if f := listening.Next(t, testhub.Wait); f.Event != inbox.NotificationCreatedType || !strings.Contains(f.Data, id) {
+				t.Fatalf("the listening stream got %+v", f)
+			}
+			sent := publishes() - before // the room's event, then the users' events sent
+			if want := map[string]int64{"channels": 2, "patterns": 51}[mode]; sent != want {
+				t.Fatalf("%d publishes for 50 recipients, one listening; want %d", sent, want)
+			}
+			late := th.UserStream(t, 7, "0") // from the log's start
+			if f := late.NextMatching(t, testhub.Wait, func(f testhub.Frame) bool { return f.Event == inbox.NotificationCreatedType }); !strings.Contains(f.Data, id) {
+				t.Fatalf("the late stream replayed %+v", f)
+			}
+		})
+	}
 }
