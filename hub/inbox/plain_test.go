@@ -2,8 +2,8 @@ package inbox_test
 
 import (
 	"maps"
-	"strconv"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
