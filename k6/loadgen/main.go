@@ -51,6 +51,7 @@ type config struct {
 	topicFollowers int
 	topic          string
 	topicRedis     string
+	topicWarm      bool
 }
 
 func main() {
@@ -78,6 +79,7 @@ func main() {
 	flag.IntVar(&c.topicFollowers, "topic-followers", 0, "measure a topic publish instead (topic.go): this many followers added through the API, one publish to them; -streams of them hold their stream")
 	flag.StringVar(&c.topic, "topic", "product:123", "the topic of -topic-followers")
 	flag.StringVar(&c.topicRedis, "topic-redis", "127.0.0.1:6379", "host:port of the hub's Redis, for its memory (with -topic-followers)")
+	flag.BoolVar(&c.topicWarm, "topic-warm", false, "with -topic-followers: publish to the topic once first, so that the followers measured have an inbox")
 	flag.Parse()
 	if c.pageRooms < 0 || c.pageRooms > c.rooms {
 		fmt.Fprintln(os.Stderr, "loadgen: -page-rooms must be between 0 and -rooms")

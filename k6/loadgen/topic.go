@@ -23,6 +23,7 @@ import (
 // hold their own stream and another user reads their unread count.
 type topicReport struct {
 	Followers        int64   `json:"followers"`
+	Warm             bool    `json:"warm"` // the followers had an inbox already (one publish before)
 	FollowSeconds    float64 `json:"followSeconds"`
 	FollowsPerSec    float64 `json:"followsPerSec"`
 	BytesPerFollower float64 `json:"redisBytesPerFollower"` // the follower sets, both directions
@@ -51,7 +52,7 @@ func runTopic(ctx context.Context, c config) error {
 	}
 	defer rdb.Close()
 	base, n := c.hubs[0], int64(c.topicFollowers)
-	rep := topicReport{Followers: n, Streams: c.streams}
+	rep := topicReport{Followers: n, Streams: c.streams, Warm: c.topicWarm}
 	mem0 := usedMemory(ctx, rdb)
 	start := time.Now()
 	if err := followAll(ctx, c, base, n); err != nil {
@@ -83,6 +84,24 @@ func runTopic(ctx context.Context, c config) error {
 	}
 	opened.Wait()
 
+	if c.topicWarm { // the followers have an inbox already: one publish before
+		id, _, err := publishTopic(ctx, c, base)
+		if err != nil {
+			return err
+		}
+		for f, err := fanoutState(ctx, c, base, id); f.State == "running"; f, err = fanoutState(ctx, c, base, id) {
+			if err != nil {
+				return err
+			}
+			sleep(ctx, 100*time.Millisecond)
+		}
+		// the first publish's live events, counted apart
+		for live.Load() < int64(c.streams) && ctx.Err() == nil {
+			sleep(ctx, 20*time.Millisecond)
+		}
+		live.Store(0)
+		mem1 = usedMemory(ctx, rdb)
+	}
 	rctx, stopReader := context.WithCancel(ctx)
 	defer stopReader()
 	samples := newSampler(100000)
