@@ -14,8 +14,8 @@ import (
 )
 
 // README's Go snippets for backends (roomhub/api/client, over HTTP and
-// through ingest with a rueidis adapter; the raw rueidis XADD of Ingest)
-// compile as printed: each is put in a function of a program of its own
+// through ingest with a rueidis adapter; the raw rueidis XADD of Ingest),
+// and docs/topics.md's, compile as printed: each is put in a function of a program of its own
 // with what it takes from the reader's code (ctx, events, serviceToken,
 // rdb) and built against this repository's client; only "declared and not
 // used" is forgiven (a snippet shows the values a call returns).
@@ -39,6 +39,10 @@ func TestReadme_GoClientSnippetsCompile(t *testing.T) {
 	rawIngest := testhub.SnippetAfter(t, "README.md", "**Ingest: publish without HTTP**", "go")
 	if !strings.Contains(rawIngest, "Xadd()") {
 		t.Fatalf("README's rueidis ingest snippet is not the one this test knows:\n%s", rawIngest)
+	}
+	topicsGo := testhub.SnippetAfter(t, "docs/topics.md", "The same from Go", "go")
+	if !strings.Contains(topicsGo, "hub.Fanout(") {
+		t.Fatalf("docs/topics.md's Go snippet is not the one this test knows:\n%s", topicsGo)
 	}
 	clientDir, _ := filepath.Abs(filepath.Join("client"))
 	rootDir, _ := filepath.Abs("..")
@@ -65,6 +69,9 @@ in := ` + stmts + `}
 func rawIngest(ctx context.Context, rdb rueidis.Client, roomID int64, body []byte) {
 ` + rawIngest + `}
 
+func topics(ctx context.Context) {
+` + topicsGo + `}
+
 func main() {}
 `
 	dir := t.TempDir()
@@ -87,7 +94,7 @@ func main() {}
 	run("mod", "tidy")
 	for _, l := range strings.Split(run("build", "-gcflags=-e", "-o", os.DevNull, "."), "\n") { // -e: every error, not the first ten
 		if strings.Contains(l, ".go:") && !strings.Contains(l, "declared and not used") {
-			t.Errorf("README's Go snippets: %s\n%s", l, program)
+			t.Errorf("the Go snippets: %s\n%s", l, program)
 		}
 	}
 }
