@@ -34,6 +34,13 @@ export interface InboxMessages {
   devices: string;
   /** A device's kind when its app gave it no label: fcm, apns, webpush. */
   platform: (platform: string) => string;
+  /** The heading of the topics the person follows, each with Leave. */
+  topics: string;
+  leave: string;
+  /** Leave's name for a screen reader: which topic. */
+  leaveTopic: (topicKey: string) => string;
+  /** Said (aria-live) once a topic is left. */
+  left: (topicKey: string) => string;
   delete: string;
   empty: string;
   error: string;

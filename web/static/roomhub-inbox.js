@@ -23,7 +23,7 @@ import { Feed, Burst } from './inbox/feed.js';
 import { MARKUP, placePanel, keepFocus, paintTabs, listFoot } from './inbox/panel.js';
 import { Rows } from './inbox/rows.js';
 import { itemRow, opened } from './inbox/item.js';
-import { fillPrefs, prefsChange, devicesChange, devicesOf } from './inbox/prefs.js';
+import { fillPrefs, prefsChange, devicesChange, devicesOf, topicsOf } from './inbox/prefs.js';
 
 export { MESSAGES, itemText, badgeText, openable } from './inbox/texts.js';
 export { inTab, newer, placeOf } from './inbox/feed.js';
@@ -355,7 +355,7 @@ export class RoomhubInbox extends Base {
     };
   }
 
-  /** showPrefs shows the preferences: types × channels, quiet hours, this browser's push. */
+  /** showPrefs shows the preferences: types × channels, quiet hours, this browser's push, devices, topics. */
   async #showPrefs() {
     const t = this.t;
     const f = this.el.prefs;
@@ -366,8 +366,17 @@ export class RoomhubInbox extends Base {
       return;
     }
     const types = [...(this.eventTypes || []), ...this.feed.types];
-    const devices = await devicesOf(this.hub, this.settings);
-    await fillPrefs(f, this.settings, devices, { t, types, push: this.hub.push, error: (e) => this.#error(e) });
+    const [devices, topics] = await Promise.all([devicesOf(this.hub, this.settings), topicsOf(this.hub)]);
+    const leave = async (key) => {
+      try {
+        await this.hub.leaveTopic(key);
+        this.el.live.textContent = t.left(key);
+      } catch (e) {
+        this.#error(e);
+        throw e;
+      }
+    };
+    await fillPrefs(f, this.settings, devices, { t, types, push: this.hub.push, error: (e) => this.#error(e), topics, leave });
     this.el.scroll.hidden = true;
     this.el.tabs.hidden = true;
     f.hidden = false;

@@ -1,20 +1,23 @@
 // The element's preferences: event types × channels (in the app, and each
-// channel the hub delivers through), quiet hours, and this browser's Web
-// Push. A form made from the user's settings, and the change it asks for.
+// channel the hub delivers through), quiet hours, this browser's Web Push,
+// the person's devices, and the topics they follow (each with Leave). A
+// form made from the user's settings, and the change it asks for.
 import { humanType } from './texts.js';
 
 /**
  * fillPrefs makes form f from the user's settings st and devices (the
  * person's phones and browsers). types are the event types to offer
  * besides those muted; t the texts; push the SDK's Web Push (this
- * browser's row) and error(e) reports its failure.
+ * browser's row) and error(e) reports its failure; topics what the person
+ * follows (topicsOf), each left at once by leave(topicKey).
  */
-export async function fillPrefs(f, st, devices, { t, types, push, error }) {
+export async function fillPrefs(f, st, devices, { t, types, push, error, topics = [], leave }) {
   const channels = Object.keys(st.channels || {}).sort();
   const all = [...new Set([...types, ...st.mutedEventTypes, ...channels.flatMap((c) => st.channels[c].mutedEventTypes || [])])].sort();
   f.replaceChildren(typesTable(st, channels, all, t));
   if (channels.includes('webpush')) f.append(await pushRow(t, push, error));
   if (devices.length) f.append(deviceList(devices, t));
+  if (topics.length) f.append(topicList(topics, t, leave));
   if (channels.length) f.append(quietHours(st.quietHours, t));
   const save = document.createElement('button');
   save.type = 'submit';
@@ -91,6 +94,58 @@ function deviceList(devices, t) {
 export function devicesChange(f) {
   return [...f.querySelectorAll('input[type="checkbox"][name^="device|"]')]
     .filter((c) => String(c.checked) !== c.dataset.was).map((c) => ({ id: c.name.slice('device|'.length), on: c.checked }));
+}
+
+/**
+ * topicsOf is the first page of what the person follows (hub.topics()):
+ * none when the hub serves no topics, or it fails.
+ */
+export async function topicsOf(hub) {
+  try {
+    return (await hub.topics({ limit: 100 })).topics;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * topicList is a row per topic followed, each with a Leave button: a click
+ * awaits leave(topicKey), then the row goes and the focus moves to the next
+ * Leave (or the one before, or the form's Save). A failed leave keeps it.
+ */
+function topicList(topics, t, leave) {
+  const fs = document.createElement('fieldset');
+  fs.className = 'topics';
+  const lg = document.createElement('legend');
+  lg.textContent = t.topics;
+  fs.append(lg);
+  for (const { topicKey } of topics) {
+    const row = document.createElement('div');
+    row.className = 'row';
+    const name = document.createElement('span');
+    name.textContent = topicKey;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = t.leave;
+    b.setAttribute('aria-label', t.leaveTopic(topicKey));
+    b.addEventListener('click', async () => {
+      b.disabled = true;
+      try {
+        await leave(topicKey);
+      } catch {
+        b.disabled = false;
+        return;
+      }
+      const next = row.nextElementSibling || row.previousElementSibling;
+      row.remove();
+      const focus = next?.querySelector('button') || fs.closest('form')?.querySelector('button[type="submit"]');
+      if (!fs.querySelector('.row')) fs.remove();
+      focus?.focus();
+    });
+    row.append(name, b);
+    fs.append(row);
+  }
+  return fs;
 }
 
 /** quietHours is the quiet hours' fieldset: on or off, from, to, and the time zone. */
