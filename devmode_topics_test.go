@@ -15,7 +15,7 @@ import (
 
 // Topics on the embedded Redis (dev mode, no REDIS_URL): a follow of 300
 // (three chunks), a page, a person's list, a publish to the topic fanned
-// out to every follower but the excluded.
+// out to every follower but the excluded, a delete.
 func TestBinary_DevModeTopics(t *testing.T) {
 	bin := testbin.Build(t)
 	base, _, _ := testbin.Start(t, bin, "REDIS_URL=")
@@ -77,4 +77,10 @@ func TestBinary_DevModeTopics(t *testing.T) {
 	if b := unread(8); !strings.Contains(b, `"count":0`) {
 		t.Fatalf("the excluded follower's unread in dev mode: %s", b)
 	}
+	if b := do(http.MethodDelete, "/api/v1/internal/topics/product:123", "", key); !strings.Contains(b, `"removed":300`) {
+		t.Fatalf("a delete in dev mode: %s", b)
+	}
+	testbin.Eventually(t, 15*time.Second, "7's list cleaned", func() bool {
+		return !strings.Contains(do(http.MethodGet, "/api/v1/topics", "", map[string]string{"Authorization": "Bearer " + testbin.DevToken(t, base, 7)}), "product:123")
+	})
 }

@@ -269,7 +269,8 @@ func TestFanout_TakenOverWhenItsRunnerStops(t *testing.T) {
 }
 
 // On a Redis Cluster, where the topic, the fan-out and each follower's
-// inbox live in other slots, every follower gets the item once.
+// inbox live in other slots, every follower gets the item once; a delete
+// empties the topic and cleans the people's lists.
 func TestFanout_Cluster(t *testing.T) {
 	cl := testredis.StartCluster(t)
 	r := newRig(t, testredis.Client(t, cl.Addrs()...), 0)
@@ -286,6 +287,21 @@ func TestFanout_Cluster(t *testing.T) {
 	if len(has) != 599 || has[3] || f.Reached != 600 {
 		t.Fatalf("%d hold the item (3: %v); %+v", len(has), has[3], f)
 	}
+	// a delete: the topic empty at once, the people's lists cleaned after
+	if removed, err := r.tp.Delete(ctx, "product:1"); err != nil || removed != 600 {
+		t.Fatalf("delete: %d, %v", removed, err)
+	}
+	if ids, n, _, err := r.tp.Followers(ctx, "product:1", 0, 10); err != nil || len(ids) != 0 || n != 0 {
+		t.Fatalf("after the delete: %v %d %v", ids, n, err)
+	}
+	testhub.Eventually(t, testhub.Wait, "the people's lists cleaned", func() bool {
+		for _, u := range []int64{1, 300, 600} {
+			if page, _, err := r.tp.Of(ctx, u, "", 10); err != nil || len(page) != 0 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // Redis restarted with AOF mid-way: the fan-out goes on from its recorded
