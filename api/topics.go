@@ -16,6 +16,19 @@ func (s *Server) UseTopics(t *topics.Topics) { s.topics = t }
 // topicsBodyMax bounds a body of up to topics.MaxIDs user ids.
 const topicsBodyMax = 256 << 10
 
+// topicRoutes mounts the topics' routes on v1: the backend's (internal),
+// then a person's own (user).
+func (s *Server) topicRoutes(v1 *echo.Group, internal, user echo.MiddlewareFunc) {
+	v1.PUT("/internal/topics/:topicKey/followers", s.follow, s.topicsOn, internal)
+	v1.DELETE("/internal/topics/:topicKey/followers", s.unfollow, s.topicsOn, internal)
+	v1.GET("/internal/topics/:topicKey/followers", s.followers, s.topicsOn, internal)
+	v1.DELETE("/internal/topics/:topicKey", s.deleteTopic, s.topicsOn, internal)
+	v1.GET("/internal/fanouts/:id", s.fanout, s.topicsOn, internal)
+	v1.DELETE("/internal/fanouts/:id", s.cancelFanout, s.topicsOn, internal)
+	v1.GET("/topics", s.myTopics, s.topicsOn, user)
+	v1.DELETE("/topics/:topicKey", s.leaveTopic, s.topicsOn, user)
+}
+
 // topicsOn answers 404 while no topics are served.
 func (s *Server) topicsOn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

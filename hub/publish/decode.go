@@ -111,13 +111,9 @@ func decode(body []byte) (inbox.PublishRequest, error) {
 	if b.IdempotencyKey != nil {
 		req.IdempotencyKey = *b.IdempotencyKey
 	}
-	if b.Topic != nil {
-		if err := topics.CheckKey(*b.Topic); err != nil {
-			return inbox.PublishRequest{}, badRequest(strings.TrimPrefix(err.Error(), hub.ErrInvalid.Error()+": "))
-		}
-		req.Topic = *b.Topic
+	if err := b.topic(&req); err != nil {
+		return inbox.PublishRequest{}, err
 	}
-	req.ExcludeIDs = b.ExcludeIDs
 	if b.Severity != nil {
 		if *b.Severity == "" {
 			return inbox.PublishRequest{}, badRequest("severity must be one of low, normal, high, critical")
@@ -164,4 +160,17 @@ func decode(body []byte) (inbox.PublishRequest, error) {
 		req.ExpiresAt = &t
 	}
 	return req, nil
+}
+
+// topic puts the body's topic (checked) and excluded ids (checked with the
+// draft: inbox.Prepare) into req.
+func (b fields) topic(req *inbox.PublishRequest) error {
+	if b.Topic != nil {
+		if err := topics.CheckKey(*b.Topic); err != nil {
+			return badRequest(strings.TrimPrefix(err.Error(), hub.ErrInvalid.Error()+": "))
+		}
+		req.Topic = *b.Topic
+	}
+	req.ExcludeIDs = b.ExcludeIDs
+	return nil
 }

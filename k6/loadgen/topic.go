@@ -44,6 +44,21 @@ type topicReport struct {
 	HubCPUSeconds    float64 `json:"hubCPUSeconds"`        //
 }
 
+// topicRun is what the phases of a topic measurement share.
+type topicRun struct {
+	c          config
+	rdb        rueidis.Client
+	base       string
+	n          int64
+	rep        topicReport
+	live       atomic.Int64 // notification.created received
+	lastLive   atomic.Int64 // ns after the publish
+	published  atomic.Int64 // the publish's time, ns
+	mem        int64        // Redis' used_memory before the measured publish
+	streams    sync.WaitGroup
+	stopStream context.CancelFunc
+}
+
 // runTopic measures a topic publish (see topicReport) and prints the report.
 func runTopic(ctx context.Context, c config) error {
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.topicRedis}, DisableCache: true})
@@ -51,57 +66,98 @@ func runTopic(ctx context.Context, c config) error {
 		return err
 	}
 	defer rdb.Close()
-	base, n := c.hubs[0], int64(c.topicFollowers)
-	rep := topicReport{Followers: n, Streams: c.streams, Warm: c.topicWarm}
-	mem0 := usedMemory(ctx, rdb)
-	start := time.Now()
-	if err := followAll(ctx, c, base, n); err != nil {
+	r := &topicRun{c: c, rdb: rdb, base: c.hubs[0], n: int64(c.topicFollowers)}
+	r.rep = topicReport{Followers: r.n, Streams: c.streams, Warm: c.topicWarm}
+	if err := r.follow(ctx); err != nil {
 		return err
 	}
-	rep.FollowSeconds = time.Since(start).Seconds()
-	rep.FollowsPerSec = float64(n) / rep.FollowSeconds
-	mem1 := usedMemory(ctx, rdb)
-	rep.BytesPerFollower = float64(mem1-mem0) / float64(n)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	r.stopStream = stop
+	r.openStreams(sctx)
+	if c.topicWarm { // the followers have an inbox already: one publish before
+		if err := r.publishAndWait(ctx, nil); err != nil {
+			return err
+		}
+		for r.live.Load() < int64(c.streams) && ctx.Err() == nil { // its live events, counted apart
+			sleep(ctx, 20*time.Millisecond)
+		}
+		r.live.Store(0)
+		r.mem = usedMemory(ctx, rdb)
+	}
+	if err := r.measure(ctx); err != nil {
+		return err
+	}
+	out, _ := json.MarshalIndent(r.rep, "", "  ")
+	fmt.Println(string(out))
+	return nil
+}
 
-	var live atomic.Int64
-	var lastLive atomic.Int64 // ns after the publish
-	var published atomic.Int64
-	sctx, stopStreams := context.WithCancel(ctx)
-	defer stopStreams()
-	var streams sync.WaitGroup
+// follow adds the followers through the API, timed, with the Redis they
+// take.
+func (r *topicRun) follow(ctx context.Context) error {
+	mem0 := usedMemory(ctx, r.rdb)
+	start := time.Now()
+	if err := followAll(ctx, r.c, r.base, r.n); err != nil {
+		return err
+	}
+	r.rep.FollowSeconds = time.Since(start).Seconds()
+	r.rep.FollowsPerSec = float64(r.n) / r.rep.FollowSeconds
+	r.mem = usedMemory(ctx, r.rdb)
+	r.rep.BytesPerFollower = float64(r.mem-mem0) / float64(r.n)
+	return nil
+}
+
+// openStreams opens -streams of the followers' own streams, spread over
+// the ids, and returns once each is open (or failed).
+func (r *topicRun) openStreams(ctx context.Context) {
 	var opened sync.WaitGroup
-	for i := range c.streams {
-		user := 1 + int64(i)*(n/int64(max(c.streams, 1)))
+	for i := range r.c.streams {
+		user := 1 + int64(i)*(r.n/int64(max(r.c.streams, 1)))
 		opened.Add(1)
-		streams.Add(1)
+		r.streams.Add(1)
 		go func() {
-			defer streams.Done()
-			watchUser(sctx, c, base, user, &opened, func() {
-				live.Add(1)
-				lastLive.Store(time.Now().UnixNano() - published.Load())
+			defer r.streams.Done()
+			watchUser(ctx, r.c, r.base, user, &opened, func() {
+				r.live.Add(1)
+				r.lastLive.Store(time.Now().UnixNano() - r.published.Load())
 			})
 		}()
 	}
 	opened.Wait()
+}
 
-	if c.topicWarm { // the followers have an inbox already: one publish before
-		id, _, err := publishTopic(ctx, c, base)
+// publishAndWait publishes to the topic and waits for its fan-out to end,
+// sampling the hub's RSS (rss, when not nil) meanwhile.
+func (r *topicRun) publishAndWait(ctx context.Context, rss *rssWatch) error {
+	t0 := time.Now()
+	r.published.Store(t0.UnixNano())
+	id, recipients, err := publishTopic(ctx, r.c, r.base)
+	if err != nil {
+		return err
+	}
+	r.rep.PublishMs = float64(time.Since(t0).Microseconds()) / 1000
+	r.rep.Recipients = recipients
+	for ctx.Err() == nil {
+		f, err := fanoutState(ctx, r.c, r.base, id)
 		if err != nil {
 			return err
 		}
-		for f, err := fanoutState(ctx, c, base, id); f.State == "running"; f, err = fanoutState(ctx, c, base, id) {
-			if err != nil {
-				return err
-			}
-			sleep(ctx, 100*time.Millisecond)
+		if rss != nil {
+			rss.sample()
 		}
-		// the first publish's live events, counted apart
-		for live.Load() < int64(c.streams) && ctx.Err() == nil {
-			sleep(ctx, 20*time.Millisecond)
+		if f.State != "running" {
+			r.rep.FanoutSeconds, r.rep.Reached = time.Since(t0).Seconds(), f.Reached
+			return nil
 		}
-		live.Store(0)
-		mem1 = usedMemory(ctx, rdb)
+		sleep(ctx, 50*time.Millisecond)
 	}
+	return ctx.Err()
+}
+
+// measure is the measured publish: its fan-out, the CPU and RSS meanwhile,
+// another user's unread latency, the live events, Redis' growth.
+func (r *topicRun) measure(ctx context.Context) error {
 	rctx, stopReader := context.WithCancel(ctx)
 	defer stopReader()
 	samples := newSampler(100000)
@@ -109,51 +165,28 @@ func runTopic(ctx context.Context, c config) error {
 	reader.Add(1)
 	go func() {
 		defer reader.Done()
-		readUnread(rctx, c, base, n+1, samples)
+		readUnread(rctx, r.c, r.base, r.n+1, samples)
 	}()
-	rss := newRSSWatch(c.hubPIDs)
-	rep.HubRSSBeforeKB = rss.now()
-	cpuHub0, cpuRedis0 := cpuOfAll(c.hubPIDs), cpuOfAll(c.redisPIDs)
-	t0 := time.Now()
-	published.Store(t0.UnixNano())
-	id, recipients, err := publishTopic(ctx, c, base)
-	if err != nil {
+	rss := newRSSWatch(r.c.hubPIDs)
+	r.rep.HubRSSBeforeKB = rss.now()
+	cpuHub0, cpuRedis0 := cpuOfAll(r.c.hubPIDs), cpuOfAll(r.c.redisPIDs)
+	if err := r.publishAndWait(ctx, rss); err != nil {
 		return err
 	}
-	rep.PublishMs = float64(time.Since(t0).Microseconds()) / 1000
-	rep.Recipients = recipients
-	for {
-		f, err := fanoutState(ctx, c, base, id)
-		if err != nil {
-			return err
-		}
-		rss.sample()
-		if f.State != "running" {
-			rep.FanoutSeconds, rep.Reached = time.Since(t0).Seconds(), f.Reached
-			break
-		}
-		sleep(ctx, 50*time.Millisecond)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	rep.HubCPUSeconds, rep.RedisCPUSeconds = cpuOfAll(c.hubPIDs)-cpuHub0, cpuOfAll(c.redisPIDs)-cpuRedis0
+	r.rep.HubCPUSeconds, r.rep.RedisCPUSeconds = cpuOfAll(r.c.hubPIDs)-cpuHub0, cpuOfAll(r.c.redisPIDs)-cpuRedis0
 	stopReader()
 	reader.Wait()
 	lat := samples.values()
-	rep.UnreadP50Ms, rep.UnreadP99Ms, rep.UnreadCalls = pct(lat, 50), pct(lat, 99), len(lat)
-	rep.HubRSSMaxKB = rss.max
-	// the live events of the last steps: a moment to arrive
-	deadline := time.Now().Add(c.drain)
-	for live.Load() < int64(c.streams) && time.Now().Before(deadline) {
+	r.rep.UnreadP50Ms, r.rep.UnreadP99Ms, r.rep.UnreadCalls = pct(lat, 50), pct(lat, 99), len(lat)
+	r.rep.HubRSSMaxKB = rss.max
+	deadline := time.Now().Add(r.c.drain) // the live events of the last steps: a moment to arrive
+	for r.live.Load() < int64(r.c.streams) && time.Now().Before(deadline) {
 		sleep(ctx, 20*time.Millisecond)
 	}
-	stopStreams()
-	streams.Wait()
-	rep.LiveEvents, rep.LastLiveSeconds = live.Load(), float64(lastLive.Load())/1e9
-	rep.BytesPerReached = float64(usedMemory(ctx, rdb)-mem1) / float64(max(rep.Reached, 1))
-	out, _ := json.MarshalIndent(rep, "", "  ")
-	fmt.Println(string(out))
+	r.stopStream()
+	r.streams.Wait()
+	r.rep.LiveEvents, r.rep.LastLiveSeconds = r.live.Load(), float64(r.lastLive.Load())/1e9
+	r.rep.BytesPerReached = float64(usedMemory(ctx, r.rdb)-r.mem) / float64(max(r.rep.Reached, 1))
 	return nil
 }
 
