@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,20 +22,7 @@ func TestBinary_DevModeTopics(t *testing.T) {
 	// Topics on the embedded Redis: follow (two chunks), page, a person's list.
 	do := func(method, path, body string, hdr map[string]string) string {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-		return string(b)
+		return httpBody(t, method, base+path, body, hdr)
 	}
 	key := map[string]string{"X-Internal-Key": "local_dev_internal_key", "Content-Type": "application/json"}
 	ids := make([]string, 300)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -107,9 +106,26 @@ func checkOnce(t *testing.T, rdb rueidis.Client, nid string, n int64) {
 // 200, and its result goes into out (when given).
 func internalCall(t *testing.T, method, url, body string, out ...any) {
 	t.Helper()
+	b := httpBody(t, method, url, body, map[string]string{"X-Internal-Key": "local_dev_internal_key", "Content-Type": "application/json"})
+	if len(out) > 0 {
+		var env struct{ Result json.RawMessage }
+		if err := json.Unmarshal([]byte(b), &env); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(env.Result, out[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// httpBody sends body with the headers hdr; the answer must be 200, and its
+// body is returned.
+func httpBody(t *testing.T, method, url, body string, hdr map[string]string) string {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("X-Internal-Key", "local_dev_internal_key")
-	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -119,13 +135,5 @@ func internalCall(t *testing.T, method, url, body string, out ...any) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
 	}
-	if len(out) > 0 {
-		var env struct{ Result json.RawMessage }
-		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&env); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(env.Result, out[0]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return string(b)
 }

@@ -21,17 +21,8 @@ RUNS=${RUNS:-1}
 DURATION=${DURATION:-30s}
 SHAPES=${SHAPES:-"1000:10:100 5000:100:200 10000:100:200 19000:100:200"}
 mkdir -p "$OUT"
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${hub_pid:-}" ] && kill "$hub_pid" 2>/dev/null || true
-  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-hub_bin=${HUB_BIN:-$work/roomhub}
-[ -n "${HUB_BIN:-}" ] || go build -o "$work/roomhub" .
-go build -o "$work/loadgen" ./k6/loadgen
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=k6/loadgen/setup.sh
+. k6/loadgen/setup.sh
 # With PIN, hub_cpu runs the hub and others runs everything else (taskset).
 hub_cpu=() others=()
 if [ -n "${PIN:-}" ]; then
@@ -39,7 +30,6 @@ if [ -n "${PIN:-}" ]; then
   [ "$last" -gt 0 ] || { echo "PIN needs at least 2 cores" >&2; exit 1; }
   hub_cpu=(taskset -c "$last") others=(taskset -c "0-$((last - 1))")
 fi
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 for shape in $SHAPES; do
   IFS=: read -r streams rooms rate page <<<"$shape"
   page=${page:-0}

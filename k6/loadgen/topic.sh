@@ -9,18 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 FOLLOWERS=${FOLLOWERS:-1000000}
 STREAMS=${STREAMS:-1000}
-work=$(mktemp -d)
-cleanup() {
-  [ -n "${hub_pid:-}" ] && kill "$hub_pid" 2>/dev/null || true
-  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-hub_bin=${HUB_BIN:-$work/roomhub}
-[ -n "${HUB_BIN:-}" ] || go build -o "$work/roomhub" .
-go build -o "$work/loadgen" ./k6/loadgen
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+# shellcheck source=k6/loadgen/setup.sh
+. k6/loadgen/setup.sh
 rport=$(free_port) hport=$(free_port)
 redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
   --dir "$work" --pidfile "$work/redis.pid" --logfile "$work/redis.log"
