@@ -22,26 +22,29 @@ import (
 // publish to it, fanned out by the hub, while -streams of the followers
 // hold their own stream and another user reads their unread count.
 type topicReport struct {
-	Followers        int64   `json:"followers"`
-	Warm             bool    `json:"warm"` // the followers had an inbox already (one publish before)
-	FollowSeconds    float64 `json:"followSeconds"`
-	FollowsPerSec    float64 `json:"followsPerSec"`
-	BytesPerFollower float64 `json:"redisBytesPerFollower"` // the follower sets, both directions
-	PublishMs        float64 `json:"publishMs"`             // the publish's round trip: its answer
-	Recipients       int64   `json:"recipients"`
-	FanoutSeconds    float64 `json:"fanoutSeconds"` // from the publish to done (read every 50 ms)
-	Reached          int64   `json:"reached"`
-	Streams          int     `json:"streams"`
-	LiveEvents       int64   `json:"liveEvents"`           // notification.created received by the streams
-	LastLiveSeconds  float64 `json:"lastLiveSeconds"`      // from the publish to the last of them
-	UnreadP50Ms      float64 `json:"unreadP50Ms"`          // another user's GET /notifications/unread during the fan-out
-	UnreadP99Ms      float64 `json:"unreadP99Ms"`          //
-	UnreadCalls      int     `json:"unreadCalls"`          //
-	HubRSSBeforeKB   int64   `json:"hubRSSBeforeKB"`       // before the publish
-	HubRSSMaxKB      int64   `json:"hubRSSMaxKB"`          // the most during the fan-out
-	BytesPerReached  float64 `json:"redisBytesPerReached"` // Redis growth per follower reached (their inbox)
-	RedisCPUSeconds  float64 `json:"redisCPUSeconds"`      // during the fan-out
-	HubCPUSeconds    float64 `json:"hubCPUSeconds"`        //
+	Followers        int64    `json:"followers"`
+	Warm             bool     `json:"warm"` // the followers had an inbox already (one publish before)
+	FollowSeconds    float64  `json:"followSeconds"`
+	FollowsPerSec    float64  `json:"followsPerSec"`
+	BytesPerFollower float64  `json:"redisBytesPerFollower"` // the follower sets, both directions
+	PublishMs        float64  `json:"publishMs"`             // the publish's round trip: its answer
+	Recipients       int64    `json:"recipients"`
+	FanoutSeconds    float64  `json:"fanoutSeconds"` // from the publish to done (read every 50 ms)
+	Reached          int64    `json:"reached"`
+	Streams          int      `json:"streams"`
+	LiveEvents       int64    `json:"liveEvents"`           // notification.created received by the streams
+	LastLiveSeconds  float64  `json:"lastLiveSeconds"`      // from the publish to the last of them
+	UnreadP50Ms      float64  `json:"unreadP50Ms"`          // another user's GET /notifications/unread during the fan-out
+	UnreadP99Ms      float64  `json:"unreadP99Ms"`          //
+	UnreadCalls      int      `json:"unreadCalls"`          //
+	HubRSSBeforeKB   int64    `json:"hubRSSBeforeKB"`       // before the publish
+	HubRSSMaxKB      int64    `json:"hubRSSMaxKB"`          // the most during the fan-out
+	BytesPerReached  float64  `json:"redisBytesPerReached"` // Redis growth per follower reached (their inbox)
+	RedisCPUSeconds  float64  `json:"redisCPUSeconds"`      // during the fan-out
+	HubCPUSeconds    float64  `json:"hubCPUSeconds"`        //
+	SlowCalls        int64    `json:"redisCallsOver5ms"`    // SLOWLOG during the fan-out: calls over 5 ms
+	SlowestMs        float64  `json:"redisSlowestMs"`       // the slowest of them (0: none)
+	Slow             []string `json:"redisSlow"`            // each: its command, its first key, its time
 }
 
 // topicRun is what the phases of a topic measurement share.
@@ -167,6 +170,8 @@ func (r *topicRun) measure(ctx context.Context) error {
 		defer reader.Done()
 		readUnread(rctx, r.c, r.base, r.n+1, samples)
 	}()
+	r.rdb.Do(ctx, r.rdb.B().ConfigSet().ParameterValue().ParameterValue("slowlog-log-slower-than", "5000").Build())
+	r.rdb.Do(ctx, r.rdb.B().SlowlogReset().Build())
 	rss := newRSSWatch(r.c.hubPIDs)
 	r.rep.HubRSSBeforeKB = rss.now()
 	cpuHub0, cpuRedis0 := cpuOfAll(r.c.hubPIDs), cpuOfAll(r.c.redisPIDs)
@@ -174,6 +179,7 @@ func (r *topicRun) measure(ctx context.Context) error {
 		return err
 	}
 	r.rep.HubCPUSeconds, r.rep.RedisCPUSeconds = cpuOfAll(r.c.hubPIDs)-cpuHub0, cpuOfAll(r.c.redisPIDs)-cpuRedis0
+	r.slowCalls(ctx)
 	stopReader()
 	reader.Wait()
 	lat := samples.values()
@@ -188,6 +194,23 @@ func (r *topicRun) measure(ctx context.Context) error {
 	r.rep.LiveEvents, r.rep.LastLiveSeconds = r.live.Load(), float64(r.lastLive.Load())/1e9
 	r.rep.BytesPerReached = float64(usedMemory(ctx, r.rdb)-r.mem) / float64(max(r.rep.Reached, 1))
 	return nil
+}
+
+// slowCalls reads the calls SLOWLOG kept (over 5 ms) into the report.
+func (r *topicRun) slowCalls(ctx context.Context) {
+	r.rep.SlowCalls, _ = r.rdb.Do(ctx, r.rdb.B().SlowlogLen().Build()).AsInt64()
+	entries, _ := r.rdb.Do(ctx, r.rdb.B().SlowlogGet().Count(128).Build()).ToArray()
+	for _, e := range entries {
+		if f, err := e.ToArray(); err == nil && len(f) > 3 {
+			us, _ := f[2].AsInt64()
+			r.rep.SlowestMs = max(r.rep.SlowestMs, float64(us)/1000)
+			args, _ := f[3].AsStrSlice()
+			if len(args) > 3 {
+				args = args[:4] // EVALSHA sha numkeys first-key
+			}
+			r.rep.Slow = append(r.rep.Slow, fmt.Sprintf("%s %.1f ms", strings.Join(args, " "), float64(us)/1000))
+		}
+	}
 }
 
 // followAll makes users 1..n follow the topic through the API, 10,000 a
