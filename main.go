@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -36,20 +37,13 @@ import (
 	"roomhub/internal/devredis"
 	"roomhub/internal/env"
 	"roomhub/internal/telemetry"
+	"roomhub/internal/version"
 	"roomhub/web"
 )
 
 func main() {
 	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "healthcheck":
-			os.Exit(healthcheck())
-		case "webpush-keys":
-			os.Exit(printWebPushKeys())
-		default: // --help, help, a typo: never a hub started by mistake
-			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
-		}
+		os.Exit(command(os.Args[1:]))
 	}
 	m, err := NewMain()
 	if err == nil {
@@ -64,7 +58,28 @@ func main() {
 	}
 }
 
-// usage is what the program says to anything but its commands.
+// command runs the command args name and returns its exit code: help and
+// the version on stdout (0), anything unknown the usage on stderr (2),
+// never a hub started by mistake.
+func command(args []string) int {
+	help := slices.ContainsFunc(args, func(a string) bool { return a == "--help" || a == "-h" || a == "help" })
+	switch {
+	case help:
+		fmt.Print(usage)
+		return 0
+	case args[0] == "--version" || args[0] == "version":
+		fmt.Println(version.Get())
+		return 0
+	case args[0] == "healthcheck":
+		return healthcheck()
+	case args[0] == "webpush-keys":
+		return printWebPushKeys()
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return 2
+}
+
+// usage is the program's help: its commands.
 const usage = `usage: roomhub [command]
 
 With no command, roomhub serves on SERVER_PORT (8083): with REDIS_URL unset it
@@ -74,6 +89,8 @@ environment (README.md, Configuration; .env.example lists every variable).
 Commands:
   healthcheck    ask the hub on this machine for /health (exit 0 when healthy)
   webpush-keys   print a new VAPID key pair for WEBPUSH_VAPID_*
+  --version      print the version (also in /health and roomhub_build_info)
+  --help         print this
 `
 
 // Main is the program: its configuration, logger and tracing (NewMain),
@@ -216,7 +233,7 @@ func (m *Main) listen() {
 		}
 		m.errc <- m.srv.ListenAndServe()
 	}()
-	m.log.Info("roomhub listening", "port", m.httpCfg.Port, "env", m.cfg.Env, "tls", m.httpCfg.TLS())
+	m.log.Info("roomhub listening", "port", m.httpCfg.Port, "env", m.cfg.Env, "tls", m.httpCfg.TLS(), "version", version.Version)
 	if m.httpCfg.DebugAddr != "" {
 		m.atClose(serveApart(m.httpCfg.DebugAddr, api.DebugHandler(), m.log, "debug"))
 		m.log.Warn("pprof profiles are served", "addr", m.httpCfg.DebugAddr)

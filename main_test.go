@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -419,22 +418,6 @@ func TestBinary_DevModeBigFanOut(t *testing.T) {
 		resp.Body.Close()
 		if env.Result.Count != 1 {
 			t.Fatalf("recipient %d has %d unread after the publish answered, want 1\n%s", u, env.Result.Count, logs)
-		}
-	}
-}
-
-// Anything but the program's commands prints its usage and exits 2: no hub
-// is started by a mistyped word or --help (issue 43, 8).
-func TestBinary_UnknownWordsPrintUsage(t *testing.T) {
-	t.Parallel()
-	bin := testbin.Build(t)
-	for _, arg := range []string{"--help", "help", "serve", "-h"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		out, err := exec.CommandContext(ctx, bin, arg).CombinedOutput()
-		cancel()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "usage: roomhub") {
-			t.Errorf("roomhub %s: %v: %s", arg, err, out)
 		}
 	}
 }

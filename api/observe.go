@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"roomhub/hub"
+	"roomhub/internal/version"
 )
 
 // observe counts and times every request by route and status and logs it. The
@@ -111,6 +112,9 @@ func routeLabel(c echo.Context) string {
 // registerHTTPMetrics lists the HTTP metrics at zero before any request.
 func (s *Server) registerHTTPMetrics() {
 	set := s.hub.Metrics().Set
+	b := version.Get()
+	set.NewGauge(fmt.Sprintf(`roomhub_build_info{version=%q,revision=%q,goversion=%q}`, b.Version, b.Revision, b.GoVersion),
+		func() float64 { return 1 })
 	for _, r := range s.e.Routes() {
 		if r.Method == echo.RouteNotFound {
 			continue
@@ -134,16 +138,18 @@ func (s *Server) metrics(c echo.Context) error {
 	return nil
 }
 
-// healthBody is /health's result: the hub's view, and ingest's.
+// healthBody is /health's result: the hub's view, ingest's, and the
+// version running.
 type healthBody struct {
 	hub.Health
 	IngestLag int64  `json:"ingestLag"` // ingest entries not yet published, every partition
 	Ingest    string `json:"ingest"`    // off, ok, or degraded: this instance's last ingest read failed
+	Version   string `json:"version"`
 }
 
 func (s *Server) health(c echo.Context) error {
 	h := s.hub.Health(c.Request().Context())
-	body := healthBody{Health: h, Ingest: "off"}
+	body := healthBody{Health: h, Ingest: "off", Version: version.Version}
 	if s.ingest != nil {
 		body.IngestLag, body.Ingest = s.ingest.Lag(), s.ingest.Status()
 	}

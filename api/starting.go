@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"roomhub/internal/version"
 )
 
 // Starting is the handler of an instance whose Redis has not answered yet:
@@ -18,7 +20,7 @@ func Starting(started time.Time) http.Handler {
 			return c.JSON(http.StatusServiceUnavailable, Envelope{Code: "REDIS5001",
 				Message: "degraded: waiting for Redis", Result: map[string]any{
 					"status": "degraded", "redisConnected": false, "activeConnections": 0,
-					"activeRooms": 0, "uptimeSecs": int64(time.Since(started) / time.Second)}})
+					"activeRooms": 0, "uptimeSecs": int64(time.Since(started) / time.Second), "version": version.Version}})
 		}
 		return c.JSON(http.StatusServiceUnavailable, Envelope{Code: "REDIS5001", Message: "Redis is unreachable"})
 	})

@@ -2,7 +2,7 @@
 // batch over the internal HTTP routes, publish through the ingest streams
 // on the backend's own Redis client (the partition computed, inside the
 // backend's MULTI for an outbox), read deliveries and dead lists, re-drive
-// them, and read a room's presence. It is a module of its own on the
+// them, read a room's presence, and keep topics and their fan-outs. It is a module of its own on the
 // standard library alone: a backend that imports it pulls none of the hub's
 // dependencies.
 //
@@ -10,7 +10,8 @@
 //	res, err := hub.Publish(ctx, client.Event{RoomID: 42, EventType: "comment.created",
 //		Data: map[string]any{"title": "Ann replied"}, RecipientIDs: []int64{7}})
 //
-// Its types follow api/openapi.yaml's schemas.
+// Its types follow api/openapi.yaml's schemas. Licensed under Apache-2.0
+// (LICENSE, beside go.mod).
 package client
 
 import (

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"roomhub/internal/testbin"
+	"roomhub/internal/version"
+)
+
+// run runs the binary with args: its stdout, stderr and exit code.
+func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("roomhub %v: %v", args, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// Help, asked for in any place, is the usage on stdout with exit 0 (a
+// command's --help runs nothing); anything else unknown is the usage on
+// stderr with exit 2: no hub is started by a mistyped word (issue 43, 8;
+// issue 57, 4).
+func TestBinary_HelpAndUnknownWords(t *testing.T) {
+	t.Parallel()
+	bin := testbin.Build(t)
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}, {"healthcheck", "--help"}, {"webpush-keys", "-h"}} {
+		if out, _, code := run(t, bin, args...); code != 0 || !strings.HasPrefix(out, "usage: roomhub") {
+			t.Errorf("roomhub %v: exit %d, stdout %q", args, code, out)
+		}
+	}
+	for _, arg := range []string{"serve", "bogus"} {
+		if out, errOut, code := run(t, bin, arg); code != 2 || out != "" || !strings.HasPrefix(errOut, "usage: roomhub") {
+			t.Errorf("roomhub %s: exit %d, stdout %q, stderr %q", arg, code, out, errOut)
+		}
+	}
+}
+
+// One version, shown by --version, /health and roomhub_build_info.
+func TestBinary_VersionEverywhere(t *testing.T) {
+	t.Parallel()
+	bin := testbin.Build(t)
+	if out, _, code := run(t, bin, "--version"); code != 0 || !strings.HasPrefix(out, "roomhub "+version.Version+" (") {
+		t.Fatalf("--version: exit %d, %q", code, out)
+	}
+	url, _, _ := testbin.Start(t, bin, "REDIS_URL=")
+	testbin.WaitHealth(t, url, 200, 15*time.Second)
+	if b := httpBody(t, "GET", url+"/health", "", nil); !strings.Contains(b, `"version":"`+version.Version+`"`) {
+		t.Fatalf("/health: %s", b)
+	}
+	if b := httpBody(t, "GET", url+"/metrics", "", nil); !strings.Contains(b, `roomhub_build_info{version="`+version.Version+`",`) {
+		t.Fatal("/metrics has no roomhub_build_info of this version")
+	}
+}
