@@ -22,7 +22,8 @@ func TestBrowser_InboxElementListsDevicesWithConsent(t *testing.T) {
 	d := testbrowser.Start(t, "inbox.mjs", th.URL+"/static/inbox.html?user=7", testhub.ArtifactsDir(t))
 	d.Send(t, `CLICK roomhub-inbox [part="bell"]`)
 	d.Send(t, `CLICK roomhub-inbox .gear`)
-	d.Send(t, `TEXT roomhub-inbox .devices label | Pixel 9 (Phone)`)
+	d.Send(t, `TEXT roomhub-inbox .devices label | Pixel 9 (Android)`)
+	d.Send(t, `TEXT roomhub-inbox .prefs th | Android`) // the channel's column: the platform's name, not "Fcm"
 	d.Send(t, `CLICK roomhub-inbox .devices input[type="checkbox"]`)
 	d.Send(t, `CLICK roomhub-inbox .prefs button[type="submit"]`)
 	testhub.Eventually(t, 15*time.Second, "the device off at the hub", func() bool {

@@ -131,3 +131,32 @@ func TestIngest_RefusesOversizedEventsAtTheSource(t *testing.T) {
 		t.Fatalf("%d XADDs, want the two events within the bounds", len(sent))
 	}
 }
+
+// A batch's refused entry carries the status its code has alone: a
+// REDIS5001 inside a 200 is temporary, a COMMON400 not (issue 57, 6).
+func TestClient_BatchEntriesCarryTheirCodesStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"results":[
+			{"isSuccess":false,"code":"REDIS5001","message":"Redis is unreachable"},
+			{"isSuccess":false,"code":"COMMON400","message":"bad"},
+			{"isSuccess":false,"code":"NOTIF4091","message":"reused"},
+			{"isSuccess":false,"code":"COMMON413","message":"large"},
+			{"isSuccess":true,"result":{"streamId":"1-0"}}]}}`)
+	}))
+	defer srv.Close()
+	res, err := New(srv.URL, "k").PublishBatch(context.Background(), make([]Event, 5))
+	if err != nil || len(res) != 5 {
+		t.Fatalf("%v %v", res, err)
+	}
+	for i, want := range []struct {
+		status    int
+		temporary bool
+	}{{503, true}, {400, false}, {409, false}, {413, false}} {
+		if e := res[i].Err; e == nil || e.Status != want.status || e.Temporary() != want.temporary {
+			t.Errorf("entry %d: %+v, want %d (temporary %v)", i, e, want.status, want.temporary)
+		}
+	}
+	if res[4].Err != nil || res[4].Result.StreamID != "1-0" {
+		t.Errorf("the published entry: %+v", res[4])
+	}
+}

@@ -3,6 +3,9 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -85,6 +88,23 @@ func (c *Client) Publish(ctx context.Context, e Event) (Result, error) {
 	return r, err
 }
 
+// statusOf is the HTTP status the hub answers code with when the event is
+// published alone (DESIGN's table of codes): an entry of a batch carries its
+// code alone, so that Temporary tells a REDIS5001 from a COMMON400 there too.
+func statusOf(code string) int {
+	switch code {
+	case "REDIS5001", "AUTH5031":
+		return http.StatusServiceUnavailable
+	case "ROOM4041":
+		return http.StatusNotFound
+	}
+	digits := strings.TrimLeft(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	if n, err := strconv.Atoi(digits[:min(3, len(digits))]); err == nil && n >= 400 && n < 600 {
+		return n
+	}
+	return http.StatusInternalServerError
+}
+
 // BatchResult is one event's answer in a batch: its Result, or its refusal.
 type BatchResult struct {
 	Result Result
@@ -110,7 +130,7 @@ func (c *Client) PublishBatch(ctx context.Context, events []Event) ([]BatchResul
 		if r.IsSuccess {
 			out[i].Result = r.Result
 		} else {
-			out[i].Err = &Error{Status: 200, Code: r.Code, Message: r.Message}
+			out[i].Err = &Error{Status: statusOf(r.Code), Code: r.Code, Message: r.Message}
 		}
 	}
 	return out, nil

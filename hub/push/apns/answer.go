@@ -28,7 +28,7 @@ type payload struct {
 		ThreadID string `json:"thread-id,omitempty"`
 	} `json:"aps"`
 	NotificationID string `json:"notificationId"`
-	URL            string `json:"url"`
+	URL            string `json:"url,omitempty"` // none when the item has none
 }
 
 // payloadOf is f's payload (badge < 0: none), within maxPayload.

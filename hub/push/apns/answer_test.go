@@ -53,3 +53,13 @@ func TestPayloadAndCollapseID(t *testing.T) {
 		t.Fatalf("collapse ids: %q", id)
 	}
 }
+
+// A payload carries "url" only when the item has one (issue 57, 6).
+func TestPayloadOf_URLOnlyWhenTheItemHasOne(t *testing.T) {
+	if p := string(payloadOf(push.Face{NotificationID: "1:1-0", Title: "t"}, -1)); strings.Contains(p, `"url"`) {
+		t.Fatalf("without a url: %s", p)
+	}
+	if p := string(payloadOf(push.Face{NotificationID: "1:1-0", URL: "https://app.example/t/7"}, -1)); !strings.Contains(p, `"url":"https://app.example/t/7"`) {
+		t.Fatalf("with a url: %s", p)
+	}
+}

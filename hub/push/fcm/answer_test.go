@@ -2,6 +2,7 @@ package fcm
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,16 @@ func TestMessageOf_TheFaceAndItsFit(t *testing.T) {
 	}
 	if mm := messageOf("tok", push.Face{Severity: "critical"}, 0, now).Message; mm.Android.Priority != "HIGH" || mm.APNS.Payload.APS.Badge == nil {
 		t.Fatalf("critical with a zero badge: %+v", mm)
+	}
+}
+
+// A message carries "url" only when the item has one (issue 57, 6).
+func TestBuild_URLOnlyWhenTheItemHasOne(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	if m := build("tok", push.Face{NotificationID: "1:1-0", Title: "t"}, -1, now); strings.Contains(fmt.Sprint(m.Message.Data), "url") {
+		t.Fatalf("without a url: %v", m.Message.Data)
+	}
+	if m := build("tok", push.Face{NotificationID: "1:1-0", URL: "https://app.example/t/7"}, -1, now); m.Message.Data["url"] != "https://app.example/t/7" {
+		t.Fatalf("with a url: %v", m.Message.Data)
 	}
 }

@@ -63,7 +63,10 @@ func build(token string, f push.Face, badge int, now time.Time) message {
 	mm := &m.Message
 	mm.Token = token
 	mm.Notification = notification{Title: f.Title, Body: f.Body}
-	mm.Data = map[string]string{"notificationId": f.NotificationID, "url": f.URL, "type": f.EventType, "severity": f.Severity}
+	mm.Data = map[string]string{"notificationId": f.NotificationID, "type": f.EventType, "severity": f.Severity}
+	if f.URL != "" { // none when the item has none
+		mm.Data["url"] = f.URL
+	}
 	mm.Android = android{Priority: "NORMAL", TTL: strconv.Itoa(int(f.TTL(now).Seconds())) + "s", CollapseKey: f.GroupKey}
 	if f.Loud() {
 		mm.Android.Priority = "HIGH"
