@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +67,28 @@ func TestBinary_VersionEverywhere(t *testing.T) {
 	}
 	if b := httpBody(t, "GET", url+"/metrics", "", nil); !strings.Contains(b, `roomhub_build_info{version="`+version.Version+`",`) {
 		t.Fatal("/metrics has no roomhub_build_info of this version")
+	}
+}
+
+// A port already taken stops start-up at once, naming SERVER_PORT, and
+// "roomhub listening" is never logged for it (issue 57, 6).
+func TestBinary_TakenPortStops(t *testing.T) {
+	t.Parallel()
+	bin := testbin.Build(t)
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "SERVER_PORT="+port, "REDIS_URL=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "SERVER_PORT") ||
+		strings.Contains(string(out), "roomhub listening") {
+		t.Fatalf("a taken port: %v\n%s", err, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -183,7 +184,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.listen()
+	if err := m.listen(); err != nil {
+		return err
+	}
 	rdb, err := connectRedis(ctx, opt, m.log, m.errc)
 	if err != nil {
 		_ = m.srv.Close()
@@ -220,24 +223,31 @@ func (m *Main) redisOptions() (rueidis.ClientOption, error) {
 }
 
 // listen serves the main port at once: degraded until Redis answers, so
-// that a hub started before its Redis becomes healthy by itself.
-func (m *Main) listen() {
+// that a hub started before its Redis becomes healthy by itself. A port it
+// cannot bind stops start-up, named.
+func (m *Main) listen() error {
+	port := strconv.Itoa(m.httpCfg.Port)
+	ln, err := net.Listen("tcp", ":"+port) // bound before it says so: a taken port stops start-up
+	if err != nil {
+		return &hub.ConfigError{Var: "SERVER_PORT", Value: port, Reason: "cannot listen: " + err.Error()}
+	}
 	starting := api.Starting(time.Now())
 	m.handler.Store(&starting)
-	m.srv = api.NewHTTPServer(":"+strconv.Itoa(m.httpCfg.Port),
+	m.srv = api.NewHTTPServer(":"+port,
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*m.handler.Load()).ServeHTTP(w, r) }), m.log)
 	go func() {
 		if m.httpCfg.TLS() { // HTTP/2 comes with TLS: every stream of a page shares one connection
-			m.errc <- m.srv.ListenAndServeTLS(m.httpCfg.TLSCertFile, m.httpCfg.TLSKeyFile)
+			m.errc <- m.srv.ServeTLS(ln, m.httpCfg.TLSCertFile, m.httpCfg.TLSKeyFile)
 			return
 		}
-		m.errc <- m.srv.ListenAndServe()
+		m.errc <- m.srv.Serve(ln)
 	}()
 	m.log.Info("roomhub listening", "port", m.httpCfg.Port, "env", m.cfg.Env, "tls", m.httpCfg.TLS(), "version", version.Version)
 	if m.httpCfg.DebugAddr != "" {
 		m.atClose(serveApart(m.httpCfg.DebugAddr, api.DebugHandler(), m.log, "debug"))
 		m.log.Warn("pprof profiles are served", "addr", m.httpCfg.DebugAddr)
 	}
+	return nil
 }
 
 // wire builds the hub on rdb and what stands on it (delivery, the inbox,

@@ -171,9 +171,11 @@ func TestBinary_BadConfigStops(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "JWT_SECRET") {
 		t.Fatalf("production with the dev secret must not start: %v: %s", err, out)
 	}
-	out, err = run("REDIS_URL=redis://user:hunter2secret@localhost:notaport/0")
-	if err == nil || !strings.Contains(string(out), "REDIS_URL") || strings.Contains(string(out), "hunter2secret") {
-		t.Fatalf("a malformed REDIS_URL must stop start-up, named, its password hidden: %v: %s", err, out)
+	for _, bad := range []string{"redis://user:hunter2secret@localhost:notaport/0", "garbage"} { // a host without a port too
+		out, err = run("REDIS_URL=" + bad)
+		if err == nil || !strings.Contains(string(out), "REDIS_URL") || strings.Contains(string(out), "hunter2secret") {
+			t.Fatalf("a malformed REDIS_URL must stop start-up, named, its password hidden: %v: %s", err, out)
+		}
 	}
 	for v, env := range map[string][]string{
 		"DELIVERY_RULES":    {"DELIVERY_CHANNELS=push", "DELIVERY_SINK_URL=http://127.0.0.1:1/", `DELIVERY_RULES={"comment.created":{"fax":{}}}`},

@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +69,13 @@ func RedisOptions(url string) (rueidis.ClientOption, error) {
 		opt.InitAddress = splitAddrs(url)
 		if len(opt.InitAddress) == 0 {
 			return opt, fmt.Errorf("no address")
+		}
+	}
+	for _, a := range opt.InitAddress {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return opt, fmt.Errorf("%q is not host:port", a) // a bare word would be dialed for ever
+		} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return opt, fmt.Errorf("%q has no port 1-65535", a)
 		}
 	}
 	// The hub never reads through the client-side cache, so it does not pay for

@@ -31,7 +31,8 @@ func TestRedisOptions(t *testing.T) {
 			t.Errorf("%s → %v %+v %q", c.url, opt.InitAddress, opt.Sentinel, opt.Password)
 		}
 	}
-	for _, bad := range []string{"redis+sentinel://s1:26379", "redis+sentinel:///m", "redis+sentinel://s1:1/a/b", "redis+cluster://"} {
+	for _, bad := range []string{"redis+sentinel://s1:26379", "redis+sentinel:///m", "redis+sentinel://s1:1/a/b", "redis+cluster://",
+		"garbage", "a:1,b", "redis+cluster://a:1,b", "redis+sentinel://s1/m", "h:0", "h:99999", "h:x"} {
 		if _, err := RedisOptions(bad); err == nil {
 			t.Errorf("%s was accepted", bad)
 		}
