@@ -60,7 +60,7 @@ func (r pushRun) publish(t *testing.T, title string) string {
 
 // turnOn: the person turns notifications on in the bell's preferences,
 // off and on again; the hub keeps the subscription, forgets it, has it
-// back.
+// back; while the browser has not answered, the row waits and says so.
 func (r pushRun) turnOn(t *testing.T) {
 	// The person turns it on in the bell's preferences: the SDK registers
 	// the hub's worker, subscribes with the hub's key and hands the
@@ -91,7 +91,24 @@ func (r pushRun) turnOn(t *testing.T) {
 	turn(true, 1)
 	r.d.Send(t, "WAIT navigator.serviceWorker.getRegistration('/static/roomhub-sw.js').then((r) => !!(r && r.active))")
 	turn(false, 0) // off and on again: the hub forgets it, then has it back
-	turn(true, 1)
+	// ... while the browser takes its time to answer: the row waits and says so
+	r.d.Send(t, "EVAL (() => { const real = PushManager.prototype.subscribe; PushManager.prototype.subscribe = function (o) { "+
+		"return new Promise((res) => { window.__answer = () => { PushManager.prototype.subscribe = real; res(real.call(this, o)); }; }); }; return true; })()")
+	r.d.Send(t, `CLICK roomhub-inbox .push button >> text=Turn on notifications here`)
+	row := `document.querySelector('roomhub-inbox').shadowRoot.querySelector('.push')`
+	if note, _ := r.d.Send(t, "EVAL "+row+".textContent")["value"].(string); !strings.Contains(note, "Waiting for the browser") {
+		t.Fatalf("while the browser has not answered, the row says %q", note)
+	}
+	if busy, _ := r.d.Send(t, "EVAL "+row+".querySelector('button').disabled")["value"].(bool); !busy {
+		t.Fatal("the switch can be clicked again while the browser has not answered")
+	}
+	r.d.Send(t, "WAIT typeof window.__answer === 'function'") // the SDK has asked the browser
+	r.d.Send(t, "EVAL (window.__answer(), true)")
+	r.d.Send(t, `TEXT roomhub-inbox .push button | Turn off notifications here`)
+	testhub.Eventually(t, 15*time.Second, "the browser's subscription at the hub", func() bool {
+		subs, err := r.th.SubsOf(t, r.user)
+		return err == nil && len(subs) == 1
+	})
 	r.d.Send(t, "KEY Escape")
 }
 

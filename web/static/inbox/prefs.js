@@ -169,7 +169,14 @@ function quietHours(q, t) {
   return fs;
 }
 
-/** pushRow is this browser's Web Push: on or off here (the channel above is the user's, everywhere). */
+/** PUSH_WAIT_MS is how long a turn on or off may take before the row says it failed. */
+const PUSH_WAIT_MS = 30000;
+
+/**
+ * pushRow is this browser's Web Push: on or off here (the channel above is
+ * the user's, everywhere). While a turn on or off is under way its button
+ * waits and the row says so; one that never finishes says it failed.
+ */
 async function pushRow(t, push, error) {
   const row = document.createElement('div');
   row.className = 'row push';
@@ -186,10 +193,18 @@ async function pushRow(t, push, error) {
     note.textContent = state === 'denied' ? t.pushDenied : '';
   };
   b.addEventListener('click', async () => { // a click: the browser may ask for the permission
+    b.disabled = true;
+    note.textContent = t.pushWorking; // a permission prompt or a push service may take a while
+    let timer;
+    const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(t.pushFailed)), PUSH_WAIT_MS); });
     try {
-      show(b.dataset.state === 'on' ? await push.disable() : await push.enable());
+      show(await Promise.race([b.dataset.state === 'on' ? push.disable() : push.enable(), late]));
     } catch (e) {
+      note.textContent = t.pushFailed;
       error(e);
+    } finally {
+      clearTimeout(timer);
+      b.disabled = false;
     }
   });
   row.append(label, b, note);
