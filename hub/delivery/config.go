@@ -52,7 +52,7 @@ func DefaultConfig() Config {
 // *hub.ConfigError naming its variable.
 //
 // In the embedded dev mode (go run . without REDIS_URL, not production)
-// with DELIVERY_CHANNELS unset, the webpush channel is on, and with
+// with DELIVERY_CHANNELS unset (or empty), the webpush channel is on, and with
 // DELIVERY_RULES unset every event type has DevPushRule, so that a closed
 // demo tab rings.
 func LoadConfig(lookup func(string) (string, bool), core hub.Config) (Config, error) {
@@ -75,7 +75,8 @@ func load(lookup func(string) (string, bool), core hub.Config, devMode bool) (Co
 	if err := l.Err(); err != nil {
 		return Config{}, err
 	}
-	if _, set := lookup("DELIVERY_CHANNELS"); devMode && !set && core.Embedded() && !core.Production() {
+	// empty is unset, as for every variable: an .env file's DELIVERY_CHANNELS= keeps the dev mode's channel
+	if v, _ := lookup("DELIVERY_CHANNELS"); devMode && strings.TrimSpace(v) == "" && core.Embedded() && !core.Production() {
 		c = c.devPush(core, lookup)
 	}
 	if err := c.check(); err != nil {

@@ -38,15 +38,19 @@ func TestLoadConfig_TheGateway(t *testing.T) {
 }
 
 // The embedded dev mode turns webpush on by itself, with DevPushRule for
-// every event type; DELIVERY_CHANNELS set (even empty), a real Redis or
+// every event type, DELIVERY_CHANNELS unset or empty (an .env file's
+// DELIVERY_CHANNELS=, issue 57, 5); DELIVERY_CHANNELS set, a real Redis or
 // production leave the channels to the operator.
 func TestLoadConfig_DevModePushes(t *testing.T) {
 	dev, err := LoadConfig(vars(nil), hub.DefaultConfig())
 	if err != nil || !dev.On("webpush") || !strings.Contains(dev.Rules, `"comment.created":{"webpush":`+DevPushRule+`}`) {
 		t.Errorf("dev mode: channels %v, rules %s, %v", dev.Channels, dev.Rules, err)
 	}
-	if c, _ := LoadConfig(vars(map[string]string{"DELIVERY_CHANNELS": ""}), hub.DefaultConfig()); c.On("webpush") {
-		t.Error("DELIVERY_CHANNELS set (even empty) is the operator's choice")
+	if c, _ := LoadConfig(vars(map[string]string{"DELIVERY_CHANNELS": ""}), hub.DefaultConfig()); !c.On("webpush") {
+		t.Error("DELIVERY_CHANNELS empty is unset: the dev mode's webpush")
+	}
+	if c, _ := LoadConfig(vars(map[string]string{"DELIVERY_CHANNELS": "push", "DELIVERY_SINK_URL": "http://ok"}), hub.DefaultConfig()); c.On("webpush") {
+		t.Error("DELIVERY_CHANNELS set is the operator's choice")
 	}
 	withRedis := hub.DefaultConfig()
 	withRedis.RedisURL = "redis://localhost:6379"
