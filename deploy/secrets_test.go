@@ -56,11 +56,19 @@ func TestChart_RedisAndSecrets(t *testing.T) {
 		"redis:\n  url: redis://r:6379\n  sentinel:\n    addresses: [s0:26379]\n", // Sentinel would win silently
 		"redis:\n  url: redis://r:6379\n  existingSecret: mine\n",
 		"redis:\n  sentinel:\n    addresses: [s0:26379]\n  cluster:\n    addresses: [n0:6379]\n",
-		"redis:\n  urll: redis://x\n",       // a typo: the schema refuses it
-		"config:\n  REDIS_URL: redis://x\n", // secrets never go in plain config
+		"redis:\n  urll: redis://x\n", // a typo: the schema refuses it
 	} {
 		if _, err := renderErr(write("bad.yaml", bad)); err == nil {
 			t.Fatalf("rendered with %q", bad)
+		}
+	}
+	// Secrets and the chart's own settings never go in plain config: the
+	// failure names the key and the value to use (issue 57, 5).
+	for key, use := range map[string]string{"REDIS_URL": "redis.url", "JWT_SECRET": "secrets.jwtSecret", "INTERNAL_API_KEY": "secrets.internalApiKey",
+		"FCM_CREDENTIALS": "secrets.fcmCredentials", "SERVER_PORT": "service.port", "METRICS_ADDR": "metrics.port"} {
+		_, err := renderErr(write("bad.yaml", "config:\n  "+key+": x\n"))
+		if err == nil || !strings.Contains(err.Error(), "config."+key) || !strings.Contains(err.Error(), "use "+use) {
+			t.Errorf("config.%s: %v, want a failure naming it and %s", key, err, use)
 		}
 	}
 }
