@@ -187,3 +187,23 @@ func TestChart_SaysLoudlyWhenRedisHasNoPassword(t *testing.T) {
 		}
 	}
 }
+
+// docs/operations.md's CA bundle, as printed: the pod mounts it read-only
+// and names it in SSL_CERT_FILE (issue 57, 5).
+func TestChart_MountsACABundleAsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "With the chart (the image is distroless")
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	values, _, _ := strings.Cut(rest, "```")
+	o := render(t, valuesWriter(t)("ca.yaml", values))
+	c := container(t, o)
+	vols := o.Deployment.Spec.Template.Spec.Volumes
+	if len(vols) != 1 || vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != "roomhub-ca-bundle" ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/etc/roomhub/ca" || !c.VolumeMounts[0].ReadOnly ||
+		envOf(c)["SSL_CERT_FILE"].Value != "/etc/roomhub/ca/ca-bundle.pem" {
+		t.Fatalf("volumes %+v, mounts %+v, env %+v", vols, c.VolumeMounts, envOf(c)["SSL_CERT_FILE"])
+	}
+}
