@@ -23,7 +23,7 @@ APT_MISSING = $(strip \
 	$(if $(shell command -v npm),,nodejs npm))
 
 # E2E_PACKAGES are web/e2e's npm packages (package.json): any missing, npm ci.
-E2E_PACKAGES = playwright-core axe-core react react-dom esbuild @redocly/cli
+E2E_PACKAGES = playwright-core axe-core react react-dom esbuild @redocly/cli openapi-typescript openapi-fetch typescript
 
 deps:
 	@if [ -n "$(APT_MISSING)" ]; then \

@@ -42,13 +42,13 @@ func main() {
 	pub, err := backend.PublishWithResponse(ctx, nil, hubapi.PublishRequest{RoomId: 42, EventType: "comment.created",
 		Data: map[string]any{"title": "Generated"}, RecipientIds: &recipients})
 	must(err)
-	if pub.JSON200 == nil || pub.JSON200.Result.StreamId == nil {
+	if pub.JSON200 == nil || pub.JSON200.Result.StreamId == "" {
 		fail("publish: %d %s", pub.StatusCode(), pub.Body)
 	}
-	nid := "42:" + *pub.JSON200.Result.StreamId
+	nid := "42:" + pub.JSON200.Result.StreamId // required: no pointer
 	list, err := user.ListNotificationsWithResponse(ctx, nil)
 	must(err)
-	if list.JSON200 == nil || len(list.JSON200.Result.Notifications) != 1 || *list.JSON200.Result.Notifications[0].NotificationId != nid {
+	if list.JSON200 == nil || len(list.JSON200.Result.Notifications) != 1 || list.JSON200.Result.Notifications[0].NotificationId != nid {
 		fail("inbox: %d %s", list.StatusCode(), list.Body)
 	}
 	dels, err := backend.ListNotificationDeliveriesWithResponse(ctx, nid)
