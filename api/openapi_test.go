@@ -231,3 +231,27 @@ func toString(v any) string {
 		return string(b)
 	}
 }
+
+// Every answer a test reads through testhub's Do is checked against
+// api/openapi.yaml (testhub.CheckAnswer), so that the spec cannot drift
+// from the hub (issue 57, 2): here, that the check refuses what drifts.
+func TestOpenAPI_EveryAnswerIsCheckedAgainstTheSpec(t *testing.T) {
+	const publish = "/api/v1/notifications/publish"
+	good := `{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"streamId":"1-0","deliveredTo":0,"duplicate":false}}`
+	if err := testhub.CheckAnswer("POST", publish, 200, []byte(good)); err != nil {
+		t.Fatalf("a publish's answer: %v", err)
+	}
+	for _, bad := range []string{
+		`{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"streamId":"1-0"}}`,                               // a required field missing
+		`{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"streamId":1,"deliveredTo":0,"duplicate":false}}`, // a wrong type
+		`{"isSuccess":true,"code":"NOPE","message":"OK","result":{"streamId":"1-0","deliveredTo":0,"duplicate":false}}`,  // a code not in the table
+		`{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"userId":"7","token":"t","expiresInSecs":1}}`,     // (as /dev/token's) not a publish
+	} {
+		if err := testhub.CheckAnswer("POST", publish, 200, []byte(bad)); err == nil {
+			t.Errorf("%s passed", bad)
+		}
+	}
+	if err := testhub.CheckAnswer("GET", "/dev/token?userId=7", 200, []byte(`{"isSuccess":true,"code":"COMMON200","message":"OK","result":{"userId":"7","token":"t","expiresInSecs":1}}`)); err == nil {
+		t.Error("/dev/token's userId as a string passed: the spec says a number")
+	}
+}

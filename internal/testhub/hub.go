@@ -349,6 +349,9 @@ func (th *Hub) TryDo(method, path string, hdr map[string]string, body string) (i
 		if err := json.Unmarshal(b, &env); err != nil {
 			return 0, api.Envelope{}, fmt.Errorf("%s %s: bad JSON %q", method, path, b)
 		}
+		if err := CheckAnswer(method, path, resp.StatusCode, b); err != nil {
+			return 0, api.Envelope{}, err
+		}
 	} else if method != http.MethodHead && path != "/metrics" {
 		return 0, api.Envelope{}, fmt.Errorf("%s %s: Content-Type %q, body %q: every answer must be JSON", method, path, ct, b)
 	}
