@@ -151,19 +151,25 @@ const PlainBody = "[]"
 
 // distinctRecipients checks recipient ids and drops repeats, keeping the order.
 func distinctRecipients(ids []int64) ([]int64, error) {
-	seen := make(map[int64]bool, len(ids))
+	return distinctIDs(ids, "recipientIds", MaxRecipients)
+}
+
+// distinctIDs checks the ids of field (positive, at most max distinct) and
+// drops repeats, keeping the order.
+func distinctIDs(ids []int64, field string, max int) ([]int64, error) {
+	seen := make(map[int64]bool, min(len(ids), max+1))
 	out := ids[:0:0]
 	for _, r := range ids {
 		if r <= 0 {
-			return nil, fmt.Errorf("%w: recipientIds must be positive integers", hub.ErrInvalid)
+			return nil, fmt.Errorf("%w: %s must be positive integers", hub.ErrInvalid, field)
 		}
 		if !seen[r] {
 			seen[r] = true
 			out = append(out, r)
 		}
 	}
-	if len(out) > MaxRecipients {
-		return nil, fmt.Errorf("%w: at most %d distinct recipientIds", hub.ErrInvalid, MaxRecipients)
+	if len(out) > max {
+		return nil, fmt.Errorf("%w: at most %d distinct %s", hub.ErrInvalid, max, field)
 	}
 	return out, nil
 }

@@ -122,19 +122,7 @@ func (ib *Inbox) checkTopic(topic string, exclude []int64) ([]int64, error) {
 	if ib.fanouts == nil {
 		return nil, fmt.Errorf("%w: topics are not served here", hub.ErrInvalid)
 	}
-	out := exclude[:0:0]
-	for _, u := range exclude {
-		if u <= 0 {
-			return nil, fmt.Errorf("%w: excludeIds must be positive integers", hub.ErrInvalid)
-		}
-		if !slices.Contains(out, u) {
-			out = append(out, u)
-		}
-	}
-	if len(out) > MaxExcluded {
-		return nil, fmt.Errorf("%w: at most %d distinct excludeIds", hub.ErrInvalid, MaxExcluded)
-	}
-	return out, nil
+	return distinctIDs(exclude, "excludeIds", MaxExcluded)
 }
 
 // topicBody is the idempotency body's topic part: a retry naming another
