@@ -165,4 +165,10 @@ func quoteJSON(s string) []byte {
 }
 
 // NowTimestamp is the hub's event timestamp: RFC 3339 in UTC with milliseconds.
-func NowTimestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func NowTimestamp() string { return MsTimestamp(time.Now().UnixMilli()) }
+
+// MsTimestamp is the time ms (Unix milliseconds) as the API shows times: RFC
+// 3339 in UTC with milliseconds.
+func MsTimestamp(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

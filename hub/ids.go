@@ -97,3 +97,27 @@ func ParseRoomID(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// JoinIDs writes ids comma separated ("" for none), as notes and records
+// keep lists of users.
+func JoinIDs(ids []int64) string {
+	b := make([]byte, 0, len(ids)*8)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(b)
+}
+
+// ParseIDs reads JoinIDs' list, in its order; what is not an id is left out.
+func ParseIDs(csv string) []int64 {
+	var ids []int64
+	for _, f := range strings.Split(csv, ",") {
+		if u, ok := ParseID(f); ok {
+			ids = append(ids, u)
+		}
+	}
+	return ids
+}

@@ -66,3 +66,13 @@ func FuzzParseStreamID(f *testing.F) {
 		}
 	})
 }
+
+// JoinIDs and ParseIDs are each other's inverse; ParseIDs skips what is no id.
+func TestJoinAndParseIDs(t *testing.T) {
+	if s := JoinIDs([]int64{3, 1, 20}); s != "3,1,20" || JoinIDs(nil) != "" {
+		t.Fatalf("JoinIDs: %q", s)
+	}
+	if got := ParseIDs("3,x,,1,-2,20"); len(got) != 3 || got[0] != 3 || got[1] != 1 || got[2] != 20 {
+		t.Fatalf("ParseIDs: %v", got)
+	}
+}

@@ -43,9 +43,7 @@ type stored struct {
 	T   float64 `json:"t"`
 }
 
-func isoMs(ms float64) string {
-	return time.UnixMilli(int64(ms)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
+func isoMs(ms float64) string { return hub.MsTimestamp(int64(ms)) }
 
 func optional(s string) *string {
 	if s == "" {

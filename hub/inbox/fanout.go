@@ -174,17 +174,6 @@ func distinctIDs(ids []int64, field string, max int) ([]int64, error) {
 	return out, nil
 }
 
-func joinIDs(ids []int64) string {
-	b := make([]byte, 0, len(ids)*8)
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(b)
-}
-
 // notice is one published event on its way into recipients' inboxes.
 type notice struct {
 	room      int64

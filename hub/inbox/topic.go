@@ -82,9 +82,9 @@ func (ib *Inbox) DeliverTo(ctx context.Context, n Notice, users []int64) error {
 // with a topic, the topic and the excluded ("<ids>\n<topic>\n<ids>"), so
 // that the sweep can finish it, fan-out included.
 func topicNote(recipients []int64, topic string, exclude []int64) string {
-	note := joinIDs(recipients)
+	note := hub.JoinIDs(recipients)
 	if topic != "" {
-		note += "\n" + topic + "\n" + joinIDs(exclude)
+		note += "\n" + topic + "\n" + hub.JoinIDs(exclude)
 	}
 	return note
 }
@@ -92,21 +92,11 @@ func topicNote(recipients []int64, topic string, exclude []int64) string {
 // parseNote reads topicNote's note.
 func parseNote(note string) (recipients []int64, topic string, exclude []int64) {
 	parts := strings.SplitN(note, "\n", 3)
-	recipients = parseIDs(parts[0])
+	recipients = hub.ParseIDs(parts[0])
 	if len(parts) == 3 {
-		topic, exclude = parts[1], parseIDs(parts[2])
+		topic, exclude = parts[1], hub.ParseIDs(parts[2])
 	}
 	return recipients, topic, exclude
-}
-
-func parseIDs(csv string) []int64 {
-	var ids []int64
-	for _, f := range strings.Split(csv, ",") {
-		if u, ok := hub.ParseID(f); ok {
-			ids = append(ids, u)
-		}
-	}
-	return ids
 }
 
 // checkTopic checks a publish's topic part: exclude only with a topic, at
@@ -131,7 +121,7 @@ func topicBody(topic string, exclude []int64) string {
 	if topic == "" {
 		return ""
 	}
-	return "\x00topic=" + topic + " exclude=" + joinIDs(exclude)
+	return "\x00topic=" + topic + " exclude=" + hub.JoinIDs(exclude)
 }
 
 // startFanout starts n's fan-out to topic's followers (those not excluded,

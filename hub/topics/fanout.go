@@ -3,9 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -74,7 +72,7 @@ func (t *Topics) Start(ctx context.Context, n inbox.Notice, topic string, skip [
 	walked := followers - among
 	res, err := hub.Run(t.rdb, ctx, fanoutStartScript, []string{FanoutKey(id)}, []string{
 		topic, strconv.FormatInt(snap, 10), strconv.FormatInt(walked+int64(direct), 10), strconv.Itoa(direct),
-		strconv.FormatInt(now, 10), n.Encode(), joinIDs(skip), boolArg(walked == 0), t.keepMs(),
+		strconv.FormatInt(now, 10), n.Encode(), hub.JoinIDs(skip), boolArg(walked == 0), t.keepMs(),
 	}, rueidis.RedisResult.AsIntSlice)
 	if err != nil {
 		return 0, err
@@ -167,11 +165,11 @@ func (t *Topics) Fanout(ctx context.Context, id string) (Fanout, error) {
 	if s[1] == "" {
 		return Fanout{}, fmt.Errorf("%w: no fan-out %q", hub.ErrNotFound, id)
 	}
-	f := Fanout{ID: id, TopicKey: s[0], NotificationID: id, State: s[1], StartedAt: msTime(s[4])}
+	f := Fanout{ID: id, TopicKey: s[0], NotificationID: id, State: s[1], StartedAt: msTimestamp(s[4])}
 	f.Recipients, _ = strconv.ParseInt(s[2], 10, 64)
 	f.Reached, _ = strconv.ParseInt(s[3], 10, 64)
 	if s[5] != "" {
-		at := msTime(s[5])
+		at := msTimestamp(s[5])
 		f.FinishedAt = &at
 	}
 	return f, nil
@@ -201,12 +199,6 @@ func (t *Topics) Cancel(ctx context.Context, id string) (Fanout, error) {
 // keepMs is how long a finished fan-out's record is kept: DELIVERY_RECORD_DAYS.
 func (t *Topics) keepMs() string { return strconv.FormatInt(t.coreCfg.RecordTTL.Milliseconds(), 10) }
 
-// msTime is a time in ms as the API shows times.
-func msTime(ms string) string {
-	n, _ := strconv.ParseInt(ms, 10, 64)
-	return time.UnixMilli(n).UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
-
 func boolArg(b bool) string {
 	if b {
 		return "1"
@@ -214,22 +206,8 @@ func boolArg(b bool) string {
 	return "0"
 }
 
-func joinIDs(ids []int64) string {
-	parts := make([]string, len(ids))
-	for i, u := range ids {
-		parts[i] = strconv.FormatInt(u, 10)
-	}
-	return strings.Join(parts, ",")
-}
-
-// parseIDs reads joinIDs' ids, ascending.
-func parseIDs(csv string) []int64 {
-	var ids []int64
-	for _, f := range strings.Split(csv, ",") {
-		if u, ok := hub.ParseID(f); ok {
-			ids = append(ids, u)
-		}
-	}
-	slices.Sort(ids)
-	return ids
+// msTimestamp is a record's time (ms, a string) as the API shows times.
+func msTimestamp(ms string) string {
+	n, _ := strconv.ParseInt(ms, 10, 64)
+	return hub.MsTimestamp(n)
 }

@@ -199,7 +199,7 @@ func (t *Topics) loadFanout(ctx context.Context, id string) (*fanoutRun, error) 
 		f.snap, _ = strconv.ParseInt(rec["snap"], 10, 64)
 		f.pos, _ = strconv.ParseInt(rec["pos"], 10, 64)
 		f.started, _ = strconv.ParseInt(rec["startedAt"], 10, 64)
-		for _, u := range parseIDs(rec["skip"]) {
+		for _, u := range hub.ParseIDs(rec["skip"]) {
 			f.skip[u] = true
 		}
 		return f, nil

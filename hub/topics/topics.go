@@ -202,7 +202,7 @@ func (t *Topics) Of(ctx context.Context, user int64, after string, limit int) (p
 			break
 		}
 		ms, _ := strconv.ParseInt(all[k], 10, 64)
-		page = append(page, Followed{TopicKey: k, FollowedAt: time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")})
+		page = append(page, Followed{TopicKey: k, FollowedAt: hub.MsTimestamp(ms)})
 	}
 	return page, next, nil
 }
