@@ -2,6 +2,7 @@ package topics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -59,17 +60,17 @@ func (t *Topics) Start(ctx context.Context, n inbox.Notice, topic string, skip [
 	if have, err := t.Recipients(ctx, id); err != nil || have > 0 {
 		return have, err
 	}
-	now := time.Now().UnixMilli()
-	// listed before its record exists: a record is never left unlisted
-	if _, err := hub.Call(t.rdb, ctx, t.rdb.B().Zadd().Key(RunningKey).Nx().ScoreMember().
-		ScoreMember(float64(now), id).Build(), hub.NoReply); err != nil {
-		return 0, err
-	}
 	snap, followers, among, err := t.snapshot(ctx, topic, skip)
 	if err != nil {
 		return 0, err
 	}
-	walked := followers - among
+	walked, now := followers-among, time.Now().UnixMilli()
+	if walked > 0 { // listed before its record exists: a record to run is never left unlisted
+		if _, err := hub.Call(t.rdb, ctx, t.rdb.B().Zadd().Key(RunningKey).Nx().ScoreMember().
+			ScoreMember(float64(now), id).Build(), hub.NoReply); err != nil {
+			return 0, err
+		}
+	}
 	res, err := hub.Run(t.rdb, ctx, fanoutStartScript, []string{FanoutKey(id)}, []string{
 		topic, strconv.FormatInt(snap, 10), strconv.FormatInt(walked+int64(direct), 10), strconv.Itoa(direct),
 		strconv.FormatInt(now, 10), n.Encode(), hub.JoinIDs(skip), boolArg(walked == 0), t.keepMs(),
@@ -80,12 +81,16 @@ func (t *Topics) Start(ctx context.Context, n inbox.Notice, topic string, skip [
 	if len(res) != 2 {
 		return 0, fmt.Errorf("%w: a fan-out's start answered %d values", hub.ErrRedisReply, len(res))
 	}
-	if res[1] == 1 && walked == 0 { // done at once: nothing to run
-		_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(id).Build(), hub.NoReply)
-	} else if res[1] == 1 {
+	if res[1] == 1 && walked > 0 {
 		t.run.wake()
 	}
-	return res[0], err
+	return res[0], nil
+}
+
+// unlist takes fan-out id off the list the runners read.
+func (t *Topics) unlist(ctx context.Context, id string) error {
+	_, err := hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(id).Build(), hub.NoReply)
+	return err
 }
 
 // snapshot takes topic's numbers for a publish: its seq (snap), its
@@ -128,11 +133,11 @@ func (t *Topics) snapshot(ctx context.Context, topic string, ids []int64) (snap,
 // Recipients is fan-out id's recipients (0 when there is no such record).
 // It implements inbox.Fanouts.
 func (t *Topics) Recipients(ctx context.Context, id string) (int64, error) {
-	v, err := hub.Call(t.rdb, ctx, t.rdb.B().Hmget().Key(FanoutKey(id)).Field("recipients").Build(), rueidis.RedisResult.ToArray)
-	if err != nil || len(v) != 1 || v[0].IsNil() {
-		return 0, err
+	n, err := hub.Call(t.rdb, ctx, t.rdb.B().Hget().Key(FanoutKey(id)).Field("recipients").Build(), rueidis.RedisResult.AsInt64)
+	if errors.Is(err, rueidis.Nil) {
+		return 0, nil
 	}
-	return v[0].AsInt64()
+	return n, err
 }
 
 // CheckFanoutID returns an error wrapping hub.ErrNotFound unless id may name
@@ -190,7 +195,7 @@ func (t *Topics) Cancel(ctx context.Context, id string) (Fanout, error) {
 	if err != nil {
 		return Fanout{}, err
 	}
-	if _, err := hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(id).Build(), hub.NoReply); err != nil {
+	if err := t.unlist(ctx, id); err != nil {
 		return Fanout{}, err
 	}
 	return t.Fanout(ctx, id)

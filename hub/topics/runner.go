@@ -210,8 +210,7 @@ func (t *Topics) loadFanout(ctx context.Context, id string) (*fanoutRun, error) 
 			return nil, nil
 		}
 	}
-	_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(id).Build(), hub.NoReply)
-	return nil, err
+	return nil, t.unlist(ctx, id)
 }
 
 // fanoutStep runs f's next step: the next followers walked, the
@@ -227,7 +226,7 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 		return false, err
 	}
 	if state != StateRunning {
-		_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(f.id).Build(), hub.NoReply)
+		err := t.unlist(ctx, f.id)
 		return err == nil, err
 	}
 	res, err := hub.Run(t.rdb, ctx, walkScript, topicKeys(f.topic), []string{
@@ -268,7 +267,7 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 		t.run.seconds.Update(time.Since(time.UnixMilli(f.started)).Seconds())
 		fallthrough
 	case StateCanceled:
-		_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(RunningKey).Member(f.id).Build(), hub.NoReply)
+		err := t.unlist(ctx, f.id)
 		return err == nil, err
 	}
 	return true, nil // lost: another instance goes on
