@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -326,7 +327,7 @@ func readUnread(ctx context.Context, c config, base string, user int64, samples 
 		if err != nil {
 			continue
 		}
-		_, _ = bufio.NewReader(resp.Body).WriteTo(devNull{})
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if ctx.Err() == nil {
 			samples.add(float64(time.Since(t).Microseconds()) / 1000)
@@ -334,10 +335,6 @@ func readUnread(ctx context.Context, c config, base string, user int64, samples 
 		sleep(ctx, 5*time.Millisecond)
 	}
 }
-
-type devNull struct{}
-
-func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 
 // usedMemory is Redis' used_memory (INFO memory), in bytes.
 func usedMemory(ctx context.Context, rdb rueidis.Client) int64 {
