@@ -53,13 +53,12 @@ type Fanout struct {
 
 // Start records n's fan-out to topic's followers now (a snapshot: later
 // followers get nothing), but skip (ascending, distinct), and has it run:
-// the recipients, direct ones included. A repeat answers the first's and
-// starts nothing. It implements inbox.Fanouts.
+// the recipients, direct ones included. A repeat (a retry of a publish cut
+// off after its event, the outbox sweep) answers the first's and starts
+// nothing: the record is written once (lua/fanout_start.lua). It
+// implements inbox.Fanouts.
 func (t *Topics) Start(ctx context.Context, n inbox.Notice, topic string, skip []int64, direct int) (int64, error) {
 	id := n.ID()
-	if have, err := t.Recipients(ctx, id); err != nil || have > 0 {
-		return have, err
-	}
 	snap, followers, among, err := t.snapshot(ctx, topic, skip)
 	if err != nil {
 		return 0, err
