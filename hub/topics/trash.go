@@ -14,11 +14,12 @@ import (
 
 var deleteScript = hub.NewScript(lua.TopicDelete)
 
-// The trash's cleaning: every trashEvery one instance (lock:topics-trash)
-// takes up to trashChunks chunks of the oldest trash key (~16,000
-// people) off the people's lists.
+// The trash's cleaning: every trashEvery (trashIdle while there is none),
+// one instance (lock:topics-trash) takes up to trashChunks chunks of the
+// oldest trash key (~16,000 people) off the people's lists.
 const (
 	trashEvery  = 100 * time.Millisecond
+	trashIdle   = time.Second // the pause when there is none
 	trashChunks = 128
 )
 
@@ -54,30 +55,35 @@ func (t *Topics) Delete(ctx context.Context, topic string) (int64, error) {
 // runTrash cleans the trash until ctx ends.
 func (t *Topics) runTrash(ctx context.Context) {
 	t.core.EveryUnderLock(ctx, "topics-trash", trashEvery, func(ctx context.Context) (time.Duration, error) {
-		return 0, t.cleanTrash(ctx)
+		empty, err := t.cleanTrash(ctx)
+		if empty {
+			return trashIdle, err // nothing to clean: no lock and no read every trashEvery
+		}
+		return 0, err
 	})
 }
 
 // cleanTrash takes one batch of chunks of the oldest trash key off the
 // people's lists, then off the trash; an emptied trash key is unlisted.
-func (t *Topics) cleanTrash(ctx context.Context) error {
+// empty: there was no trash.
+func (t *Topics) cleanTrash(ctx context.Context) (empty bool, err error) {
 	z, err := hub.Call(t.rdb, ctx, t.rdb.B().Zrange().Key(TrashListKey).Min("0").Max("0").Withscores().Build(), rueidis.RedisResult.AsZScores)
 	if err != nil || len(z) == 0 {
-		return err
+		return err == nil, err
 	}
 	topic, msPart, _ := strings.Cut(z[0].Member, " ")
 	ms, _ := strconv.ParseInt(msPart, 10, 64)
 	key := TrashKey(topic, ms)
 	scan, err := hub.Call(t.rdb, ctx, t.rdb.B().Hscan().Key(key).Cursor(0).Count(trashChunks).Build(), rueidis.RedisResult.AsScanEntry)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(scan.Elements) == 0 {
 		if time.Since(time.UnixMilli(ms)) < staleAfter { // its delete may be under way
-			return nil
+			return true, nil
 		}
 		_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(TrashListKey).Member(z[0].Member).Build(), hub.NoReply)
-		return err
+		return false, err
 	}
 	var chunks []string
 	var users []int64
@@ -91,15 +97,15 @@ func (t *Topics) cleanTrash(ctx context.Context) error {
 		}
 	}
 	if _, err := t.onUsers(ctx, users, "forget", topic, msPart); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := hub.Call(t.rdb, ctx, t.rdb.B().Hdel().Key(key).Field(chunks...).Build(), hub.NoReply); err != nil {
-		return err
+		return false, err
 	}
 	left, err := hub.Call(t.rdb, ctx, t.rdb.B().Exists().Key(key).Build(), rueidis.RedisResult.AsInt64)
 	if err != nil || left > 0 {
-		return err
+		return false, err
 	}
 	_, err = hub.Call(t.rdb, ctx, t.rdb.B().Zrem().Key(TrashListKey).Member(z[0].Member).Build(), hub.NoReply)
-	return err
+	return false, err
 }
