@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,7 +55,8 @@ func TestBinary_HelpAndUnknownWords(t *testing.T) {
 	}
 }
 
-// One version, shown by --version, /health and roomhub_build_info.
+// One version, shown by --version, /health and roomhub_build_info; a
+// release build sets it as README prints.
 func TestBinary_VersionEverywhere(t *testing.T) {
 	t.Parallel()
 	bin := testbin.Build(t)
@@ -67,6 +70,22 @@ func TestBinary_VersionEverywhere(t *testing.T) {
 	}
 	if b := httpBody(t, "GET", url+"/metrics", "", nil); !strings.Contains(b, `roomhub_build_info{version="`+version.Version+`",`) {
 		t.Fatal("/metrics has no roomhub_build_info of this version")
+	}
+	// README's release build, as printed: the version it sets is the one shown
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`go build -ldflags \"(-X roomhub/internal/version.Version=([0-9.]+))\" .`").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no release build line this test knows")
+	}
+	release := filepath.Join(t.TempDir(), "roomhub")
+	if out, err := exec.Command("go", "build", "-ldflags", string(m[1]), "-o", release, ".").CombinedOutput(); err != nil {
+		t.Fatalf("README's release build: %v\n%s", err, out)
+	}
+	if out, _, code := run(t, release, "--version"); code != 0 || !strings.HasPrefix(out, "roomhub "+string(m[2])+" (") {
+		t.Fatalf("the release build's --version: %q", out)
 	}
 }
 

@@ -55,7 +55,7 @@ console.log("ok " + first.notificationId.endsWith(streamId) + " " + text + " " +
 // without a cast or a non-null assertion, and publishes, lists, reads and
 // counts against a live hub (issue 57, 1): free-form objects are objects
 // of anything, what the hub always sends is required, and a request field
-// with a default is optional.
+// with a default is optional. README's TypeScript lines run too.
 func TestOpenAPI_ATypeScriptClientCompilesStrictlyAndWorks(t *testing.T) {
 	bin := func(name string) string {
 		p, _ := filepath.Abs(filepath.Join("..", "web", "e2e", "node_modules", ".bin", name))
@@ -96,5 +96,37 @@ func TestOpenAPI_ATypeScriptClientCompilesStrictlyAndWorks(t *testing.T) {
 	run(bin("esbuild"), "client.ts", "--bundle", "--platform=node", "--format=esm", "--outfile=client.mjs")
 	if out := run("node", "client.mjs"); strings.TrimSpace(out) != "ok true hi from TypeScript 0" {
 		t.Fatalf("the TypeScript client said %q", out)
+	}
+	readmeTypeScript(t, th, dir, run, bin)
+}
+
+// readmeTypeScript runs README's TypeScript lines as printed, the hub's
+// address and key aside: the generator's command (from the live hub's
+// /openapi.yaml), then the snippet, compiled strictly and run: it prints
+// the publish's stream id.
+func readmeTypeScript(t *testing.T, th *testhub.Hub, dir string, run func(string, ...string) string, bin func(string) string) {
+	t.Helper()
+	local := strings.NewReplacer("http://localhost:8083", th.URL, "local_dev_internal_key", th.Cfg.InternalAPIKey)
+	gen := strings.Fields(local.Replace(strings.TrimSpace(testhub.SnippetAfter(t, "README.md", "For TypeScript", "sh"))))
+	if len(gen) != 5 || gen[0] != "npx" || gen[1] != "openapi-typescript" {
+		t.Fatalf("README's generator command is not the one this test knows: %v", gen)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(bin("openapi-typescript"), gen[2:]...) // npx runs the same binary
+	snippet := local.Replace(testhub.SnippetAfter(t, "README.md", "For TypeScript", "ts"))
+	if err := os.WriteFile(filepath.Join(dir, "src", "readme.ts"), []byte(snippet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022", "module": "es2022",
+		"moduleResolution": "bundler", "lib": ["es2022", "dom"], "typeRoots": []}, "files": ["src/readme.ts"]}`
+	if err := os.WriteFile(filepath.Join(dir, "readme.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(bin("tsc"), "-p", "readme.json")
+	run(bin("esbuild"), "src/readme.ts", "--bundle", "--platform=node", "--format=esm", "--outfile=readme.mjs")
+	if out := strings.TrimSpace(run("node", "readme.mjs")); !strings.Contains(out, "-") {
+		t.Fatalf("README's TypeScript printed %q, not a stream id", out)
 	}
 }
