@@ -12,9 +12,10 @@ run:
 
 # deps installs what the tests need and the machine may lack: redis-server and
 # redis-cli, Chromium and Node.js (Debian packages), playwright-core,
-# axe-core, React, esbuild and Redocly (npm: to drive Chromium, check
-# accessibility, compile and run the React example, lint the OpenAPI
-# description), staticcheck, and nginx for README's proxy snippet (Debian's
+# axe-core, esbuild, Redocly and TypeScript (npm: to drive Chromium, check
+# accessibility, lint the OpenAPI description, bundle and compile the
+# TypeScript client; the React example's test installs React and Vite as its
+# README says), staticcheck, and nginx for README's proxy snippet (Debian's
 # binary unpacked under .cache/nginx, not installed: no service starts).
 APT_MISSING = $(strip \
 	$(if $(shell command -v redis-server),,redis-server) \
@@ -23,7 +24,7 @@ APT_MISSING = $(strip \
 	$(if $(shell command -v npm),,nodejs npm))
 
 # E2E_PACKAGES are web/e2e's npm packages (package.json): any missing, npm ci.
-E2E_PACKAGES = playwright-core axe-core react react-dom esbuild @redocly/cli openapi-typescript openapi-fetch typescript
+E2E_PACKAGES = playwright-core axe-core esbuild @redocly/cli openapi-typescript openapi-fetch typescript
 
 deps:
 	@if [ -n "$(APT_MISSING)" ]; then \

@@ -23,7 +23,8 @@ func read(t *testing.T, path string) []byte {
 }
 
 // The chart, the web package, the API's spec and the changelog's latest
-// entry carry the binary's version, and name the license.
+// entry carry the binary's version, and name the license; the React example
+// installs the web package's tarball of that version.
 func TestVersion_OneVersionEverywhere(t *testing.T) {
 	var c struct {
 		Version     string            `yaml:"version"`
@@ -50,6 +51,14 @@ func TestVersion_OneVersionEverywhere(t *testing.T) {
 	v := version.Version
 	if c.Version != v || c.AppVersion != v || pkg.Version != v || spec.Info.Version != v || changelog == nil || string(changelog[1]) != v {
 		t.Fatalf("version %s: chart %s/%s, web %s, spec %s, changelog %q", v, c.Version, c.AppVersion, pkg.Version, spec.Info.Version, changelog)
+	}
+	var example struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(read(t, "web/examples/react/package.json"), &example); err != nil {
+		t.Fatal(err)
+	}
+	tarball := "roomhub-client-" + v + ".tgz" // what npm pack names the web package
+	if example.Dependencies["roomhub-client"] != "file:"+tarball || !strings.Contains(string(read(t, "web/README.md")), "npm pack ../..     # "+tarball) {
+		t.Fatalf("version %s: the React example installs %q, web/README.md does not print %s", v, example.Dependencies["roomhub-client"], tarball)
 	}
 	if c.Annotations["artifacthub.io/license"] != "Apache-2.0" || pkg.License != "Apache-2.0" || spec.Info.License.Identifier != "Apache-2.0" ||
 		!strings.Contains(string(read(t, "LICENSE")), "Apache License") {

@@ -1,20 +1,20 @@
 // A React app's bell: <RoomhubInbox> from the package (React is the app's
 // own). Clicks are routed by the app; the item is still read.
 import { useState } from 'react';
-import { createRoot } from 'react-dom/client';
 import { RoomhubInbox } from 'roomhub-client/react';
 
-// Your backend mints the signed-in user's access token.
+// Your backend mints the signed-in user's access token (vite.config.js
+// stands in for it while you develop).
 const getToken = async () => (await fetch('/token')).text();
 
-function App() {
+export default function App() {
   const [route, setRoute] = useState('/');
   return (
     <main>
       <header>
         <h1>React app</h1>
         <RoomhubInbox
-          baseUrl={process.env.HUB_URL /* the hub's origin, set at build time */}
+          baseUrl={import.meta.env.VITE_HUB_URL /* the hub's origin */}
           tokenProvider={getToken}
           onNotificationClick={(e) => {
             e.preventDefault(); // no page load: the app routes it (the item is still read)
@@ -27,5 +27,3 @@ function App() {
     </main>
   );
 }
-
-createRoot(document.getElementById('root')).render(<App />);
