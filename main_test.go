@@ -19,6 +19,7 @@ import (
 	"roomhub/internal/sse"
 	"roomhub/internal/testbin"
 	"roomhub/internal/testbrowser"
+	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
 
@@ -39,6 +40,9 @@ func healthStatus(url string) (int, string) {
 // TestMain removes the binary the tests built (testbin.Build: once a
 // process) and closes the shared Chromium.
 func TestMain(m *testing.M) {
+	// Every JSON answer the binary gives these tests (through http.Get and
+	// http.DefaultClient) is checked against api/openapi.yaml.
+	http.DefaultClient.Transport = testhub.SpecChecked(nil)
 	code := m.Run()
 	testbin.Clean()
 	testbrowser.Stop()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,4 +130,35 @@ func lookup(doc map[string]any, ref string) map[string]any {
 	}
 	out, _ := cur.(map[string]any)
 	return out
+}
+
+// SpecChecked wraps base (nil: http.DefaultTransport) so that every JSON
+// answer it carries is checked by CheckAnswer: a request whose answer
+// does not match api/openapi.yaml fails with the mismatch. Tests that talk
+// to a hub with a plain http.Client (the binary's) set it as the client's
+// transport.
+func SpecChecked(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return specChecked{base}
+}
+
+type specChecked struct{ base http.RoundTripper }
+
+func (s specChecked) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.base.RoundTrip(req)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAnswer(req.Method, req.URL.Path, resp.StatusCode, body); err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
 }
