@@ -156,3 +156,34 @@ func TestBackendClient_Topics(t *testing.T) {
 		t.Fatalf("delete: %d %v", removed, err)
 	}
 }
+
+// What the console reads, through the Go client: the overview, a person,
+// the running fan-outs.
+func TestBackendClient_Operations(t *testing.T) {
+	t.Parallel()
+	th := testhub.Start(t, testredis.Start(t).Addr(), nil)
+	ctx := context.Background()
+	hc := client.New(th.URL, th.Cfg.InternalAPIKey)
+	s := th.OpenStream(t, 42, 7, "")
+	defer s.Close()
+	th.NotifyWith(t, 42, "", 7)
+	var o client.Overview
+	testhub.Eventually(t, testhub.Wait, "the overview counts the stream", func() bool {
+		var err error
+		o, err = hc.Overview(ctx)
+		return err == nil && o.Connections == 1 && len(o.Instances) == 1
+	})
+	if o.Instances[0].ID != th.Hub.InstanceID() || o.Deliveries == nil {
+		t.Fatalf("overview: %+v", o)
+	}
+	p, err := hc.Person(ctx, 7)
+	if err != nil || !p.Online || p.Streams != 1 || !strings.Contains(string(p.Counts), `"unread":1`) || p.Devices == nil {
+		t.Fatalf("person: %+v %v", p, err)
+	}
+	if _, err := hc.Person(ctx, 0); !client.IsCode(err, "COMMON400") {
+		t.Fatalf("person 0: %v", err)
+	}
+	if f, err := hc.RunningFanouts(ctx, "product:1"); err != nil || len(f) != 0 {
+		t.Fatalf("running fan-outs: %+v %v", f, err)
+	}
+}

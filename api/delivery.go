@@ -1,15 +1,21 @@
 package api
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"roomhub/hub"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
+	"roomhub/hub/topics"
 )
 
-// notificationDeliveries serves GET /internal/notifications/:notificationId/deliveries.
+// notificationDeliveries serves GET
+// /internal/notifications/:notificationId/deliveries: its deliveries, and
+// its room event (while the room's history holds it) and fan-out (when it
+// went to a topic's followers), else null.
 func (s *Server) notificationDeliveries(c echo.Context) error {
 	raw, err := notificationID(c)
 	if err != nil {
@@ -19,13 +25,29 @@ func (s *Server) notificationDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	out := []delivery.Record{}
 	if d := s.inbox.Delivery(); d != nil {
-		if out, err = d.OfNotification(c.Request().Context(), room, id.String(), canonical); err != nil {
+		if out, err = d.OfNotification(ctx, room, id.String(), canonical); err != nil {
 			return err
 		}
 	}
-	return ok(c, map[string]any{"deliveries": out})
+	var event *hub.EventView
+	if ev, err := s.hub.EventAt(ctx, room, id); err == nil {
+		v := ev.View()
+		event = &v
+	} else if !errors.Is(err, hub.ErrNotFound) {
+		return err
+	}
+	var fanout *topics.Fanout
+	if s.topics != nil {
+		if f, err := s.topics.Fanout(ctx, canonical); err == nil {
+			fanout = &f
+		} else if !errors.Is(err, hub.ErrNotFound) && !errors.Is(err, hub.ErrInvalid) {
+			return err
+		}
+	}
+	return ok(c, map[string]any{"deliveries": out, "event": event, "fanout": fanout})
 }
 
 // deadDeliveries serves GET /internal/deliveries/dead?channel=&limit=&after=.

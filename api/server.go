@@ -137,6 +137,8 @@ func (s *Server) routes() {
 	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
 	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
 	v1.GET("/internal/ingest/dead", s.ingestDead, internal)
+	v1.GET("/internal/overview", s.overview, internal)
+	v1.GET("/internal/users/:userId", s.person, internal)
 	s.topicRoutes(v1, internal, user)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)

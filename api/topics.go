@@ -23,6 +23,7 @@ func (s *Server) topicRoutes(v1 *echo.Group, internal, user echo.MiddlewareFunc)
 	v1.DELETE("/internal/topics/:topicKey/followers", s.unfollow, s.topicsOn, internal)
 	v1.GET("/internal/topics/:topicKey/followers", s.followers, s.topicsOn, internal)
 	v1.DELETE("/internal/topics/:topicKey", s.deleteTopic, s.topicsOn, internal)
+	v1.GET("/internal/fanouts", s.runningFanouts, s.topicsOn, internal)
 	v1.GET("/internal/fanouts/:id", s.fanout, s.topicsOn, internal)
 	v1.DELETE("/internal/fanouts/:id", s.cancelFanout, s.topicsOn, internal)
 	v1.GET("/topics", s.myTopics, s.topicsOn, user)
@@ -185,6 +186,22 @@ func (s *Server) cancelFanout(c echo.Context) error {
 		return err
 	}
 	return ok(c, f)
+}
+
+// runningFanouts serves GET /internal/fanouts?topicKey=: the running
+// fan-outs (of that topic), oldest first.
+func (s *Server) runningFanouts(c echo.Context) error {
+	topic := c.QueryParam("topicKey")
+	if topic != "" {
+		if err := topics.CheckKey(topic); err != nil {
+			return err
+		}
+	}
+	running, err := s.topics.Running(c.Request().Context(), topic)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]any{"fanouts": running})
 }
 
 // deleteTopic serves DELETE /internal/topics/{topicKey}: the topic empty at

@@ -21,7 +21,8 @@ func (h *Hub) clockTick() time.Duration {
 // runClock is the one timer of all streams: on each tick it sends keepalives
 // to streams quiet for SSE_KEEPALIVE_SECS, ends streams whose token expired,
 // every RefreshEvery renews the instance's presence lease and its streams'
-// last heartbeats (instances.go) and, in proxy mode, asks again whether
+// last heartbeats (instances.go), every StatsEvery writes its figures
+// (stats.go) and, in proxy mode, asks again whether
 // their users may still use their rooms. A stream costs it a few field
 // reads per tick, and no timer of its own.
 func (h *Hub) runClock(ctx context.Context) {
@@ -29,8 +30,9 @@ func (h *Hub) runClock(ctx context.Context) {
 	defer t.Stop()
 	// A refresh batch and a re-check round run apart: a slow access backend
 	// must not hold presence back, nor the reverse.
-	var refreshing, rechecking atomic.Bool
+	var refreshing, rechecking, writing atomic.Bool
 	var all []*Stream
+	nextStats := time.Now()
 	// The lease is taken at once: what this instance may write waits on its
 	// reading of the registry (FleetVersion).
 	nextPresence := time.Now().Add(h.RefreshEvery())
@@ -65,6 +67,10 @@ func (h *Hub) runClock(ctx context.Context) {
 					}
 				}
 				h.goFlagged(&refreshing, func(ctx context.Context) { h.refreshPresence(ctx, open) })
+			}
+			if !writing.Load() && !now.Before(nextStats) {
+				nextStats = now.Add(StatsEvery)
+				h.goFlagged(&writing, h.writeStats)
 			}
 			clear(all) // keep no ended stream alive until the next tick
 			if len(recheck) > 0 {

@@ -135,6 +135,16 @@ type EventView struct {
 	Timestamp   string          `json:"timestamp"`
 }
 
+// View is the event as the events API shows it.
+func (e *Event) View() EventView {
+	v := EventView{ID: e.ID.String(), EventType: e.Type, Data: e.Data, Timestamp: e.Timestamp}
+	if e.PublisherID != "" {
+		pub := e.PublisherID
+		v.PublisherID = &pub
+	}
+	return v
+}
+
 // EventsPage is one page of a room's history.
 type EventsPage struct {
 	Events  []EventView `json:"events"`
@@ -159,12 +169,7 @@ func (h *Hub) Events(ctx context.Context, room int64, since StreamID, count int)
 	}
 	p := EventsPage{Events: make([]EventView, 0, len(page.events)), HasMore: page.more}
 	for _, ev := range page.events {
-		v := EventView{ID: ev.ID.String(), EventType: ev.Type, Data: ev.Data, Timestamp: ev.Timestamp}
-		if ev.PublisherID != "" {
-			pub := ev.PublisherID
-			v.PublisherID = &pub
-		}
-		p.Events = append(p.Events, v)
+		p.Events = append(p.Events, ev.View())
 	}
 	if n := len(p.Events); n > 0 {
 		last := p.Events[n-1].ID // a copy: go1.26 may miscompile &slice[i].Field (golang/go#81612)

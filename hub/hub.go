@@ -46,6 +46,7 @@ type Hub struct {
 	streams    streams
 	presence   presence
 	inst       instances                        // this instance's presence lease (instances.go)
+	stats      stats                            // this instance's figures for the fleet (stats.go)
 	mutes      Mutes                            // nil: nothing muted
 	logs       UserLogs                         // nil: users have no log
 	controls   map[string]func(json.RawMessage) // OnControl's handlers, by key

@@ -312,3 +312,6 @@ func (h *Hub) undo(ctx context.Context, f func(context.Context)) {
 	defer cancel()
 	f(ctx)
 }
+
+// InstanceID is this instance's id in the registry (and in its figures).
+func (h *Hub) InstanceID() string { return h.inst.id }

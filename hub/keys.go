@@ -63,6 +63,10 @@ const PresenceRoomsKey = "presence:rooms"
 // open stream's presence and online lease stand on (instances.go).
 const PresenceInstancesKey = "presence:instances"
 
+// InstanceStatsKey holds an instance's figures (stats.go), JSON, for three
+// StatsEvery: "instance:stats:v1-0123456789abc".
+func InstanceStatsKey(id string) string { return "instance:stats:" + id }
+
 // UserConnsKey is a user's open streams across instances, a sorted set of
 // connection ids scored by open time (Redis clock): "user:conns:{7}".
 func UserConnsKey(user int64) string { return "user:conns:" + UserTag(user) }

@@ -72,6 +72,17 @@ func (m *Metrics) countPublished(eventType string) {
 	}
 }
 
+// PublishedTotal is the events this instance published, presence's aside.
+func (m *Metrics) PublishedTotal() uint64 {
+	var n uint64
+	for t, c := range m.published {
+		if t != PresenceEventType {
+			n += c.Get()
+		}
+	}
+	return n
+}
+
 func (m *Metrics) accessDecision(result string) { m.accessResults[result].Inc() }
 
 func (m *Metrics) countLock(acquired bool, err error) {

@@ -34,8 +34,9 @@ type Delivery struct {
 	keysTTLArg string
 	client     *http.Client
 	set        *metrics.Set
-	due        atomic.Int64 // the backlog, for the deliveries_due gauge
-	oldest     atomic.Int64 // how long the oldest due delivery has waited, ms
+	states     map[string]*atomic.Int64 // deliveries by state since start, for the fleet's figures
+	due        atomic.Int64             // the backlog, for the deliveries_due gauge
+	oldest     atomic.Int64             // how long the oldest due delivery has waited, ms
 
 	// budget bounds the bytes of the items this instance's hand-offs hold
 	// at once (claimed and not yet ended): DELIVERY_INFLIGHT_MB, whatever
@@ -100,6 +101,11 @@ func New(core *hub.Hub, cfg Config, log *slog.Logger, items Items) (*Delivery, e
 		ItemMaxBytes: 65536,
 	}
 	d.keysTTLArg = itoa(d.keysTTL().Milliseconds())
+	d.states = map[string]*atomic.Int64{}
+	for _, sr := range stateReasons {
+		d.states[sr[0]] = new(atomic.Int64)
+	}
+	core.StatsFrom("deliveries", d.stateTotals)
 	for _, ch := range unselected(rules, cfg.Channels) {
 		log.Warn("delivery: a channel is on but no rule in DELIVERY_RULES selects it: nothing goes out on it unless a publish's delivery field names it (the key \"*\" is every event type's rule)",
 			"channel", ch)
@@ -133,7 +139,19 @@ var stateReasons = [][2]string{
 
 // count adds one to deliveries_total{channel,state,reason}.
 func (d *Delivery) count(ch, state, reason string) {
+	if n := d.states[state]; n != nil {
+		n.Add(1)
+	}
 	d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, state, reason)).Inc()
+}
+
+// stateTotals is this instance's deliveries by state since it started.
+func (d *Delivery) stateTotals() map[string]int64 {
+	out := make(map[string]int64, len(d.states))
+	for st, n := range d.states {
+		out[st] = n.Load()
+	}
+	return out
 }
 
 // Channels are the configured channels.
@@ -156,5 +174,6 @@ func (d *Delivery) CountScheduled(p Plan, n int) {
 	}
 	for _, ch := range p.Channels {
 		d.set.GetOrCreateCounter(fmt.Sprintf(`deliveries_total{channel=%q,state=%q,reason=%q}`, ch, "scheduled", "")).Add(n)
+		d.states["scheduled"].Add(int64(n))
 	}
 }

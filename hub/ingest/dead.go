@@ -89,3 +89,20 @@ func (in *Ingest) Dead(ctx context.Context, partition int, after *DeadCursor, li
 	}
 	return entries, next, nil
 }
+
+// DeadCount counts the dead entries of every partition.
+func (in *Ingest) DeadCount(ctx context.Context) (int64, error) {
+	cmds := make(rueidis.Commands, in.cfg.Partitions)
+	for p := range cmds {
+		cmds[p] = in.rdb.B().Xlen().Key(DeadKey(p)).Build()
+	}
+	var n int64
+	for _, r := range hub.DoMany(in.rdb, ctx, cmds) {
+		c, err := r.AsInt64()
+		if err != nil {
+			return 0, hub.RedisErr(err)
+		}
+		n += c
+	}
+	return n, nil
+}
