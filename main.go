@@ -28,6 +28,7 @@ import (
 
 	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/hub/console"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
@@ -282,6 +283,12 @@ func (m *Main) wire(ctx context.Context, rdb rueidis.Client) (*api.Server, error
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
 	apiSrv.UseTopics(tp)
+	if m.httpCfg.Console() {
+		if err := apiSrv.UseConsole(console.New(h, m.httpCfg.ConsolePassword), web.Console()); err != nil {
+			return nil, err
+		}
+		m.log.Info("the operator's console is served at /console")
+	}
 	if m.httpCfg.MetricsAddr != "" {
 		m.atClose(serveApart(m.httpCfg.MetricsAddr, apiSrv.MetricsHandler(), m.log, "metrics"))
 		m.log.Info("metrics are served apart", "addr", m.httpCfg.MetricsAddr)

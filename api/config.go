@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"roomhub/hub"
+	"roomhub/hub/console"
 	"roomhub/internal/env"
 )
 
@@ -42,7 +43,11 @@ type Config struct {
 	TrustedProxy   string        // TRUSTED_PROXY_HEADER: the header whose last entry is the client's address (only behind a proxy that writes it)
 	AuthMisses     Budget        // ROOM_AUTH_MISS_BURST 64, ROOM_AUTH_MISS_PER_SEC 4: proxy-mode access checks per user and instance that the cache cannot answer
 	StreamOpens    Budget        // no variable: stream opens per user and instance; 20 at once, 2 a second after
-	Heartbeats     Budget        // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
+	ConsoleLogins  Budget        // no variable: console sign-in attempts per client address and instance; 5 at once, one each 10 s after
+	// ConsolePassword is CONSOLE_PASSWORD: set (at least 16 bytes), the
+	// operator's console is served at /console.
+	ConsolePassword string
+	Heartbeats      Budget // no variable: presence heartbeats per user and instance; 10 at once, 1 a second after
 }
 
 // Budget is a per-user rate limit: Burst at once, then PerSec a second.
@@ -50,6 +55,24 @@ type Budget struct {
 	PerSec float64
 	Burst  int
 }
+
+// validateConsole checks CONSOLE_PASSWORD: long enough, and none of the
+// hub's other secrets (whoever holds one must not hold the console too).
+func (c Config) validateConsole() error {
+	p := c.ConsolePassword
+	switch {
+	case p == "":
+		return nil
+	case len(p) < console.MinPasswordBytes:
+		return &hub.ConfigError{Var: "CONSOLE_PASSWORD", Value: "(redacted)", Reason: fmt.Sprintf("must be at least %d bytes (unset: no console)", console.MinPasswordBytes)}
+	case p == c.JWTSecret || p == c.InternalAPIKey:
+		return &hub.ConfigError{Var: "CONSOLE_PASSWORD", Value: "(redacted)", Reason: "must differ from JWT_SECRET and INTERNAL_API_KEY"}
+	}
+	return nil
+}
+
+// Console reports whether the operator's console is served.
+func (c Config) Console() bool { return c.ConsolePassword != "" }
 
 // Production reports whether the hub runs with HUB_ENV=production.
 func (c Config) Production() bool { return c.Env == "production" }
@@ -71,26 +94,28 @@ func DefaultConfig() Config { return env.Defaults(LoadConfig) }
 func LoadConfig(lookup func(string) (string, bool)) (Config, error) {
 	l := env.New(lookup)
 	c := Config{
-		Port:           l.Int("SERVER_PORT", 8083, 1, 65535),
-		JWTSecret:      l.Str("JWT_SECRET", DevJWTSecret),
-		InternalAPIKey: l.Str("INTERNAL_API_KEY", hub.DevInternalAPIKey),
-		AllowedOrigins: l.List("ALLOWED_ORIGINS", nil),
-		StreamMaxRooms: l.Int("STREAM_MAX_ROOMS", 32, 1, 1000),
-		TLSCertFile:    l.Str("TLS_CERT_FILE", ""),
-		TLSKeyFile:     l.Str("TLS_KEY_FILE", ""),
-		DebugAddr:      l.Str("DEBUG_ADDR", ""),
-		DebugPublic:    l.Str("DEBUG_ADDR_ALLOW_PUBLIC", "false") == "true",
-		MetricsAddr:    l.Str("METRICS_ADDR", ""),
-		Env:            l.Str("HUB_ENV", "development"),
-		JWTIssuer:      l.Str("JWT_ISSUER", ""),
-		JWTAudience:    l.Str("JWT_AUDIENCE", ""),
-		StreamLifetime: l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
-		UserRequests:   Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
-		IPRequests:     Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
-		TrustedProxy:   l.Str("TRUSTED_PROXY_HEADER", ""),
-		AuthMisses:     Budget{PerSec: float64(l.Int("ROOM_AUTH_MISS_PER_SEC", 4, 1, 100000)), Burst: l.Int("ROOM_AUTH_MISS_BURST", 64, 1, 1000000)},
-		StreamOpens:    Budget{PerSec: 2, Burst: 20},
-		Heartbeats:     Budget{PerSec: 1, Burst: 10},
+		Port:            l.Int("SERVER_PORT", 8083, 1, 65535),
+		JWTSecret:       l.Str("JWT_SECRET", DevJWTSecret),
+		InternalAPIKey:  l.Str("INTERNAL_API_KEY", hub.DevInternalAPIKey),
+		AllowedOrigins:  l.List("ALLOWED_ORIGINS", nil),
+		StreamMaxRooms:  l.Int("STREAM_MAX_ROOMS", 32, 1, 1000),
+		TLSCertFile:     l.Str("TLS_CERT_FILE", ""),
+		TLSKeyFile:      l.Str("TLS_KEY_FILE", ""),
+		DebugAddr:       l.Str("DEBUG_ADDR", ""),
+		DebugPublic:     l.Str("DEBUG_ADDR_ALLOW_PUBLIC", "false") == "true",
+		MetricsAddr:     l.Str("METRICS_ADDR", ""),
+		Env:             l.Str("HUB_ENV", "development"),
+		JWTIssuer:       l.Str("JWT_ISSUER", ""),
+		JWTAudience:     l.Str("JWT_AUDIENCE", ""),
+		StreamLifetime:  l.Secs("STREAM_MAX_LIFETIME_SECS", 86400, 1),
+		UserRequests:    Budget{PerSec: float64(l.Int("USER_RATE_PER_SEC", 20, 1, 100000)), Burst: l.Int("USER_RATE_BURST", 60, 1, 1000000)},
+		IPRequests:      Budget{PerSec: float64(l.Int("IP_RATE_PER_SEC", 2, 1, 100000)), Burst: l.Int("IP_RATE_BURST", 20, 1, 1000000)},
+		TrustedProxy:    l.Str("TRUSTED_PROXY_HEADER", ""),
+		AuthMisses:      Budget{PerSec: float64(l.Int("ROOM_AUTH_MISS_PER_SEC", 4, 1, 100000)), Burst: l.Int("ROOM_AUTH_MISS_BURST", 64, 1, 1000000)},
+		StreamOpens:     Budget{PerSec: 2, Burst: 20},
+		Heartbeats:      Budget{PerSec: 1, Burst: 10},
+		ConsoleLogins:   Budget{PerSec: 0.1, Burst: 5},
+		ConsolePassword: l.Str("CONSOLE_PASSWORD", ""),
 	}
 	if err := l.Err(); err != nil {
 		return Config{}, err
@@ -127,6 +152,9 @@ func (c Config) validate() error {
 					Reason: fmt.Sprintf("must be at least %d bytes when HUB_ENV=production", minProductionSecret)}
 			}
 		}
+	}
+	if err := c.validateConsole(); err != nil {
+		return err
 	}
 	for _, o := range c.AllowedOrigins {
 		if o == "*" {

@@ -56,10 +56,17 @@ func TestLoadConfig_BadValueNamesTheVariable(t *testing.T) {
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": "short", "INTERNAL_API_KEY": long}, "JWT_SECRET"},
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": "short"}, "INTERNAL_API_KEY"},
 		{map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long}, "JWT_SECRET"}, // one secret for both
+		{map[string]string{"CONSOLE_PASSWORD": "short"}, "CONSOLE_PASSWORD"},                                     // under 16 bytes
 	} {
 		if _, err := api.LoadConfig(lookup(tc.env)); !errors.As(err, &ce) || ce.Var != tc.want || strings.Contains(err.Error(), "short") {
 			t.Errorf("%v: err = %v, want %s named (and no secret shown)", tc.env, err, tc.want)
 		}
+	}
+	if _, err := api.LoadConfig(lookup(map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long + "k", "CONSOLE_PASSWORD": long})); !errors.As(err, &ce) || ce.Var != "CONSOLE_PASSWORD" {
+		t.Errorf("the console's password equal to JWT_SECRET: %v", err)
+	}
+	if c, err := api.LoadConfig(lookup(map[string]string{"CONSOLE_PASSWORD": strings.Repeat("p", 16)})); err != nil || !c.Console() {
+		t.Errorf("a 16-byte console password: %v", err)
 	}
 	if _, err := api.LoadConfig(lookup(map[string]string{"HUB_ENV": "production", "JWT_SECRET": long, "INTERNAL_API_KEY": long + "k"})); err != nil {
 		t.Errorf("production with two real secrets: %v", err)

@@ -44,6 +44,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 // Errors the handlers return.
 func errBadRequest(msg string) *Error { return &Error{http.StatusBadRequest, "COMMON400", msg, nil} }
 func errNotFound(msg string) *Error   { return &Error{http.StatusNotFound, "COMMON404", msg, nil} }
+func errForbidden(msg string) *Error  { return &Error{http.StatusForbidden, "COMMON403", msg, nil} }
 func errUnauthorized(msg string) *Error {
 	return &Error{http.StatusUnauthorized, "AUTH4001", msg, nil}
 }

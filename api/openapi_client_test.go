@@ -114,8 +114,8 @@ func TestOpenAPI_AGeneratedClientWorks(t *testing.T) {
 }
 
 // redocly lint, run from the repository's root as README prints it, finds
-// nothing in api/openapi.yaml under the recommended rules but the one
-// redocly.yaml (at the root, where redocly looks) turns off with its reason
+// nothing in api/openapi.yaml under the recommended rules but those
+// redocly.yaml (at the root, where redocly looks) turns off with their reasons
 // (issue 43, 6; issue 57, 5): the license named too.
 func TestOpenAPI_RedoclyLintIsClean(t *testing.T) {
 	redocly, _ := filepath.Abs(filepath.Join("..", "web", "e2e", "node_modules", ".bin", "redocly"))

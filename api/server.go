@@ -45,6 +45,7 @@ type Server struct {
 	push         *webpush.Service  // nil: the webpush channel is off (UsePush)
 	devices      *push.Devices     // nil: no channel the hub sends itself is on (UseDevices)
 	topics       *topics.Topics    // nil: no topics (UseTopics)
+	console      *consoleSide      // nil: no console (UseConsole)
 }
 
 // New builds the HTTP handler, configured by cfg, for the realtime core h
@@ -119,6 +120,8 @@ func (s *Server) routes() {
 	// budget of its own, apart from the user routes' failures. The right key
 	// always passes.
 	internal := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), requireInternal(s.cfg.InternalAPIKey))
+	// The /internal/ routes: the key, or the operator's console's session.
+	operator := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), s.operator(s.cfg.InternalAPIKey))
 
 	e.GET("/health", s.health)
 	if s.cfg.MetricsAddr == "" {
@@ -133,13 +136,13 @@ func (s *Server) routes() {
 	v1.GET("/rooms/:roomId/stream", s.stream, streamUser, opens, room)
 	v1.POST("/notifications/publish", s.publishOne, internal)
 	v1.POST("/notifications/publish/batch", s.publishBatch, internal)
-	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, internal)
-	v1.GET("/internal/deliveries/dead", s.deadDeliveries, internal)
-	v1.POST("/internal/deliveries/redrive", s.redrive, internal)
-	v1.GET("/internal/ingest/dead", s.ingestDead, internal)
-	v1.GET("/internal/overview", s.overview, internal)
-	v1.GET("/internal/users/:userId", s.person, internal)
-	s.topicRoutes(v1, internal, user)
+	v1.GET("/internal/notifications/:notificationId/deliveries", s.notificationDeliveries, operator)
+	v1.GET("/internal/deliveries/dead", s.deadDeliveries, operator)
+	v1.POST("/internal/deliveries/redrive", s.redrive, operator)
+	v1.GET("/internal/ingest/dead", s.ingestDead, operator)
+	v1.GET("/internal/overview", s.overview, operator)
+	v1.GET("/internal/users/:userId", s.person, operator)
+	s.topicRoutes(v1, operator, user)
 	v1.GET("/rooms/:roomId/events", s.events, user, room)
 	v1.GET("/rooms/:roomId/presence", s.presence, user, room)
 	v1.POST("/rooms/:roomId/presence/heartbeat", s.heartbeat, user, heartbeats, room)
@@ -173,6 +176,7 @@ func (s *Server) routes() {
 		e.GET("/dev/token", s.devToken)
 		e.POST("/dev/publish", s.devPublish)
 	}
+	s.consoleRoutes(e)
 	if s.web != nil {
 		e.GET("/", s.index)
 		static := echo.WrapHandler(http.StripPrefix("/static/", staticFiles(s.web)))

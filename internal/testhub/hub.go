@@ -23,6 +23,7 @@ import (
 
 	"roomhub/api"
 	"roomhub/hub"
+	"roomhub/hub/console"
 	"roomhub/hub/delivery"
 	"roomhub/hub/inbox"
 	"roomhub/hub/ingest"
@@ -153,6 +154,11 @@ func StartFull(t testing.TB, addr string, mutate func(*Configs), mutateHTTP func
 	apiSrv.UsePush(ch.WebPush)
 	apiSrv.UseDevices(ch.Devices)
 	apiSrv.UseTopics(tp)
+	if httpCfg.Console() {
+		if err := apiSrv.UseConsole(console.New(h, httpCfg.ConsolePassword), web.Console()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	th := &Hub{Hub: h, Inbox: ib, Ingest: in, Cfg: cfg, HTTP: httpCfg, Pipeline: pipeline, Topics: tp, Redis: rdb, API: apiSrv,
 		Tokens: api.NewTokenVerifier(httpCfg.JWTSecret).Expect(httpCfg.JWTIssuer, httpCfg.JWTAudience)}
 	th.serve(t)
