@@ -76,13 +76,13 @@ func (s *Server) consoleOn(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // consoleHeaders are every console answer's: its CSP, no caching (a page
-// holds a CSRF token), no sniffing, no referrer.
+// holds a CSRF token), no sniffing, no referrer beyond the hub.
 func consoleHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", consoleCSP)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form's Origin "null"
 }
 
 // session is the request's console session, or console.ErrNoSession.

@@ -44,9 +44,9 @@ func ftag(id string) string { return "{f:" + id + "}" }
 // finished one is kept DELIVERY_RECORD_DAYS.
 func FanoutKey(id string) string { return "fanout:" + ftag(id) }
 
-// fanoutLeaseKey is who runs a fan-out: a string, the holder, with the
+// FanoutLeaseKey is who runs a fan-out: a string, the holder, with the
 // lease's TTL (LOCK_TTL_SECS).
-func fanoutLeaseKey(id string) string { return "fanout:lease:" + ftag(id) }
+func FanoutLeaseKey(id string) string { return "fanout:lease:" + ftag(id) }
 
 // RunningKey lists the fan-outs to run: a sorted set, fan-out id scored by
 // when it was listed (ms). Every instance's runner reads it.

@@ -111,7 +111,7 @@ func (t *Topics) takeFanouts(ctx context.Context) error {
 		if skip {
 			continue
 		}
-		ok, err := hub.Run(t.rdb, ctx, leaseScript, []string{fanoutLeaseKey(id)},
+		ok, err := hub.Run(t.rdb, ctx, leaseScript, []string{FanoutLeaseKey(id)},
 			[]string{t.run.owner, strconv.FormatInt(t.coreCfg.LockTTL.Milliseconds(), 10)}, rueidis.RedisResult.AsBool)
 		if err != nil {
 			return err
@@ -153,7 +153,7 @@ func (t *Topics) runFanout(ctx context.Context, id string) {
 	defer t.dropMine(id)
 	defer func() {
 		rctx, cancel := hub.Detach(ctx)
-		_, _ = hub.Run(t.rdb, rctx, hub.LockReleaseScript, []string{fanoutLeaseKey(id)}, []string{t.run.owner}, hub.NoReply)
+		_, _ = hub.Run(t.rdb, rctx, hub.LockReleaseScript, []string{FanoutLeaseKey(id)}, []string{t.run.owner}, hub.NoReply)
 		cancel()
 	}()
 	var f *fanoutRun
@@ -248,7 +248,7 @@ func (t *Topics) fanoutStep(ctx context.Context, f *fanoutRun) (over bool, err e
 	if err := t.deliver(ctx, f.notice, users); err != nil {
 		return false, err
 	}
-	state, err = hub.Run(t.rdb, ctx, fanoutStepScript, []string{FanoutKey(f.id), fanoutLeaseKey(f.id)}, []string{
+	state, err = hub.Run(t.rdb, ctx, fanoutStepScript, []string{FanoutKey(f.id), FanoutLeaseKey(f.id)}, []string{
 		t.run.owner, strconv.FormatInt(t.coreCfg.LockTTL.Milliseconds(), 10),
 		strconv.FormatInt(f.pos, 10), strconv.FormatInt(last, 10), strconv.Itoa(len(users)), boolArg(!more),
 		strconv.FormatInt(time.Now().UnixMilli(), 10), t.keepMs(),

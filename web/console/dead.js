@@ -35,7 +35,22 @@ export function deadPage(main) {
     el('label', { for: 'channel' }, t('channelFilter')),
     el('input', { id: 'channel', name: 'channel', value: channel, autocomplete: 'off' }),
     el('button', { type: 'submit' }, t('show')));
-  const reload = () => location.reload();
+  const refresh = () => {
+    paged(deliveries, t('deadDeliveries'), [t('userCol'), t('notification'), t('channel'), t('attempts'), t('lastError'), t('updatedAt'), t('action')],
+      async (after) => {
+        const p = await api('GET', `/api/v1/internal/deliveries/dead?limit=${pageSize}&channel=${encodeURIComponent(channel)}&after=${encodeURIComponent(after)}`);
+        return { items: p.deliveries, next: p.nextAfter };
+      },
+      (r) => [userLink(r.userId), notificationLink(r.notificationId), r.channel, String(r.attempts), errorOf(r), when(r.updatedAt), redriveButton(r, refresh)],
+      t('noDead'));
+    paged(ingest, t('ingestTitle'), [t('partition'), t('entry'), t('code'), t('message'), t('at'), t('data')],
+      async (after) => {
+        const p = await api('GET', `/api/v1/internal/ingest/dead?limit=${pageSize}&after=${encodeURIComponent(after)}`);
+        return { items: p.entries, next: p.nextAfter };
+      },
+      (e) => [String(e.partition), e.entryId, e.code, e.message, when(e.at), el('code', {}, e.event)],
+      t('noIngest'));
+  };
   const all = el('button', {
     type: 'button',
     class: 'danger',
@@ -44,7 +59,7 @@ export function deadPage(main) {
       try {
         const res = await api('POST', '/api/v1/internal/deliveries/redrive', channel ? { channel } : { all: true });
         say(t('redriven', res.requeued));
-        setTimeout(reload, 1500);
+        refresh();
       } catch (e) {
         say(t('failed', e.message));
       }
@@ -52,18 +67,5 @@ export function deadPage(main) {
   }, channel ? t('redriveChannel', channel) : t('redriveAll'));
   main.append(el('h1', {}, t('deadTitle')), filter, el('div', { class: 'actions' }, all), deliveries,
     el('h2', {}, t('ingestTitle')), ingest);
-  paged(deliveries, t('deadDeliveries'), [t('userCol'), t('notification'), t('channel'), t('attempts'), t('lastError'), t('updatedAt'), ''],
-    async (after) => {
-      const p = await api('GET', `/api/v1/internal/deliveries/dead?limit=${pageSize}&channel=${encodeURIComponent(channel)}&after=${encodeURIComponent(after)}`);
-      return { items: p.deliveries, next: p.nextAfter };
-    },
-    (r) => [userLink(r.userId), notificationLink(r.notificationId), r.channel, String(r.attempts), errorOf(r), when(r.updatedAt), redriveButton(r, reload)],
-    t('noDead'));
-  paged(ingest, t('ingestTitle'), [t('partition'), t('entry'), t('code'), t('message'), t('at'), t('data')],
-    async (after) => {
-      const p = await api('GET', `/api/v1/internal/ingest/dead?limit=${pageSize}&after=${encodeURIComponent(after)}`);
-      return { items: p.entries, next: p.nextAfter };
-    },
-    (e) => [String(e.partition), e.entryId, e.code, e.message, when(e.at), el('code', {}, e.event)],
-    t('noIngest'));
+  refresh();
 }

@@ -7,7 +7,7 @@ import { errorOf, redriveButton } from './person.js';
 export function fanoutBlock(f, done) {
   return el('div', {},
     el('p', {}, el('a', { href: `/console/topics/${encodeURIComponent(f.topicKey)}` }, f.topicKey), ' · ', stateCell(f.state), ' · ',
-      t('reached', f.reached, f.recipients), ' · ', when(f.startedAt)),
+      el('span', { class: 'reached' }, t('reached', f.reached, f.recipients)), ' · ', when(f.startedAt)),
     el('progress', { max: Math.max(f.recipients, 1), value: f.reached, 'aria-label': `${t('fanout')} ${f.id}` }),
     f.state !== 'running' ? null : el('div', { class: 'actions' }, el('button', {
       type: 'button',
@@ -44,7 +44,7 @@ export function notificationPage(main, id) {
       n.fanout ? fanoutBlock(n.fanout, load) : null,
       el('h2', {}, t('deliveries')),
       n.deliveries.length === 0 ? el('p', { class: 'muted' }, t('noDeliveries'))
-        : table(t('deliveries'), [t('userCol'), t('channel'), t('state'), t('reason'), t('attempts'), t('lastError'), t('dueAt'), t('updatedAt'), ''],
+        : table(t('deliveries'), [t('userCol'), t('channel'), t('state'), t('reason'), t('attempts'), t('lastError'), t('dueAt'), t('updatedAt'), t('action')],
           n.deliveries.map((r) => [userLink(r.userId), r.channel, stateCell(r.state), r.reason ?? '', String(r.attempts), errorOf(r),
             r.dueAt ? when(r.dueAt) : '', when(r.updatedAt), r.state === 'dead' ? redriveButton(r, load) : '']), [4]));
   };

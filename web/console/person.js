@@ -46,7 +46,7 @@ export function personPage(main, id) {
           p.devices.map((d) => [d.platform, d.label, d.enabled ? t('on') : t('off'), when(d.addedAt), when(d.lastSentAt)])),
       el('h2', {}, t('recent')),
       p.recentDeliveries.length === 0 ? el('p', { class: 'muted' }, t('noDeliveries'))
-        : table(t('recent'), [t('notification'), t('channel'), t('state'), t('reason'), t('attempts'), t('lastError'), t('updatedAt'), ''],
+        : table(t('recent'), [t('notification'), t('channel'), t('state'), t('reason'), t('attempts'), t('lastError'), t('updatedAt'), t('action')],
           p.recentDeliveries.map((r) => [notificationLink(r.notificationId), r.channel, stateCell(r.state), r.reason ?? '',
             String(r.attempts), errorOf(r), when(r.updatedAt), r.state === 'dead' ? redriveButton(r, load) : '']), [4]));
   };

@@ -7,6 +7,8 @@
 // "TEXT <selector> | <text>" waits until an element matching the selector
 // holds text exactly; "COUNT <selector> | <n>" waits until n elements match;
 // "HIDDEN <selector>" / "SHOWN <selector>" wait for it; "CLICK <selector>";
+// "FILL <selector> | <text>" types into a field; "GOTO <path>" loads a page
+// of the same site; "URL" answers {"value": the page's path};
 // "KEY <key>" presses a key where the focus is; "FOCUS" answers {"value":
 // the focused element's part or aria-label (else its text), inside the
 // shadow root too}; "FOCUSED | <that>" waits until it is that;
@@ -26,6 +28,19 @@ import { createRequire } from 'node:module';
 const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const [url, dir] = process.argv.slice(2);
+
+// across runs f again while the page navigates (a link, a form, a script's
+// location.assign): what a waiting command reads is on the next page.
+async function across(f) {
+  for (;;) {
+    try {
+      return await f();
+    } catch (e) {
+      if (!/Execution context was destroyed|navigat/i.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
 const browser = await launch(url);
 const errors = [];
 try {
@@ -62,14 +77,14 @@ try {
       if (cmd === 'TEXT') {
         const end = Date.now() + 15000;
         let texts = [];
-        while (!(texts = (await page.locator(s).allTextContents()).map((t) => t.trim())).includes(arg)) {
+        while (!(texts = (await across(() => page.locator(s).allTextContents())).map((t) => t.trim())).includes(arg)) {
           if (Date.now() > end) throw new Error(`${s}: ${JSON.stringify(texts)}, want ${JSON.stringify(arg)}`);
           await new Promise((r) => setTimeout(r, 50));
         }
       } else if (cmd === 'COUNT') {
         const want = Number(arg);
         const end = Date.now() + 15000;
-        while ((await page.locator(s).count()) !== want) {
+        while ((await across(() => page.locator(s).count())) !== want) {
           if (Date.now() > end) throw new Error(`${s}: ${await page.locator(s).count()} elements, want ${want}`);
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -77,6 +92,13 @@ try {
         await page.locator(sel).first().waitFor({ state: cmd === 'HIDDEN' ? 'hidden' : 'visible', timeout: 15000 });
       } else if (cmd === 'CLICK') {
         await page.locator(sel).first().click({ timeout: 15000 });
+      } else if (cmd === 'FILL') {
+        await page.locator(s).first().fill(arg, { timeout: 15000 });
+      } else if (cmd === 'GOTO') {
+        await page.goto(new URL(a, page.url()).href);
+      } else if (cmd === 'URL') {
+        console.log(JSON.stringify({ ok: true, value: new URL(page.url()).pathname }));
+        continue;
       } else if (cmd === 'KEY') {
         await page.keyboard.press(a);
       } else if (cmd === 'FOCUS' || cmd === 'FOCUSED') {
