@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -61,6 +62,9 @@ func (s *Server) consoleRoutes(e *echo.Echo) {
 		e.GET(p, s.consolePage, on)
 	}
 	e.GET("/console/assets/*", s.consoleAsset, on)
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		e.Add(m, "/console/api/*", s.consoleAPI, on)
+	}
 	e.POST("/console/login", s.consoleLogin, on)
 	e.POST("/console/logout", s.consoleLogout, on)
 }
@@ -212,6 +216,30 @@ func (s *Server) consoleAsset(c echo.Context) error {
 	consoleHeaders(c.Response())
 	c.Response().Header().Set("Cache-Control", "no-cache") // revalidated: a deploy reaches open consoles at their next load
 	http.ServeFileFS(c.Response(), c.Request(), s.console.files, name)
+	return nil
+}
+
+// consoleAPI serves /console/api/<route> as /api/v1/internal/<route>, for
+// the console's session alone (never the internal key): behind an ingress
+// that carries /console and not /api/v1/internal/, the console still reads
+// and changes what it shows.
+func (s *Server) consoleAPI(c echo.Context) error {
+	r := c.Request()
+	if _, err := s.session(r); errors.Is(err, console.ErrNoSession) {
+		return errUnauthorized("no console session")
+	} else if err != nil {
+		return err
+	}
+	raw := "/api/v1/internal" + strings.TrimPrefix(r.URL.EscapedPath(), "/console/api")
+	p, err := url.PathUnescape(raw)
+	if err != nil || path.Clean(p) != p {
+		return echo.ErrNotFound
+	}
+	in := r.Clone(r.Context())
+	in.Header.Del("X-Internal-Key")
+	in.URL.Path, in.URL.RawPath = p, raw
+	in.RequestURI = in.URL.RequestURI()
+	s.e.ServeHTTP(c.Response(), in)
 	return nil
 }
 

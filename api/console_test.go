@@ -163,6 +163,12 @@ func TestConsole_WhatASessionOpens(t *testing.T) {
 		{"an expired cookie", "GET", "/api/v1/internal/overview", "", []string{"Cookie", "roomhub_console=" + expired(t, sessions)}, 401},
 		{"a user's token", "GET", "/api/v1/internal/overview", "", []string{"Authorization", "Bearer " + th.Token(t, 8)}, 401},
 		{"a wrong key beside the session", "GET", "/api/v1/internal/overview", "", []string{"Cookie", cookie, "X-Internal-Key", "wrong"}, 401},
+		{"the console's door, a read", "GET", "/console/api/users/8", "", []string{"Cookie", cookie}, 200},
+		{"the console's door, a change", "POST", "/console/api/deliveries/redrive", redrive, []string{"Cookie", cookie, "Origin", th.URL, "X-CSRF-Token", csrf}, 200},
+		{"the console's door, a change without the token", "POST", "/console/api/deliveries/redrive", redrive, []string{"Cookie", cookie, "Origin", th.URL}, 403},
+		{"the console's door with the key alone", "GET", "/console/api/overview", "", []string{"X-Internal-Key", th.Cfg.InternalAPIKey}, 401},
+		{"the console's door to a publish", "POST", "/console/api/../../notifications/publish", `{}`, []string{"Cookie", cookie, "Origin", th.URL, "X-CSRF-Token", csrf}, 404},
+		{"the console's door to a publish, escaped", "POST", "/console/api/..%2F..%2Fnotifications/publish", `{}`, []string{"Cookie", cookie, "Origin", th.URL, "X-CSRF-Token", csrf}, 404},
 	} {
 		if resp, body := consoleReq(t, th, tc.method, tc.path, tc.body, append([]string{"Content-Type", "application/json"}, tc.hdr...)...); resp.StatusCode != tc.want {
 			t.Errorf("%s: %d, want %d\n%s", tc.name, resp.StatusCode, tc.want, body)

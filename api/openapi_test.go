@@ -67,9 +67,9 @@ func loadOpenAPI(t *testing.T, th *testhub.Hub) openAPIDoc {
 	return doc
 }
 
-// echoPath turns /rooms/{roomId} into Echo's /rooms/:roomId (and {file} into *).
+// echoPath turns /rooms/{roomId} into Echo's /rooms/:roomId (and {file}, {route} into *).
 func echoPath(p string) string {
-	p = strings.ReplaceAll(p, "{file}", "*")
+	p = strings.ReplaceAll(strings.ReplaceAll(p, "{file}", "*"), "{route}", "*")
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
 }
 

@@ -109,9 +109,16 @@ func TestChart_IngressCarriesOnlyTheBrowsersRoutes(t *testing.T) {
 		"/api/v1/internal/deliveries/dead": false, "/api/v1/internal/ingest/dead": false,
 		"/api/v1/internal/notifications/42:1-0/deliveries": false, "/metrics": false, "/dev/token": false,
 		"/api/v1/notifications/42:1-0/read/x": false,
+		// The console, on in these values: its pages and its own door.
+		"/console/": true, "/console/users/8": true, "/console/api/overview": true, "/api/v1/internal/overview": false,
 	} {
 		if got := takes(url); got != want {
 			t.Errorf("the ingress routes %s: %v, want %v", url, got, want)
+		}
+	}
+	for _, p := range render(t, valuesWriter(t)("ingress.yaml", "ingress:\n  enabled: true\n")).Ingress.Spec.Rules[0].HTTP.Paths {
+		if routed(t, p, "/console/") {
+			t.Error("the ingress carries /console with the console off")
 		}
 	}
 	env := envOf(container(t, o))

@@ -65,10 +65,34 @@ func TestChart_RedisAndSecrets(t *testing.T) {
 	// Secrets and the chart's own settings never go in plain config: the
 	// failure names the key and the value to use (issue 57, 5).
 	for key, use := range map[string]string{"REDIS_URL": "redis.url", "JWT_SECRET": "secrets.jwtSecret", "INTERNAL_API_KEY": "secrets.internalApiKey",
-		"FCM_CREDENTIALS": "secrets.fcmCredentials", "SERVER_PORT": "service.port", "METRICS_ADDR": "metrics.port"} {
+		"FCM_CREDENTIALS": "secrets.fcmCredentials", "SERVER_PORT": "service.port", "METRICS_ADDR": "metrics.port",
+		"CONSOLE_PASSWORD": "console.enabled and secrets.consolePassword"} {
 		_, err := renderErr(write("bad.yaml", "config:\n  "+key+": x\n"))
 		if err == nil || !strings.Contains(err.Error(), "config."+key) || !strings.Contains(err.Error(), "use "+use) {
 			t.Errorf("config.%s: %v, want a failure naming it and %s", key, err, use)
+		}
+	}
+}
+
+// The console, off by default, on with console.enabled: CONSOLE_PASSWORD
+// from the Secret, made at the first install unless given.
+func TestChart_ConsolePasswordFromTheSecret(t *testing.T) {
+	if _, set := envOf(container(t, render(t)))["CONSOLE_PASSWORD"]; set {
+		t.Fatal("CONSOLE_PASSWORD set with the console off")
+	}
+	write := valuesWriter(t)
+	for values, want := range map[string]string{
+		"console:\n  enabled: true\n": "",
+		"console:\n  enabled: true\nsecrets:\n  consolePassword: an operator's own password\n": "an operator's own password",
+	} {
+		o := render(t, write("console.yaml", values))
+		ref := envOf(container(t, o))["CONSOLE_PASSWORD"].ValueFrom
+		if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != o.Secret.Name {
+			t.Fatalf("%q: CONSOLE_PASSWORD %+v", values, ref)
+		}
+		got := string(o.Secret.Data[ref.SecretKeyRef.Key])
+		if (want == "" && len(got) < 32) || (want != "" && got != want) {
+			t.Fatalf("%q: the console's password %q", values, got)
 		}
 	}
 }

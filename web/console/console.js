@@ -1,5 +1,5 @@
 // The operator's console: one page per link, each reading the hub's
-// /api/v1/internal/ routes with the session's cookie (a change with the
+// /console/api/ routes with the session's cookie (a change with the
 // page's CSRF token).
 import { t, say, el } from './ui.js';
 import { overviewPage } from './overview.js';

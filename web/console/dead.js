@@ -38,14 +38,14 @@ export function deadPage(main) {
   const refresh = () => {
     paged(deliveries, t('deadDeliveries'), [t('userCol'), t('notification'), t('channel'), t('attempts'), t('lastError'), t('updatedAt'), t('action')],
       async (after) => {
-        const p = await api('GET', `/api/v1/internal/deliveries/dead?limit=${pageSize}&channel=${encodeURIComponent(channel)}&after=${encodeURIComponent(after)}`);
+        const p = await api('GET', `/console/api/deliveries/dead?limit=${pageSize}&channel=${encodeURIComponent(channel)}&after=${encodeURIComponent(after)}`);
         return { items: p.deliveries, next: p.nextAfter };
       },
       (r) => [userLink(r.userId), notificationLink(r.notificationId), r.channel, String(r.attempts), errorOf(r), when(r.updatedAt), redriveButton(r, refresh)],
       t('noDead'));
     paged(ingest, t('ingestTitle'), [t('partition'), t('entry'), t('code'), t('message'), t('at'), t('data')],
       async (after) => {
-        const p = await api('GET', `/api/v1/internal/ingest/dead?limit=${pageSize}&after=${encodeURIComponent(after)}`);
+        const p = await api('GET', `/console/api/ingest/dead?limit=${pageSize}&after=${encodeURIComponent(after)}`);
         return { items: p.entries, next: p.nextAfter };
       },
       (e) => [String(e.partition), e.entryId, e.code, e.message, when(e.at), el('code', {}, e.event)],
@@ -57,7 +57,7 @@ export function deadPage(main) {
     onclick: async () => {
       if (!(await confirmed(channel ? t('redriveChannelQ', channel) : t('redriveAllQ')))) return;
       try {
-        const res = await api('POST', '/api/v1/internal/deliveries/redrive', channel ? { channel } : { all: true });
+        const res = await api('POST', '/console/api/deliveries/redrive', channel ? { channel } : { all: true });
         say(t('redriven', res.requeued));
         refresh();
       } catch (e) {

@@ -15,7 +15,7 @@ export function fanoutBlock(f, done) {
       onclick: async () => {
         if (!(await confirmed(t('cancelFanoutQ', f.id)))) return;
         try {
-          await api('DELETE', `/api/v1/internal/fanouts/${encodeURIComponent(f.id)}`);
+          await api('DELETE', `/console/api/fanouts/${encodeURIComponent(f.id)}`);
           say(t('canceled'));
           done();
         } catch (e) {
@@ -30,7 +30,7 @@ export function notificationPage(main, id) {
   main.append(el('h1', {}, t('notificationTitle', id)), body);
   let last = '';
   const load = async () => {
-    const n = await api('GET', `/api/v1/internal/notifications/${encodeURIComponent(id)}/deliveries`);
+    const n = await api('GET', `/console/api/notifications/${encodeURIComponent(id)}/deliveries`);
     const now = JSON.stringify(n);
     if (now === last) return;
     last = now;

@@ -25,7 +25,7 @@ export function overviewPage(main) {
   main.append(el('h1', {}, t('overview')), body);
   const history = { pps: [], conns: [] };
   every(async () => {
-    const o = await api('GET', '/api/v1/internal/overview');
+    const o = await api('GET', '/console/api/overview');
     history.pps = [...history.pps, Math.round(o.publishesPerSec * 10) / 10].slice(-points);
     history.conns = [...history.conns, o.connections].slice(-points);
     const figure = (label, value, href) => el('li', {}, el('span', { class: 'label' }, label),

@@ -14,7 +14,7 @@ export function redriveButton(r, done) {
     onclick: async () => {
       if (!(await confirmed(t('redriveOne', r.channel, r.notificationId, r.userId)))) return;
       try {
-        const res = await api('POST', '/api/v1/internal/deliveries/redrive',
+        const res = await api('POST', '/console/api/deliveries/redrive',
           { userId: r.userId, channel: r.channel, notificationIds: [r.notificationId] });
         say(t('redriven', res.requeued));
         done();
@@ -30,7 +30,7 @@ export function personPage(main, id) {
   main.append(el('h1', {}, t('user', id)), body);
   let last = '';
   const load = async () => {
-    const p = await api('GET', `/api/v1/internal/users/${encodeURIComponent(id)}`);
+    const p = await api('GET', `/console/api/users/${encodeURIComponent(id)}`);
     const now = JSON.stringify(p);
     if (now === last) return; // unchanged: the focus stays where it is
     last = now;

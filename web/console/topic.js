@@ -10,8 +10,8 @@ export function topicPage(main, key) {
   const load = async () => {
     const k = encodeURIComponent(key);
     const [f, r] = await Promise.all([
-      api('GET', `/api/v1/internal/topics/${k}/followers?limit=1`),
-      api('GET', `/api/v1/internal/fanouts?topicKey=${k}`),
+      api('GET', `/console/api/topics/${k}/followers?limit=1`),
+      api('GET', `/console/api/fanouts?topicKey=${k}`),
     ]);
     const now = JSON.stringify([f.followers, r]);
     if (now === last) return;

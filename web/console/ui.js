@@ -1,5 +1,6 @@
-// What every console page uses: its words, the hub's routes, elements
-// made with text alone (no data ever becomes HTML), a dialog to confirm.
+// What every console page uses: its words, the hub's routes (/console/api/,
+// the session's door to /api/v1/internal/), elements made with text alone
+// (no data ever becomes HTML), a dialog to confirm.
 import { texts } from './texts.js';
 
 export const lang = document.documentElement.lang === 'ko' ? 'ko' : 'en';

@@ -54,7 +54,7 @@ without its keys, naming the value: the pod would stop at start-up. Keys
 held in secrets.existingSecret are the operator's to check.
 */}}
 {{- define "roomhub.checkConfig" -}}
-{{- $own := dict "REDIS_URL" "redis.url (or redis.sentinel, redis.cluster, redis.existingSecret)" "JWT_SECRET" "secrets.jwtSecret (or secrets.existingSecret)" "INTERNAL_API_KEY" "secrets.internalApiKey (or secrets.existingSecret)" "WEBPUSH_VAPID_PRIVATE_KEY" "secrets.webpushVapidPrivateKey" "FCM_CREDENTIALS" "secrets.fcmCredentials" "APNS_PRIVATE_KEY" "secrets.apnsPrivateKey" "SERVER_PORT" "service.port (the container's port is the chart's)" "METRICS_ADDR" "metrics.port" -}}
+{{- $own := dict "REDIS_URL" "redis.url (or redis.sentinel, redis.cluster, redis.existingSecret)" "JWT_SECRET" "secrets.jwtSecret (or secrets.existingSecret)" "INTERNAL_API_KEY" "secrets.internalApiKey (or secrets.existingSecret)" "WEBPUSH_VAPID_PRIVATE_KEY" "secrets.webpushVapidPrivateKey" "FCM_CREDENTIALS" "secrets.fcmCredentials" "APNS_PRIVATE_KEY" "secrets.apnsPrivateKey" "CONSOLE_PASSWORD" "console.enabled and secrets.consolePassword" "SERVER_PORT" "service.port (the container's port is the chart's)" "METRICS_ADDR" "metrics.port" -}}
 {{- range $k, $v := .Values.config }}
 {{- if hasKey $own $k }}
 {{- fail (printf "config.%s is the chart's to set: use %s" $k (get $own $k)) -}}
