@@ -18,7 +18,7 @@ const consolePassword = "an operator's console password"
 // person whose push died and see why, re-drive it by keyboard and see it
 // sent at the stand-in; the notification's page; a topic's running
 // fan-out watched and cancelled; the dead letters re-driven all at once;
-// the overview live. axe finds nothing in light or dark (issue 58).
+// the overview live (a stream opened shows without a reload). axe finds nothing in light or dark (issue 58).
 func TestBrowser_ConsoleOperatorsWalk(t *testing.T) {
 	t.Parallel()
 	rs := testredis.Start(t)
@@ -112,6 +112,10 @@ func TestBrowser_ConsoleOperatorsWalk(t *testing.T) {
 	d.Send(t, `GOTO /console/`)
 	d.Send(t, `TEXT td | `+th.Hub.InstanceID())
 	d.Send(t, `TEXT a[href="/console/dead"] | 0`)
+	d.Send(t, `COUNT svg.chart | 2`)
+	s := th.OpenStream(t, 42, 7, "") // the figures move without a reload
+	defer s.Close()
+	d.Send(t, `TEXT .figures li:first-child .value | 1`)
 	axeClean(t, d, "the overview")
 	if errs := d.Send(t, "ERRORS")["errors"].([]any); len(errs) > 0 {
 		t.Fatalf("console errors: %v", errs)
