@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -20,20 +19,9 @@ func TestBinary_DevModeConsole(t *testing.T) {
 	bin := testbin.Build(t)
 	base, _, logs := testbin.Start(t, bin, "REDIS_URL=", "CONSOLE_PASSWORD=a dev console password")
 	testbin.WaitHealth(t, base, 200, 15*time.Second)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	send := func(method, path, body string, hdr ...string) (*http.Response, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		return testbin.Request(t, method, base+path, body, hdr...)
 	}
 	resp, _ := send("POST", "/console/login", url.Values{"password": {"a dev console password"}, "next": {"/console/dead"}}.Encode(),
 		"Content-Type", "application/x-www-form-urlencoded", "Origin", base)

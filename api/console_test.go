@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	"roomhub/api"
 	"roomhub/hub/console"
+	"roomhub/internal/testbin"
 	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
@@ -24,24 +24,11 @@ func consoleHub(t *testing.T, addr string) *testhub.Hub {
 	return testhub.StartWith(t, addr, nil, func(c *api.Config) { c.ConsolePassword = consolePassword })
 }
 
-// noRedirects is a client that shows redirects instead of following them.
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
 // consoleReq sends a request to th with the headers given (name, value…),
-// and returns the answer with its body read.
+// following no redirect.
 func consoleReq(t *testing.T, th *testhub.Hub, method, path, body string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, th.URL+path, strings.NewReader(body))
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return testbin.Request(t, method, th.URL+path, body, hdr...)
 }
 
 // signIn posts the sign-in form from the hub's own origin.

@@ -6,28 +6,10 @@ import (
 	"net/http"
 	"testing"
 
+	"roomhub/api/client"
 	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
-
-// overviewOf reads GET /internal/overview from th.
-type overviewAnswer struct {
-	Instances []struct {
-		ID          string `json:"id"`
-		Connections int64  `json:"connections"`
-		Rooms       int64  `json:"rooms"`
-		StartedAt   string `json:"startedAt"`
-	} `json:"instances"`
-	Connections     int64            `json:"connections"`
-	PublishesPerSec float64          `json:"publishesPerSec"`
-	Deliveries      map[string]int64 `json:"deliveries"`
-	Dead            struct {
-		Deliveries int64 `json:"deliveries"`
-		Ingest     int64 `json:"ingest"`
-	} `json:"dead"`
-	IngestLag      int64 `json:"ingestLag"`
-	FanoutsRunning int64 `json:"fanoutsRunning"`
-}
 
 func internalGet(t *testing.T, th *testhub.Hub, path string, out any) {
 	t.Helper()
@@ -57,7 +39,7 @@ func TestOverview_TheFleetAtAGlance(t *testing.T) {
 	a.WaitDelivery(t, nid, 9, "push", "dead")
 	testhub.XAdd(t, a.Redis, 0, "event", "not json")
 
-	var o overviewAnswer
+	var o client.Overview
 	testhub.Eventually(t, testhub.Wait, "the overview counts both instances, the stream, the dead and a publish rate", func() bool {
 		a.Publish(t, 44, "comment.created", map[string]any{})
 		internalGet(t, b, "/api/v1/internal/overview", &o)
