@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"roomhub/api/client"
+	"roomhub/hub"
 	"roomhub/internal/testhub"
 	"roomhub/internal/testredis"
 )
@@ -169,5 +172,32 @@ func TestNotificationDeliveries_WithTheEventAndTheFanout(t *testing.T) {
 	}
 	if code, _ := th.Do(t, http.MethodGet, "/api/v1/internal/fanouts?topicKey=%20", key, ""); code != 400 {
 		t.Fatalf("a bad topic key: %d, want 400", code)
+	}
+}
+
+// A stream left in a person's list by an instance that died (its lease
+// over, not yet swept) does not make them online; one of a live instance
+// does.
+func TestUsers_AStreamOfADeadInstanceDoesNotCount(t *testing.T) {
+	t.Parallel()
+	rs := testredis.Start(t)
+	th := testhub.Start(t, rs.Addr(), func(c *testhub.Configs) { c.PresenceUserTTL = 3 * time.Second }) // the registry read every second
+	c := testredis.Client(t, rs.Addr())
+	past, future := fmt.Sprint(time.Now().Add(-time.Minute).UnixMilli()), fmt.Sprint(time.Now().Add(time.Hour).UnixMilli())
+	testredis.Do(t, c, "ZADD", hub.PresenceInstancesKey, past, "v1-dead000000000", future, "v1-alive00000000")
+	testredis.Do(t, c, "ZADD", hub.UserOnlineKey(8), "+inf", "v1-dead000000000.0123456789abcdef")
+	var p struct {
+		Online  bool `json:"online"`
+		Streams int  `json:"streams"`
+	}
+	testhub.Eventually(t, testhub.Wait, "the dead instance is known", func() bool {
+		return strings.Contains(th.Hub.DeadInstances(), "v1-dead000000000")
+	})
+	if internalGet(t, th, "/api/v1/internal/users/8", &p); p.Online || p.Streams != 0 {
+		t.Fatalf("a dead instance's stream counted: %+v", p)
+	}
+	testredis.Do(t, c, "ZADD", hub.UserOnlineKey(8), "+inf", "v1-alive00000000.0123456789abcdef")
+	if internalGet(t, th, "/api/v1/internal/users/8", &p); !p.Online || p.Streams != 1 {
+		t.Fatalf("a live instance's stream: %+v", p)
 	}
 }
