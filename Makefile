@@ -112,6 +112,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFilter -fuzztime 30s ./hub/inbox/
 	$(GO) test -run '^$$' -fuzz FuzzParseDeadCursor -fuzztime 30s ./hub/delivery/
 	$(GO) test -run '^$$' -fuzz FuzzParseDeadCursor -fuzztime 30s ./hub/ingest/
+	$(GO) test -run '^$$' -fuzz FuzzSessions_Verify -fuzztime 30s ./hub/console/
 	$(GO) test -run '^$$' -fuzz FuzzSubscriptionCheck -fuzztime 30s ./hub/push/webpush/
 	$(GO) test -run '^$$' -fuzz FuzzSafeURL -fuzztime 30s ./hub/push/
 	$(GO) test -run '^$$' -fuzz FuzzRegistrationCheck -fuzztime 30s ./hub/push/

@@ -74,3 +74,23 @@ func TestSessions_CheckPassword(t *testing.T) {
 		}
 	}
 }
+
+// No cookie a client makes up opens a session, and none panics: only the
+// one issued (make fuzz runs it with the fuzzing engine).
+func FuzzSessions_Verify(f *testing.F) {
+	s := console.New(testhub.Start(f, testredis.Start(f).Addr(), nil).Hub, password)
+	ctx, now := context.Background(), time.Now()
+	_, cookie, err := s.Issue(ctx, now)
+	if err != nil {
+		f.Fatal(err)
+	}
+	parts := strings.Split(cookie, ".")
+	for _, seed := range []string{"", ".", "..", cookie + "x", parts[0] + ".1." + parts[2], strings.Repeat("0", 32) + ".99999999999999.x", "\x00.\xff.\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		if _, err := s.Verify(ctx, c, now); err == nil && c != cookie {
+			t.Fatalf("%q opened a session", c)
+		}
+	})
+}
