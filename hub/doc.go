@@ -45,7 +45,8 @@
 // The Hub owns every goroutine it starts (Go): the listener, its watchdog
 // and (PUBSUB_MODE=channels) the sync of its channels with the local
 // topics, one subscription per local topic on a cluster, the clock and its
-// presence refresh (the instance's lease, instances.go), the presence sweeper and one broadcaster per room with
+// presence refresh (the instance's lease, instances.go) and figures' write
+// (stats.go), the presence sweeper and one broadcaster per room with
 // queued transitions, a repair per topic while it repairs, a stream's worker
 // while it has work, a stream's release, and what packages built on the core
 // start (the inbox's flusher and outbox sweep). Close cancels them all and waits; none outlives it.
