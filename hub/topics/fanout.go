@@ -158,13 +158,24 @@ func (t *Topics) Fanout(ctx context.Context, id string) (Fanout, error) {
 	if _, err := CheckFanoutID(id); err != nil {
 		return Fanout{}, err
 	}
-	v, err := hub.Call(t.rdb, ctx, t.rdb.B().Hmget().Key(FanoutKey(id)).Field(fanoutFields...).Build(), rueidis.RedisResult.ToArray)
+	v, err := hub.Call(t.rdb, ctx, t.fanoutRead(id), rueidis.RedisResult.ToArray)
 	if err != nil {
 		return Fanout{}, err
 	}
-	s := make([]string, len(v))
-	for i, m := range v {
-		s[i], _ = m.ToString() // nil: ""
+	return readFanout(id, v)
+}
+
+// fanoutRead reads fan-out id's record (fanoutFields).
+func (t *Topics) fanoutRead(id string) rueidis.Completed {
+	return t.rdb.B().Hmget().Key(FanoutKey(id)).Field(fanoutFields...).Build()
+}
+
+// readFanout is fan-out id from its record's fields (fanoutRead's answer);
+// hub.ErrNotFound when it has none.
+func readFanout(id string, v []rueidis.RedisMessage) (Fanout, error) {
+	s := make([]string, len(fanoutFields))
+	for i := range min(len(v), len(s)) {
+		s[i], _ = v[i].ToString() // nil: ""
 	}
 	if s[1] == "" {
 		return Fanout{}, fmt.Errorf("%w: no fan-out %q", hub.ErrNotFound, id)
