@@ -101,7 +101,7 @@ func (s *Server) session(r *http.Request) (console.Session, error) {
 // consolePage serves a console page: signed in, the shell with the
 // session's CSRF token; else the sign-in form, which comes back here.
 func (s *Server) consolePage(c echo.Context) error {
-	r, w := c.Request(), c.Response()
+	r := c.Request()
 	ss, err := s.session(r)
 	if errors.Is(err, console.ErrNoSession) {
 		return s.loginForm(c, http.StatusOK, r.URL.Path, "")
@@ -113,39 +113,53 @@ func (s *Server) consolePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	consoleHeaders(w)
-	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	w.WriteHeader(http.StatusOK)
-	return s.console.pages.ExecuteTemplate(w, "index.html", map[string]string{"Lang": consoleLang(r), "CSRF": csrf})
+	return s.consoleHTML(c, http.StatusOK, "index.html", map[string]string{"Lang": consoleLang(r), "CSRF": csrf})
 }
 
 // loginForm answers the sign-in form with status, to come back to next,
 // with the problem (a key of its texts) shown.
 func (s *Server) loginForm(c echo.Context, status int, next, problem string) error {
+	lang := consoleLang(c.Request())
+	return s.consoleHTML(c, status, "login.html", map[string]any{
+		"Lang": lang, "Next": safeNext(next), "Problem": problem, "T": loginTexts[lang]})
+}
+
+// consoleHTML answers the page template name filled with data.
+func (s *Server) consoleHTML(c echo.Context, status int, name string, data any) error {
 	w := c.Response()
 	consoleHeaders(w)
 	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	w.WriteHeader(status)
-	lang := consoleLang(c.Request())
-	return s.console.pages.ExecuteTemplate(w, "login.html", map[string]any{
-		"Lang": lang, "Next": safeNext(next), "Problem": problem, "T": loginTexts[lang]})
+	return s.console.pages.ExecuteTemplate(w, name, data)
+}
+
+// checkCSRF is nil when token is ss's CSRF token, else 403.
+func (s *Server) checkCSRF(r *http.Request, ss console.Session, token string) error {
+	ok, err := s.console.sessions.CheckCSRF(r.Context(), ss, token)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errForbidden("missing or wrong CSRF token (the page's, in " + csrfHeader + " or the form's csrf)")
+	}
+	return nil
 }
 
 // consoleLogin serves POST /console/login (form: password, next): the
 // password compared in constant time, a client address's attempts
 // limited; right, the session's cookie and a way back to next.
 func (s *Server) consoleLogin(c echo.Context) error {
-	r := c.Request()
+	r, w := c.Request(), c.Response()
 	if !sameOrigin(r) {
 		return errForbidden("sign in from the console's own page")
 	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, consoleLoginMax)
+	r.Body = http.MaxBytesReader(w, r.Body, consoleLoginMax)
 	if err := r.ParseForm(); err != nil {
 		return errBadRequest("a sign-in is a form of at most 4 KiB")
 	}
 	next := r.PostForm.Get("next")
 	if wait, ok := s.console.logins.take(clientAddr(r, s.cfg.TrustedProxy), time.Now()); !ok {
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
 		return s.loginForm(c, http.StatusTooManyRequests, next, "tooMany")
 	}
 	if !s.console.sessions.CheckPassword(r.PostForm.Get("password")) {
@@ -155,37 +169,34 @@ func (s *Server) consoleLogin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	http.SetCookie(c.Response(), s.consoleCookie(r, value, ss.Expires))
-	consoleHeaders(c.Response())
+	http.SetCookie(w, s.consoleCookie(r, value, ss.Expires))
+	consoleHeaders(w)
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
 }
 
 // consoleLogout serves POST /console/logout (form: csrf): the session
 // signed out on every instance, the cookie cleared.
 func (s *Server) consoleLogout(c echo.Context) error {
-	r := c.Request()
+	r, w := c.Request(), c.Response()
 	if !sameOrigin(r) {
 		return errForbidden("sign out from the console's own page")
 	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, consoleLoginMax)
+	r.Body = http.MaxBytesReader(w, r.Body, consoleLoginMax)
 	ss, err := s.session(r)
-	if err == nil {
-		var ok bool
-		if ok, err = s.console.sessions.CheckCSRF(r.Context(), ss, r.FormValue("csrf")); err == nil && !ok {
-			return errForbidden("missing or wrong CSRF token")
-		}
-	}
 	switch {
 	case errors.Is(err, console.ErrNoSession): // signed out already
 	case err != nil:
 		return err
 	default:
+		if err := s.checkCSRF(r, ss, r.FormValue("csrf")); err != nil {
+			return err
+		}
 		if err := s.console.sessions.Revoke(r.Context(), ss, time.Now()); err != nil {
 			return err
 		}
 	}
-	http.SetCookie(c.Response(), s.consoleCookie(r, "", time.Unix(0, 0)))
-	consoleHeaders(c.Response())
+	http.SetCookie(w, s.consoleCookie(r, "", time.Unix(0, 0)))
+	consoleHeaders(w)
 	return c.Redirect(http.StatusSeeOther, "/console/")
 }
 
@@ -225,18 +236,14 @@ func (s *Server) consoleAsset(c echo.Context) error {
 // and changes what it shows.
 func (s *Server) consoleAPI(c echo.Context) error {
 	r := c.Request()
-	if _, err := s.session(r); errors.Is(err, console.ErrNoSession) {
-		return errUnauthorized("no console session")
-	} else if err != nil {
-		return err
-	}
 	raw := "/api/v1/internal" + strings.TrimPrefix(r.URL.EscapedPath(), "/console/api")
 	p, err := url.PathUnescape(raw)
 	if err != nil || path.Clean(p) != p {
 		return echo.ErrNotFound
 	}
 	in := r.Clone(r.Context())
-	in.Header.Del("X-Internal-Key")
+	in.Header.Del("X-Internal-Key") // so the routes' operator check asks for the session
+
 	in.URL.Path, in.URL.RawPath = p, raw
 	in.RequestURI = in.URL.RequestURI()
 	s.e.ServeHTTP(c.Response(), in)
@@ -266,10 +273,8 @@ func (s *Server) operator(key string) echo.MiddlewareFunc {
 				if !sameOrigin(r) {
 					return errForbidden("a console change comes from the console's own origin")
 				}
-				if ok, err := s.console.sessions.CheckCSRF(r.Context(), ss, r.Header.Get(csrfHeader)); err != nil {
+				if err := s.checkCSRF(r, ss, r.Header.Get(csrfHeader)); err != nil {
 					return err
-				} else if !ok {
-					return errForbidden("missing or wrong " + csrfHeader)
 				}
 			}
 			return next(c)
