@@ -381,6 +381,20 @@ func DoMany(r *Redis, ctx context.Context, cmds rueidis.Commands) []rueidis.Redi
 	return DoManyOn(r, ctx, nil, cmds)
 }
 
+// SumMany sends commands with integer replies (ZCARD, XLEN…) in one
+// pipeline and adds the replies up.
+func SumMany(r *Redis, ctx context.Context, cmds rueidis.Commands) (int64, error) {
+	var sum int64
+	for _, res := range DoMany(r, ctx, cmds) {
+		n, err := res.AsInt64()
+		if err != nil {
+			return 0, RedisErr(err)
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
 // DoManyOn is DoMany through conn, a connection of the caller's own (nil:
 // the shared client's).
 func DoManyOn(r *Redis, ctx context.Context, conn rueidis.DedicatedClient, cmds rueidis.Commands) []rueidis.RedisResult {

@@ -61,13 +61,5 @@ func (d *Delivery) DeadCount(ctx context.Context) (int64, error) {
 	for i := range Shards {
 		cmds[i] = d.rdb.B().Zcard().Key(DeadIndexKey(i)).Build()
 	}
-	var n int64
-	for _, r := range hub.DoMany(d.rdb, ctx, cmds) {
-		c, err := r.AsInt64()
-		if err != nil {
-			return 0, hub.RedisErr(err)
-		}
-		n += c
-	}
-	return n, nil
+	return hub.SumMany(d.rdb, ctx, cmds)
 }

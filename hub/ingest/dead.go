@@ -96,13 +96,5 @@ func (in *Ingest) DeadCount(ctx context.Context) (int64, error) {
 	for p := range cmds {
 		cmds[p] = in.rdb.B().Xlen().Key(DeadKey(p)).Build()
 	}
-	var n int64
-	for _, r := range hub.DoMany(in.rdb, ctx, cmds) {
-		c, err := r.AsInt64()
-		if err != nil {
-			return 0, hub.RedisErr(err)
-		}
-		n += c
-	}
-	return n, nil
+	return hub.SumMany(in.rdb, ctx, cmds)
 }
