@@ -17,22 +17,13 @@ import (
 
 // overview is GET /internal/overview's answer.
 type overview struct {
-	Instances       []instanceFigures `json:"instances"`
-	Connections     int64             `json:"connections"`
-	PublishesPerSec float64           `json:"publishesPerSec"`
-	Deliveries      map[string]int64  `json:"deliveries"`
-	Dead            deadCounts        `json:"dead"`
-	IngestLag       int64             `json:"ingestLag"`
-	FanoutsRunning  int64             `json:"fanoutsRunning"`
-}
-
-// instanceFigures is one live instance in the overview.
-type instanceFigures struct {
-	ID              string  `json:"id"`
-	Connections     int64   `json:"connections"`
-	Rooms           int64   `json:"rooms"`
-	StartedAt       string  `json:"startedAt"`
-	PublishesPerSec float64 `json:"publishesPerSec"`
+	Instances       []hub.InstanceStats `json:"instances"` // without their Counts (summed below)
+	Connections     int64               `json:"connections"`
+	PublishesPerSec float64             `json:"publishesPerSec"`
+	Deliveries      map[string]int64    `json:"deliveries"`
+	Dead            deadCounts          `json:"dead"`
+	IngestLag       int64               `json:"ingestLag"`
+	FanoutsRunning  int64               `json:"fanoutsRunning"`
 }
 
 type deadCounts struct {
@@ -49,9 +40,9 @@ func (s *Server) overview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o := overview{Instances: make([]instanceFigures, len(fleet)), Deliveries: hub.SumCounts(fleet, "deliveries")}
+	o := overview{Instances: fleet, Deliveries: hub.SumCounts(fleet, "deliveries")}
 	for i, f := range fleet {
-		o.Instances[i] = instanceFigures{ID: f.ID, Connections: f.Connections, Rooms: f.Rooms, StartedAt: f.StartedAt, PublishesPerSec: f.PublishesPerSec}
+		o.Instances[i].Counts = nil
 		o.Connections += f.Connections
 		o.PublishesPerSec += f.PublishesPerSec
 	}
