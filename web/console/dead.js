@@ -1,7 +1,6 @@
 // Dead letters: dead deliveries (of one channel or all), paged, each
 // re-driven alone or all at once after a confirmation; dead ingest entries.
-import { t, api, el, table, when, say, confirmed, userLink, notificationLink } from './ui.js';
-import { errorOf, redriveButton } from './person.js';
+import { t, api, el, table, when, say, confirmed, userLink, notificationLink, errorOf, redriveButton } from './ui.js';
 
 const pageSize = 50;
 

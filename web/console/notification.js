@@ -1,7 +1,6 @@
 // A notification: its room event, its fan-out's progress (cancel while it
 // runs), and each recipient's deliveries per channel.
-import { t, api, el, table, when, every, say, confirmed, stateCell, userLink } from './ui.js';
-import { errorOf, redriveButton } from './person.js';
+import { t, api, el, table, when, every, changes, say, confirmed, stateCell, userLink, errorOf, redriveButton } from './ui.js';
 
 /** fanoutBlock is a fan-out's progress, with cancel while it runs. */
 export function fanoutBlock(f, done) {
@@ -28,12 +27,10 @@ export function fanoutBlock(f, done) {
 export function notificationPage(main, id) {
   const body = el('div');
   main.append(el('h1', {}, t('notificationTitle', id)), body);
-  let last = '';
+  const changed = changes();
   const load = async () => {
     const n = await api('GET', `/console/api/notifications/${encodeURIComponent(id)}/deliveries`);
-    const now = JSON.stringify(n);
-    if (now === last) return;
-    last = now;
+    if (!changed(n)) return;
     const ev = n.event;
     body.replaceChildren(
       el('h2', {}, t('event')),

@@ -1,39 +1,15 @@
 // A person: online or not, inbox counts, devices with consent, and the
 // latest deliveries with why each did or did not go out; a dead one is
 // re-driven from here.
-import { t, api, el, table, when, every, say, confirmed, stateCell, notificationLink } from './ui.js';
-
-/** errorOf is a record's last error and the attempt it came from. */
-export const errorOf = (r) => (r.lastErrorCode ? `${r.lastErrorCode}${r.lastErrorAttempt ? ` (#${r.lastErrorAttempt})` : ''}` : '');
-
-/** redriveButton re-drives one dead delivery after a confirmation, then calls done. */
-export function redriveButton(r, done) {
-  return el('button', {
-    type: 'button',
-    'aria-label': `${t('redrive')} ${r.channel} ${r.notificationId}`,
-    onclick: async () => {
-      if (!(await confirmed(t('redriveOne', r.channel, r.notificationId, r.userId)))) return;
-      try {
-        const res = await api('POST', '/console/api/deliveries/redrive',
-          { userId: r.userId, channel: r.channel, notificationIds: [r.notificationId] });
-        say(t('redriven', res.requeued));
-        done();
-      } catch (e) {
-        say(t('failed', e.message));
-      }
-    },
-  }, t('redrive'));
-}
+import { t, api, el, table, when, every, changes, stateCell, notificationLink, errorOf, redriveButton } from './ui.js';
 
 export function personPage(main, id) {
   const body = el('div');
   main.append(el('h1', {}, t('user', id)), body);
-  let last = '';
+  const changed = changes();
   const load = async () => {
     const p = await api('GET', `/console/api/users/${encodeURIComponent(id)}`);
-    const now = JSON.stringify(p);
-    if (now === last) return; // unchanged: the focus stays where it is
-    last = now;
+    if (!changed(p)) return;
     const c = p.counts;
     body.replaceChildren(
       el('p', { class: p.online ? 'online' : 'offline' }, p.online ? t('online', p.streams) : t('offline')),

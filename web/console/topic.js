@@ -1,21 +1,19 @@
 // A topic: how many follow it, and its running fan-outs, each cancelled
 // from here after a confirmation.
-import { t, api, el, every } from './ui.js';
+import { t, api, el, every, changes } from './ui.js';
 import { fanoutBlock } from './notification.js';
 
 export function topicPage(main, key) {
   const body = el('div');
   main.append(el('h1', {}, t('topicTitle', key)), body);
-  let last = '';
+  const changed = changes();
   const load = async () => {
     const k = encodeURIComponent(key);
     const [f, r] = await Promise.all([
       api('GET', `/console/api/topics/${k}/followers?limit=1`),
       api('GET', `/console/api/fanouts?topicKey=${k}`),
     ]);
-    const now = JSON.stringify([f.followers, r]);
-    if (now === last) return;
-    last = now;
+    if (!changed([f.followers, r])) return;
     body.replaceChildren(
       el('ul', { class: 'figures', 'aria-label': t('topicTitle', key) },
         el('li', {}, el('span', { class: 'label' }, t('followers')), el('span', { class: 'value' }, String(f.followers)))),

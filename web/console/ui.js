@@ -83,6 +83,40 @@ export function every(f) {
   run();
 }
 
+/** changes returns a test that is true when a reading differs from the
+ * last one: a page redrawn only then keeps the focus where it is. */
+export function changes() {
+  let last = '';
+  return (value) => {
+    const now = JSON.stringify(value);
+    if (now === last) return false;
+    last = now;
+    return true;
+  };
+}
+
+/** errorOf is a record's last error and the attempt it came from. */
+export const errorOf = (r) => (r.lastErrorCode ? `${r.lastErrorCode}${r.lastErrorAttempt ? ` (#${r.lastErrorAttempt})` : ''}` : '');
+
+/** redriveButton re-drives one dead delivery after a confirmation, then calls done. */
+export function redriveButton(r, done) {
+  return el('button', {
+    type: 'button',
+    'aria-label': `${t('redrive')} ${r.channel} ${r.notificationId}`,
+    onclick: async () => {
+      if (!(await confirmed(t('redriveOne', r.channel, r.notificationId, r.userId)))) return;
+      try {
+        const res = await api('POST', '/console/api/deliveries/redrive',
+          { userId: r.userId, channel: r.channel, notificationIds: [r.notificationId] });
+        say(t('redriven', res.requeued));
+        done();
+      } catch (e) {
+        say(t('failed', e.message));
+      }
+    },
+  }, t('redrive'));
+}
+
 /** stateCell is a delivery state, coloured by what it means. */
 export function stateCell(state) {
   return el('span', { class: `state-${state}` }, state);
