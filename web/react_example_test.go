@@ -156,6 +156,10 @@ func copyReactExample(t *testing.T) string {
 	return filepath.Join(root, "examples", "react")
 }
 
+// ansi matches a terminal's color codes, which Vite prints where CI is set
+// even into a pipe.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
 // startPreview runs line (Vite's preview server) in dir until the test ends
 // and waits for it to print its address.
 func startPreview(t *testing.T, dir string, env []string, line string) {
@@ -177,8 +181,9 @@ func startPreview(t *testing.T, dir string, env []string, line string) {
 		defer close(done)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "Local:") {
+			text := ansi.ReplaceAllString(sc.Text(), "") // colored where CI is set
+			log.WriteString(text + "\n")
+			if strings.Contains(text, "Local:") {
 				close(ready)
 				break
 			}
