@@ -116,12 +116,13 @@ func (s *Server) routes() {
 	overBudget := func(r *http.Request) error { return ipFailures.peek(clientAddr(r, s.cfg.TrustedProxy), time.Now()) }
 	user := chain(perIP, requireUser(s.tokens, false, nil, s.cfg.AllowedOrigins, nil), perUser)
 	streamUser := chain(perIP, requireUser(s.tokens, true, s.hub, s.cfg.AllowedOrigins, overBudget), perUser)
-	// A client address that keeps sending wrong internal keys gets 429: a
-	// budget of its own, apart from the user routes' failures. The right key
-	// always passes.
-	internal := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), requireInternal(s.cfg.InternalAPIKey))
+	// A client address that keeps sending wrong internal keys gets 429: one
+	// budget for the publish and /internal/ routes, apart from the user
+	// routes' failures. The right key always passes.
+	wrongKeys := unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy)
+	internal := chain(wrongKeys, requireInternal(s.cfg.InternalAPIKey))
 	// The /internal/ routes: the key, or the operator's console's session.
-	operator := chain(unauthenticatedLimit(newUserLimiter(s.cfg.IPRequests), s.cfg.TrustedProxy), s.operator(s.cfg.InternalAPIKey))
+	operator := chain(wrongKeys, s.operator(s.cfg.InternalAPIKey))
 
 	e.GET("/health", s.health)
 	if s.cfg.MetricsAddr == "" {
