@@ -68,10 +68,10 @@ func (h *Hub) statsNow(now time.Time) InstanceStats {
 		s.PublishesPerSec = float64(published-h.stats.published) / now.Sub(h.stats.at).Seconds()
 	}
 	h.stats.published, h.stats.at = published, now
+	if len(h.stats.from) > 0 {
+		s.Counts = make(StatsSets, len(h.stats.from))
+	}
 	for name, f := range h.stats.from {
-		if s.Counts == nil {
-			s.Counts = StatsSets{}
-		}
 		s.Counts[name] = f()
 	}
 	return s

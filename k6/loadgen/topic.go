@@ -256,15 +256,15 @@ func publishTopic(ctx context.Context, c config, base string) (string, int64, er
 	return r.Fanout.ID, r.Fanout.Recipients, err
 }
 
-// fanoutState reads a fan-out's progress.
-func fanoutState(ctx context.Context, c config, base, id string) (struct {
+// fanoutProgress is what the run reads of a fan-out.
+type fanoutProgress struct {
 	State   string
 	Reached int64
-}, error) {
-	var f struct {
-		State   string
-		Reached int64
-	}
+}
+
+// fanoutState reads a fan-out's progress.
+func fanoutState(ctx context.Context, c config, base, id string) (fanoutProgress, error) {
+	var f fanoutProgress
 	raw, err := internal(ctx, http.DefaultClient, c, http.MethodGet, base+"/api/v1/internal/fanouts/"+id, "")
 	if err == nil {
 		err = json.Unmarshal(raw, &f)
