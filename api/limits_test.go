@@ -347,20 +347,27 @@ func (l limited) perAddress(t *testing.T) {
 }
 
 // internalKeys: wrong internal keys, per client address too, on a budget
-// of their own (203.0.113.7 spent its user-route one in perAddress): past
-// it a wrong key is 429; the right key from that address still passes.
+// of their own (203.0.113.7 spent its user-route one in perAddress), one
+// for the publish and /internal/ routes: past it a wrong key is 429; the
+// right key from that address still passes.
 func (l limited) internalKeys(t *testing.T) {
-	// Wrong internal keys, per client address too, on a budget of their own
-	// (203.0.113.7 spent its user-route one above): past it a wrong key is
-	// 429; the right key from that address still passes.
 	internal := func(key, forwarded string) *http.Response {
 		t.Helper()
 		return l.send(t, "/api/v1/internal/deliveries/dead", map[string]string{"X-Internal-Key": key, "X-Forwarded-For": forwarded})
 	}
-	for i := 0; i < 2; i++ {
-		if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {
-			t.Fatalf("wrong internal key %d: %d, want 401", i, resp.StatusCode)
-		}
+	req, _ := http.NewRequest(http.MethodPost, l.th.URL+"/api/v1/notifications/publish", strings.NewReader(`{}`))
+	req.Header.Set("X-Internal-Key", "guess")
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	resp, err := testhub.HTTPClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("wrong internal key on a publish: %d, want 401", resp.StatusCode)
+	}
+	if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 401 {
+		t.Fatalf("wrong internal key on an /internal/ route: %d, want 401", resp.StatusCode)
 	}
 	if resp := internal("guess", "203.0.113.7"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("an address that keeps guessing internal keys: %d, Retry-After %q, want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
